@@ -1,0 +1,204 @@
+//! Handshake response validation, one test per rule.
+
+use tickwire_codec::handshake::{
+    ClientHandshake, HandshakeError, HandshakeStatus, MAX_HEADERS, Request, accept_key,
+};
+
+const NONCE: [u8; 16] = *b"the sample nonce";
+const ACCEPT: &str = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
+
+fn handshake() -> ClientHandshake<'static> {
+    ClientHandshake::new(
+        Request {
+            protocols: &["v1.json", "v2.json"],
+            ..Request::new("example.com", "/ws")
+        },
+        NONCE,
+    )
+}
+
+fn response(extra: &str) -> String {
+    format!(
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Accept: {ACCEPT}\r\n{extra}\r\n"
+    )
+}
+
+fn parse(resp: &str) -> Result<HandshakeStatus<'static>, HandshakeError> {
+    handshake().parse_response(resp.as_bytes())
+}
+
+#[test]
+fn accepts_a_valid_response_and_reports_where_frames_start() {
+    let mut resp = response("Server: test\r\n").into_bytes();
+    resp.extend_from_slice(b"\x81\x02hi");
+    assert_eq!(
+        handshake().parse_response(&resp),
+        Ok(HandshakeStatus::Complete {
+            consumed: resp.len() - 4,
+            protocol: None
+        })
+    );
+}
+
+#[test]
+fn header_names_and_tokens_are_case_insensitive() {
+    let resp = "HTTP/1.1 101 Switching Protocols\r\nuPgRaDe:  WebSocket \r\n\
+                connection: keep-alive, UPGRADE\r\nsec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n";
+    assert!(matches!(parse(resp), Ok(HandshakeStatus::Complete { .. })));
+}
+
+#[test]
+fn selected_subprotocol_must_have_been_offered() {
+    assert_eq!(
+        parse(&response("Sec-WebSocket-Protocol: v2.json\r\n")),
+        Ok(HandshakeStatus::Complete {
+            consumed: response("Sec-WebSocket-Protocol: v2.json\r\n").len(),
+            protocol: Some("v2.json"),
+        })
+    );
+    assert_eq!(
+        parse(&response("Sec-WebSocket-Protocol: v3.json\r\n")),
+        Err(HandshakeError::UnexpectedProtocol)
+    );
+    assert_eq!(
+        parse(&response(
+            "Sec-WebSocket-Protocol: v1.json\r\nSec-WebSocket-Protocol: v2.json\r\n"
+        )),
+        Err(HandshakeError::UnexpectedProtocol)
+    );
+}
+
+#[test]
+fn refuses_extensions_it_did_not_offer() {
+    assert_eq!(
+        parse(&response("Sec-WebSocket-Extensions: permessage-deflate\r\n")),
+        Err(HandshakeError::UnexpectedExtension)
+    );
+}
+
+#[test]
+fn refuses_a_status_other_than_101() {
+    let resp = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 5\r\n\r\n";
+    assert_eq!(parse(resp), Err(HandshakeError::Status(429)));
+}
+
+#[test]
+fn refuses_missing_upgrade_or_connection() {
+    let no_upgrade = format!(
+        "HTTP/1.1 101 OK\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {ACCEPT}\r\n\r\n"
+    );
+    assert_eq!(parse(&no_upgrade), Err(HandshakeError::MissingUpgrade));
+    let wrong_upgrade = format!(
+        "HTTP/1.1 101 OK\r\nUpgrade: h2c\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {ACCEPT}\r\n\r\n"
+    );
+    assert_eq!(parse(&wrong_upgrade), Err(HandshakeError::MissingUpgrade));
+    let no_connection = format!(
+        "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: keep-alive\r\nSec-WebSocket-Accept: {ACCEPT}\r\n\r\n"
+    );
+    assert_eq!(parse(&no_connection), Err(HandshakeError::MissingConnectionUpgrade));
+}
+
+#[test]
+fn refuses_a_wrong_missing_or_repeated_accept() {
+    let wrong = "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+                 Sec-WebSocket-Accept: AAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\n\r\n";
+    assert_eq!(parse(wrong), Err(HandshakeError::InvalidAccept));
+    let missing = "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+    assert_eq!(parse(missing), Err(HandshakeError::InvalidAccept));
+    let twice = response(&format!("Sec-WebSocket-Accept: {ACCEPT}\r\n"));
+    assert_eq!(parse(&twice), Err(HandshakeError::InvalidAccept));
+}
+
+#[test]
+fn refuses_what_is_not_http() {
+    let mut hs = handshake();
+    assert_eq!(
+        hs.parse_response(b"\x16\x03\x01"),
+        Err(HandshakeError::MalformedResponse)
+    );
+    assert_eq!(
+        parse("HTTP/1.1 abc Nope\r\n\r\n"),
+        Err(HandshakeError::MalformedResponse)
+    );
+}
+
+#[test]
+fn header_budget_is_fixed() {
+    let many: String = (0..MAX_HEADERS).map(|i| format!("X-{i}: y\r\n")).collect();
+    assert_eq!(parse(&response(&many)), Err(HandshakeError::TooManyHeaders));
+    let fits: String = (0..MAX_HEADERS - 4).map(|i| format!("X-{i}: y\r\n")).collect();
+    assert!(matches!(parse(&response(&fits)), Ok(HandshakeStatus::Complete { .. })));
+}
+
+#[test]
+fn response_size_is_capped_even_without_a_blank_line() {
+    let mut hs = handshake();
+    hs.set_max_response_len(256);
+    let mut partial = b"HTTP/1.1 101 OK\r\n".to_vec();
+    while partial.len() <= 256 {
+        assert_eq!(hs.parse_response(&partial), Ok(HandshakeStatus::Partial));
+        partial.extend_from_slice(b"X-Filler: abcdefgh\r\n");
+    }
+    assert_eq!(hs.parse_response(&partial), Err(HandshakeError::ResponseTooLarge));
+}
+
+#[test]
+fn byte_at_a_time_gives_the_same_answer() {
+    let resp = response("Sec-WebSocket-Protocol: v1.json\r\n");
+    let mut hs = handshake();
+    for end in 0..resp.len() {
+        assert_eq!(hs.parse_response(&resp.as_bytes()[..end]), Ok(HandshakeStatus::Partial));
+    }
+    assert_eq!(
+        hs.parse_response(resp.as_bytes()),
+        Ok(HandshakeStatus::Complete {
+            consumed: resp.len(),
+            protocol: Some("v1.json")
+        })
+    );
+}
+
+#[test]
+fn request_refuses_header_injection_and_reports_its_size() {
+    let bad = [
+        Request::new("", "/"),
+        Request::new("example.com", "no-slash"),
+        Request::new("example.com\r\nX: y", "/"),
+        Request::new("example.com", "/a b"),
+        Request {
+            headers: &[("X-Api-Key", "k\r\nInjected: 1")],
+            ..Request::new("example.com", "/")
+        },
+        Request {
+            headers: &[("Bad Name", "v")],
+            ..Request::new("example.com", "/")
+        },
+        Request {
+            protocols: &["a,b"],
+            ..Request::new("example.com", "/")
+        },
+    ];
+    for req in bad {
+        let hs = ClientHandshake::new(req, NONCE);
+        assert_eq!(
+            hs.write_request(&mut [0u8; 512]),
+            Err(HandshakeError::InvalidRequest),
+            "{req:?}"
+        );
+    }
+    let hs = handshake();
+    let mut big = [0u8; 512];
+    let n = hs.write_request(&mut big).unwrap();
+    assert_eq!(
+        hs.write_request(&mut big[..n - 1]),
+        Err(HandshakeError::InsufficientSize { required: n })
+    );
+    assert_eq!(hs.write_request(&mut big[..n]), Ok(n));
+}
+
+#[test]
+fn accept_key_matches_a_second_known_pair() {
+    // Computed independently: base64(sha1("x3JJHMbDL1EzLkh9GBhXDw==" + GUID)).
+    assert_eq!(&accept_key(b"x3JJHMbDL1EzLkh9GBhXDw=="), b"HSmrc0sMlYUkAGmm5OPpG2HaGWk=");
+}
