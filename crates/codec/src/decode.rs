@@ -187,9 +187,16 @@ enum Kind {
 enum Found {
     NeedMore,
     /// A complete frame's payload at `input[start..end]`.
-    Input { kind: Kind, start: usize, end: usize },
+    Input {
+        kind: Kind,
+        start: usize,
+        end: usize,
+    },
     /// A complete message at `buf[..len]`.
-    Buffer { text: bool, len: usize },
+    Buffer {
+        text: bool,
+        len: usize,
+    },
 }
 
 /// A sans-IO RFC 6455 frame decoder for one connection.
@@ -325,7 +332,12 @@ impl<B: AsMut<[u8]>> Decoder<B> {
         };
         let Decoder { buf, error, .. } = self;
         let built = match found {
-            Found::NeedMore => return Ok(Decoded { consumed, message: None }),
+            Found::NeedMore => {
+                return Ok(Decoded {
+                    consumed,
+                    message: None,
+                });
+            }
             Found::Input { kind, start, end } => build(kind, &mut input[start..end]),
             Found::Buffer { text, len } => {
                 let kind = if text { Kind::Text } else { Kind::Binary };
@@ -348,6 +360,9 @@ impl<B: AsMut<[u8]>> Decoder<B> {
     /// the input is exhausted. Returns positions, not borrows, so that the
     /// caller can borrow whichever buffer holds the result.
     fn advance(&mut self, input: &mut [u8]) -> Result<(usize, Found), ProtocolError> {
+        if let Some(found) = self.fast_path(input) {
+            return Ok(found);
+        }
         let mut pos = 0;
         loop {
             if let FrameState::Payload {
@@ -373,7 +388,11 @@ impl<B: AsMut<[u8]>> Decoder<B> {
                     Some(key) => copy_masked(dst, src, key, mask_pos),
                     None => dst.copy_from_slice(src),
                 }
-                if self.asm.text {
+                // Fail fast on what has arrived, unless this piece completes
+                // the message: then the whole-message check in `build` runs
+                // next, before anything else is parsed, and covers it.
+                let completes = fin && remaining == n as u64;
+                if self.asm.text && !completes {
                     self.utf8
                         .feed(dst)
                         .map_err(|_| ProtocolError::InvalidUtf8)?;
@@ -392,11 +411,9 @@ impl<B: AsMut<[u8]>> Decoder<B> {
                 }
                 self.frame = FrameState::Header;
                 if fin {
-                    if self.asm.text {
-                        self.utf8
-                            .finish()
-                            .map_err(|_| ProtocolError::InvalidUtf8)?;
-                    }
+                    // `build` validates the whole message, including any code
+                    // point left incomplete at the end.
+                    self.utf8.reset();
                     let Assembly { text, len, .. } = self.asm;
                     self.asm = Assembly::default();
                     return Ok((pos, Found::Buffer { text, len }));
@@ -433,7 +450,14 @@ impl<B: AsMut<[u8]>> Decoder<B> {
                     _ => Kind::Pong,
                 };
                 let start = pos + h.header_len;
-                return Ok((pos + total, Found::Input { kind, start, end: pos + total }));
+                return Ok((
+                    pos + total,
+                    Found::Input {
+                        kind,
+                        start,
+                        end: pos + total,
+                    },
+                ));
             }
 
             if h.fin && !self.asm.active {
@@ -458,7 +482,14 @@ impl<B: AsMut<[u8]>> Decoder<B> {
                     }
                     let kind = if text { Kind::Text } else { Kind::Binary };
                     let start = pos + h.header_len;
-                    return Ok((pos + total, Found::Input { kind, start, end: pos + total }));
+                    return Ok((
+                        pos + total,
+                        Found::Input {
+                            kind,
+                            start,
+                            end: pos + total,
+                        },
+                    ));
                 }
                 if total <= self.config.input_capacity {
                     let fresh = &mut rest[h.header_len + done..];
@@ -503,6 +534,54 @@ impl<B: AsMut<[u8]>> Decoder<B> {
             };
             pos += h.header_len;
         }
+    }
+}
+
+impl<B> Decoder<B> {
+    /// The hot path: a complete, single-frame Text or Binary message with a
+    /// 7- or 16-bit length at the front of the input, while nothing else is
+    /// in progress. It only accepts frames that the general path would
+    /// accept in the same way; anything else, including anything that is an
+    /// error, returns `None` and takes the general path, which applies every
+    /// rule. The streaming-equivalence property tests cover both paths.
+    #[inline(always)]
+    fn fast_path(&mut self, input: &mut [u8]) -> Option<(usize, Found)> {
+        if !matches!(self.frame, FrameState::Header) || self.asm.active || self.closed {
+            return None;
+        }
+        // FIN set, RSV clear, and a Text or Binary opcode.
+        let (kind, b1) = match *input {
+            [0x81, b1, ..] => (Kind::Text, b1),
+            [0x82, b1, ..] => (Kind::Binary, b1),
+            _ => return None,
+        };
+        let masked = b1 & 0x80 != 0;
+        if masked != matches!(self.role, Role::Server) {
+            return None;
+        }
+        let (key_at, len) = match b1 & 0x7f {
+            126 => (
+                4,
+                usize::from(u16::from_be_bytes([*input.get(2)?, *input.get(3)?])),
+            ),
+            127 => return None,
+            n => (2, usize::from(n)),
+        };
+        let start = if masked { key_at + 4 } else { key_at };
+        let end = start + len;
+        if len > self.limit || len as u64 > self.config.max_frame_size || input.len() < end {
+            return None;
+        }
+        if masked {
+            let key = [
+                input[key_at],
+                input[key_at + 1],
+                input[key_at + 2],
+                input[key_at + 3],
+            ];
+            apply_mask(&mut input[start..end], key, 0);
+        }
+        Some((end, Found::Input { kind, start, end }))
     }
 }
 

@@ -123,7 +123,9 @@ mod tests {
         let payload = [7u8; 200];
         assert_eq!(
             encode_frame(&mut out, OpCode::Binary, true, &payload, Some([1, 2, 3, 4])),
-            Err(EncodeError::InsufficientSize { required: 4 + 4 + 200 })
+            Err(EncodeError::InsufficientSize {
+                required: 4 + 4 + 200
+            })
         );
         let mut big = [0u8; 208];
         assert_eq!(
@@ -168,7 +170,10 @@ mod tests {
     fn header_uses_the_minimal_length_encoding() {
         let mut out = [0u8; 14];
         for (len, expected) in [(0, 2), (125, 2), (126, 4), (65535, 4), (65536, 10)] {
-            assert_eq!(encode_header(&mut out, OpCode::Text, true, len, None), Ok(expected));
+            assert_eq!(
+                encode_header(&mut out, OpCode::Text, true, len, None),
+                Ok(expected)
+            );
             assert_eq!(
                 encode_header(&mut out, OpCode::Text, true, len, Some([0; 4])),
                 Ok(expected + 4)

@@ -133,14 +133,14 @@ impl fmt::Display for EncodeError {
             EncodeError::ControlFrameTooLong => {
                 f.write_str("control frame payload longer than 125 bytes")
             }
-            EncodeError::FragmentedControlFrame => f.write_str("control frames cannot be fragmented"),
+            EncodeError::FragmentedControlFrame => {
+                f.write_str("control frames cannot be fragmented")
+            }
             EncodeError::InvalidCloseCode(code) => write!(f, "close code {code} may not be sent"),
         }
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for ProtocolError {}
+impl core::error::Error for ProtocolError {}
 
-#[cfg(feature = "std")]
-impl std::error::Error for EncodeError {}
+impl core::error::Error for EncodeError {}

@@ -121,8 +121,7 @@ impl fmt::Display for HandshakeError {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for HandshakeError {}
+impl core::error::Error for HandshakeError {}
 
 /// Progress of [`ClientHandshake::parse_response`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,7 +220,11 @@ impl<'a> ClientHandshake<'a> {
         w.put(&self.key);
         w.put(b"\r\nSec-WebSocket-Version: 13\r\n");
         for (i, p) in r.protocols.iter().enumerate() {
-            w.put(if i == 0 { b"Sec-WebSocket-Protocol: " } else { b", " });
+            w.put(if i == 0 {
+                b"Sec-WebSocket-Protocol: "
+            } else {
+                b", "
+            });
             w.put(p.as_bytes());
         }
         if !r.protocols.is_empty() {
@@ -384,9 +387,8 @@ fn is_field_value_byte(b: u8) -> bool {
 /// An HTTP token (RFC 9110 section 5.6.2).
 fn is_token(s: &str) -> bool {
     !s.is_empty()
-        && s.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-        })
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 #[cfg(test)]

@@ -2,8 +2,10 @@
 //!
 //! Bytes in, decisions out. This crate parses and writes WebSocket frames and
 //! the HTTP/1.1 opening handshake; it does no I/O, reads no clock, and uses
-//! neither `std` nor `alloc` (the `std` feature only adds `std::error::Error`
-//! impls and run-time CPU detection for UTF-8 validation).
+//! neither `std` nor `alloc`. The error types implement `core::error::Error`
+//! (the same trait as `std::error::Error`) with or without `std`; the `std`
+//! feature (on by default) only lets simdutf8 pick its AVX2 or SSE4.2 UTF-8
+//! kernel at run time, and changes no behaviour.
 //!
 //! - [`Decoder`] turns received bytes into [`Message`]s for either [`Role`].
 //!   A message that arrives in one complete frame is returned as a mutable
@@ -30,9 +32,6 @@
 #![no_std]
 #![forbid(unsafe_code)]
 #![doc(test(attr(deny(warnings))))]
-
-#[cfg(feature = "std")]
-extern crate std;
 
 mod close;
 mod decode;

@@ -5,28 +5,25 @@
 //! transformed-octet-i = original-octet-i XOR masking-key-octet-j
 //! ```
 //!
-//! The loops below work on 64-byte blocks against a precomputed 64-byte copy of
-//! the key. That shape is what LLVM turns into full-width vector XORs (SSE2 on
-//! baseline x86-64, AVX2/AVX-512 when enabled), without any `unsafe`.
+//! The key is held as one native-endian `u32`, rotated for the payload
+//! offset, and the payload is processed as 32-byte blocks of `u32` lanes, a
+//! shape LLVM turns into vector XORs against a broadcast register (SSE2 on
+//! baseline x86-64, AVX2 when the target allows), with no `unsafe` and no
+//! key pattern spilled to the stack. BENCHMARKS.md records the shapes tried.
 
-const BLOCK: usize = 64;
+const BLOCK: usize = 32;
 
-/// Rotates the key so that masking can resume at payload position `offset`.
+/// The key as a native-endian word, rotated so that masking can resume at
+/// payload position `offset`: byte `j` of the result is `key[(j + offset) % 4]`.
 #[inline]
-const fn rotated(key: [u8; 4], offset: usize) -> [u8; 4] {
-    let s = offset & 3;
-    [key[s], key[(s + 1) & 3], key[(s + 2) & 3], key[(s + 3) & 3]]
-}
-
-#[inline]
-fn pattern(key: [u8; 4]) -> [u8; BLOCK] {
-    let mut p = [0u8; BLOCK];
-    let mut i = 0;
-    while i < BLOCK {
-        p[i] = key[i & 3];
-        i += 1;
+fn key_word(key: [u8; 4], offset: usize) -> u32 {
+    let k = u32::from_ne_bytes(key);
+    let bits = 8 * (offset & 3) as u32;
+    if cfg!(target_endian = "little") {
+        k.rotate_right(bits)
+    } else {
+        k.rotate_left(bits)
     }
-    p
 }
 
 /// XORs `buf` with the masking key in place.
@@ -36,23 +33,18 @@ fn pattern(key: [u8; 4]) -> [u8; BLOCK] {
 /// inverse: the same call masks and unmasks.
 #[inline]
 pub fn apply_mask(buf: &mut [u8], key: [u8; 4], offset: usize) {
-    let key = rotated(key, offset);
-    if buf.len() < 16 {
-        for (i, b) in buf.iter_mut().enumerate() {
-            *b ^= key[i & 3];
-        }
-        return;
-    }
-    let pat = pattern(key);
-    let mut blocks = buf.chunks_exact_mut(BLOCK);
-    for block in &mut blocks {
-        for (b, k) in block.iter_mut().zip(pat.iter()) {
-            *b ^= *k;
+    let k = key_word(key, offset);
+    let (blocks, tail) = buf.as_chunks_mut::<BLOCK>();
+    for block in blocks {
+        let (lanes, _) = block.as_chunks_mut::<4>();
+        for lane in lanes {
+            *lane = (u32::from_ne_bytes(*lane) ^ k).to_ne_bytes();
         }
     }
-    // BLOCK is a multiple of 4, so the tail starts at key position 0 again.
-    for (b, k) in blocks.into_remainder().iter_mut().zip(pat.iter()) {
-        *b ^= *k;
+    // BLOCK is a multiple of 4, so the tail starts at key position 0.
+    let k = k.to_ne_bytes();
+    for (i, b) in tail.iter_mut().enumerate() {
+        *b ^= k[i & 3];
     }
 }
 
@@ -63,19 +55,19 @@ pub fn apply_mask(buf: &mut [u8], key: [u8; 4], offset: usize) {
 #[inline]
 pub(crate) fn copy_masked(dst: &mut [u8], src: &[u8], key: [u8; 4], offset: usize) {
     debug_assert_eq!(dst.len(), src.len());
-    let key = rotated(key, offset);
-    let pat = pattern(key);
-    let mut d_blocks = dst.chunks_exact_mut(BLOCK);
-    let mut s_blocks = src.chunks_exact(BLOCK);
-    for (d, s) in (&mut d_blocks).zip(&mut s_blocks) {
-        for ((d, s), k) in d.iter_mut().zip(s.iter()).zip(pat.iter()) {
-            *d = *s ^ *k;
+    let k = key_word(key, offset);
+    let (d_blocks, d_tail) = dst.as_chunks_mut::<BLOCK>();
+    let (s_blocks, s_tail) = src.as_chunks::<BLOCK>();
+    for (d, s) in d_blocks.iter_mut().zip(s_blocks) {
+        let (d_lanes, _) = d.as_chunks_mut::<4>();
+        let (s_lanes, _) = s.as_chunks::<4>();
+        for (d, s) in d_lanes.iter_mut().zip(s_lanes) {
+            *d = (u32::from_ne_bytes(*s) ^ k).to_ne_bytes();
         }
     }
-    let d_tail = d_blocks.into_remainder();
-    let s_tail = s_blocks.remainder();
-    for ((d, s), k) in d_tail.iter_mut().zip(s_tail.iter()).zip(pat.iter()) {
-        *d = *s ^ *k;
+    let k = k.to_ne_bytes();
+    for (i, (d, s)) in d_tail.iter_mut().zip(s_tail).enumerate() {
+        *d = *s ^ k[i & 3];
     }
 }
 

@@ -56,6 +56,11 @@ impl Utf8Stream {
                 Err(_) => return Err(Invalid),
             }
         }
+        // The common case, valid and complete, takes the faster basic check;
+        // only a failure pays for compat's error position.
+        if simdutf8::basic::from_utf8(bytes).is_ok() {
+            return Ok(());
+        }
         match simdutf8::compat::from_utf8(bytes) {
             Ok(_) => Ok(()),
             Err(e) if e.error_len().is_none() => {
@@ -69,8 +74,9 @@ impl Utf8Stream {
         }
     }
 
-    /// Checks that the message did not end inside a code point.
-    #[inline]
+    /// Checks that the message did not end inside a code point. The decoder
+    /// does not need it (it re-checks whole messages); the tests do.
+    #[cfg(test)]
     pub(crate) fn finish(&mut self) -> Result<(), Invalid> {
         let incomplete = self.carry_len != 0;
         self.carry_len = 0;

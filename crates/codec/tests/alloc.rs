@@ -89,7 +89,12 @@ fn stream(mask: Option<[u8; 4]>) -> Vec<u8> {
 
 /// Decodes `input` with reads of `chunk` bytes into a fixed buffer, the way
 /// the connection layer does, and returns the number of messages.
-fn decode_in_chunks(dec: &mut Decoder<Vec<u8>>, input: &[u8], buf: &mut [u8], chunk: usize) -> usize {
+fn decode_in_chunks(
+    dec: &mut Decoder<Vec<u8>>,
+    input: &[u8],
+    buf: &mut [u8],
+    chunk: usize,
+) -> usize {
     let (mut start, mut end, mut fed, mut messages) = (0, 0, 0, 0);
     while fed < input.len() || start < end {
         let n = chunk.min(input.len() - fed).min(buf.len() - end);

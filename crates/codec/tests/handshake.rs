@@ -72,7 +72,9 @@ fn selected_subprotocol_must_have_been_offered() {
 #[test]
 fn refuses_extensions_it_did_not_offer() {
     assert_eq!(
-        parse(&response("Sec-WebSocket-Extensions: permessage-deflate\r\n")),
+        parse(&response(
+            "Sec-WebSocket-Extensions: permessage-deflate\r\n"
+        )),
         Err(HandshakeError::UnexpectedExtension)
     );
 }
@@ -85,9 +87,8 @@ fn refuses_a_status_other_than_101() {
 
 #[test]
 fn refuses_missing_upgrade_or_connection() {
-    let no_upgrade = format!(
-        "HTTP/1.1 101 OK\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {ACCEPT}\r\n\r\n"
-    );
+    let no_upgrade =
+        format!("HTTP/1.1 101 OK\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {ACCEPT}\r\n\r\n");
     assert_eq!(parse(&no_upgrade), Err(HandshakeError::MissingUpgrade));
     let wrong_upgrade = format!(
         "HTTP/1.1 101 OK\r\nUpgrade: h2c\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {ACCEPT}\r\n\r\n"
@@ -96,7 +97,10 @@ fn refuses_missing_upgrade_or_connection() {
     let no_connection = format!(
         "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: keep-alive\r\nSec-WebSocket-Accept: {ACCEPT}\r\n\r\n"
     );
-    assert_eq!(parse(&no_connection), Err(HandshakeError::MissingConnectionUpgrade));
+    assert_eq!(
+        parse(&no_connection),
+        Err(HandshakeError::MissingConnectionUpgrade)
+    );
 }
 
 #[test]
@@ -127,8 +131,13 @@ fn refuses_what_is_not_http() {
 fn header_budget_is_fixed() {
     let many: String = (0..MAX_HEADERS).map(|i| format!("X-{i}: y\r\n")).collect();
     assert_eq!(parse(&response(&many)), Err(HandshakeError::TooManyHeaders));
-    let fits: String = (0..MAX_HEADERS - 4).map(|i| format!("X-{i}: y\r\n")).collect();
-    assert!(matches!(parse(&response(&fits)), Ok(HandshakeStatus::Complete { .. })));
+    let fits: String = (0..MAX_HEADERS - 4)
+        .map(|i| format!("X-{i}: y\r\n"))
+        .collect();
+    assert!(matches!(
+        parse(&response(&fits)),
+        Ok(HandshakeStatus::Complete { .. })
+    ));
 }
 
 #[test]
@@ -140,7 +149,10 @@ fn response_size_is_capped_even_without_a_blank_line() {
         assert_eq!(hs.parse_response(&partial), Ok(HandshakeStatus::Partial));
         partial.extend_from_slice(b"X-Filler: abcdefgh\r\n");
     }
-    assert_eq!(hs.parse_response(&partial), Err(HandshakeError::ResponseTooLarge));
+    assert_eq!(
+        hs.parse_response(&partial),
+        Err(HandshakeError::ResponseTooLarge)
+    );
 }
 
 #[test]
@@ -148,7 +160,10 @@ fn byte_at_a_time_gives_the_same_answer() {
     let resp = response("Sec-WebSocket-Protocol: v1.json\r\n");
     let mut hs = handshake();
     for end in 0..resp.len() {
-        assert_eq!(hs.parse_response(&resp.as_bytes()[..end]), Ok(HandshakeStatus::Partial));
+        assert_eq!(
+            hs.parse_response(&resp.as_bytes()[..end]),
+            Ok(HandshakeStatus::Partial)
+        );
     }
     assert_eq!(
         hs.parse_response(resp.as_bytes()),
@@ -200,5 +215,8 @@ fn request_refuses_header_injection_and_reports_its_size() {
 #[test]
 fn accept_key_matches_a_second_known_pair() {
     // Computed independently: base64(sha1("x3JJHMbDL1EzLkh9GBhXDw==" + GUID)).
-    assert_eq!(&accept_key(b"x3JJHMbDL1EzLkh9GBhXDw=="), b"HSmrc0sMlYUkAGmm5OPpG2HaGWk=");
+    assert_eq!(
+        &accept_key(b"x3JJHMbDL1EzLkh9GBhXDw=="),
+        b"HSmrc0sMlYUkAGmm5OPpG2HaGWk="
+    );
 }

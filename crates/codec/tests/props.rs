@@ -165,7 +165,13 @@ fn build_stream(role: Role, items: &[Item], key: [u8; 4]) -> (Vec<u8>, Vec<Ev>) 
                 stream.extend(frame(OpCode::Pong, true, p, mask));
                 events.push(Ev::Pong(p.clone()));
             }
-            Item::Data { text, len, seed, fragments, pings } => {
+            Item::Data {
+                text,
+                len,
+                seed,
+                fragments,
+                pings,
+            } => {
                 let (opcode, payload, ev) = if *text {
                     let s = text_of_len(*len, *seed);
                     (OpCode::Text, s.clone().into_bytes(), Ev::Text(s))

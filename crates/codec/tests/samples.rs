@@ -14,7 +14,9 @@ fn samples_dir() -> Option<PathBuf> {
 }
 
 fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -28,7 +30,7 @@ fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn exchange_messages_survive_irregular_chunking() {
     let Some(dir) = samples_dir() else {
-        println!("skipped: ../shared/samples is absent");
+        eprintln!("skipped: ../shared/samples is absent");
         return;
     };
     let mut files = Vec::new();
@@ -46,7 +48,9 @@ fn exchange_messages_survive_irregular_chunking() {
             stream.extend_from_slice(&frame[..n]);
         }
         let expected: Vec<Ev> = lines.iter().map(|l| Ev::Text(l.to_string())).collect();
-        for (chunks, input_capacity) in [(&[1460usize, 17, 3, 700][..], 0), (&[4096, 1][..], 1 << 16)] {
+        for (chunks, input_capacity) in
+            [(&[1460usize, 17, 3, 700][..], 0), (&[4096, 1][..], 1 << 16)]
+        {
             let config = Config {
                 input_capacity,
                 ..Config::default()
