@@ -1,0 +1,28 @@
+//! See Cargo.toml: a no_std, no-alloc consumer of tickwire-codec.
+#![no_std]
+
+use tickwire_codec::handshake::{ClientHandshake, Request};
+use tickwire_codec::{Config, Decoder, Message, OpCode, Role, encode_frame};
+
+/// Encodes, decodes and writes a handshake request, so that all of the codec
+/// is linked into the library. Never run; only built.
+#[unsafe(no_mangle)]
+pub extern "C" fn tickwire_nostd_check() -> usize {
+    let mut frame = [0u8; 64];
+    let n = encode_frame(&mut frame, OpCode::Text, true, b"hello", None).unwrap_or(0);
+    let mut decoder = Decoder::new(Role::Client, Config::default(), [0u8; 256]);
+    let mut total = 0;
+    if let Ok(d) = decoder.decode(&mut frame[..n]) {
+        if let Some(Message::Text(t)) = d.message {
+            total += t.len();
+        }
+    }
+    let hs = ClientHandshake::new(Request::new("example.com", "/"), [0; 16]);
+    let mut out = [0u8; 256];
+    total + hs.write_request(&mut out).unwrap_or(0)
+}
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    loop {}
+}
