@@ -155,6 +155,8 @@ struct Assembly {
     active: bool,
     text: bool,
     len: usize,
+    /// For text: how many of the `len` bytes the UTF-8 stream has checked.
+    checked: usize,
     fragments: u32,
 }
 
@@ -363,6 +365,38 @@ impl<B: AsMut<[u8]>> Decoder<B> {
         if let Some(found) = self.fast_path(input) {
             return Ok(found);
         }
+        let result = self.advance_slow(input);
+        // Text copied into the message buffer is validated before this call
+        // returns anything but the completed message (whose whole-message
+        // check in `build` covers it): before "need more", before a control
+        // frame that interleaves, and before an error found further on, which
+        // must not hide invalid UTF-8 that came first. So invalid bytes still
+        // fail the call they arrive in, and a message that arrives whole in
+        // one call is validated once, not once per fragment plus once whole.
+        if !matches!(result, Ok((_, Found::Buffer { .. }))) {
+            self.check_pending_utf8()?;
+        }
+        result
+    }
+
+    /// Feeds the text copied since the last check to the UTF-8 stream.
+    fn check_pending_utf8(&mut self) -> Result<(), ProtocolError> {
+        let asm = &mut self.asm;
+        if asm.active && asm.text && asm.checked < asm.len {
+            let fresh = self
+                .buf
+                .as_mut()
+                .get(asm.checked..asm.len)
+                .unwrap_or_default();
+            self.utf8
+                .feed(fresh)
+                .map_err(|_| ProtocolError::InvalidUtf8)?;
+            asm.checked = asm.len;
+        }
+        Ok(())
+    }
+
+    fn advance_slow(&mut self, input: &mut [u8]) -> Result<(usize, Found), ProtocolError> {
         let mut pos = 0;
         loop {
             if let FrameState::Payload {
@@ -388,15 +422,7 @@ impl<B: AsMut<[u8]>> Decoder<B> {
                     Some(key) => copy_masked(dst, src, key, mask_pos),
                     None => dst.copy_from_slice(src),
                 }
-                // Fail fast on what has arrived, unless this piece completes
-                // the message: then the whole-message check in `build` runs
-                // next, before anything else is parsed, and covers it.
-                let completes = fin && remaining == n as u64;
-                if self.asm.text && !completes {
-                    self.utf8
-                        .feed(dst)
-                        .map_err(|_| ProtocolError::InvalidUtf8)?;
-                }
+                // UTF-8 of the copied bytes is checked lazily, see `advance`.
                 self.asm.len += n;
                 pos += n;
                 let remaining = remaining - n as u64;
@@ -515,6 +541,7 @@ impl<B: AsMut<[u8]>> Decoder<B> {
                     active: true,
                     text: h.opcode == OpCode::Text,
                     len: 0,
+                    checked: 0,
                     fragments: 0,
                 };
                 self.utf8.reset();

@@ -1,6 +1,9 @@
 //! Property tests: encode/decode round trips over every opcode, size class,
 //! mask and role; and streaming equivalence: a byte stream fed in arbitrary
 //! chunks (down to one byte) yields the same messages and errors as fed whole.
+//!
+//! Case counts follow proptest's default (256) or `PROPTEST_CASES`; for a
+//! deeper run: `PROPTEST_CASES=20000 cargo test --release -p tickwire-codec props`.
 
 use proptest::prelude::*;
 use tickwire_codec::{Config, EncodeError, OpCode, Role, encode_close, encode_frame};
@@ -59,8 +62,6 @@ fn role() -> impl Strategy<Value = Role> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
-
     #[test]
     fn data_frames_round_trip(
         role in role(),
@@ -209,8 +210,6 @@ fn capacity() -> impl Strategy<Value = usize> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
-
     #[test]
     fn chunked_valid_stream_equals_whole(
         role in role(),
