@@ -201,6 +201,24 @@ enum Found {
     },
 }
 
+impl Found {
+    /// A complete frame of `total` bytes with a `header_len`-byte header at
+    /// input position `pos`: the bytes consumed through its end, and where
+    /// its payload lies.
+    #[inline]
+    fn frame_at(pos: usize, header_len: usize, total: usize, kind: Kind) -> (usize, Found) {
+        let end = pos + total;
+        (
+            end,
+            Found::Input {
+                kind,
+                start: pos + header_len,
+                end,
+            },
+        )
+    }
+}
+
 /// A sans-IO RFC 6455 frame decoder for one connection.
 ///
 /// Bytes go in through [`decode`](Decoder::decode); messages and control frames
@@ -475,15 +493,7 @@ impl<B: AsMut<[u8]>> Decoder<B> {
                     OpCode::Ping => Kind::Ping,
                     _ => Kind::Pong,
                 };
-                let start = pos + h.header_len;
-                return Ok((
-                    pos + total,
-                    Found::Input {
-                        kind,
-                        start,
-                        end: pos + total,
-                    },
-                ));
+                return Ok(Found::frame_at(pos, h.header_len, total, kind));
             }
 
             if h.fin && !self.asm.active {
@@ -507,15 +517,7 @@ impl<B: AsMut<[u8]>> Decoder<B> {
                         apply_mask(&mut rest[h.header_len + done..total], key, done);
                     }
                     let kind = if text { Kind::Text } else { Kind::Binary };
-                    let start = pos + h.header_len;
-                    return Ok((
-                        pos + total,
-                        Found::Input {
-                            kind,
-                            start,
-                            end: pos + total,
-                        },
-                    ));
+                    return Ok(Found::frame_at(pos, h.header_len, total, kind));
                 }
                 if total <= self.config.input_capacity {
                     let fresh = &mut rest[h.header_len + done..];
@@ -546,7 +548,7 @@ impl<B: AsMut<[u8]>> Decoder<B> {
                 };
                 self.utf8.reset();
             }
-            self.asm.fragments += 1;
+            self.asm.fragments = self.asm.fragments.saturating_add(1);
             if self.asm.fragments > self.config.max_fragments {
                 return Err(ProtocolError::TooManyFragments);
             }
@@ -608,7 +610,7 @@ impl<B> Decoder<B> {
             ];
             apply_mask(&mut input[start..end], key, 0);
         }
-        Some((end, Found::Input { kind, start, end }))
+        Some(Found::frame_at(0, start, end, kind))
     }
 }
 
