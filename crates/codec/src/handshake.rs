@@ -1,11 +1,12 @@
-//! The opening handshake (RFC 6455 section 4), client side.
+//! The opening handshake (RFC 6455 section 4), both sides.
 //!
 //! [`ClientHandshake`] writes the HTTP/1.1 upgrade request into a caller
-//! buffer and validates the server's response with `httparse`, using a fixed
-//! budget of [`MAX_HEADERS`] headers on the stack and a byte budget
-//! ([`ClientHandshake::set_max_response_len`]). Feeding a response in pieces
-//! costs linear time: each call scans only the new bytes for the end of the
-//! header block, and the response is parsed exactly once, when it is complete.
+//! buffer and validates the server's response; [`ServerHandshake`] validates a
+//! client's request and [`write_response`] answers it. Both parse with
+//! `httparse`, using a fixed budget of [`MAX_HEADERS`] headers on the stack and
+//! a byte budget for the header block. Feeding a header block in pieces costs
+//! linear time: each call scans only the new bytes for its end, and the block
+//! is parsed exactly once, when it is complete.
 
 use core::fmt;
 
@@ -74,12 +75,21 @@ pub enum HandshakeError {
         /// The length of the whole request.
         required: usize,
     },
-    /// The response header block is larger than the configured maximum.
-    ResponseTooLarge,
-    /// The response has more than [`MAX_HEADERS`] headers.
+    /// The header block is larger than the configured maximum.
+    TooLarge,
+    /// The header block has more than [`MAX_HEADERS`] headers.
     TooManyHeaders,
-    /// The response is not valid HTTP/1.1.
-    MalformedResponse,
+    /// The response or request is not valid HTTP/1.1.
+    Malformed,
+    /// The request's method is not GET.
+    NotGet,
+    /// The request has no `Host` header.
+    MissingHost,
+    /// `Sec-WebSocket-Key` is missing, repeated, or not 16 bytes in base64.
+    InvalidKey,
+    /// `Sec-WebSocket-Version` is not 13. Answer with status 426 and
+    /// `Sec-WebSocket-Version: 13` ([`write_rejection`] does).
+    UnsupportedVersion,
     /// The server answered with a status other than 101 Switching Protocols
     /// (for example 429 when rate limited, or 403).
     Status(u16),
@@ -102,13 +112,17 @@ impl fmt::Display for HandshakeError {
             HandshakeError::InsufficientSize { required } => {
                 write!(f, "output buffer too small: {required} bytes needed")
             }
-            HandshakeError::ResponseTooLarge => f.write_str("handshake response too large"),
-            HandshakeError::TooManyHeaders => f.write_str("too many headers in handshake response"),
-            HandshakeError::MalformedResponse => f.write_str("malformed handshake response"),
+            HandshakeError::TooLarge => f.write_str("handshake header block too large"),
+            HandshakeError::TooManyHeaders => f.write_str("too many headers in handshake"),
+            HandshakeError::Malformed => f.write_str("malformed handshake"),
+            HandshakeError::NotGet => f.write_str("upgrade request method is not GET"),
+            HandshakeError::MissingHost => f.write_str("upgrade request lacks a Host header"),
+            HandshakeError::InvalidKey => f.write_str("missing or invalid Sec-WebSocket-Key"),
+            HandshakeError::UnsupportedVersion => f.write_str("Sec-WebSocket-Version is not 13"),
             HandshakeError::Status(code) => write!(f, "server answered HTTP {code} instead of 101"),
-            HandshakeError::MissingUpgrade => f.write_str("response lacks `Upgrade: websocket`"),
+            HandshakeError::MissingUpgrade => f.write_str("no `Upgrade: websocket` header"),
             HandshakeError::MissingConnectionUpgrade => {
-                f.write_str("response lacks `Connection: upgrade`")
+                f.write_str("no `upgrade` token in the Connection header")
             }
             HandshakeError::InvalidAccept => f.write_str("missing or wrong Sec-WebSocket-Accept"),
             HandshakeError::UnexpectedExtension => {
@@ -237,10 +251,7 @@ impl<'a> ClientHandshake<'a> {
             w.put(b"\r\n");
         }
         w.put(b"\r\n");
-        if w.pos > w.out.len() {
-            return Err(HandshakeError::InsufficientSize { required: w.pos });
-        }
-        Ok(w.pos)
+        w.finish()
     }
 
     /// Validates the server's response.
@@ -253,25 +264,18 @@ impl<'a> ClientHandshake<'a> {
     pub fn parse_response(&mut self, input: &[u8]) -> Result<HandshakeStatus<'a>, HandshakeError> {
         let prefix = input.len().min(5);
         if input[..prefix] != b"HTTP/"[..prefix] {
-            return Err(HandshakeError::MalformedResponse);
+            return Err(HandshakeError::Malformed);
         }
-        let Some(end) = find_blank_line(input, self.scanned.min(input.len())) else {
-            self.scanned = input.len();
-            if input.len() > self.max_response_len {
-                return Err(HandshakeError::ResponseTooLarge);
-            }
+        let Some(end) = find_end(input, &mut self.scanned, self.max_response_len)? else {
             return Ok(HandshakeStatus::Partial);
         };
-        if end > self.max_response_len {
-            return Err(HandshakeError::ResponseTooLarge);
-        }
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut response = httparse::Response::new(&mut headers);
         let consumed = match response.parse(&input[..end]) {
             Ok(httparse::Status::Complete(n)) => n,
-            Ok(httparse::Status::Partial) => return Err(HandshakeError::MalformedResponse),
+            Ok(httparse::Status::Partial) => return Err(HandshakeError::Malformed),
             Err(httparse::Error::TooManyHeaders) => return Err(HandshakeError::TooManyHeaders),
-            Err(_) => return Err(HandshakeError::MalformedResponse),
+            Err(_) => return Err(HandshakeError::Malformed),
         };
         let code = response.code.unwrap_or(0);
         if code != 101 {
@@ -288,9 +292,7 @@ impl<'a> ClientHandshake<'a> {
             if h.name.eq_ignore_ascii_case("upgrade") {
                 upgrade |= value.eq_ignore_ascii_case(b"websocket");
             } else if h.name.eq_ignore_ascii_case("connection") {
-                connection |= value
-                    .split(|&b| b == b',')
-                    .any(|t| trim(t).eq_ignore_ascii_case(b"upgrade"));
+                connection |= has_token(value, b"upgrade");
             } else if h.name.eq_ignore_ascii_case("sec-websocket-accept") {
                 accept += 1;
                 accept_ok = value == self.accept;
@@ -327,6 +329,242 @@ impl<'a> ClientHandshake<'a> {
     }
 }
 
+/// Progress of [`ServerHandshake::parse_request`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestStatus<'b> {
+    /// The header block is not complete; call again with more bytes.
+    Partial,
+    /// A valid upgrade request.
+    Complete {
+        /// Length of the request header block; bytes after it are frames.
+        consumed: usize,
+        /// What the client asked for.
+        request: UpgradeRequest<'b>,
+    },
+}
+
+/// A validated client upgrade request, borrowing the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UpgradeRequest<'b> {
+    /// The request target (path and query).
+    pub path: &'b str,
+    /// The `Host` header.
+    pub host: &'b str,
+    /// The first `Sec-WebSocket-Protocol` header, as sent (a comma-separated
+    /// list in order of preference), if any.
+    pub protocols: Option<&'b str>,
+    accept: [u8; 28],
+}
+
+impl<'b> UpgradeRequest<'b> {
+    /// The `Sec-WebSocket-Accept` value that answers this request's key.
+    pub fn accept(&self) -> &[u8; 28] {
+        &self.accept
+    }
+
+    /// The offered subprotocols, trimmed, in the client's order.
+    pub fn offered_protocols(&self) -> impl Iterator<Item = &'b str> + 'b {
+        self.protocols
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+    }
+}
+
+/// The server side of one opening handshake: validates the client's request.
+///
+/// ```
+/// use tickwire_codec::handshake::{RequestStatus, ServerHandshake, write_response};
+///
+/// let request = b"GET /chat HTTP/1.1\r\nHost: server.example.com\r\nUpgrade: websocket\r\n\
+///     Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+///     Sec-WebSocket-Version: 13\r\n\r\n";
+/// let mut hs = ServerHandshake::new();
+/// let RequestStatus::Complete { request: req, .. } = hs.parse_request(request).unwrap() else {
+///     panic!("complete");
+/// };
+/// assert_eq!(req.path, "/chat");
+/// let mut out = [0u8; 256];
+/// let n = write_response(&mut out, req.accept(), None).unwrap();
+/// assert!(out[..n].ends_with(b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct ServerHandshake {
+    scanned: usize,
+    max_request_len: usize,
+}
+
+impl Default for ServerHandshake {
+    fn default() -> Self {
+        ServerHandshake::new()
+    }
+}
+
+impl ServerHandshake {
+    /// A handshake with the default byte budget ([`DEFAULT_MAX_RESPONSE_LEN`]).
+    pub const fn new() -> ServerHandshake {
+        ServerHandshake {
+            scanned: 0,
+            max_request_len: DEFAULT_MAX_RESPONSE_LEN,
+        }
+    }
+
+    /// Caps the size of the request header block.
+    pub fn set_max_request_len(&mut self, bytes: usize) -> &mut Self {
+        self.max_request_len = bytes;
+        self
+    }
+
+    /// Validates a client's upgrade request (RFC 6455 section 4.2.1).
+    ///
+    /// `input` is everything received so far. Checks the GET method, a
+    /// `Host` header, `Upgrade: websocket`, the `upgrade` token in
+    /// `Connection`, a `Sec-WebSocket-Key` of 16 base64-encoded bytes and
+    /// `Sec-WebSocket-Version: 13`. Extensions the client offers are ignored
+    /// (none is accepted).
+    pub fn parse_request<'b>(
+        &mut self,
+        input: &'b [u8],
+    ) -> Result<RequestStatus<'b>, HandshakeError> {
+        let Some(end) = find_end(input, &mut self.scanned, self.max_request_len)? else {
+            return Ok(RequestStatus::Partial);
+        };
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut request = httparse::Request::new(&mut headers);
+        let consumed = match request.parse(&input[..end]) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Err(HandshakeError::Malformed),
+            Err(httparse::Error::TooManyHeaders) => return Err(HandshakeError::TooManyHeaders),
+            Err(_) => return Err(HandshakeError::Malformed),
+        };
+        if request.method != Some("GET") {
+            return Err(HandshakeError::NotGet);
+        }
+        if request.version != Some(1) {
+            return Err(HandshakeError::Malformed);
+        }
+        let path = request.path.unwrap_or_default();
+        let mut host = None;
+        let mut upgrade = false;
+        let mut connection = false;
+        let mut keys = 0;
+        let mut key: &[u8] = &[];
+        let mut version_ok = false;
+        let mut protocols = None;
+        for h in request.headers.iter() {
+            let value = trim(h.value);
+            if h.name.eq_ignore_ascii_case("host") {
+                host = core::str::from_utf8(value).ok();
+            } else if h.name.eq_ignore_ascii_case("upgrade") {
+                upgrade |= value
+                    .split(|&b| b == b',')
+                    .any(|t| trim(t).eq_ignore_ascii_case(b"websocket"));
+            } else if h.name.eq_ignore_ascii_case("connection") {
+                connection |= has_token(value, b"upgrade");
+            } else if h.name.eq_ignore_ascii_case("sec-websocket-key") {
+                keys += 1;
+                key = value;
+            } else if h.name.eq_ignore_ascii_case("sec-websocket-version") {
+                version_ok = value == b"13";
+            } else if h.name.eq_ignore_ascii_case("sec-websocket-protocol") && protocols.is_none() {
+                protocols = core::str::from_utf8(value).ok();
+            }
+        }
+        let Some(host) = host.filter(|h| !h.is_empty()) else {
+            return Err(HandshakeError::MissingHost);
+        };
+        if !upgrade {
+            return Err(HandshakeError::MissingUpgrade);
+        }
+        if !connection {
+            return Err(HandshakeError::MissingConnectionUpgrade);
+        }
+        // The key must be 16 bytes in (canonical) base64, which is 24 characters.
+        let mut nonce = [0u8; 18];
+        if keys != 1 || key.len() != 24 || STANDARD.decode_slice(key, &mut nonce) != Ok(16) {
+            return Err(HandshakeError::InvalidKey);
+        }
+        if !version_ok {
+            return Err(HandshakeError::UnsupportedVersion);
+        }
+        Ok(RequestStatus::Complete {
+            consumed,
+            request: UpgradeRequest {
+                path,
+                host,
+                protocols,
+                accept: accept_key(key),
+            },
+        })
+    }
+}
+
+/// Writes the `101 Switching Protocols` answer to an upgrade request and
+/// returns its length. `protocol`, if any, MUST be one the client offered.
+pub fn write_response(
+    out: &mut [u8],
+    accept: &[u8; 28],
+    protocol: Option<&str>,
+) -> Result<usize, HandshakeError> {
+    if protocol.is_some_and(|p| !is_token(p)) {
+        return Err(HandshakeError::InvalidRequest);
+    }
+    let mut w = Writer { out, pos: 0 };
+    w.put(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ");
+    w.put(accept);
+    if let Some(p) = protocol {
+        w.put(b"\r\nSec-WebSocket-Protocol: ");
+        w.put(p.as_bytes());
+    }
+    w.put(b"\r\n\r\n");
+    w.finish()
+}
+
+/// Writes an HTTP error answer to a request that failed [`ServerHandshake`]
+/// validation (400 Bad Request, or 426 Upgrade Required with
+/// `Sec-WebSocket-Version: 13` for [`HandshakeError::UnsupportedVersion`]),
+/// with `Connection: close`, and returns its length.
+pub fn write_rejection(out: &mut [u8], error: HandshakeError) -> Result<usize, HandshakeError> {
+    let mut w = Writer { out, pos: 0 };
+    if error == HandshakeError::UnsupportedVersion {
+        w.put(b"HTTP/1.1 426 Upgrade Required\r\nSec-WebSocket-Version: 13\r\n");
+    } else {
+        w.put(b"HTTP/1.1 400 Bad Request\r\n");
+    }
+    w.put(b"Connection: close\r\nContent-Length: 0\r\n\r\n");
+    w.finish()
+}
+
+/// Finds the end of a header block in `input`, resuming the scan where the
+/// last call stopped. `Ok(None)` means "not yet"; a block (or a partial one)
+/// over `max` bytes is an error.
+fn find_end(
+    input: &[u8],
+    scanned: &mut usize,
+    max: usize,
+) -> Result<Option<usize>, HandshakeError> {
+    match find_blank_line(input, (*scanned).min(input.len())) {
+        Some(end) if end > max => Err(HandshakeError::TooLarge),
+        Some(end) => Ok(Some(end)),
+        None => {
+            *scanned = input.len();
+            if input.len() > max {
+                Err(HandshakeError::TooLarge)
+            } else {
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Whether a comma-separated header value contains `token`, ignoring case.
+fn has_token(value: &[u8], token: &[u8]) -> bool {
+    value
+        .split(|&b| b == b',')
+        .any(|t| trim(t).eq_ignore_ascii_case(token))
+}
+
 /// Writes pieces into a slice, counting the length even past its end so the
 /// caller learns the size it needs.
 struct Writer<'b> {
@@ -335,6 +573,14 @@ struct Writer<'b> {
 }
 
 impl Writer<'_> {
+    fn finish(self) -> Result<usize, HandshakeError> {
+        if self.pos > self.out.len() {
+            Err(HandshakeError::InsufficientSize { required: self.pos })
+        } else {
+            Ok(self.pos)
+        }
+    }
+
     fn put(&mut self, bytes: &[u8]) {
         let end = self.pos + bytes.len();
         if let Some(dst) = self.out.get_mut(self.pos..end) {

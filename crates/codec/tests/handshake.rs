@@ -119,11 +119,11 @@ fn refuses_what_is_not_http() {
     let mut hs = handshake();
     assert_eq!(
         hs.parse_response(b"\x16\x03\x01"),
-        Err(HandshakeError::MalformedResponse)
+        Err(HandshakeError::Malformed)
     );
     assert_eq!(
         parse("HTTP/1.1 abc Nope\r\n\r\n"),
-        Err(HandshakeError::MalformedResponse)
+        Err(HandshakeError::Malformed)
     );
 }
 
@@ -149,10 +149,7 @@ fn response_size_is_capped_even_without_a_blank_line() {
         assert_eq!(hs.parse_response(&partial), Ok(HandshakeStatus::Partial));
         partial.extend_from_slice(b"X-Filler: abcdefgh\r\n");
     }
-    assert_eq!(
-        hs.parse_response(&partial),
-        Err(HandshakeError::ResponseTooLarge)
-    );
+    assert_eq!(hs.parse_response(&partial), Err(HandshakeError::TooLarge));
 }
 
 #[test]
@@ -219,4 +216,146 @@ fn accept_key_matches_a_second_known_pair() {
         &accept_key(b"x3JJHMbDL1EzLkh9GBhXDw=="),
         b"HSmrc0sMlYUkAGmm5OPpG2HaGWk="
     );
+}
+
+mod server {
+    use tickwire_codec::handshake::{
+        ClientHandshake, HandshakeError, HandshakeStatus, Request, RequestStatus, ServerHandshake,
+        write_rejection, write_response,
+    };
+
+    const REQUEST: &str = "GET /chat?x=1 HTTP/1.1\r\nHost: server.example.com\r\n\
+        Upgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n\
+        Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+        Sec-WebSocket-Protocol: chat, superchat\r\n\r\n";
+
+    fn parse(req: &str) -> Result<RequestStatus<'_>, HandshakeError> {
+        ServerHandshake::new().parse_request(req.as_bytes())
+    }
+
+    #[test]
+    fn accepts_the_rfc_sample_and_computes_the_accept() {
+        let Ok(RequestStatus::Complete { consumed, request }) = parse(REQUEST) else {
+            panic!("{:?}", parse(REQUEST));
+        };
+        assert_eq!(consumed, REQUEST.len());
+        assert_eq!(request.path, "/chat?x=1");
+        assert_eq!(request.host, "server.example.com");
+        assert_eq!(request.accept(), b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+        let offered: Vec<&str> = request.offered_protocols().collect();
+        assert_eq!(offered, ["chat", "superchat"]);
+    }
+
+    #[test]
+    fn each_request_rule_has_its_error() {
+        let cases = [
+            (REQUEST.replace("GET", "POST"), HandshakeError::NotGet),
+            (
+                REQUEST.replace("Host: server.example.com\r\n", ""),
+                HandshakeError::MissingHost,
+            ),
+            (
+                REQUEST.replace("Upgrade: websocket\r\n", ""),
+                HandshakeError::MissingUpgrade,
+            ),
+            (
+                REQUEST.replace("keep-alive, Upgrade", "keep-alive"),
+                HandshakeError::MissingConnectionUpgrade,
+            ),
+            (
+                REQUEST.replace("dGhlIHNhbXBsZSBub25jZQ==", "dGhlIHNhbXBsZQ=="),
+                HandshakeError::InvalidKey,
+            ),
+            (
+                REQUEST.replace("dGhlIHNhbXBsZSBub25jZQ==", "!GhlIHNhbXBsZSBub25jZQ=="),
+                HandshakeError::InvalidKey,
+            ),
+            (
+                REQUEST.replace(
+                    "Sec-WebSocket-Version: 13\r\n",
+                    "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n",
+                ),
+                HandshakeError::InvalidKey,
+            ),
+            (
+                REQUEST.replace("Version: 13", "Version: 8"),
+                HandshakeError::UnsupportedVersion,
+            ),
+            (
+                REQUEST.replace("HTTP/1.1", "HTTP/1.0"),
+                HandshakeError::Malformed,
+            ),
+        ];
+        for (req, error) in cases {
+            assert_eq!(parse(&req), Err(error), "{req}");
+        }
+    }
+
+    #[test]
+    fn byte_at_a_time_and_size_cap() {
+        let mut hs = ServerHandshake::new();
+        for end in 0..REQUEST.len() {
+            assert_eq!(
+                hs.parse_request(&REQUEST.as_bytes()[..end]),
+                Ok(RequestStatus::Partial)
+            );
+        }
+        assert!(matches!(
+            hs.parse_request(REQUEST.as_bytes()),
+            Ok(RequestStatus::Complete { .. })
+        ));
+        let mut small = ServerHandshake::new();
+        small.set_max_request_len(64);
+        assert_eq!(
+            small.parse_request(REQUEST.as_bytes()),
+            Err(HandshakeError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn rejections_name_the_problem() {
+        let mut out = [0u8; 256];
+        let n = write_rejection(&mut out, HandshakeError::UnsupportedVersion).unwrap();
+        let text = std::str::from_utf8(&out[..n]).unwrap();
+        assert!(
+            text.starts_with("HTTP/1.1 426 Upgrade Required\r\n"),
+            "{text}"
+        );
+        assert!(text.contains("Sec-WebSocket-Version: 13\r\n"), "{text}");
+        let n = write_rejection(&mut out, HandshakeError::InvalidKey).unwrap();
+        assert!(out[..n].starts_with(b"HTTP/1.1 400 Bad Request\r\n"));
+        assert_eq!(
+            write_rejection(&mut out[..10], HandshakeError::InvalidKey),
+            Err(HandshakeError::InsufficientSize { required: n })
+        );
+    }
+
+    /// Our client against our server, both directions of the handshake.
+    #[test]
+    fn client_and_server_agree() {
+        let mut client = ClientHandshake::new(
+            Request {
+                protocols: &["v2.json", "v1.json"],
+                ..Request::new("localhost:9001", "/stream")
+            },
+            [42; 16],
+        );
+        let mut req = [0u8; 512];
+        let n = client.write_request(&mut req).unwrap();
+        let mut server = ServerHandshake::new();
+        let RequestStatus::Complete { request, .. } = server.parse_request(&req[..n]).unwrap()
+        else {
+            panic!("partial");
+        };
+        let chosen = request.offered_protocols().find(|p| *p == "v1.json");
+        let mut resp = [0u8; 256];
+        let m = write_response(&mut resp, request.accept(), chosen).unwrap();
+        assert_eq!(
+            client.parse_response(&resp[..m]),
+            Ok(HandshakeStatus::Complete {
+                consumed: m,
+                protocol: Some("v1.json")
+            })
+        );
+    }
 }
