@@ -8,18 +8,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tickwire_codec::handshake::{ClientHandshake, HandshakeStatus, Request};
+use tickwire_codec::handshake::{ClientHandshake, HandshakeStatus};
 
 const MAX: usize = 2048;
 
-fn handshake() -> ClientHandshake<'static> {
-    let mut hs = ClientHandshake::new(
-        Request {
-            protocols: &["chat", "v2.json"],
-            ..Request::new("example.com", "/ws")
-        },
-        *b"the sample nonce",
-    );
+const OFFERED: &[&str] = &["chat", "v2.json"];
+
+fn handshake() -> ClientHandshake {
+    let mut hs = ClientHandshake::new(*b"the sample nonce");
     hs.set_max_response_len(MAX);
     hs
 }
@@ -28,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&step, input)) = data.split_first() else {
         return;
     };
-    let whole = handshake().parse_response(input);
+    let whole = handshake().parse_response(input, OFFERED);
     match whole {
         Ok(HandshakeStatus::Complete { consumed, .. }) => assert!(consumed <= input.len()),
         Ok(HandshakeStatus::Partial) => assert!(input.len() <= MAX),
@@ -39,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
     let mut end = 0;
     let grown = loop {
         end = (end + step).min(input.len());
-        let r = hs.parse_response(&input[..end]);
+        let r = hs.parse_response(&input[..end], OFFERED);
         if end == input.len() || !matches!(r, Ok(HandshakeStatus::Partial)) {
             break r;
         }

@@ -17,9 +17,11 @@ pub extern "C" fn tickwire_nostd_check() -> usize {
             total += t.len();
         }
     }
-    let hs = ClientHandshake::new(Request::new("example.com", "/"), [0; 16]);
+    let hs = ClientHandshake::new([0; 16]);
     let mut out = [0u8; 256];
-    total + hs.write_request(&mut out).unwrap_or(0)
+    total
+        + hs.write_request(&mut out, &Request::new("example.com", "/"))
+            .unwrap_or(0)
 }
 
 #[panic_handler]

@@ -37,20 +37,21 @@ fn server_bytes() -> Vec<u8> {
 
 fn main() {
     // A real client draws the nonce from a CSPRNG for every connection.
-    let mut handshake = ClientHandshake::new(
-        Request::new("stream.example.com:9443", "/ws/btcusdt@trade"),
-        *b"the sample nonce",
-    );
-    let mut request = [0u8; 512];
-    let n = handshake.write_request(&mut request).expect("request fits");
+    let request = Request::new("stream.example.com:9443", "/ws/btcusdt@trade");
+    let mut handshake = ClientHandshake::new(*b"the sample nonce");
+    let mut out = [0u8; 512];
+    let n = handshake
+        .write_request(&mut out, &request)
+        .expect("request fits");
     println!(
         "request ({n} bytes):\n{}",
-        String::from_utf8_lossy(&request[..n])
+        String::from_utf8_lossy(&out[..n])
     );
 
     let mut input = server_bytes();
-    let HandshakeStatus::Complete { consumed, .. } =
-        handshake.parse_response(&input).expect("valid response")
+    let HandshakeStatus::Complete { consumed, .. } = handshake
+        .parse_response(&input, request.protocols)
+        .expect("valid response")
     else {
         unreachable!("the canned response is complete");
     };

@@ -158,39 +158,44 @@ pub enum HandshakeStatus<'a> {
 /// use tickwire_codec::handshake::{ClientHandshake, HandshakeStatus, Request};
 ///
 /// // The nonce MUST come from a good random source; this is RFC 6455's sample.
-/// let mut hs = ClientHandshake::new(Request::new("server.example.com", "/chat"), *b"the sample nonce");
+/// let request = Request::new("server.example.com", "/chat");
+/// let mut hs = ClientHandshake::new(*b"the sample nonce");
 /// assert_eq!(hs.key(), "dGhlIHNhbXBsZSBub25jZQ==");
 /// let mut out = [0u8; 256];
-/// let n = hs.write_request(&mut out).unwrap();
+/// let n = hs.write_request(&mut out, &request).unwrap();
 /// assert!(out[..n].starts_with(b"GET /chat HTTP/1.1\r\nHost: server.example.com\r\n"));
 ///
 /// let response = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
 ///     Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n";
-/// assert_eq!(hs.parse_response(&response[..40]), Ok(HandshakeStatus::Partial));
+/// assert_eq!(hs.parse_response(&response[..40], request.protocols), Ok(HandshakeStatus::Partial));
 /// assert_eq!(
-///     hs.parse_response(response),
+///     hs.parse_response(response, request.protocols),
 ///     Ok(HandshakeStatus::Complete { consumed: response.len(), protocol: None })
 /// );
 /// ```
+///
+/// The handshake keeps only what it derived (the key, the expected accept
+/// value and how far it has scanned); the [`Request`] is passed to
+/// [`write_request`](Self::write_request) and its subprotocols to
+/// [`parse_response`](Self::parse_response), so the caller can own both in
+/// whatever form suits it.
 #[derive(Clone, Debug)]
-pub struct ClientHandshake<'a> {
-    request: Request<'a>,
+pub struct ClientHandshake {
     key: [u8; 24],
     accept: [u8; 28],
     scanned: usize,
     max_response_len: usize,
 }
 
-impl<'a> ClientHandshake<'a> {
+impl ClientHandshake {
     /// Prepares a handshake; `nonce` MUST be 16 bytes from a good random source
     /// (RFC 6455 section 4.1), fresh for every connection attempt.
-    pub fn new(request: Request<'a>, nonce: [u8; 16]) -> ClientHandshake<'a> {
+    pub fn new(nonce: [u8; 16]) -> ClientHandshake {
         let mut key = [0u8; 24];
         // 16 bytes always encode to exactly 24 base64 characters.
         let written = STANDARD.encode_slice(nonce, &mut key);
         debug_assert_eq!(written, Ok(24));
         ClientHandshake {
-            request,
             key,
             accept: accept_key(&key),
             scanned: 0,
@@ -211,9 +216,8 @@ impl<'a> ClientHandshake<'a> {
         core::str::from_utf8(&self.key).unwrap_or_default()
     }
 
-    /// Writes the upgrade request into `out` and returns its length.
-    pub fn write_request(&self, out: &mut [u8]) -> Result<usize, HandshakeError> {
-        let r = &self.request;
+    /// Writes the upgrade request for `r` into `out` and returns its length.
+    pub fn write_request(&self, out: &mut [u8], r: &Request<'_>) -> Result<usize, HandshakeError> {
         let valid = !r.host.is_empty()
             && r.host.bytes().all(is_visible)
             && r.path.starts_with('/')
@@ -257,11 +261,15 @@ impl<'a> ClientHandshake<'a> {
     /// Validates the server's response.
     ///
     /// `input` is everything received so far (call again with the grown
-    /// buffer after [`HandshakeStatus::Partial`]). Checks the 101 status,
-    /// `Upgrade: websocket`, the `upgrade` token in `Connection`,
-    /// `Sec-WebSocket-Accept`, and that no extension or unoffered subprotocol
-    /// was selected.
-    pub fn parse_response(&mut self, input: &[u8]) -> Result<HandshakeStatus<'a>, HandshakeError> {
+    /// buffer after [`HandshakeStatus::Partial`]); `offered` is the request's
+    /// subprotocol list. Checks the 101 status, `Upgrade: websocket`, the
+    /// `upgrade` token in `Connection`, `Sec-WebSocket-Accept`, and that no
+    /// extension and no subprotocol outside `offered` was selected.
+    pub fn parse_response<'p>(
+        &mut self,
+        input: &[u8],
+        offered: &[&'p str],
+    ) -> Result<HandshakeStatus<'p>, HandshakeError> {
         let prefix = input.len().min(5);
         if input[..prefix] != b"HTTP/"[..prefix] {
             return Err(HandshakeError::Malformed);
@@ -302,12 +310,7 @@ impl<'a> ClientHandshake<'a> {
                 }
             } else if h.name.eq_ignore_ascii_case("sec-websocket-protocol") {
                 protocol_headers += 1;
-                protocol = self
-                    .request
-                    .protocols
-                    .iter()
-                    .copied()
-                    .find(|p| p.as_bytes() == value);
+                protocol = offered.iter().copied().find(|p| p.as_bytes() == value);
                 if protocol.is_none() {
                     return Err(HandshakeError::UnexpectedProtocol);
                 }

@@ -148,12 +148,13 @@ fn encoding_and_handshake_allocate_nothing() {
     let ((), allocs) = allocations(|| {
         encode_frame(&mut out, OpCode::Binary, true, &payload, Some([1, 2, 3, 4])).unwrap();
         encode_close(&mut out, Some((1001.into(), "bye")), None).unwrap();
-        let mut hs = ClientHandshake::new(Request::new("example.com", "/ws"), [3; 16]);
-        hs.write_request(&mut out).unwrap();
+        let request = Request::new("example.com", "/ws");
+        let mut hs = ClientHandshake::new([3; 16]);
+        hs.write_request(&mut out, &request).unwrap();
         let resp = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
                      Connection: Upgrade\r\nSec-WebSocket-Accept: x\r\n\r\n";
-        assert!(hs.parse_response(&resp[..20]) == Ok(HandshakeStatus::Partial));
-        assert!(hs.parse_response(resp).is_err());
+        assert!(hs.parse_response(&resp[..20], &[]) == Ok(HandshakeStatus::Partial));
+        assert!(hs.parse_response(resp, &[]).is_err());
     });
     assert_eq!(allocs, 0);
 }

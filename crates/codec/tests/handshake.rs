@@ -7,14 +7,10 @@ use tickwire_codec::handshake::{
 const NONCE: [u8; 16] = *b"the sample nonce";
 const ACCEPT: &str = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
 
-fn handshake() -> ClientHandshake<'static> {
-    ClientHandshake::new(
-        Request {
-            protocols: &["v1.json", "v2.json"],
-            ..Request::new("example.com", "/ws")
-        },
-        NONCE,
-    )
+const OFFERED: &[&str] = &["v1.json", "v2.json"];
+
+fn handshake() -> ClientHandshake {
+    ClientHandshake::new(NONCE)
 }
 
 fn response(extra: &str) -> String {
@@ -25,7 +21,7 @@ fn response(extra: &str) -> String {
 }
 
 fn parse(resp: &str) -> Result<HandshakeStatus<'static>, HandshakeError> {
-    handshake().parse_response(resp.as_bytes())
+    handshake().parse_response(resp.as_bytes(), OFFERED)
 }
 
 #[test]
@@ -33,7 +29,7 @@ fn accepts_a_valid_response_and_reports_where_frames_start() {
     let mut resp = response("Server: test\r\n").into_bytes();
     resp.extend_from_slice(b"\x81\x02hi");
     assert_eq!(
-        handshake().parse_response(&resp),
+        handshake().parse_response(&resp, OFFERED),
         Ok(HandshakeStatus::Complete {
             consumed: resp.len() - 4,
             protocol: None
@@ -118,7 +114,7 @@ fn refuses_a_wrong_missing_or_repeated_accept() {
 fn refuses_what_is_not_http() {
     let mut hs = handshake();
     assert_eq!(
-        hs.parse_response(b"\x16\x03\x01"),
+        hs.parse_response(b"\x16\x03\x01", OFFERED),
         Err(HandshakeError::Malformed)
     );
     assert_eq!(
@@ -146,10 +142,16 @@ fn response_size_is_capped_even_without_a_blank_line() {
     hs.set_max_response_len(256);
     let mut partial = b"HTTP/1.1 101 OK\r\n".to_vec();
     while partial.len() <= 256 {
-        assert_eq!(hs.parse_response(&partial), Ok(HandshakeStatus::Partial));
+        assert_eq!(
+            hs.parse_response(&partial, OFFERED),
+            Ok(HandshakeStatus::Partial)
+        );
         partial.extend_from_slice(b"X-Filler: abcdefgh\r\n");
     }
-    assert_eq!(hs.parse_response(&partial), Err(HandshakeError::TooLarge));
+    assert_eq!(
+        hs.parse_response(&partial, OFFERED),
+        Err(HandshakeError::TooLarge)
+    );
 }
 
 #[test]
@@ -158,12 +160,12 @@ fn byte_at_a_time_gives_the_same_answer() {
     let mut hs = handshake();
     for end in 0..resp.len() {
         assert_eq!(
-            hs.parse_response(&resp.as_bytes()[..end]),
+            hs.parse_response(&resp.as_bytes()[..end], OFFERED),
             Ok(HandshakeStatus::Partial)
         );
     }
     assert_eq!(
-        hs.parse_response(resp.as_bytes()),
+        hs.parse_response(resp.as_bytes(), OFFERED),
         Ok(HandshakeStatus::Complete {
             consumed: resp.len(),
             protocol: Some("v1.json")
@@ -192,21 +194,25 @@ fn request_refuses_header_injection_and_reports_its_size() {
         },
     ];
     for req in bad {
-        let hs = ClientHandshake::new(req, NONCE);
+        let hs = ClientHandshake::new(NONCE);
         assert_eq!(
-            hs.write_request(&mut [0u8; 512]),
+            hs.write_request(&mut [0u8; 512], &req),
             Err(HandshakeError::InvalidRequest),
             "{req:?}"
         );
     }
     let hs = handshake();
+    let req = Request {
+        protocols: OFFERED,
+        ..Request::new("example.com", "/ws")
+    };
     let mut big = [0u8; 512];
-    let n = hs.write_request(&mut big).unwrap();
+    let n = hs.write_request(&mut big, &req).unwrap();
     assert_eq!(
-        hs.write_request(&mut big[..n - 1]),
+        hs.write_request(&mut big[..n - 1], &req),
         Err(HandshakeError::InsufficientSize { required: n })
     );
-    assert_eq!(hs.write_request(&mut big[..n]), Ok(n));
+    assert_eq!(hs.write_request(&mut big[..n], &req), Ok(n));
 }
 
 #[test]
@@ -333,25 +339,25 @@ mod server {
     /// Our client against our server, both directions of the handshake.
     #[test]
     fn client_and_server_agree() {
-        let mut client = ClientHandshake::new(
-            Request {
-                protocols: &["v2.json", "v1.json"],
-                ..Request::new("localhost:9001", "/stream")
-            },
-            [42; 16],
-        );
+        let request = Request {
+            protocols: &["v2.json", "v1.json"],
+            ..Request::new("localhost:9001", "/stream")
+        };
+        let mut client = ClientHandshake::new([42; 16]);
         let mut req = [0u8; 512];
-        let n = client.write_request(&mut req).unwrap();
+        let n = client.write_request(&mut req, &request).unwrap();
         let mut server = ServerHandshake::new();
-        let RequestStatus::Complete { request, .. } = server.parse_request(&req[..n]).unwrap()
+        let RequestStatus::Complete {
+            request: upgrade, ..
+        } = server.parse_request(&req[..n]).unwrap()
         else {
             panic!("partial");
         };
-        let chosen = request.offered_protocols().find(|p| *p == "v1.json");
+        let chosen = upgrade.offered_protocols().find(|p| *p == "v1.json");
         let mut resp = [0u8; 256];
-        let m = write_response(&mut resp, request.accept(), chosen).unwrap();
+        let m = write_response(&mut resp, upgrade.accept(), chosen).unwrap();
         assert_eq!(
-            client.parse_response(&resp[..m]),
+            client.parse_response(&resp[..m], request.protocols),
             Ok(HandshakeStatus::Complete {
                 consumed: m,
                 protocol: Some("v1.json")

@@ -87,16 +87,14 @@ fn handshake_sample_key_and_accept() {
         &accept_key(b"dGhlIHNhbXBsZSBub25jZQ=="),
         b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
     );
-    let mut hs = ClientHandshake::new(
-        Request {
-            protocols: &["chat", "superchat"],
-            headers: &[("Origin", "http://example.com")],
-            ..Request::new("server.example.com", "/chat")
-        },
-        *b"the sample nonce",
-    );
+    let request = Request {
+        protocols: &["chat", "superchat"],
+        headers: &[("Origin", "http://example.com")],
+        ..Request::new("server.example.com", "/chat")
+    };
+    let mut hs = ClientHandshake::new(*b"the sample nonce");
     let mut out = [0u8; 512];
-    let n = hs.write_request(&mut out).unwrap();
+    let n = hs.write_request(&mut out, &request).unwrap();
     let expected = "GET /chat HTTP/1.1\r\n\
         Host: server.example.com\r\n\
         Upgrade: websocket\r\n\
@@ -113,7 +111,7 @@ fn handshake_sample_key_and_accept() {
         Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\
         Sec-WebSocket-Protocol: chat\r\n\r\n";
     assert_eq!(
-        hs.parse_response(response),
+        hs.parse_response(response, request.protocols),
         Ok(HandshakeStatus::Complete {
             consumed: response.len(),
             protocol: Some("chat"),
