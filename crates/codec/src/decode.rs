@@ -323,6 +323,13 @@ impl<B: AsMut<[u8]>> Decoder<B> {
         self.error = None;
     }
 
+    /// Returns the decoder to its initial state for a new connection in
+    /// `role` (a connection slot can serve either role over its life).
+    pub fn reset_for(&mut self, role: Role) {
+        self.role = role;
+        self.reset();
+    }
+
     /// Gives the message buffer back.
     pub fn into_buffer(self) -> B {
         self.buf

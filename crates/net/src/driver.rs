@@ -1,0 +1,1227 @@
+//! The driver: one mio `Poll`, and a slab of connection slots allocated once.
+
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Shutdown, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token, Waker};
+use rand::rngs::StdRng;
+use rand::{Rng, RngCore, SeedableRng};
+use tickwire_codec::handshake::{
+    ClientHandshake, HandshakeStatus, RequestStatus, ServerHandshake, write_rejection,
+    write_response,
+};
+use tickwire_codec::{
+    CloseCode, Config as CodecConfig, Decoder, MAX_CONTROL_FRAME_LEN, Message, OpCode,
+    ProtocolError, Role,
+};
+
+use crate::config::{Config, Endpoint, PollMode};
+use crate::event::{ConnId, Disconnect, DriverError, Handler, Payload, Reconnect, Stamps, Timeout};
+use crate::outgoing::{CloseRequest, Conn, Outgoing, SendError};
+use crate::resolve::{Lookup, Resolved, Resolver};
+use crate::tls::{TlsConfig, TlsConfigError, TlsContext, TlsIoError, TlsSession};
+
+/// The waker's token; listener `i` is `LISTENER_BASE - i`; slot tokens are
+/// `(generation << 16) | index` with a 15-bit generation, so they stay
+/// below both on 32-bit targets too.
+const WAKER: Token = Token(usize::MAX);
+const LISTENER_BASE: usize = usize::MAX - 1;
+const MAX_SLOTS: usize = 1 << 16;
+
+fn slot_token(index: usize, generation: u16) -> Token {
+    Token((usize::from(generation) << 16) | index)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Free,
+    /// Waiting for `deadline` to reconnect.
+    Backoff,
+    Resolving,
+    Connecting,
+    /// TLS and WebSocket handshakes (client), or reading the request (server).
+    Handshaking,
+    Open,
+    /// A Close frame has gone out; waiting for the peer's (if
+    /// `await_close_frame`) and then for the end of the stream.
+    Closing,
+}
+
+/// The receive side of a slot.
+struct Incoming {
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
+    decoder: Decoder<Box<[u8]>>,
+}
+
+struct Slot {
+    serial: u32,
+    generation: u16,
+    role: Role,
+    phase: Phase,
+    /// The current phase's deadline (connect, handshake, close, backoff end).
+    deadline: Option<Instant>,
+    endpoint: Option<Endpoint>,
+    socket: Option<TcpStream>,
+    tls: Option<TlsSession>,
+    client_hs: Option<ClientHandshake>,
+    server_hs: ServerHandshake,
+    rx: Incoming,
+    tx: Outgoing,
+    attempt: u32,
+    local_close: bool,
+    await_close_frame: bool,
+    /// Why the connection is closing, reported when it ends.
+    reason: Option<Disconnect>,
+    last_rx: Instant,
+    next_ping: Option<Instant>,
+    pong_deadline: Option<Instant>,
+    stale_check: Option<Instant>,
+    next_release: Option<Instant>,
+    read_stamp: u64,
+}
+
+impl Slot {
+    fn id(&self, index: usize) -> ConnId {
+        ConnId {
+            index: index as u32,
+            serial: self.serial,
+        }
+    }
+
+    /// The earliest instant at which this slot needs the timer pass.
+    fn timer(&self) -> Option<Instant> {
+        [
+            self.deadline,
+            self.next_ping,
+            self.pong_deadline,
+            self.stale_check,
+            self.next_release,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn clear_timers(&mut self) {
+        self.deadline = None;
+        self.next_ping = None;
+        self.pong_deadline = None;
+        self.stale_check = None;
+        self.next_release = None;
+    }
+}
+
+/// What to do with a slot after its bytes have been processed.
+enum After {
+    Continue,
+    End(Disconnect),
+}
+
+/// A single-threaded WebSocket engine: many connections on one mio `Poll`.
+///
+/// Every buffer is allocated in [`Driver::new`], from [`Config`]; the receive
+/// path allocates nothing afterwards (the TLS layer's own per-record
+/// allocation aside, see the `tls` module). Drive it by calling
+/// [`poll_once`](Driver::poll_once) in a loop on the thread that owns it;
+/// the [`Handler`] is called from there.
+pub struct Driver<H> {
+    poll: Poll,
+    events: Events,
+    ready: Vec<(Token, bool, bool, bool)>,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    listeners: Vec<TcpListener>,
+    handler: H,
+    config: Config,
+    tls: TlsContext,
+    resolver: Resolver,
+    clock: quanta::Clock,
+    rng: StdRng,
+    now: Instant,
+    poll_stamp: u64,
+    next_serial: u32,
+    next_timer: Option<Instant>,
+    timers_dirty: bool,
+}
+
+/// Why [`Driver::new`] failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// The poll, its waker or the resolver thread could not be created.
+    Io(io::Error),
+    /// The TLS configuration is unusable.
+    Tls(TlsConfigError),
+    /// A configuration value is out of range; the text says which.
+    Config(&'static str),
+}
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SetupError::Io(e) => write!(f, "driver setup failed: {e}"),
+            SetupError::Tls(e) => write!(f, "TLS setup failed: {e}"),
+            SetupError::Config(what) => write!(f, "invalid configuration: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+impl From<io::Error> for SetupError {
+    fn from(e: io::Error) -> Self {
+        SetupError::Io(e)
+    }
+}
+
+impl<H: Handler> Driver<H> {
+    /// Allocates everything: `config.max_connections` slots with their
+    /// buffers, the poll, and the resolver thread.
+    pub fn new(config: Config, tls: &TlsConfig, handler: H) -> Result<Driver<H>, SetupError> {
+        if config.max_connections == 0 || config.max_connections >= MAX_SLOTS {
+            return Err(SetupError::Config("max_connections must be 1 to 65535"));
+        }
+        if config.read_buffer_size < 2 * MAX_CONTROL_FRAME_LEN {
+            return Err(SetupError::Config(
+                "read_buffer_size must be at least 262 bytes",
+            ));
+        }
+        if config.write_buffer_size < 2 * MAX_CONTROL_FRAME_LEN {
+            return Err(SetupError::Config(
+                "write_buffer_size must be at least 262 bytes",
+            ));
+        }
+        let poll = Poll::new()?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        let resolver = Resolver::start(waker)?;
+        let now = Instant::now();
+        let codec = CodecConfig {
+            max_frame_size: config.max_message_size as u64,
+            max_message_size: config.max_message_size,
+            max_fragments: config.max_fragments,
+            input_capacity: config.read_buffer_size,
+        };
+        let slots = (0..config.max_connections)
+            .map(|_| Slot {
+                serial: 0,
+                generation: 0,
+                role: Role::Client,
+                phase: Phase::Free,
+                deadline: None,
+                endpoint: None,
+                socket: None,
+                tls: None,
+                client_hs: None,
+                server_hs: ServerHandshake::new(),
+                rx: Incoming {
+                    buf: vec![0u8; config.read_buffer_size].into_boxed_slice(),
+                    start: 0,
+                    end: 0,
+                    decoder: Decoder::new(
+                        Role::Client,
+                        codec,
+                        vec![0u8; config.max_message_size].into_boxed_slice(),
+                    ),
+                },
+                tx: Outgoing::new(
+                    config.write_buffer_size,
+                    config.outbox_size,
+                    config.send_rate,
+                    config.send_burst,
+                ),
+                attempt: 0,
+                local_close: false,
+                await_close_frame: false,
+                reason: None,
+                last_rx: now,
+                next_ping: None,
+                pong_deadline: None,
+                stale_check: None,
+                next_release: None,
+                read_stamp: 0,
+            })
+            .collect();
+        Ok(Driver {
+            poll,
+            events: Events::with_capacity(config.events_capacity.max(1)),
+            ready: Vec::with_capacity(config.events_capacity.max(1)),
+            slots,
+            free: (0..config.max_connections).rev().collect(),
+            listeners: Vec::new(),
+            handler,
+            tls: tls.context().map_err(SetupError::Tls)?,
+            config,
+            resolver,
+            clock: quanta::Clock::new(),
+            rng: StdRng::from_os_rng(),
+            now,
+            poll_stamp: 0,
+            next_serial: 1,
+            next_timer: None,
+            timers_dirty: false,
+        })
+    }
+
+    /// The handler.
+    pub fn handler(&self) -> &H {
+        &self.handler
+    }
+
+    /// The handler, mutably.
+    pub fn handler_mut(&mut self) -> &mut H {
+        &mut self.handler
+    }
+
+    /// The clock whose raw readings fill [`Stamps`]; use its `delta_as_nanos`
+    /// to turn two readings into nanoseconds.
+    pub fn clock(&self) -> &quanta::Clock {
+        &self.clock
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Opens a client connection to `endpoint`. It is reconnected whenever
+    /// it drops, until closed with [`close`](Self::close) or refused by
+    /// [`Handler::on_close`].
+    pub fn connect(&mut self, endpoint: Endpoint) -> Result<ConnId, DriverError> {
+        let index = self.free.pop().ok_or(DriverError::NoFreeSlot)?;
+        let serial = self.next_serial;
+        self.next_serial = self.next_serial.wrapping_add(1).max(1);
+        let slot = &mut self.slots[index];
+        slot.serial = serial;
+        slot.role = Role::Client;
+        slot.endpoint = Some(endpoint);
+        slot.attempt = 0;
+        slot.local_close = false;
+        self.start_connect(index);
+        Ok(self.slots[index].id(index))
+    }
+
+    /// Accepts WebSocket clients on `addr` (plain `ws://` only), each into a
+    /// free slot in the server role. Returns the bound address.
+    pub fn listen(&mut self, addr: SocketAddr) -> io::Result<SocketAddr> {
+        let mut listener = TcpListener::bind(addr)?;
+        let token = Token(LISTENER_BASE - self.listeners.len());
+        self.poll
+            .registry()
+            .register(&mut listener, token, Interest::READABLE)?;
+        let local = listener.local_addr()?;
+        self.listeners.push(listener);
+        Ok(local)
+    }
+
+    /// Sends a text message on connection `id` (paced like handler sends).
+    pub fn send_text(&mut self, id: ConnId, text: &str) -> Result<(), DriverError> {
+        self.send(id, OpCode::Text, text.as_bytes())
+    }
+
+    /// Sends a binary message on connection `id` (paced like handler sends).
+    pub fn send_binary(&mut self, id: ConnId, data: &[u8]) -> Result<(), DriverError> {
+        self.send(id, OpCode::Binary, data)
+    }
+
+    fn send(&mut self, id: ConnId, opcode: OpCode, data: &[u8]) -> Result<(), DriverError> {
+        let index = self.lookup(id)?;
+        let slot = &mut self.slots[index];
+        slot.tx.send(opcode, data, &mut self.rng)?;
+        self.after_callback(index);
+        Ok(())
+    }
+
+    /// Closes connection `id` with a close handshake; it is not reconnected.
+    /// A connection that is not open (connecting, or waiting to reconnect)
+    /// is dropped at once.
+    pub fn close(&mut self, id: ConnId, code: CloseCode, reason: &str) -> Result<(), DriverError> {
+        let index = self.lookup(id)?;
+        let request = CloseRequest::new(code, reason)?;
+        let slot = &mut self.slots[index];
+        slot.local_close = true;
+        if slot.phase == Phase::Open {
+            slot.tx.close_request = Some(request);
+            self.after_callback(index);
+        } else if slot.phase != Phase::Closing {
+            self.end(index, Disconnect::Local { code });
+        }
+        Ok(())
+    }
+
+    /// Whether connection `id` is open (handshakes done, not closing).
+    pub fn is_open(&self, id: ConnId) -> bool {
+        self.lookup(id)
+            .is_ok_and(|i| self.slots[i].phase == Phase::Open)
+    }
+
+    fn lookup(&self, id: ConnId) -> Result<usize, DriverError> {
+        let index = id.index as usize;
+        match self.slots.get(index) {
+            Some(s) if s.serial == id.serial && s.phase != Phase::Free => Ok(index),
+            _ => Err(DriverError::UnknownConnection),
+        }
+    }
+
+    /// Waits for readiness (or returns at once in busy-poll mode), then
+    /// reads, decodes and dispatches everything ready, and runs due timers.
+    pub fn poll_once(&mut self) -> io::Result<()> {
+        let timeout = match self.config.poll_mode {
+            PollMode::BusyPoll => Some(Duration::ZERO),
+            PollMode::Blocking => self
+                .next_timer
+                .map(|t| t.saturating_duration_since(Instant::now())),
+        };
+        self.poll_for(timeout)
+    }
+
+    /// Like [`poll_once`](Self::poll_once) but waits at most `limit`.
+    pub fn poll_timeout(&mut self, limit: Duration) -> io::Result<()> {
+        let timeout = match self.config.poll_mode {
+            PollMode::BusyPoll => Duration::ZERO,
+            PollMode::Blocking => self.next_timer.map_or(limit, |t| {
+                t.saturating_duration_since(Instant::now()).min(limit)
+            }),
+        };
+        self.poll_for(Some(timeout))
+    }
+
+    /// Runs [`poll_once`](Self::poll_once) until `done` returns true.
+    pub fn run_until(&mut self, mut done: impl FnMut(&mut H) -> bool) -> io::Result<()> {
+        while !done(&mut self.handler) {
+            self.poll_once()?;
+        }
+        Ok(())
+    }
+
+    fn poll_for(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        self.poll_stamp = self.clock.raw();
+        self.now = Instant::now();
+        self.ready.clear();
+        for ev in self.events.iter() {
+            let closed = ev.is_error() || ev.is_read_closed() || ev.is_write_closed();
+            self.ready.push((
+                ev.token(),
+                ev.is_readable() || closed,
+                ev.is_writable(),
+                ev.is_error(),
+            ));
+        }
+        for i in 0..self.ready.len() {
+            let (token, readable, writable, error) = self.ready[i];
+            if token == WAKER {
+                while let Some(resolved) = self.resolver.next() {
+                    self.on_resolved(resolved);
+                }
+            } else if token.0 > LISTENER_BASE - self.listeners.len() {
+                self.accept(LISTENER_BASE - token.0);
+            } else {
+                self.on_socket(token, readable, writable, error);
+            }
+        }
+        if self.timers_dirty || self.next_timer.is_some_and(|t| t <= self.now) {
+            self.run_timers();
+        }
+        Ok(())
+    }
+
+    fn on_socket(&mut self, token: Token, readable: bool, writable: bool, error: bool) {
+        let index = token.0 & 0xffff;
+        let Some(slot) = self.slots.get(index) else {
+            return;
+        };
+        if slot_token(index, slot.generation) != token {
+            return; // an event for a socket this slot has since replaced
+        }
+        match slot.phase {
+            Phase::Connecting => self.finish_connect(index),
+            Phase::Handshaking | Phase::Open | Phase::Closing => {
+                if (writable || error)
+                    && let Err(reason) = self.flush(index)
+                {
+                    self.end(index, reason);
+                    return;
+                }
+                if readable {
+                    self.on_readable(index);
+                }
+            }
+            Phase::Free | Phase::Backoff | Phase::Resolving => {}
+        }
+    }
+
+    // ----- connection set-up -------------------------------------------------
+
+    fn start_connect(&mut self, index: usize) {
+        let now = self.now;
+        let timeout = self.config.connect_timeout;
+        let slot = &mut self.slots[index];
+        slot.generation = slot.generation.wrapping_add(1) & 0x7fff;
+        slot.phase = Phase::Resolving;
+        slot.clear_timers();
+        slot.deadline = Some(now + timeout);
+        slot.reason = None;
+        self.timers_dirty = true;
+        let Some(endpoint) = slot.endpoint.as_ref() else {
+            return;
+        };
+        let (port, generation) = (endpoint.port(), slot.generation);
+        if let Ok(ip) = endpoint.host().parse::<IpAddr>() {
+            self.open_socket(index, SocketAddr::new(ip, port));
+            return;
+        }
+        let lookup = Lookup {
+            index,
+            generation,
+            host: endpoint.host().to_owned(),
+            port,
+        };
+        if let Err(kind) = self.resolver.lookup(lookup) {
+            self.end(index, Disconnect::Resolve(kind));
+        }
+    }
+
+    fn on_resolved(&mut self, resolved: Resolved) {
+        let Resolved {
+            index,
+            generation,
+            result,
+        } = resolved;
+        let Some(slot) = self.slots.get(index) else {
+            return;
+        };
+        if slot.generation != generation || slot.phase != Phase::Resolving {
+            return;
+        }
+        match result {
+            Ok(addr) => self.open_socket(index, addr),
+            Err(kind) => self.end(index, Disconnect::Resolve(kind)),
+        }
+    }
+
+    fn open_socket(&mut self, index: usize, addr: SocketAddr) {
+        let mut stream = match TcpStream::connect(addr) {
+            Ok(s) => s,
+            Err(e) => return self.end(index, Disconnect::Io(e.kind())),
+        };
+        let slot = &mut self.slots[index];
+        let token = slot_token(index, slot.generation);
+        if let Err(e) = self.poll.registry().register(
+            &mut stream,
+            token,
+            Interest::READABLE | Interest::WRITABLE,
+        ) {
+            return self.end(index, Disconnect::Io(e.kind()));
+        }
+        slot.socket = Some(stream);
+        slot.phase = Phase::Connecting;
+    }
+
+    /// A connecting socket became ready: see whether the connect succeeded.
+    fn finish_connect(&mut self, index: usize) {
+        let slot = &mut self.slots[index];
+        let Some(stream) = slot.socket.as_mut() else {
+            return;
+        };
+        match stream.take_error() {
+            Ok(None) => {}
+            Ok(Some(e)) | Err(e) => return self.end(index, Disconnect::Io(e.kind())),
+        }
+        match stream.peer_addr() {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => return, // not yet
+            Err(e) => return self.end(index, Disconnect::Io(e.kind())),
+        }
+        if let Err(e) = stream.set_nodelay(true) {
+            return self.end(index, Disconnect::Io(e.kind()));
+        }
+        let now = self.now;
+        slot.phase = Phase::Handshaking;
+        slot.deadline = Some(now + self.config.handshake_timeout);
+        slot.last_rx = now;
+        slot.tx.reset(Role::Client, now);
+        slot.rx.start = 0;
+        slot.rx.end = 0;
+        slot.rx.decoder.reset_for(Role::Client);
+        self.timers_dirty = true;
+        let Some(endpoint) = slot.endpoint.as_ref() else {
+            return;
+        };
+        if endpoint.is_tls() {
+            match TlsSession::new(&self.tls, endpoint.host()) {
+                Ok(session) => slot.tls = Some(session),
+                Err(e) => return self.end(index, Disconnect::Tls(e)),
+            }
+        }
+        let mut nonce = [0u8; 16];
+        self.rng.fill_bytes(&mut nonce);
+        let hs = ClientHandshake::new(nonce);
+        let tx = &mut slot.tx;
+        let written = endpoint
+            .with_request(|request| tx.push_handshake(|out| hs.write_request(out, request)));
+        if let Err(e) = written {
+            return self.end(index, Disconnect::Handshake(e));
+        }
+        slot.client_hs = Some(hs);
+        if let Err(reason) = self.flush(index) {
+            self.end(index, reason);
+        }
+    }
+
+    fn accept(&mut self, listener: usize) {
+        loop {
+            let Some(l) = self.listeners.get(listener) else {
+                return;
+            };
+            let (mut stream, _) = match l.accept() {
+                Ok(pair) => pair,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // Resource exhaustion (EMFILE) and aborted handshakes: try again later.
+                Err(_) => return,
+            };
+            let Some(index) = self.free.pop() else {
+                drop(stream); // no free slot: refuse
+                continue;
+            };
+            let now = self.now;
+            let serial = self.next_serial;
+            self.next_serial = self.next_serial.wrapping_add(1).max(1);
+            let slot = &mut self.slots[index];
+            slot.generation = slot.generation.wrapping_add(1) & 0x7fff;
+            let token = slot_token(index, slot.generation);
+            if self
+                .poll
+                .registry()
+                .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
+                .is_err()
+                || stream.set_nodelay(true).is_err()
+            {
+                self.free.push(index);
+                continue;
+            }
+            slot.serial = serial;
+            slot.role = Role::Server;
+            slot.endpoint = None;
+            slot.local_close = false;
+            slot.reason = None;
+            slot.socket = Some(stream);
+            slot.tls = None;
+            slot.server_hs = ServerHandshake::new();
+            slot.phase = Phase::Handshaking;
+            slot.clear_timers();
+            slot.deadline = Some(now + self.config.handshake_timeout);
+            slot.last_rx = now;
+            slot.tx.reset(Role::Server, now);
+            slot.rx.start = 0;
+            slot.rx.end = 0;
+            slot.rx.decoder.reset_for(Role::Server);
+            self.timers_dirty = true;
+        }
+    }
+
+    // ----- receiving ---------------------------------------------------------
+
+    /// Reads until the socket would block, processing what arrives as it
+    /// arrives (mio is edge-triggered: stopping early would strand bytes).
+    fn on_readable(&mut self, index: usize) {
+        loop {
+            let slot = &mut self.slots[index];
+            let rx = &mut slot.rx;
+            if rx.start == rx.end {
+                rx.start = 0;
+                rx.end = 0;
+            } else if rx.end == rx.buf.len() && rx.start > 0 {
+                rx.buf.copy_within(rx.start..rx.end, 0);
+                rx.end -= rx.start;
+                rx.start = 0;
+            }
+            if rx.end == rx.buf.len() {
+                // Cannot happen with the decoder's input_capacity set to the
+                // buffer size, but never spin on a full buffer.
+                return self.fail(index, Disconnect::Protocol(ProtocolError::MessageTooLarge));
+            }
+            let n = match read_some(slot) {
+                Ok(0) => return self.on_eof(index),
+                Ok(n) => n,
+                Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(ReadError::Io(e)) => return self.end(index, Disconnect::Io(e.kind())),
+                Err(ReadError::Tls(e)) => return self.end(index, Disconnect::Tls(e)),
+            };
+            slot.rx.end += n;
+            slot.read_stamp = self.clock.raw();
+            slot.last_rx = self.now;
+            if let After::End(reason) = self.process(index) {
+                return self.end(index, reason);
+            }
+            if self.slots[index].phase == Phase::Free || self.slots[index].phase == Phase::Backoff {
+                return;
+            }
+        }
+        // The socket is drained; release paced sends the handler queued, and
+        // flush what processing produced (pongs, handshake bytes, TLS
+        // handshake records, handler sends).
+        let slot = &mut self.slots[index];
+        if slot.tx.has_queued() {
+            slot.next_release = slot.tx.release(self.now);
+            self.timers_dirty = true;
+        }
+        if let Err(reason) = self.flush(index) {
+            self.end(index, reason);
+        }
+    }
+
+    fn on_eof(&mut self, index: usize) {
+        let slot = &mut self.slots[index];
+        let reason = match slot.phase {
+            Phase::Closing => slot.reason.take().unwrap_or(Disconnect::Eof),
+            _ => Disconnect::Eof,
+        };
+        self.end(index, reason);
+    }
+
+    /// Processes the bytes in the receive buffer according to the phase.
+    fn process(&mut self, index: usize) -> After {
+        if self.slots[index].phase == Phase::Handshaking {
+            match self.process_handshake(index) {
+                After::Continue => {}
+                end @ After::End(_) => return end,
+            }
+        }
+        match self.slots[index].phase {
+            Phase::Open | Phase::Closing => self.process_frames(index),
+            _ => After::Continue,
+        }
+    }
+
+    fn process_handshake(&mut self, index: usize) -> After {
+        let slot = &mut self.slots[index];
+        let input = &slot.rx.buf[slot.rx.start..slot.rx.end];
+        let consumed = match slot.role {
+            Role::Client => {
+                let (Some(hs), Some(endpoint)) = (slot.client_hs.as_mut(), slot.endpoint.as_ref())
+                else {
+                    return After::Continue;
+                };
+                let status = endpoint.with_protocols(|offered| {
+                    hs.parse_response(input, offered).map(|s| match s {
+                        HandshakeStatus::Partial => None,
+                        HandshakeStatus::Complete { consumed, .. } => Some(consumed),
+                    })
+                });
+                match status {
+                    Ok(Some(consumed)) => consumed,
+                    Ok(None) => return After::Continue,
+                    Err(e) => return After::End(Disconnect::Handshake(e)),
+                }
+            }
+            Role::Server => match slot.server_hs.parse_request(input) {
+                Ok(RequestStatus::Partial) => return After::Continue,
+                Ok(RequestStatus::Complete { consumed, request }) => {
+                    let accept = *request.accept();
+                    if let Err(e) = slot
+                        .tx
+                        .push_handshake(|out| write_response(out, &accept, None))
+                    {
+                        return After::End(Disconnect::Handshake(e));
+                    }
+                    consumed
+                }
+                Err(e) => {
+                    let _ = slot.tx.push_handshake(|out| write_rejection(out, e));
+                    let _ = self.flush(index);
+                    return After::End(Disconnect::Handshake(e));
+                }
+            },
+        };
+        let now = self.now;
+        let ping = self.config.ping_interval;
+        let stale = self.config.stale_timeout;
+        let slot = &mut self.slots[index];
+        slot.rx.start += consumed;
+        slot.phase = Phase::Open;
+        slot.deadline = None;
+        slot.attempt = 0;
+        slot.tx.open = true;
+        slot.next_ping = ping.map(|p| now + p);
+        slot.pong_deadline = None;
+        slot.stale_check = stale.map(|s| now + s);
+        self.timers_dirty = true;
+        let id = slot.id(index);
+        let mut conn = Conn {
+            id,
+            out: &mut slot.tx,
+            rng: &mut self.rng,
+        };
+        self.handler.on_open(&mut conn);
+        self.after_callback(index);
+        After::Continue
+    }
+
+    /// Decodes and dispatches every complete frame in the receive buffer.
+    fn process_frames(&mut self, index: usize) -> After {
+        let Driver {
+            slots,
+            handler,
+            rng,
+            clock,
+            poll_stamp,
+            now,
+            config,
+            timers_dirty,
+            ..
+        } = self;
+        let slot = &mut slots[index];
+        let id = slot.id(index);
+        loop {
+            let Incoming {
+                buf,
+                start,
+                end,
+                decoder,
+            } = &mut slot.rx;
+            if decoder.error().is_some() {
+                // Failed: the close frame is out; discard until the peer closes.
+                *start = *end;
+                return After::Continue;
+            }
+            let decoded = match decoder.decode(&mut buf[*start..*end]) {
+                Ok(d) => d,
+                Err(e) => {
+                    return fail_slot(
+                        slot,
+                        rng,
+                        *now,
+                        config,
+                        Disconnect::Protocol(e),
+                        timers_dirty,
+                    );
+                }
+            };
+            *start += decoded.consumed;
+            let open = slot.phase == Phase::Open;
+            match decoded.message {
+                None => return After::Continue,
+                Some(Message::Text(text)) if open => {
+                    let stamps = Stamps {
+                        poll: *poll_stamp,
+                        read: slot.read_stamp,
+                        parsed: clock.raw(),
+                    };
+                    let mut conn = Conn {
+                        id,
+                        out: &mut slot.tx,
+                        rng,
+                    };
+                    handler.on_message(&mut conn, Payload::Text(text), stamps);
+                }
+                Some(Message::Binary(data)) if open => {
+                    let stamps = Stamps {
+                        poll: *poll_stamp,
+                        read: slot.read_stamp,
+                        parsed: clock.raw(),
+                    };
+                    let mut conn = Conn {
+                        id,
+                        out: &mut slot.tx,
+                        rng,
+                    };
+                    handler.on_message(&mut conn, Payload::Binary(data), stamps);
+                }
+                // Data that arrives while closing is dropped.
+                Some(Message::Text(_) | Message::Binary(_)) => {}
+                Some(Message::Ping(payload)) => {
+                    if open && slot.tx.push_frame(OpCode::Pong, payload, rng).is_err() {
+                        return After::End(Disconnect::SendBufferFull);
+                    }
+                }
+                Some(Message::Pong(_)) => {
+                    slot.pong_deadline = None;
+                    *timers_dirty = true;
+                }
+                Some(Message::Close(close)) => {
+                    let code = close.map(|c| c.code);
+                    if open {
+                        // Echo the code (RFC 6455 5.5.1), then wait for the end.
+                        let echo = code.map(|c| (c, ""));
+                        if slot.tx.push_close(echo, rng).is_err() {
+                            return After::End(Disconnect::SendBufferFull);
+                        }
+                        slot.reason = Some(Disconnect::Remote { code });
+                        slot.tx.open = false;
+                        slot.phase = Phase::Closing;
+                        slot.clear_timers();
+                        slot.deadline = Some(*now + config.close_timeout);
+                        *timers_dirty = true;
+                    }
+                    slot.await_close_frame = false;
+                    if slot.role == Role::Server {
+                        // The server closes the TCP connection first (RFC 6455 7.1.1).
+                        let reason = slot.reason.take().unwrap_or(Disconnect::Remote { code });
+                        return After::End(reason);
+                    }
+                    return After::Continue;
+                }
+            }
+            // A handler callback may have asked to close.
+            if let Some(request) = slot.tx.close_request.take() {
+                begin_close(slot, rng, *now, config, request, timers_dirty);
+            }
+        }
+    }
+
+    /// Applies what a callback asked for: a close, paced sends.
+    fn after_callback(&mut self, index: usize) {
+        let now = self.now;
+        let slot = &mut self.slots[index];
+        if let Some(request) = slot.tx.close_request.take() {
+            begin_close(
+                slot,
+                &mut self.rng,
+                now,
+                &self.config,
+                request,
+                &mut self.timers_dirty,
+            );
+        }
+        slot.next_release = slot.tx.release(now);
+        self.timers_dirty = true;
+        if let Err(reason) = self.flush(index) {
+            self.end(index, reason);
+        }
+    }
+
+    /// Fails the connection: sends a close frame (best effort) and waits
+    /// briefly for the peer to close, or ends it at once when nothing more
+    /// can be sent.
+    fn fail(&mut self, index: usize, reason: Disconnect) {
+        let slot = &mut self.slots[index];
+        let after = fail_slot(
+            slot,
+            &mut self.rng,
+            self.now,
+            &self.config,
+            reason,
+            &mut self.timers_dirty,
+        );
+        match after {
+            After::End(reason) => self.end(index, reason),
+            After::Continue => {
+                if let Err(reason) = self.flush(index) {
+                    self.end(index, reason);
+                }
+            }
+        }
+    }
+
+    // ----- sending -----------------------------------------------------------
+
+    /// Writes the send buffer to the socket (through TLS when there is some)
+    /// until it is empty or the socket would block.
+    fn flush(&mut self, index: usize) -> Result<(), Disconnect> {
+        let slot = &mut self.slots[index];
+        let Some(socket) = slot.socket.as_mut() else {
+            return Ok(());
+        };
+        match slot.tls.as_mut() {
+            Some(tls) => {
+                let pending = slot.tx.pending();
+                if !pending.is_empty() {
+                    let n = tls
+                        .write_plaintext(pending)
+                        .map_err(|e| Disconnect::Io(e.kind()))?;
+                    slot.tx.consume(n);
+                }
+                while tls.wants_write() {
+                    match tls.write_tls(socket) {
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(Disconnect::Io(e.kind())),
+                    }
+                }
+            }
+            None => loop {
+                let pending = slot.tx.pending();
+                if pending.is_empty() {
+                    break;
+                }
+                match socket.write(pending) {
+                    Ok(0) => return Err(Disconnect::Io(io::ErrorKind::WriteZero)),
+                    Ok(n) => slot.tx.consume(n),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(Disconnect::Io(e.kind())),
+                }
+            },
+        }
+        Ok(())
+    }
+
+    // ----- timers ------------------------------------------------------------
+
+    fn run_timers(&mut self) {
+        let now = self.now;
+        for index in 0..self.slots.len() {
+            let due = self.slots[index].timer().is_some_and(|t| t <= now);
+            if !due {
+                continue;
+            }
+            let slot = &mut self.slots[index];
+            match slot.phase {
+                Phase::Free => {}
+                Phase::Backoff => {
+                    if slot.deadline.is_some_and(|d| d <= now) {
+                        self.start_connect(index);
+                    }
+                }
+                Phase::Resolving | Phase::Connecting => {
+                    self.end(index, Disconnect::Timeout(Timeout::Connect));
+                }
+                Phase::Handshaking => self.end(index, Disconnect::Timeout(Timeout::Handshake)),
+                Phase::Closing => {
+                    let reason = slot
+                        .reason
+                        .take()
+                        .unwrap_or(Disconnect::Timeout(Timeout::Close));
+                    self.end(index, reason);
+                }
+                Phase::Open => self.open_timers(index),
+            }
+        }
+        self.timers_dirty = false;
+        self.next_timer = self
+            .slots
+            .iter()
+            .filter(|s| s.phase != Phase::Free)
+            .filter_map(Slot::timer)
+            .min();
+    }
+
+    fn open_timers(&mut self, index: usize) {
+        let now = self.now;
+        let slot = &mut self.slots[index];
+        if slot.pong_deadline.is_some_and(|d| d <= now) {
+            return self.fail_now(index, Disconnect::Timeout(Timeout::Pong));
+        }
+        if let (Some(check), Some(stale)) = (slot.stale_check, self.config.stale_timeout)
+            && check <= now
+        {
+            if now.saturating_duration_since(slot.last_rx) >= stale {
+                return self.fail_now(index, Disconnect::Timeout(Timeout::Stale));
+            }
+            slot.stale_check = Some(slot.last_rx + stale);
+        }
+        if let (Some(at), Some(interval)) = (slot.next_ping, self.config.ping_interval)
+            && at <= now
+        {
+            // The payload is a clock reading, which the pong echoes.
+            let stamp = self.clock.raw().to_be_bytes();
+            if slot
+                .tx
+                .push_frame(OpCode::Ping, &stamp, &mut self.rng)
+                .is_err()
+            {
+                return self.end(index, Disconnect::SendBufferFull);
+            }
+            if slot.pong_deadline.is_none() {
+                slot.pong_deadline = Some(now + self.config.pong_timeout);
+            }
+            slot.next_ping = Some(now + interval);
+        }
+        if slot.next_release.is_some_and(|t| t <= now) {
+            slot.next_release = slot.tx.release(now);
+        }
+        if let Err(reason) = self.flush(index) {
+            self.end(index, reason);
+        }
+    }
+
+    /// Sends a close frame and ends the connection without waiting: the
+    /// peer is not responding.
+    fn fail_now(&mut self, index: usize, reason: Disconnect) {
+        let slot = &mut self.slots[index];
+        let _ = slot
+            .tx
+            .push_close(Some((CloseCode::GOING_AWAY, "")), &mut self.rng);
+        let _ = self.flush(index);
+        self.end(index, reason);
+    }
+
+    // ----- tear-down ---------------------------------------------------------
+
+    /// Ends the current connection of slot `index`: closes the socket,
+    /// reports `reason`, and schedules a reconnect or frees the slot.
+    fn end(&mut self, index: usize, reason: Disconnect) {
+        let slot = &mut self.slots[index];
+        if slot.phase == Phase::Free {
+            return;
+        }
+        if let Some(tls) = slot.tls.as_mut() {
+            tls.send_close_notify();
+            if let Some(socket) = slot.socket.as_mut() {
+                let _ = tls.write_tls(socket);
+            }
+        }
+        if let Some(mut socket) = slot.socket.take() {
+            let _ = self.poll.registry().deregister(&mut socket);
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+        slot.tls = None;
+        slot.client_hs = None;
+        slot.tx.open = false;
+        slot.clear_timers();
+        slot.reason = None;
+        self.timers_dirty = true;
+        let id = slot.id(index);
+        let role = slot.role;
+        let was_connection = slot.phase != Phase::Backoff;
+        let decision = self.handler.on_close(id, role, &reason);
+        let slot = &mut self.slots[index];
+        let reconnect = role == Role::Client
+            && !slot.local_close
+            && decision == Reconnect::Yes
+            && !matches!(reason, Disconnect::Local { .. })
+            && was_connection;
+        if reconnect {
+            slot.attempt = slot.attempt.saturating_add(1);
+            let delay = self
+                .config
+                .backoff
+                .delay(slot.attempt, self.rng.random::<f64>());
+            slot.phase = Phase::Backoff;
+            slot.deadline = Some(self.now + delay);
+            let attempt = slot.attempt;
+            self.handler.on_reconnecting(id, attempt, delay);
+        } else {
+            slot.phase = Phase::Free;
+            slot.endpoint = None;
+            slot.serial = 0;
+            self.free.push(index);
+        }
+    }
+}
+
+/// Starts the close handshake the application asked for.
+fn begin_close(
+    slot: &mut Slot,
+    rng: &mut StdRng,
+    now: Instant,
+    config: &Config,
+    request: CloseRequest,
+    timers_dirty: &mut bool,
+) {
+    if slot.phase != Phase::Open {
+        return;
+    }
+    slot.local_close = true;
+    // A full send buffer only loses the close frame; the deadline still ends it.
+    let _ = slot
+        .tx
+        .push_close(Some((request.code, request.reason())), rng);
+    slot.tx.open = false;
+    slot.phase = Phase::Closing;
+    slot.await_close_frame = true;
+    slot.reason = Some(Disconnect::Local { code: request.code });
+    slot.clear_timers();
+    slot.deadline = Some(now + config.close_timeout);
+    *timers_dirty = true;
+}
+
+/// Fails a connection: a close frame with the error's code, then Closing.
+fn fail_slot(
+    slot: &mut Slot,
+    rng: &mut StdRng,
+    now: Instant,
+    config: &Config,
+    reason: Disconnect,
+    timers_dirty: &mut bool,
+) -> After {
+    if !matches!(slot.phase, Phase::Open | Phase::Handshaking) {
+        return After::End(reason);
+    }
+    let code = match &reason {
+        Disconnect::Protocol(e) => e.close_code(),
+        _ => CloseCode::GOING_AWAY,
+    };
+    if slot.phase == Phase::Open {
+        let _ = slot.tx.push_close(Some((code, "")), rng);
+    }
+    slot.tx.open = false;
+    slot.phase = Phase::Closing;
+    slot.await_close_frame = false;
+    slot.reason = Some(reason);
+    slot.clear_timers();
+    slot.deadline = Some(now + config.close_timeout);
+    *timers_dirty = true;
+    After::Continue
+}
+
+enum ReadError {
+    Io(io::Error),
+    Tls(crate::tls::TlsError),
+}
+
+/// Reads once into the free end of the receive buffer: straight from the
+/// socket, or through TLS (taking ciphertext from the socket as needed).
+fn read_some(slot: &mut Slot) -> Result<usize, ReadError> {
+    let Some(socket) = slot.socket.as_mut() else {
+        return Err(ReadError::Io(io::ErrorKind::NotConnected.into()));
+    };
+    let free = &mut slot.rx.buf[slot.rx.end..];
+    let Some(tls) = slot.tls.as_mut() else {
+        return socket.read(free).map_err(ReadError::Io);
+    };
+    loop {
+        match tls.read_plaintext(free) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(ReadError::Io(e)),
+        }
+        match tls.read_tls(socket) {
+            Ok(0) => return Ok(0),
+            Ok(_) => {
+                // Handshake progress or a key update may have produced records.
+                while tls.wants_write() {
+                    match tls.write_tls(socket) {
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) => return Err(ReadError::Io(e)),
+                    }
+                }
+            }
+            Err(TlsIoError::Io(e)) => return Err(ReadError::Io(e)),
+            Err(TlsIoError::Tls(e)) => return Err(ReadError::Tls(e)),
+        }
+    }
+}
+
+impl From<SendError> for Disconnect {
+    fn from(_: SendError) -> Self {
+        Disconnect::SendBufferFull
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LISTENER_BASE, WAKER, slot_token};
+
+    #[test]
+    fn slot_tokens_never_collide_with_the_reserved_ones() {
+        let top = slot_token(0xffff, 0x7fff).0;
+        assert!(top < LISTENER_BASE - 1024);
+        const { assert!(LISTENER_BASE < WAKER.0) };
+        assert_ne!(slot_token(1, 2), slot_token(2, 1));
+        assert_ne!(slot_token(5, 1), slot_token(5, 2));
+    }
+}

@@ -1,0 +1,217 @@
+//! What the application sees: the [`Handler`] trait and its arguments.
+
+use std::fmt;
+use std::io;
+use std::time::Duration;
+
+use tickwire_codec::handshake::HandshakeError;
+use tickwire_codec::{CloseCode, ProtocolError, Role};
+
+use crate::outgoing::{Conn, SendError};
+use crate::tls::TlsError;
+
+/// Identifies one logical connection: the same id across its reconnects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnId {
+    pub(crate) index: u32,
+    pub(crate) serial: u32,
+}
+
+impl ConnId {
+    /// The slot this connection occupies (0-based, below `max_connections`).
+    pub fn index(self) -> usize {
+        self.index as usize
+    }
+}
+
+impl fmt::Display for ConnId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "conn {}.{}", self.index, self.serial)
+    }
+}
+
+/// A data message, borrowed from the connection's buffers until the handler
+/// returns.
+///
+/// It is mutable so that it can be parsed in place. A message that arrived
+/// in one frame is a slice of the receive buffer; it was not copied.
+#[derive(Debug)]
+pub enum Payload<'a> {
+    /// A text message, validated as UTF-8.
+    Text(&'a mut str),
+    /// A binary message.
+    Binary(&'a mut [u8]),
+}
+
+impl Payload<'_> {
+    /// The message bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Payload::Text(t) => t.as_bytes(),
+            Payload::Binary(b) => b,
+        }
+    }
+
+    /// The message length in bytes.
+    pub fn len(&self) -> usize {
+        self.as_bytes().len()
+    }
+
+    /// Whether the message is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Raw TSC readings (from `quanta::Clock::raw`) taken on the way to the
+/// handler. Convert differences with [`Driver::clock`](crate::Driver::clock)'s
+/// `delta_as_nanos`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stamps {
+    /// When the poll call that reported readiness returned.
+    pub poll: u64,
+    /// When the read that completed the message returned.
+    pub read: u64,
+    /// When the message was decoded, just before the handler was called.
+    pub parsed: u64,
+}
+
+/// Which deadline expired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Timeout {
+    /// Name resolution and TCP connect took longer than `connect_timeout`.
+    Connect,
+    /// The TLS and WebSocket handshakes took longer than `handshake_timeout`.
+    Handshake,
+    /// A Ping went unanswered for `pong_timeout`.
+    Pong,
+    /// No byte arrived for `stale_timeout`.
+    Stale,
+    /// The peer did not finish the close handshake within `close_timeout`.
+    Close,
+}
+
+/// Why a connection ended.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Disconnect {
+    /// The peer sent a Close frame, which was answered. `code` is `None`
+    /// when the frame carried no status code.
+    Remote {
+        /// The peer's close code.
+        code: Option<CloseCode>,
+    },
+    /// The application closed the connection. It is not reconnected.
+    Local {
+        /// The close code sent.
+        code: CloseCode,
+    },
+    /// The peer broke the WebSocket protocol; a Close frame with
+    /// [`ProtocolError::close_code`] was sent.
+    Protocol(ProtocolError),
+    /// The opening handshake failed (for example the server answered 429).
+    Handshake(HandshakeError),
+    /// TLS failed: an untrusted certificate, a wrong host name, an alert.
+    Tls(TlsError),
+    /// The host name did not resolve to an address.
+    Resolve(io::ErrorKind),
+    /// A socket error: connection refused, reset, unreachable.
+    Io(io::ErrorKind),
+    /// The TCP connection ended without a Close frame (close code 1006).
+    Eof,
+    /// A deadline passed.
+    Timeout(Timeout),
+    /// The peer does not read: the send buffer overflowed.
+    SendBufferFull,
+}
+
+impl fmt::Display for Disconnect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Disconnect::Remote { code: Some(c) } => write!(f, "closed by peer with code {c}"),
+            Disconnect::Remote { code: None } => f.write_str("closed by peer without a code"),
+            Disconnect::Local { code } => write!(f, "closed by application with code {code}"),
+            Disconnect::Protocol(e) => write!(f, "protocol error: {e}"),
+            Disconnect::Handshake(e) => write!(f, "handshake failed: {e}"),
+            Disconnect::Tls(e) => write!(f, "TLS failed: {e}"),
+            Disconnect::Resolve(kind) => write!(f, "name resolution failed: {kind}"),
+            Disconnect::Io(kind) => write!(f, "socket error: {kind}"),
+            Disconnect::Eof => f.write_str("connection ended without a close frame"),
+            Disconnect::Timeout(t) => write!(f, "timed out: {t:?}"),
+            Disconnect::SendBufferFull => f.write_str("send buffer full"),
+        }
+    }
+}
+
+impl std::error::Error for Disconnect {}
+
+/// What to do after a client connection ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reconnect {
+    /// Reconnect after the backoff delay (the default).
+    Yes,
+    /// Give the slot up.
+    No,
+}
+
+/// The application's side of a [`Driver`](crate::Driver): called from
+/// [`Driver::poll_once`](crate::Driver::poll_once) on the driver's thread.
+///
+/// Only `on_message` is required. Callbacks must not block: every connection
+/// on the driver waits for them.
+pub trait Handler {
+    /// A connection completed its handshakes (or, in the server role,
+    /// accepted one). Send subscriptions here: they are paced by
+    /// `Config::send_rate`, so a reconnect never floods the venue.
+    fn on_open(&mut self, conn: &mut Conn<'_>) {
+        let _ = conn;
+    }
+
+    /// A text or binary message arrived. Pings, pongs and closes are
+    /// handled by the driver.
+    fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, stamps: Stamps);
+
+    /// A connection ended. For client connections not closed by the
+    /// application, the return value decides whether to reconnect.
+    fn on_close(&mut self, id: ConnId, role: Role, reason: &Disconnect) -> Reconnect {
+        let _ = (id, role, reason);
+        Reconnect::Yes
+    }
+
+    /// A client connection will reconnect after `delay` (attempt counts
+    /// from 1 and resets after a successful handshake).
+    fn on_reconnecting(&mut self, id: ConnId, attempt: u32, delay: Duration) {
+        let _ = (id, attempt, delay);
+    }
+}
+
+/// Why [`Driver::connect`](crate::Driver::connect) or a send failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DriverError {
+    /// Every connection slot is in use.
+    NoFreeSlot,
+    /// No connection has this id (it was closed, or never existed).
+    UnknownConnection,
+    /// A send failed.
+    Send(SendError),
+}
+
+impl fmt::Display for DriverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DriverError::NoFreeSlot => f.write_str("every connection slot is in use"),
+            DriverError::UnknownConnection => f.write_str("no such connection"),
+            DriverError::Send(e) => write!(f, "send failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for DriverError {}
+
+impl From<SendError> for DriverError {
+    fn from(e: SendError) -> Self {
+        DriverError::Send(e)
+    }
+}

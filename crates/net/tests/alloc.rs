@@ -1,0 +1,86 @@
+//! The receive path allocates nothing after start-up (plain `ws://`; the
+//! TLS layer's own per-record allocation is removed separately).
+
+use std::time::{Duration, Instant};
+
+use tickwire_codec::OpCode;
+use tickwire_net::{Config, Conn, Driver, Endpoint, Handler, Payload, Stamps, TlsConfig};
+use tickwire_testkit::allocations_so_far;
+
+use crate::util::{TestServer, test_config};
+
+/// Touches every payload byte, like a parser would, and counts.
+#[derive(Default)]
+struct Touch {
+    messages: usize,
+    checksum: u64,
+    opened: bool,
+}
+
+impl Handler for Touch {
+    fn on_open(&mut self, _conn: &mut Conn<'_>) {
+        self.opened = true;
+    }
+
+    fn on_message(&mut self, _conn: &mut Conn<'_>, payload: Payload<'_>, _stamps: Stamps) {
+        self.messages += 1;
+        self.checksum = payload.as_bytes().iter().fold(self.checksum, |a, &b| {
+            a.wrapping_mul(31).wrapping_add(u64::from(b))
+        });
+    }
+}
+
+#[test]
+fn receiving_allocates_nothing_after_start_up() {
+    const MESSAGES: usize = 20_000;
+    let server = TestServer::start(None, |peer, _, _| {
+        peer.upgrade()?;
+        // Wait for the go-ahead so the warm-up is over before the flood.
+        peer.recv_data()?;
+        let msg = br#"{"e":"trade","E":1723075200123,"s":"BTCUSDT","t":3712345678,"p":"61234.56000000","q":"0.00123000","T":1723075200122,"m":true,"M":true,"x":"pad-to-200-bytes-xxxxxxxxxxxxxx"}"#;
+        let mut batch = Vec::new();
+        for i in 0..MESSAGES {
+            batch.extend(crate::util::Peer::frame(OpCode::Text, true, msg));
+            if i % 500 == 499 {
+                peer.write(&batch)?;
+                batch.clear();
+            }
+            if i == MESSAGES / 2 {
+                peer.send(OpCode::Ping, b"mid-stream")?; // a pong goes out too
+            }
+        }
+        peer.write(&batch)?;
+        peer.drain_until_eof();
+        Ok(())
+    });
+    let config = Config {
+        ping_interval: Some(Duration::from_secs(3600)),
+        stale_timeout: Some(Duration::from_secs(3600)),
+        ..test_config()
+    };
+    let mut driver = Driver::new(config, &TlsConfig::empty(), Touch::default()).unwrap();
+    let id = driver
+        .connect(Endpoint::parse(&server.url(false, "/")).unwrap())
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !driver.handler().opened {
+        assert!(Instant::now() < deadline);
+        driver.poll_timeout(Duration::from_millis(5)).unwrap();
+    }
+    driver.send_text(id, "go").unwrap();
+    let before = allocations_so_far();
+    while driver.handler().messages < MESSAGES {
+        assert!(
+            Instant::now() < deadline,
+            "only {} messages",
+            driver.handler().messages
+        );
+        driver.poll_timeout(Duration::from_millis(5)).unwrap();
+    }
+    let allocated = allocations_so_far() - before;
+    assert_eq!(
+        allocated, 0,
+        "{allocated} allocations while receiving {MESSAGES} messages"
+    );
+    assert_ne!(driver.handler().checksum, 0);
+}

@@ -1,0 +1,384 @@
+//! `ws://` connections: the engine's behaviour without TLS in the way.
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use tickwire_codec::OpCode;
+use tickwire_net::{
+    CloseCode, Config, Disconnect, Driver, Endpoint, HandshakeError, Timeout, TlsConfig,
+};
+
+use crate::util::{Ev, Recorder, TestServer, run_for, run_until, test_config};
+
+fn client(config: Config, recorder: Recorder) -> Driver<Recorder> {
+    Driver::new(config, &TlsConfig::empty(), recorder).unwrap()
+}
+
+#[test]
+fn messages_fragments_pings_and_a_server_close() {
+    let server = TestServer::start(None, |peer, _, log| {
+        peer.upgrade()?;
+        log.send(format!("path {}", peer.path)).unwrap();
+        peer.send(OpCode::Text, b"hello")?;
+        peer.send(OpCode::Binary, &[1, 2, 3])?;
+        peer.write(&crate::util::Peer::frame(OpCode::Text, false, b"frag"))?;
+        peer.send(OpCode::Ping, b"are you there")?;
+        peer.write(&crate::util::Peer::frame(
+            OpCode::Continuation,
+            true,
+            "mented κ".as_bytes(),
+        ))?;
+        log.send(format!("{:?}", peer.recv()?)).unwrap(); // the pong
+        peer.close(1001, "going away")?;
+        log.send(format!("{:?}", peer.recv()?)).unwrap(); // the close echo
+        peer.drain_until_eof();
+        Ok(())
+    });
+    let mut driver = client(
+        test_config(),
+        Recorder {
+            no_reconnect: true,
+            ..Recorder::default()
+        },
+    );
+    let id = driver
+        .connect(Endpoint::parse(&server.url(false, "/feed?x=1")).unwrap())
+        .unwrap();
+    run_until(&mut driver, "the close", |r| !r.closed.is_empty());
+    assert_eq!(server.next_log(), "path /feed?x=1");
+    assert_eq!(
+        server.next_log(),
+        format!("{:?}", Ev::Pong(b"are you there".to_vec()))
+    );
+    assert_eq!(server.next_log(), format!("{:?}", Ev::Close(Some(1001))));
+    let r = driver.handler();
+    assert_eq!(r.opened, [id]);
+    let got: Vec<&Ev> = r.messages.iter().map(|(_, e)| e).collect();
+    assert_eq!(
+        got,
+        [
+            &Ev::Text("hello".into()),
+            &Ev::Binary(vec![1, 2, 3]),
+            &Ev::Text("fragmented κ".into())
+        ]
+    );
+    assert_eq!(
+        r.closed,
+        [(
+            id,
+            Disconnect::Remote {
+                code: Some(CloseCode(1001))
+            }
+        )]
+    );
+    assert!(r.reconnecting.is_empty());
+    assert!(!driver.is_open(id));
+}
+
+#[test]
+fn our_server_role_and_our_client_talk() {
+    let config = test_config();
+    let mut server = Driver::new(
+        config.clone(),
+        &TlsConfig::empty(),
+        Recorder {
+            echo: true,
+            ..Recorder::default()
+        },
+    )
+    .unwrap();
+    let addr = server.listen("127.0.0.1:0".parse().unwrap()).unwrap();
+    let mut client = client(
+        config,
+        Recorder {
+            subscribe: vec!["one".into(), "two".into()],
+            ..Recorder::default()
+        },
+    );
+    let id = client
+        .connect(Endpoint::parse(&format!("ws://127.0.0.1:{}/", addr.port())).unwrap())
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while client.handler().messages.len() < 2 {
+        assert!(Instant::now() < deadline, "no echo");
+        server.poll_timeout(Duration::from_millis(1)).unwrap();
+        client.poll_timeout(Duration::from_millis(1)).unwrap();
+    }
+    let echoed: Vec<&Ev> = client.handler().messages.iter().map(|(_, e)| e).collect();
+    assert_eq!(echoed, [&Ev::Text("one".into()), &Ev::Text("two".into())]);
+    assert_eq!(server.handler().opened.len(), 1);
+
+    client.close(id, CloseCode::NORMAL, "done").unwrap();
+    while server.handler().closed.is_empty() || client.handler().closed.is_empty() {
+        assert!(Instant::now() < deadline, "no close");
+        server.poll_timeout(Duration::from_millis(1)).unwrap();
+        client.poll_timeout(Duration::from_millis(1)).unwrap();
+    }
+    let (_, reason) = &server.handler().closed[0];
+    assert_eq!(
+        reason,
+        &Disconnect::Remote {
+            code: Some(CloseCode::NORMAL)
+        }
+    );
+    assert_eq!(
+        client.handler().closed,
+        [(
+            id,
+            Disconnect::Local {
+                code: CloseCode::NORMAL
+            }
+        )]
+    );
+    assert!(
+        client.handler().reconnecting.is_empty(),
+        "a local close is final"
+    );
+}
+
+#[test]
+fn refused_then_accepted_with_growing_backoff() {
+    // Reserve a port, then free it so that connecting is refused.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut driver = client(test_config(), Recorder::default());
+    driver
+        .connect(Endpoint::parse(&format!("ws://127.0.0.1:{port}/")).unwrap())
+        .unwrap();
+    run_until(&mut driver, "three refusals", |r| r.reconnecting.len() >= 3);
+    {
+        let r = driver.handler();
+        for (_, reason) in &r.closed {
+            assert_eq!(
+                reason,
+                &Disconnect::Io(std::io::ErrorKind::ConnectionRefused)
+            );
+        }
+        let attempts: Vec<u32> = r.reconnecting.iter().map(|(_, a, _)| *a).collect();
+        assert_eq!(attempts[..3], [1, 2, 3]);
+        // 20 ms, 40 ms, 80 ms, each within the 10 % jitter.
+        for (i, (_, _, delay)) in r.reconnecting.iter().take(3).enumerate() {
+            let base = 20.0 * 2f64.powi(i as i32);
+            let ms = delay.as_secs_f64() * 1000.0;
+            assert!(
+                ms >= base * 0.9 - 0.01 && ms <= base * 1.1 + 0.01,
+                "attempt {i}: {ms} ms"
+            );
+        }
+    }
+    let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let _server = TestServer::serve(listener, None, |peer, _, _| {
+        peer.upgrade()?;
+        peer.send(OpCode::Text, b"finally")?;
+        peer.drain_until_eof();
+        Ok(())
+    });
+    run_until(&mut driver, "the connection", |r| !r.messages.is_empty());
+    assert_eq!(driver.handler().opened.len(), 1);
+}
+
+#[test]
+fn handshake_rejection_reports_the_status() {
+    let server = TestServer::start(None, |peer, _, _| {
+        peer.read_request()?;
+        peer.write(b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n")
+    });
+    let mut driver = client(
+        test_config(),
+        Recorder {
+            no_reconnect: true,
+            ..Recorder::default()
+        },
+    );
+    driver
+        .connect(Endpoint::parse(&server.url(false, "/")).unwrap())
+        .unwrap();
+    run_until(&mut driver, "the rejection", |r| !r.closed.is_empty());
+    assert_eq!(
+        driver.handler().closed[0].1,
+        Disconnect::Handshake(HandshakeError::Status(429))
+    );
+    assert!(driver.handler().opened.is_empty());
+}
+
+#[test]
+fn protocol_errors_fail_with_the_right_close_code() {
+    let server = TestServer::start(None, |peer, _, log| {
+        peer.upgrade()?;
+        peer.write(&[0x83, 0x00])?; // a reserved opcode
+        log.send(format!("{:?}", peer.recv()?)).unwrap();
+        Ok(())
+    });
+    let mut driver = client(
+        test_config(),
+        Recorder {
+            no_reconnect: true,
+            ..Recorder::default()
+        },
+    );
+    driver
+        .connect(Endpoint::parse(&server.url(false, "/")).unwrap())
+        .unwrap();
+    run_until(&mut driver, "the failure", |r| !r.closed.is_empty());
+    assert_eq!(server.next_log(), format!("{:?}", Ev::Close(Some(1002))));
+    assert_eq!(
+        driver.handler().closed[0].1,
+        Disconnect::Protocol(tickwire_net::ProtocolError::ReservedOpcode(3))
+    );
+}
+
+#[test]
+fn unanswered_pings_reconnect_and_answered_ones_do_not() {
+    // Connection 0 never answers pings; connection 1 does.
+    let server = TestServer::start(None, |peer, n, log| {
+        peer.upgrade()?;
+        loop {
+            match peer.recv()? {
+                Ev::Ping(p) if n > 0 => {
+                    peer.send(OpCode::Pong, &p)?;
+                    log.send("pong".into()).unwrap();
+                }
+                _ => {}
+            }
+        }
+    });
+    let config = Config {
+        ping_interval: Some(Duration::from_millis(50)),
+        pong_timeout: Duration::from_millis(150),
+        ..test_config()
+    };
+    let mut driver = client(config, Recorder::default());
+    driver
+        .connect(Endpoint::parse(&server.url(false, "/")).unwrap())
+        .unwrap();
+    run_until(&mut driver, "a second connection", |r| r.opened.len() == 2);
+    assert_eq!(
+        driver.handler().closed[0].1,
+        Disconnect::Timeout(Timeout::Pong)
+    );
+    // Several ping intervals on the answering connection: no more closes.
+    let mut pongs = 0;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pongs < 3 {
+        assert!(Instant::now() < deadline, "pings were not answered");
+        driver.poll_timeout(Duration::from_millis(5)).unwrap();
+        match server.log.try_recv() {
+            Ok(line) if line == "pong" => pongs += 1,
+            // Connection 0's script ends when the client drops it.
+            Ok(line) => assert!(line.starts_with("script 0 ended"), "{line}"),
+            Err(_) => {}
+        }
+    }
+    run_for(&mut driver, Duration::from_millis(200));
+    assert_eq!(driver.handler().closed.len(), 1);
+}
+
+#[test]
+fn subscriptions_are_paced() {
+    let server = TestServer::start(None, |peer, _, log| {
+        peer.upgrade()?;
+        let start = Instant::now();
+        for _ in 0..5 {
+            let ev = peer.recv_data()?;
+            log.send(format!("{} {ev:?}", start.elapsed().as_millis()))
+                .unwrap();
+        }
+        peer.drain_until_eof();
+        Ok(())
+    });
+    let config = Config {
+        send_rate: Some(20.0),
+        send_burst: 2,
+        ..test_config()
+    };
+    let subscribe = (0..5).map(|i| format!("sub-{i}")).collect();
+    let mut driver = client(
+        config,
+        Recorder {
+            subscribe,
+            ..Recorder::default()
+        },
+    );
+    driver
+        .connect(Endpoint::parse(&server.url(false, "/")).unwrap())
+        .unwrap();
+    let mut arrivals = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while arrivals.len() < 5 {
+        assert!(
+            Instant::now() < deadline,
+            "subscriptions did not all arrive"
+        );
+        driver.poll_timeout(Duration::from_millis(5)).unwrap();
+        if let Ok(line) = server.log.try_recv() {
+            let (ms, ev) = line.split_once(' ').unwrap();
+            arrivals.push((ms.parse::<u64>().unwrap(), ev.to_string()));
+        }
+    }
+    let order: Vec<&str> = arrivals.iter().map(|(_, e)| e.as_str()).collect();
+    assert_eq!(
+        order,
+        (0..5)
+            .map(|i| format!("Text(\"sub-{i}\")"))
+            .collect::<Vec<_>>()
+    );
+    // A burst of 2, then one every 50 ms: the fifth cannot arrive before
+    // 3 x 50 ms after the first (a lower bound; a slow machine only adds).
+    assert!(arrivals[4].0 - arrivals[0].0 >= 140, "{arrivals:?}");
+}
+
+#[test]
+fn many_connections_on_one_driver() {
+    const N: usize = 64;
+    const MESSAGES: usize = 50;
+    let server = TestServer::start(None, |peer, n, _| {
+        peer.upgrade()?;
+        for i in 0..MESSAGES {
+            peer.send(OpCode::Text, format!("{n}:{i}").as_bytes())?;
+        }
+        peer.drain_until_eof();
+        Ok(())
+    });
+    let config = Config {
+        max_connections: N,
+        read_buffer_size: 4096,
+        max_message_size: 4096,
+        write_buffer_size: 4096,
+        outbox_size: 1024,
+        ..test_config()
+    };
+    let mut driver = client(config, Recorder::default());
+    let ids: Vec<_> = (0..N)
+        .map(|_| {
+            driver
+                .connect(Endpoint::parse(&server.url(false, "/")).unwrap())
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        driver.connect(Endpoint::parse(&server.url(false, "/")).unwrap()),
+        Err(tickwire_net::DriverError::NoFreeSlot)
+    );
+    run_until(&mut driver, "every message", |r| {
+        r.messages.len() == N * MESSAGES
+    });
+    let r = driver.handler();
+    assert_eq!(r.opened.len(), N);
+    for id in ids {
+        // Each connection's messages arrive in order.
+        let mine: Vec<usize> = r
+            .messages
+            .iter()
+            .filter(|(c, _)| *c == id)
+            .map(|(_, e)| match e {
+                Ev::Text(t) => t.split_once(':').unwrap().1.parse().unwrap(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(mine, (0..MESSAGES).collect::<Vec<_>>());
+    }
+    assert!(r.closed.is_empty());
+}

@@ -1,0 +1,70 @@
+//! Test support shared by the tickwire crates.
+//!
+//! [`CountingAllocator`] counts heap allocations per thread, so a test can
+//! prove that a code path allocates nothing while other test threads (and
+//! the test's own peers) allocate freely. Install it in a test binary:
+//!
+//! ```ignore
+//! #[global_allocator]
+//! static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
+//! ```
+//!
+//! then measure with [`allocations`].
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// A global allocator that forwards to `System` and counts, per thread,
+/// every `alloc`, `alloc_zeroed` and `realloc`.
+pub struct CountingAllocator;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn bump() {
+    // `try_with`: the allocator also runs while a thread is being torn down.
+    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments
+// unchanged, so `System`'s guarantees carry over; counting touches only a
+// thread-local `Cell` that never allocates (const-initialised, no destructor).
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded unchanged; the caller upholds `alloc_zeroed`'s contract.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded unchanged; the caller upholds `realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged; the caller upholds `dealloc`'s contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// How many allocations this thread has made so far (with
+/// [`CountingAllocator`] installed; always 0 without it).
+pub fn allocations_so_far() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+/// Runs `f` and returns its result with the number of allocations it made
+/// on this thread.
+pub fn allocations<R>(f: impl FnOnce() -> R) -> (R, u64) {
+    let before = allocations_so_far();
+    let r = f();
+    (r, allocations_so_far() - before)
+}
