@@ -1,7 +1,7 @@
 //! Test peers and a recording handler.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, OnceLock};
 use std::thread;
@@ -402,8 +402,4 @@ pub(crate) fn run_for<H: Handler>(driver: &mut Driver<H>, time: Duration) {
     while Instant::now() < end {
         driver.poll_timeout(Duration::from_millis(5)).unwrap();
     }
-}
-
-pub(crate) fn local(port: u16) -> SocketAddr {
-    SocketAddr::from(([127, 0, 0, 1], port))
 }
