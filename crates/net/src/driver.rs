@@ -1063,10 +1063,12 @@ impl<H: Handler> Driver<H> {
     /// Ends the current connection of slot `index`: closes the socket,
     /// reports `reason`, and schedules a reconnect or frees the slot.
     fn end(&mut self, index: usize, reason: Disconnect) {
-        let slot = &mut self.slots[index];
-        if slot.phase == Phase::Free {
+        if self.slots[index].phase == Phase::Free {
             return;
         }
+        // Best effort: a close frame (or rejection) may still be queued.
+        let _ = self.flush(index);
+        let slot = &mut self.slots[index];
         if let Some(tls) = slot.tls.as_mut() {
             tls.send_close_notify();
             if let Some(socket) = slot.socket.as_mut() {

@@ -1,6 +1,5 @@
 //! `ws://` connections: the engine's behaviour without TLS in the way.
 
-use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use tickwire_codec::OpCode;
@@ -137,50 +136,6 @@ fn our_server_role_and_our_client_talk() {
 }
 
 #[test]
-fn refused_then_accepted_with_growing_backoff() {
-    // Reserve a port, then free it so that connecting is refused.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut driver = client(test_config(), Recorder::default());
-    driver
-        .connect(Endpoint::parse(&format!("ws://127.0.0.1:{port}/")).unwrap())
-        .unwrap();
-    run_until(&mut driver, "three refusals", |r| r.reconnecting.len() >= 3);
-    {
-        let r = driver.handler();
-        for (_, reason) in &r.closed {
-            assert_eq!(
-                reason,
-                &Disconnect::Io(std::io::ErrorKind::ConnectionRefused)
-            );
-        }
-        let attempts: Vec<u32> = r.reconnecting.iter().map(|(_, a, _)| *a).collect();
-        assert_eq!(attempts[..3], [1, 2, 3]);
-        // 20 ms, 40 ms, 80 ms, each within the 10 % jitter.
-        for (i, (_, _, delay)) in r.reconnecting.iter().take(3).enumerate() {
-            let base = 20.0 * 2f64.powi(i as i32);
-            let ms = delay.as_secs_f64() * 1000.0;
-            assert!(
-                ms >= base * 0.9 - 0.01 && ms <= base * 1.1 + 0.01,
-                "attempt {i}: {ms} ms"
-            );
-        }
-    }
-    let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
-    let _server = TestServer::serve(listener, None, |peer, _, _| {
-        peer.upgrade()?;
-        peer.send(OpCode::Text, b"finally")?;
-        peer.drain_until_eof();
-        Ok(())
-    });
-    run_until(&mut driver, "the connection", |r| !r.messages.is_empty());
-    assert_eq!(driver.handler().opened.len(), 1);
-}
-
-#[test]
 fn handshake_rejection_reports_the_status() {
     let server = TestServer::start(None, |peer, _, _| {
         peer.read_request()?;
@@ -245,9 +200,11 @@ fn unanswered_pings_reconnect_and_answered_ones_do_not() {
             }
         }
     });
+    // Generous timeouts: a loaded machine must not turn a late pong into a
+    // missing one.
     let config = Config {
-        ping_interval: Some(Duration::from_millis(50)),
-        pong_timeout: Duration::from_millis(150),
+        ping_interval: Some(Duration::from_millis(100)),
+        pong_timeout: Duration::from_millis(1000),
         ..test_config()
     };
     let mut driver = client(config, Recorder::default());
@@ -272,7 +229,7 @@ fn unanswered_pings_reconnect_and_answered_ones_do_not() {
             Err(_) => {}
         }
     }
-    run_for(&mut driver, Duration::from_millis(200));
+    run_for(&mut driver, Duration::from_millis(300));
     assert_eq!(driver.handler().closed.len(), 1);
 }
 

@@ -5,6 +5,7 @@
 static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
 
 mod alloc;
+mod interop;
 mod plain;
 mod tls;
 mod util;

@@ -1,10 +1,11 @@
 //! `wss://` against a rustls server with a test CA made by rcgen.
 
+use std::net::TcpListener;
 use std::time::Duration;
 
 use tickwire_codec::OpCode;
 use tickwire_net::{
-    CloseCode, Config, Disconnect, Driver, Endpoint, Timeout, TlsConfig, TlsErrorKind,
+    CloseCode, Config, Disconnect, Driver, Endpoint, PollMode, Timeout, TlsConfig, TlsErrorKind,
 };
 
 use crate::util::{Ev, Peer, Recorder, TestServer, pki, run_until, test_config, test_tls};
@@ -103,7 +104,7 @@ fn a_stalled_server_is_detected_and_subscriptions_are_resent() {
         Ok(())
     });
     let config = Config {
-        stale_timeout: Some(Duration::from_millis(300)),
+        stale_timeout: Some(Duration::from_millis(1000)),
         ..test_config()
     };
     let recorder = Recorder {
@@ -202,4 +203,83 @@ fn extra_cas_come_from_a_pem_file_next_to_the_public_roots() {
         .unwrap();
     run_until(&mut driver, "the message", |r| !r.messages.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn refused_then_accepted_with_growing_backoff() {
+    // Reserve a port, then free it so that connecting is refused.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut driver = client(test_config(), &test_tls(), Recorder::default());
+    driver
+        .connect(Endpoint::parse(&format!("wss://localhost:{port}/")).unwrap())
+        .unwrap();
+    run_until(&mut driver, "three refusals", |r| r.reconnecting.len() >= 3);
+    {
+        let r = driver.handler();
+        for (_, reason) in &r.closed {
+            assert_eq!(
+                reason,
+                &Disconnect::Io(std::io::ErrorKind::ConnectionRefused)
+            );
+        }
+        let attempts: Vec<u32> = r.reconnecting.iter().map(|(_, a, _)| *a).collect();
+        assert_eq!(attempts[..3], [1, 2, 3]);
+        // 20 ms, 40 ms, 80 ms, each within the 10 % jitter.
+        for (i, (_, _, delay)) in r.reconnecting.iter().take(3).enumerate() {
+            let base = 20.0 * 2f64.powi(i as i32);
+            let ms = delay.as_secs_f64() * 1000.0;
+            assert!(
+                ms >= base * 0.9 - 0.01 && ms <= base * 1.1 + 0.01,
+                "attempt {i}: {ms} ms"
+            );
+        }
+    }
+    let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let _server = TestServer::serve(listener, Some(pki().server.clone()), |peer, _, _| {
+        peer.upgrade()?;
+        peer.send(OpCode::Text, b"finally")?;
+        peer.drain_until_eof();
+        Ok(())
+    });
+    run_until(&mut driver, "the connection", |r| !r.messages.is_empty());
+    let r = driver.handler();
+    assert_eq!(r.opened.len(), 1);
+    assert_eq!(r.messages[0].1, Ev::Text("finally".into()));
+}
+
+#[test]
+fn busy_poll_mode_delivers_the_same() {
+    let server = TestServer::start(Some(pki().server.clone()), |peer, _, _| {
+        peer.upgrade()?;
+        for i in 0..100 {
+            peer.send(OpCode::Text, format!("m{i}").as_bytes())?;
+        }
+        peer.drain_until_eof();
+        Ok(())
+    });
+    let config = Config {
+        poll_mode: PollMode::BusyPoll,
+        ..test_config()
+    };
+    let mut driver = client(config, &test_tls(), Recorder::default());
+    driver
+        .connect(Endpoint::parse(&server.url(true, "/")).unwrap())
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while driver.handler().messages.len() < 100 {
+        assert!(std::time::Instant::now() < deadline, "busy polling stalled");
+        driver.poll_once().unwrap(); // returns at once in busy-poll mode
+    }
+    let got: Vec<String> = driver
+        .handler()
+        .messages
+        .iter()
+        .map(|(_, e)| format!("{e:?}"))
+        .collect();
+    let want: Vec<String> = (0..100).map(|i| format!("Text(\"m{i}\")")).collect();
+    assert_eq!(got, want);
 }

@@ -39,6 +39,10 @@ pub(crate) struct Pki {
     pub(crate) server: Arc<ServerConfig>,
     /// Serves only `other.example`, issued by the test CA.
     pub(crate) wrong_name: Arc<ServerConfig>,
+    /// The `server` certificate and its key, in PEM, for peers not written
+    /// in Rust.
+    pub(crate) server_cert_pem: String,
+    pub(crate) server_key_pem: String,
 }
 
 fn ca(name: &str) -> (rcgen::Certificate, rcgen::Issuer<'static, rcgen::KeyPair>) {
@@ -56,15 +60,19 @@ fn ca(name: &str) -> (rcgen::Certificate, rcgen::Issuer<'static, rcgen::KeyPair>
     (cert, rcgen::Issuer::new(params, key))
 }
 
-fn server_config(
+fn server_cert(
     names: &[&str],
     issuer: &rcgen::Issuer<'static, rcgen::KeyPair>,
-) -> Arc<ServerConfig> {
+) -> (rcgen::Certificate, rcgen::KeyPair) {
     let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
     let mut params = rcgen::CertificateParams::new(names).unwrap();
     params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
     let key = rcgen::KeyPair::generate().unwrap();
     let cert = params.signed_by(&key, issuer).unwrap();
+    (cert, key)
+}
+
+fn server_config(cert: &rcgen::Certificate, key: &rcgen::KeyPair) -> Arc<ServerConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -83,11 +91,15 @@ pub(crate) fn pki() -> &'static Pki {
     PKI.get_or_init(|| {
         let (ca_cert, issuer) = ca("tickwire test CA");
         let (other, _) = ca("unrelated CA");
+        let (cert, key) = server_cert(&["localhost", "127.0.0.1"], &issuer);
+        let (wrong, wrong_key) = server_cert(&["other.example"], &issuer);
         Pki {
             ca_pem: ca_cert.pem(),
             other_ca_pem: other.pem(),
-            server: server_config(&["localhost", "127.0.0.1"], &issuer),
-            wrong_name: server_config(&["other.example"], &issuer),
+            server: server_config(&cert, &key),
+            wrong_name: server_config(&wrong, &wrong_key),
+            server_cert_pem: cert.pem(),
+            server_key_pem: key.serialize_pem(),
         }
     })
 }
