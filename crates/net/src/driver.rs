@@ -810,44 +810,20 @@ impl<H: Handler> Driver<H> {
             };
             *start += decoded.consumed;
             let open = slot.phase == Phase::Open;
-            match decoded.message {
+            let payload = match decoded.message {
                 None => return After::Continue,
-                Some(Message::Text(text)) if open => {
-                    let stamps = Stamps {
-                        poll: *poll_stamp,
-                        read: slot.read_stamp,
-                        parsed: clock.raw(),
-                    };
-                    let mut conn = Conn {
-                        id,
-                        out: &mut slot.tx,
-                        rng,
-                    };
-                    handler.on_message(&mut conn, Payload::Text(text), stamps);
-                }
-                Some(Message::Binary(data)) if open => {
-                    let stamps = Stamps {
-                        poll: *poll_stamp,
-                        read: slot.read_stamp,
-                        parsed: clock.raw(),
-                    };
-                    let mut conn = Conn {
-                        id,
-                        out: &mut slot.tx,
-                        rng,
-                    };
-                    handler.on_message(&mut conn, Payload::Binary(data), stamps);
-                }
-                // Data that arrives while closing is dropped.
-                Some(Message::Text(_) | Message::Binary(_)) => {}
+                Some(Message::Text(text)) => Payload::Text(text),
+                Some(Message::Binary(data)) => Payload::Binary(data),
                 Some(Message::Ping(payload)) => {
                     if open && slot.tx.push_frame(OpCode::Pong, payload, rng).is_err() {
                         return After::End(Disconnect::SendBufferFull);
                     }
+                    continue;
                 }
                 Some(Message::Pong(_)) => {
                     slot.pong_deadline = None;
                     *timers_dirty = true;
+                    continue;
                 }
                 Some(Message::Close(close)) => {
                     let code = close.map(|c| c.code);
@@ -872,7 +848,21 @@ impl<H: Handler> Driver<H> {
                     }
                     return After::Continue;
                 }
+            };
+            if !open {
+                continue; // data that arrives while closing is dropped
             }
+            let stamps = Stamps {
+                poll: *poll_stamp,
+                read: slot.read_stamp,
+                parsed: clock.raw(),
+            };
+            let mut conn = Conn {
+                id,
+                out: &mut slot.tx,
+                rng,
+            };
+            handler.on_message(&mut conn, payload, stamps);
             // A handler callback may have asked to close.
             if let Some(request) = slot.tx.close_request.take() {
                 begin_close(slot, rng, *now, config, request, timers_dirty);

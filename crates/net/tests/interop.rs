@@ -87,15 +87,7 @@ fn python_websockets_server_over_tls() {
         .unwrap();
     let port: u16 = port.trim().parse().expect("the server prints its port");
 
-    let mut driver = Driver::new(
-        test_config(),
-        &test_tls(),
-        Recorder {
-            no_reconnect: true,
-            ..Recorder::default()
-        },
-    )
-    .unwrap();
+    let mut driver = Driver::new(test_config(), &test_tls(), Recorder::once()).unwrap();
     let id = driver
         .connect(Endpoint::parse(&format!("wss://localhost:{port}/")).unwrap())
         .unwrap();

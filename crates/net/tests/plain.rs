@@ -33,13 +33,7 @@ fn messages_fragments_pings_and_a_server_close() {
         peer.drain_until_eof();
         Ok(())
     });
-    let mut driver = client(
-        test_config(),
-        Recorder {
-            no_reconnect: true,
-            ..Recorder::default()
-        },
-    );
+    let mut driver = client(test_config(), Recorder::once());
     let id = driver
         .connect(Endpoint::parse(&server.url(false, "/feed?x=1")).unwrap())
         .unwrap();
@@ -141,13 +135,7 @@ fn handshake_rejection_reports_the_status() {
         peer.read_request()?;
         peer.write(b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n")
     });
-    let mut driver = client(
-        test_config(),
-        Recorder {
-            no_reconnect: true,
-            ..Recorder::default()
-        },
-    );
+    let mut driver = client(test_config(), Recorder::once());
     driver
         .connect(Endpoint::parse(&server.url(false, "/")).unwrap())
         .unwrap();
@@ -167,13 +155,7 @@ fn protocol_errors_fail_with_the_right_close_code() {
         log.send(format!("{:?}", peer.recv()?)).unwrap();
         Ok(())
     });
-    let mut driver = client(
-        test_config(),
-        Recorder {
-            no_reconnect: true,
-            ..Recorder::default()
-        },
-    );
+    let mut driver = client(test_config(), Recorder::once());
     driver
         .connect(Endpoint::parse(&server.url(false, "/")).unwrap())
         .unwrap();

@@ -31,14 +31,7 @@ fn a_full_session_over_tls() {
         peer.drain_until_eof();
         Ok(())
     });
-    let mut driver = client(
-        test_config(),
-        &test_tls(),
-        Recorder {
-            no_reconnect: true,
-            ..Recorder::default()
-        },
-    );
+    let mut driver = client(test_config(), &test_tls(), Recorder::once());
     let id = driver
         .connect(Endpoint::parse(&server.url(true, "/ws")).unwrap())
         .unwrap();
@@ -140,14 +133,7 @@ fn expect_certificate_failure(
     server_config: std::sync::Arc<rustls::ServerConfig>,
 ) {
     let server = TestServer::start(Some(server_config), |peer, _, _| peer.upgrade());
-    let mut driver = client(
-        test_config(),
-        tls,
-        Recorder {
-            no_reconnect: true,
-            ..Recorder::default()
-        },
-    );
+    let mut driver = client(test_config(), tls, Recorder::once());
     driver
         .connect(Endpoint::parse(&server.url(true, "/")).unwrap())
         .unwrap();

@@ -336,6 +336,16 @@ pub(crate) struct Recorder {
     pub(crate) echo: bool,
 }
 
+impl Recorder {
+    /// A recorder whose connections are never reconnected.
+    pub(crate) fn once() -> Recorder {
+        Recorder {
+            no_reconnect: true,
+            ..Recorder::default()
+        }
+    }
+}
+
 impl Handler for Recorder {
     fn on_open(&mut self, conn: &mut Conn<'_>) {
         self.opened.push(conn.id());
