@@ -148,6 +148,49 @@ pub struct Decoded<'a> {
     pub message: Option<Message<'a>>,
 }
 
+/// What [`Decoder::decode_located`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// Bytes of the input the decoder is done with (as in [`Decoded`]).
+    pub consumed: usize,
+    /// The kind of message or control frame and where its payload lies;
+    /// `None` when more input is needed.
+    pub frame: Option<(FrameKind, Location)>,
+}
+
+/// The kind of a located message or control frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A text message, validated as UTF-8.
+    Text,
+    /// A binary message.
+    Binary,
+    /// A Ping.
+    Ping,
+    /// A Pong.
+    Pong,
+    /// A Close, with its status code if it carried one (its reason, validated
+    /// as UTF-8, is the payload after the 2 code bytes).
+    Close(Option<CloseCode>),
+}
+
+/// Where a located payload lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// `input[start..end]` of the call's input: a complete frame, in place.
+    Input {
+        /// Offset of the first payload byte.
+        start: usize,
+        /// Offset just past the last payload byte.
+        end: usize,
+    },
+    /// The first `len` bytes of the decoder's message buffer.
+    Buffer {
+        /// The message length.
+        len: usize,
+    },
+}
+
 /// A fragmented message (or a single frame too large to wait in place) being
 /// assembled in the message buffer.
 #[derive(Clone, Copy, Debug, Default)]
@@ -381,6 +424,49 @@ impl<B: AsMut<[u8]>> Decoder<B> {
                 Err(e)
             }
         }
+    }
+
+    /// Like [`decode`](Self::decode), with the same validation, but returns
+    /// where the payload lies instead of borrowing it.
+    ///
+    /// For callers that manage their buffers themselves: for example to hand
+    /// out the payload together with writable bytes after it (which a
+    /// borrowed [`Message`] cannot cover). A [`Location::Buffer`] payload is
+    /// at the front of [`message_buffer`](Self::message_buffer). Text has
+    /// been validated as UTF-8 and a Close frame's code and reason checked,
+    /// exactly as by `decode`.
+    pub fn decode_located(&mut self, input: &mut [u8]) -> Result<Located, ProtocolError> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let result = self.advance(input).and_then(|(consumed, found)| {
+            let frame = match found {
+                Found::NeedMore => None,
+                Found::Input { kind, start, end } => Some((
+                    check(kind, &input[start..end])?,
+                    Location::Input { start, end },
+                )),
+                Found::Buffer { text, len } => {
+                    let kind = if text { Kind::Text } else { Kind::Binary };
+                    Some((
+                        check(kind, &self.buf.as_mut()[..len])?,
+                        Location::Buffer { len },
+                    ))
+                }
+            };
+            Ok(Located { consumed, frame })
+        });
+        if let Err(e) = result {
+            self.error = Some(e);
+        }
+        result
+    }
+
+    /// The whole message buffer given to [`new`](Self::new), where
+    /// [`Location::Buffer`] payloads are assembled. Bytes beyond the
+    /// message-size limit are never written by the decoder.
+    pub fn message_buffer(&mut self) -> &mut [u8] {
+        self.buf.as_mut()
     }
 
     /// Runs the state machine over `input` until a message is complete or
@@ -633,6 +719,21 @@ fn build(kind: Kind, payload: &mut [u8]) -> Result<Message<'_>, ProtocolError> {
         Kind::Ping => Message::Ping(payload),
         Kind::Pong => Message::Pong(payload),
         Kind::Close => Message::Close(parse_close(payload)?),
+    })
+}
+
+/// Validates a complete payload the way [`build`] does, without typing it.
+#[inline]
+fn check(kind: Kind, payload: &[u8]) -> Result<FrameKind, ProtocolError> {
+    Ok(match kind {
+        Kind::Text => {
+            simdutf8::basic::from_utf8(payload).map_err(|_| ProtocolError::InvalidUtf8)?;
+            FrameKind::Text
+        }
+        Kind::Binary => FrameKind::Binary,
+        Kind::Ping => FrameKind::Ping,
+        Kind::Pong => FrameKind::Pong,
+        Kind::Close => FrameKind::Close(parse_close(payload)?.map(|c| c.code)),
     })
 }
 

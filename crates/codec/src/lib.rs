@@ -43,7 +43,7 @@ mod mask;
 mod utf8;
 
 pub use close::CloseCode;
-pub use decode::{CloseFrame, Config, Decoded, Decoder, Message};
+pub use decode::{CloseFrame, Config, Decoded, Decoder, FrameKind, Located, Location, Message};
 pub use encode::{encode_close, encode_frame, encode_header};
 pub use error::{EncodeError, ProtocolError};
 pub use frame::{MAX_CONTROL_FRAME_LEN, MAX_HEADER_LEN, OpCode, Role, header_len};

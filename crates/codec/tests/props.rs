@@ -8,7 +8,7 @@
 use proptest::prelude::*;
 use tickwire_codec::{Config, EncodeError, OpCode, Role, encode_close, encode_frame};
 
-use crate::util::{Ev, Outcome, decode_all, decoder, run};
+use crate::util::{Ev, Outcome, decode_all, decoder, run, run_located};
 
 /// The payload sizes where the length encoding changes, plus their neighbours.
 fn size_class() -> impl Strategy<Value = usize> {
@@ -226,6 +226,9 @@ proptest! {
         prop_assert_eq!(&chunked, &whole);
         let bytewise = run(&mut decoder(role, config, 4096), &stream, &[1]);
         prop_assert_eq!(&bytewise, &whole);
+        // decode_located reports the same messages and errors.
+        let located = run_located(&mut decoder(role, config, 4096), &stream, &chunks);
+        prop_assert_eq!(&located, &whole);
     }
 
     #[test]
@@ -254,5 +257,8 @@ proptest! {
         prop_assert_eq!(&chunked, &whole);
         let bytewise = run(&mut decoder(role, config, 4096), &stream, &[1]);
         prop_assert_eq!(&bytewise, &whole);
+        // decode_located reports the same messages and errors.
+        let located = run_located(&mut decoder(role, config, 4096), &stream, &chunks);
+        prop_assert_eq!(&located, &whole);
     }
 }

@@ -1,7 +1,9 @@
 //! Shared helpers: an owned copy of decoded events, and a driver that feeds a
 //! byte stream in chunks the way a socket reader with an accumulating buffer would.
 
-use tickwire_codec::{Config, Decoder, MAX_CONTROL_FRAME_LEN, Message, ProtocolError, Role};
+use tickwire_codec::{
+    Config, Decoder, FrameKind, Location, MAX_CONTROL_FRAME_LEN, Message, ProtocolError, Role,
+};
 
 /// An owned copy of a [`Message`], for comparing.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,6 +76,58 @@ pub(crate) fn run(dec: &mut Decoder<Vec<u8>>, stream: &[u8], chunks: &[usize]) -
             "decoder held back {} bytes (bound {bound})",
             pending.len()
         );
+        if fed == stream.len() {
+            return Outcome {
+                events,
+                error: None,
+            };
+        }
+        let n = chunks[i % chunks.len()].clamp(1, stream.len() - fed);
+        i += 1;
+        pending.extend_from_slice(&stream[fed..fed + n]);
+        fed += n;
+    }
+}
+
+/// Like [`run`], through `decode_located`: the events are rebuilt from the
+/// reported kinds and locations.
+pub(crate) fn run_located(dec: &mut Decoder<Vec<u8>>, stream: &[u8], chunks: &[usize]) -> Outcome {
+    let mut pending: Vec<u8> = Vec::new();
+    let mut events = Vec::new();
+    let mut fed = 0;
+    let mut i = 0;
+    loop {
+        loop {
+            let located = match dec.decode_located(&mut pending) {
+                Err(error) => {
+                    return Outcome {
+                        events,
+                        error: Some(error),
+                    };
+                }
+                Ok(l) => l,
+            };
+            let ev = located.frame.map(|(kind, location)| {
+                let bytes = match location {
+                    Location::Input { start, end } => pending[start..end].to_vec(),
+                    Location::Buffer { len } => dec.message_buffer()[..len].to_vec(),
+                };
+                match kind {
+                    FrameKind::Text => Ev::Text(String::from_utf8(bytes).unwrap()),
+                    FrameKind::Binary => Ev::Binary(bytes),
+                    FrameKind::Ping => Ev::Ping(bytes),
+                    FrameKind::Pong => Ev::Pong(bytes),
+                    FrameKind::Close(code) => Ev::Close(
+                        code.map(|c| (c.0, String::from_utf8(bytes[2..].to_vec()).unwrap())),
+                    ),
+                }
+            });
+            pending.drain(..located.consumed);
+            match ev {
+                Some(ev) => events.push(ev),
+                None => break,
+            }
+        }
         if fed == stream.len() {
             return Outcome {
                 events,
