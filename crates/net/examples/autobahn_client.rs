@@ -29,14 +29,14 @@ struct Echo {
 
 impl Handler for Echo {
     fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, _stamps: Stamps) {
-        let sent = match payload {
-            Payload::Text(text) => {
+        let sent = match payload.as_str() {
+            Some(text) => {
                 if self.first_text.is_none() {
                     self.first_text = Some(text.to_string());
                 }
                 conn.send_text(text)
             }
-            Payload::Binary(data) => conn.send_binary(data),
+            None => conn.send_binary(payload.as_bytes()),
         };
         if let Err(e) = sent {
             eprintln!("{}: echo failed: {e}", conn.id());

@@ -16,9 +16,9 @@ struct Echo;
 
 impl Handler for Echo {
     fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, _stamps: Stamps) {
-        let sent = match payload {
-            Payload::Text(text) => conn.send_text(text),
-            Payload::Binary(data) => conn.send_binary(data),
+        let sent = match payload.as_str() {
+            Some(text) => conn.send_text(text),
+            None => conn.send_binary(payload.as_bytes()),
         };
         if let Err(e) = sent {
             eprintln!("{}: echo failed: {e}", conn.id());

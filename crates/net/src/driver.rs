@@ -14,15 +14,17 @@ use tickwire_codec::handshake::{
     write_response,
 };
 use tickwire_codec::{
-    CloseCode, Config as CodecConfig, Decoder, MAX_CONTROL_FRAME_LEN, Message, OpCode,
-    ProtocolError, Role,
+    CloseCode, Config as CodecConfig, Decoder, MAX_CONTROL_FRAME_LEN, OpCode, ProtocolError, Role,
 };
 
 use crate::config::{Config, Endpoint, PollMode};
-use crate::event::{ConnId, Disconnect, DriverError, Handler, Payload, Reconnect, Stamps, Timeout};
+use crate::event::{ConnId, Disconnect, DriverError, Handler, Reconnect, Stamps, Timeout, TlsInfo};
 use crate::outgoing::{CloseRequest, Conn, Outgoing, SendError};
+use crate::payload::{Frame, PAYLOAD_PADDING, next_frame};
+use crate::region::Region;
 use crate::resolve::{Lookup, Resolved, Resolver};
-use crate::tls::{TlsConfig, TlsConfigError, TlsContext, TlsIoError, TlsSession};
+use crate::tls::record::{MAX_PLAINTEXT, MAX_RECORD};
+use crate::tls::{Mode, TlsConfig, TlsConfigError, TlsContext, TlsSession};
 
 /// The waker's token; listener `i` is `LISTENER_BASE - i`; slot tokens are
 /// `(generation << 16) | index` with a 15-bit generation, so they stay
@@ -30,6 +32,8 @@ use crate::tls::{TlsConfig, TlsConfigError, TlsContext, TlsIoError, TlsSession};
 const WAKER: Token = Token(usize::MAX);
 const LISTENER_BASE: usize = usize::MAX - 1;
 const MAX_SLOTS: usize = 1 << 16;
+/// Room for a TLS record plus a frame waiting in place, with margin.
+const MIN_READ_BUFFER: usize = 32 * 1024;
 
 fn slot_token(index: usize, generation: u16) -> Token {
     Token((usize::from(generation) << 16) | index)
@@ -51,11 +55,52 @@ enum Phase {
 }
 
 /// The receive side of a slot.
+///
+/// ```text
+/// [ consumed | plaintext | gap | ciphertext | free | padding ]
+///            ^start      ^end  ^cipher_start ^cipher_end ^cap
+/// ```
+///
+/// Without TLS, `end == cipher_start == cipher_end`: bytes are read straight
+/// into the plaintext. With TLS they are read into the ciphertext region and
+/// decrypted in place to the end of the plaintext, closing the gap. Nothing
+/// is read past `cap`, so every payload has `PAYLOAD_PADDING` bytes after it.
 struct Incoming {
     buf: Box<[u8]>,
+    cap: usize,
     start: usize,
     end: usize,
+    cipher_start: usize,
+    cipher_end: usize,
     decoder: Decoder<Box<[u8]>>,
+}
+
+impl Incoming {
+    fn clear(&mut self) {
+        self.start = 0;
+        self.end = 0;
+        self.cipher_start = 0;
+        self.cipher_end = 0;
+    }
+
+    /// Makes room to read at the end: drops consumed bytes, closes the gap.
+    fn compact(&mut self) {
+        if self.start == self.end && self.cipher_start == self.cipher_end {
+            self.clear();
+            return;
+        }
+        if self.cipher_end < self.cap {
+            return;
+        }
+        let plain = self.end - self.start;
+        self.buf.copy_within(self.start..self.end, 0);
+        self.buf
+            .copy_within(self.cipher_start..self.cipher_end, plain);
+        self.cipher_end = plain + (self.cipher_end - self.cipher_start);
+        self.start = 0;
+        self.end = plain;
+        self.cipher_start = plain;
+    }
 }
 
 struct Slot {
@@ -68,6 +113,9 @@ struct Slot {
     endpoint: Option<Endpoint>,
     socket: Option<TcpStream>,
     tls: Option<TlsSession>,
+    /// TLS records waiting for the socket (handshake flights and sealed
+    /// application data).
+    tls_out: Region,
     client_hs: Option<ClientHandshake>,
     server_hs: ServerHandshake,
     rx: Incoming,
@@ -186,9 +234,9 @@ impl<H: Handler> Driver<H> {
         if config.max_connections == 0 || config.max_connections >= MAX_SLOTS {
             return Err(SetupError::Config("max_connections must be 1 to 65535"));
         }
-        if config.read_buffer_size < 2 * MAX_CONTROL_FRAME_LEN {
+        if config.read_buffer_size < MIN_READ_BUFFER {
             return Err(SetupError::Config(
-                "read_buffer_size must be at least 262 bytes",
+                "read_buffer_size must be at least 32 KiB",
             ));
         }
         if config.write_buffer_size < 2 * MAX_CONTROL_FRAME_LEN {
@@ -204,7 +252,9 @@ impl<H: Handler> Driver<H> {
             max_frame_size: config.max_message_size as u64,
             max_message_size: config.max_message_size,
             max_fragments: config.max_fragments,
-            input_capacity: config.read_buffer_size,
+            // Leave room for one whole TLS record behind a frame that waits
+            // in place for the rest of itself.
+            input_capacity: config.read_buffer_size - MAX_RECORD,
         };
         let slots = (0..config.max_connections)
             .map(|_| Slot {
@@ -219,15 +269,25 @@ impl<H: Handler> Driver<H> {
                 client_hs: None,
                 server_hs: ServerHandshake::new(),
                 rx: Incoming {
-                    buf: vec![0u8; config.read_buffer_size].into_boxed_slice(),
+                    buf: vec![0u8; config.read_buffer_size + PAYLOAD_PADDING].into_boxed_slice(),
+                    cap: config.read_buffer_size,
                     start: 0,
                     end: 0,
+                    cipher_start: 0,
+                    cipher_end: 0,
                     decoder: Decoder::new(
                         Role::Client,
                         codec,
-                        vec![0u8; config.max_message_size].into_boxed_slice(),
+                        vec![0u8; config.max_message_size + PAYLOAD_PADDING].into_boxed_slice(),
                     ),
                 },
+                // A handshake flight, or the send buffer's worth of records.
+                tls_out: Region::new(
+                    config.write_buffer_size
+                        + (config.write_buffer_size / MAX_PLAINTEXT + 1)
+                            * (MAX_RECORD - MAX_PLAINTEXT)
+                        + 16 * 1024,
+                ),
                 tx: Outgoing::new(
                     config.write_buffer_size,
                     config.outbox_size,
@@ -357,6 +417,24 @@ impl<H: Handler> Driver<H> {
     pub fn is_open(&self, id: ConnId) -> bool {
         self.lookup(id)
             .is_ok_and(|i| self.slots[i].phase == Phase::Open)
+    }
+
+    /// TLS details of connection `id`, once its TLS handshake is done;
+    /// `None` for `ws://` connections and unknown ids.
+    pub fn tls_info(&self, id: ConnId) -> Option<TlsInfo> {
+        let tls = self.slots[self.lookup(id).ok()?].tls.as_ref()?;
+        let stats = tls.stats();
+        match tls.mode() {
+            Mode::Handshaking => None,
+            mode => Some(TlsInfo {
+                in_place: mode == Mode::InPlace,
+                records_in: stats.records_in,
+                records_out: stats.records_out,
+                tickets: stats.tickets,
+                key_updates_in: stats.key_updates_in,
+                key_updates_out: stats.key_updates_out,
+            }),
+        }
     }
 
     fn lookup(&self, id: ConnId) -> Result<usize, DriverError> {
@@ -549,15 +627,20 @@ impl<H: Handler> Driver<H> {
         slot.deadline = Some(now + self.config.handshake_timeout);
         slot.last_rx = now;
         slot.tx.reset(Role::Client, now);
-        slot.rx.start = 0;
-        slot.rx.end = 0;
+        slot.tls_out.clear();
+        slot.rx.clear();
         slot.rx.decoder.reset_for(Role::Client);
         self.timers_dirty = true;
         let Some(endpoint) = slot.endpoint.as_ref() else {
             return;
         };
         if endpoint.is_tls() {
-            match TlsSession::new(&self.tls, endpoint.host()) {
+            // Start the handshake: this encodes the ClientHello into tls_out.
+            let started = TlsSession::new(&self.tls, endpoint.host()).and_then(|mut session| {
+                session.handshake(&mut [], &mut slot.tls_out)?;
+                Ok(session)
+            });
+            match started {
                 Ok(session) => slot.tls = Some(session),
                 Err(e) => return self.end(index, Disconnect::Tls(e)),
             }
@@ -622,8 +705,8 @@ impl<H: Handler> Driver<H> {
             slot.deadline = Some(now + self.config.handshake_timeout);
             slot.last_rx = now;
             slot.tx.reset(Role::Server, now);
-            slot.rx.start = 0;
-            slot.rx.end = 0;
+            slot.tls_out.clear();
+            slot.rx.clear();
             slot.rx.decoder.reset_for(Role::Server);
             self.timers_dirty = true;
         }
@@ -636,41 +719,51 @@ impl<H: Handler> Driver<H> {
     fn on_readable(&mut self, index: usize) {
         loop {
             let slot = &mut self.slots[index];
-            let rx = &mut slot.rx;
-            if rx.start == rx.end {
-                rx.start = 0;
-                rx.end = 0;
-            } else if rx.end == rx.buf.len() && rx.start > 0 {
-                rx.buf.copy_within(rx.start..rx.end, 0);
-                rx.end -= rx.start;
-                rx.start = 0;
-            }
-            if rx.end == rx.buf.len() {
-                // Cannot happen with the decoder's input_capacity set to the
-                // buffer size, but never spin on a full buffer.
+            slot.rx.compact();
+            if slot.rx.cipher_end == slot.rx.cap {
+                // Cannot happen: the decoder never keeps more than
+                // input_capacity waiting, which leaves room for a record.
                 return self.fail(index, Disconnect::Protocol(ProtocolError::MessageTooLarge));
             }
-            let n = match read_some(slot) {
+            let Some(socket) = slot.socket.as_mut() else {
+                return;
+            };
+            let rx = &mut slot.rx;
+            let n = match socket.read(&mut rx.buf[rx.cipher_end..rx.cap]) {
                 Ok(0) => return self.on_eof(index),
                 Ok(n) => n,
-                Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(ReadError::Io(e)) => return self.end(index, Disconnect::Io(e.kind())),
-                Err(ReadError::Tls(e)) => return self.end(index, Disconnect::Tls(e)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return self.end(index, Disconnect::Io(e.kind())),
             };
-            slot.rx.end += n;
+            rx.cipher_end += n;
             slot.read_stamp = self.clock.raw();
             slot.last_rx = self.now;
+            let close_notify = match slot.tls.as_mut() {
+                None => {
+                    rx.end = rx.cipher_end;
+                    rx.cipher_start = rx.cipher_end;
+                    false
+                }
+                Some(tls) => match open_tls(tls, rx, &mut slot.tls_out) {
+                    Ok(close_notify) => close_notify,
+                    Err(e) => return self.end(index, Disconnect::Tls(e)),
+                },
+            };
             if let After::End(reason) = self.process(index) {
                 return self.end(index, reason);
             }
-            if self.slots[index].phase == Phase::Free || self.slots[index].phase == Phase::Backoff {
+            if matches!(self.slots[index].phase, Phase::Free | Phase::Backoff) {
                 return;
+            }
+            if close_notify {
+                // The peer will send nothing more: like the end of the stream.
+                return self.on_eof(index);
             }
         }
         // The socket is drained; release paced sends the handler queued, and
         // flush what processing produced (pongs, handshake bytes, TLS
-        // handshake records, handler sends).
+        // records, handler sends).
         let slot = &mut self.slots[index];
         if slot.tx.has_queued() {
             slot.next_release = slot.tx.release(self.now);
@@ -789,14 +882,15 @@ impl<H: Handler> Driver<H> {
                 start,
                 end,
                 decoder,
+                ..
             } = &mut slot.rx;
             if decoder.error().is_some() {
                 // Failed: the close frame is out; discard until the peer closes.
                 *start = *end;
                 return After::Continue;
             }
-            let decoded = match decoder.decode(&mut buf[*start..*end]) {
-                Ok(d) => d,
+            let (consumed, frame) = match next_frame(decoder, buf, *start, *end) {
+                Ok(found) => found,
                 Err(e) => {
                     return fail_slot(
                         slot,
@@ -808,25 +902,23 @@ impl<H: Handler> Driver<H> {
                     );
                 }
             };
-            *start += decoded.consumed;
+            *start += consumed;
             let open = slot.phase == Phase::Open;
-            let payload = match decoded.message {
+            let (payload, restore) = match frame {
                 None => return After::Continue,
-                Some(Message::Text(text)) => Payload::Text(text),
-                Some(Message::Binary(data)) => Payload::Binary(data),
-                Some(Message::Ping(payload)) => {
+                Some(Frame::Data(payload, restore)) => (payload, restore),
+                Some(Frame::Ping(payload)) => {
                     if open && slot.tx.push_frame(OpCode::Pong, payload, rng).is_err() {
                         return After::End(Disconnect::SendBufferFull);
                     }
                     continue;
                 }
-                Some(Message::Pong(_)) => {
+                Some(Frame::Pong) => {
                     slot.pong_deadline = None;
                     *timers_dirty = true;
                     continue;
                 }
-                Some(Message::Close(close)) => {
-                    let code = close.map(|c| c.code);
+                Some(Frame::Close(code)) => {
                     if open {
                         // Echo the code (RFC 6455 5.5.1), then wait for the end.
                         let echo = code.map(|c| (c, ""));
@@ -849,20 +941,21 @@ impl<H: Handler> Driver<H> {
                     return After::Continue;
                 }
             };
-            if !open {
-                continue; // data that arrives while closing is dropped
+            if open {
+                let stamps = Stamps {
+                    poll: *poll_stamp,
+                    read: slot.read_stamp,
+                    parsed: clock.raw(),
+                };
+                let mut conn = Conn {
+                    id,
+                    out: &mut slot.tx,
+                    rng,
+                };
+                handler.on_message(&mut conn, payload, stamps);
             }
-            let stamps = Stamps {
-                poll: *poll_stamp,
-                read: slot.read_stamp,
-                parsed: clock.raw(),
-            };
-            let mut conn = Conn {
-                id,
-                out: &mut slot.tx,
-                rng,
-            };
-            handler.on_message(&mut conn, payload, stamps);
+            // The handler may have written into the padding after the payload.
+            restore.apply(&mut slot.rx.buf);
             // A handler callback may have asked to close.
             if let Some(request) = slot.tx.close_request.take() {
                 begin_close(slot, rng, *now, config, request, timers_dirty);
@@ -916,46 +1009,39 @@ impl<H: Handler> Driver<H> {
 
     // ----- sending -----------------------------------------------------------
 
-    /// Writes the send buffer to the socket (through TLS when there is some)
-    /// until it is empty or the socket would block.
+    /// Writes the send buffer to the socket (sealed into TLS records first
+    /// when there is TLS) until it is empty or the socket would block.
     fn flush(&mut self, index: usize) -> Result<(), Disconnect> {
         let slot = &mut self.slots[index];
         let Some(socket) = slot.socket.as_mut() else {
             return Ok(());
         };
-        match slot.tls.as_mut() {
+        let out = match slot.tls.as_mut() {
             Some(tls) => {
                 let pending = slot.tx.pending();
                 if !pending.is_empty() {
                     let n = tls
-                        .write_plaintext(pending)
-                        .map_err(|e| Disconnect::Io(e.kind()))?;
+                        .seal(pending, &mut slot.tls_out)
+                        .map_err(Disconnect::Tls)?;
                     slot.tx.consume(n);
                 }
-                while tls.wants_write() {
-                    match tls.write_tls(socket) {
-                        Ok(_) => {}
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(Disconnect::Io(e.kind())),
-                    }
-                }
+                &mut slot.tls_out
             }
-            None => loop {
-                let pending = slot.tx.pending();
-                if pending.is_empty() {
-                    break;
-                }
-                match socket.write(pending) {
-                    Ok(0) => return Err(Disconnect::Io(io::ErrorKind::WriteZero)),
-                    Ok(n) => slot.tx.consume(n),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(Disconnect::Io(e.kind())),
-                }
-            },
+            None => slot.tx.wire_mut(),
+        };
+        loop {
+            let pending = out.pending();
+            if pending.is_empty() {
+                return Ok(());
+            }
+            match socket.write(pending) {
+                Ok(0) => return Err(Disconnect::Io(io::ErrorKind::WriteZero)),
+                Ok(n) => out.consume(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Disconnect::Io(e.kind())),
+            }
         }
-        Ok(())
     }
 
     // ----- timers ------------------------------------------------------------
@@ -1060,9 +1146,9 @@ impl<H: Handler> Driver<H> {
         let _ = self.flush(index);
         let slot = &mut self.slots[index];
         if let Some(tls) = slot.tls.as_mut() {
-            tls.send_close_notify();
+            tls.close_notify(&mut slot.tls_out);
             if let Some(socket) = slot.socket.as_mut() {
-                let _ = tls.write_tls(socket);
+                let _ = socket.write(slot.tls_out.pending());
             }
         }
         if let Some(mut socket) = slot.socket.take() {
@@ -1159,43 +1245,25 @@ fn fail_slot(
     After::Continue
 }
 
-enum ReadError {
-    Io(io::Error),
-    Tls(crate::tls::TlsError),
-}
-
-/// Reads once into the free end of the receive buffer: straight from the
-/// socket, or through TLS (taking ciphertext from the socket as needed).
-fn read_some(slot: &mut Slot) -> Result<usize, ReadError> {
-    let Some(socket) = slot.socket.as_mut() else {
-        return Err(ReadError::Io(io::ErrorKind::NotConnected.into()));
-    };
-    let free = &mut slot.rx.buf[slot.rx.end..];
-    let Some(tls) = slot.tls.as_mut() else {
-        return socket.read(free).map_err(ReadError::Io);
-    };
-    loop {
-        match tls.read_plaintext(free) {
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(ReadError::Io(e)),
-        }
-        match tls.read_tls(socket) {
-            Ok(0) => return Ok(0),
-            Ok(_) => {
-                // Handshake progress or a key update may have produced records.
-                while tls.wants_write() {
-                    match tls.write_tls(socket) {
-                        Ok(_) => {}
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                        Err(e) => return Err(ReadError::Io(e)),
-                    }
-                }
-            }
-            Err(TlsIoError::Io(e)) => return Err(ReadError::Io(e)),
-            Err(TlsIoError::Tls(e)) => return Err(ReadError::Tls(e)),
+/// Runs the received ciphertext through TLS: the handshake while it lasts,
+/// then in-place decryption onto the end of the plaintext. Returns whether
+/// the peer sent close_notify.
+fn open_tls(
+    tls: &mut TlsSession,
+    rx: &mut Incoming,
+    out: &mut Region,
+) -> Result<bool, crate::tls::TlsError> {
+    if tls.mode() == Mode::Handshaking {
+        let (used, done) = tls.handshake(&mut rx.buf[rx.cipher_start..rx.cipher_end], out)?;
+        rx.cipher_start += used;
+        if !done {
+            return Ok(false);
         }
     }
+    let opened = tls.open(&mut rx.buf, rx.end, rx.cipher_start..rx.cipher_end, out)?;
+    rx.end = opened.plain_end;
+    rx.cipher_start = opened.cipher_start;
+    Ok(opened.close_notify)
 }
 
 impl From<SendError> for Disconnect {

@@ -8,6 +8,7 @@ use tickwire_codec::handshake::HandshakeError;
 use tickwire_codec::{CloseCode, ProtocolError, Role};
 
 use crate::outgoing::{Conn, SendError};
+use crate::payload::Payload;
 use crate::tls::TlsError;
 
 /// Identifies one logical connection: the same id across its reconnects.
@@ -30,39 +31,6 @@ impl fmt::Display for ConnId {
     }
 }
 
-/// A data message, borrowed from the connection's buffers until the handler
-/// returns.
-///
-/// It is mutable so that it can be parsed in place. A message that arrived
-/// in one frame is a slice of the receive buffer; it was not copied.
-#[derive(Debug)]
-pub enum Payload<'a> {
-    /// A text message, validated as UTF-8.
-    Text(&'a mut str),
-    /// A binary message.
-    Binary(&'a mut [u8]),
-}
-
-impl Payload<'_> {
-    /// The message bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        match self {
-            Payload::Text(t) => t.as_bytes(),
-            Payload::Binary(b) => b,
-        }
-    }
-
-    /// The message length in bytes.
-    pub fn len(&self) -> usize {
-        self.as_bytes().len()
-    }
-
-    /// Whether the message is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
 /// Raw TSC readings (from `quanta::Clock::raw`) taken on the way to the
 /// handler. Convert differences with [`Driver::clock`](crate::Driver::clock)'s
 /// `delta_as_nanos`.
@@ -74,6 +42,25 @@ pub struct Stamps {
     pub read: u64,
     /// When the message was decoded, just before the handler was called.
     pub parsed: u64,
+}
+
+/// What TLS is carrying a connection, and what its record layer has done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TlsInfo {
+    /// TLS 1.3 through tickwire's in-place record layer (no allocation, no
+    /// copy per record). False for TLS 1.2, which goes through rustls.
+    pub in_place: bool,
+    /// Records received by the in-place layer.
+    pub records_in: u64,
+    /// Records sent by the in-place layer.
+    pub records_out: u64,
+    /// Session tickets handed to rustls after the handshake.
+    pub tickets: u32,
+    /// Key updates from the peer.
+    pub key_updates_in: u32,
+    /// Key updates we sent.
+    pub key_updates_out: u32,
 }
 
 /// Which deadline expired.

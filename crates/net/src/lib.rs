@@ -46,12 +46,15 @@ mod config;
 mod driver;
 mod event;
 mod outgoing;
+mod payload;
+mod region;
 mod resolve;
 mod tls;
 
 pub use config::{Backoff, Config, Endpoint, MAX_HEADERS, MAX_PROTOCOLS, PollMode, UrlError};
 pub use driver::{Driver, SetupError};
-pub use event::{ConnId, Disconnect, DriverError, Handler, Payload, Reconnect, Stamps, Timeout};
+pub use event::{ConnId, Disconnect, DriverError, Handler, Reconnect, Stamps, Timeout, TlsInfo};
 pub use outgoing::{Conn, SendError};
+pub use payload::{PAYLOAD_PADDING, Payload};
 pub use tickwire_codec::{CloseCode, ProtocolError, Role, handshake::HandshakeError};
 pub use tls::{TlsConfig, TlsConfigError, TlsError, TlsErrorKind};

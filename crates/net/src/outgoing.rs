@@ -12,6 +12,7 @@ use tickwire_codec::{
 };
 
 use crate::event::ConnId;
+use crate::region::Region;
 
 /// Why a send failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,59 +70,6 @@ impl CloseRequest {
     }
 }
 
-/// A byte region with a read and a write position, compacted on demand.
-struct Region {
-    buf: Box<[u8]>,
-    start: usize,
-    end: usize,
-}
-
-impl Region {
-    fn new(size: usize) -> Region {
-        Region {
-            buf: vec![0u8; size].into_boxed_slice(),
-            start: 0,
-            end: 0,
-        }
-    }
-
-    fn clear(&mut self) {
-        self.start = 0;
-        self.end = 0;
-    }
-
-    /// Room for `n` more bytes at the end, compacting if needed.
-    fn reserve(&mut self, n: usize) -> Result<&mut [u8], SendError> {
-        if n > self.buf.len() {
-            return Err(SendError::TooLarge);
-        }
-        if self.buf.len() - self.end < n {
-            if self.buf.len() - (self.end - self.start) < n {
-                return Err(SendError::Full);
-            }
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-        }
-        Ok(&mut self.buf[self.end..self.end + n])
-    }
-
-    fn commit(&mut self, n: usize) {
-        self.end += n;
-    }
-
-    fn consume(&mut self, n: usize) {
-        self.start += n;
-        if self.start == self.end {
-            self.clear();
-        }
-    }
-
-    fn pending(&self) -> &[u8] {
-        &self.buf[self.start..self.end]
-    }
-}
-
 /// The send side of one connection slot.
 pub(crate) struct Outgoing {
     /// Encoded frames (and handshake bytes) waiting for the socket.
@@ -170,6 +118,11 @@ impl Outgoing {
 
     pub(crate) fn consume(&mut self, n: usize) {
         self.wire.consume(n);
+    }
+
+    /// The send buffer itself, for writing it to the socket.
+    pub(crate) fn wire_mut(&mut self) -> &mut Region {
+        &mut self.wire
     }
 
     /// Whether paced messages are waiting.

@@ -283,7 +283,7 @@ fn many_connections_on_one_driver() {
     });
     let config = Config {
         max_connections: N,
-        read_buffer_size: 4096,
+        read_buffer_size: 32 * 1024,
         max_message_size: 4096,
         write_buffer_size: 4096,
         outbox_size: 1024,

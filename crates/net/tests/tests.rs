@@ -7,5 +7,6 @@ static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAl
 mod alloc;
 mod interop;
 mod plain;
+mod records;
 mod tls;
 mod util;

@@ -39,6 +39,10 @@ pub(crate) struct Pki {
     pub(crate) server: Arc<ServerConfig>,
     /// Serves only `other.example`, issued by the test CA.
     pub(crate) wrong_name: Arc<ServerConfig>,
+    /// The `server` certificate with each TLS 1.3 suite alone.
+    pub(crate) tls13_suites: Vec<(&'static str, Arc<ServerConfig>)>,
+    /// The `server` certificate, TLS 1.2 only.
+    pub(crate) tls12_only: Arc<ServerConfig>,
     /// The `server` certificate and its key, in PEM, for peers not written
     /// in Rust.
     pub(crate) server_cert_pem: String,
@@ -73,9 +77,26 @@ fn server_cert(
 }
 
 fn server_config(cert: &rcgen::Certificate, key: &rcgen::KeyPair) -> Arc<ServerConfig> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
+    server_config_with(
+        cert,
+        key,
+        None,
+        &[&rustls::version::TLS13, &rustls::version::TLS12],
+    )
+}
+
+fn server_config_with(
+    cert: &rcgen::Certificate,
+    key: &rcgen::KeyPair,
+    suite: Option<rustls::SupportedCipherSuite>,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Arc<ServerConfig> {
+    let mut provider = rustls::crypto::ring::default_provider();
+    if let Some(suite) = suite {
+        provider.cipher_suites = vec![suite];
+    }
+    let config = ServerConfig::builder_with_provider(Arc::new(provider))
+        .with_protocol_versions(versions)
         .unwrap()
         .with_no_client_auth()
         .with_single_cert(
@@ -97,6 +118,29 @@ pub(crate) fn pki() -> &'static Pki {
             ca_pem: ca_cert.pem(),
             other_ca_pem: other.pem(),
             server: server_config(&cert, &key),
+            tls13_suites: [
+                (
+                    "TLS13_AES_128_GCM_SHA256",
+                    rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256,
+                ),
+                (
+                    "TLS13_AES_256_GCM_SHA384",
+                    rustls::crypto::ring::cipher_suite::TLS13_AES_256_GCM_SHA384,
+                ),
+                (
+                    "TLS13_CHACHA20_POLY1305_SHA256",
+                    rustls::crypto::ring::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
+                ),
+            ]
+            .into_iter()
+            .map(|(name, suite)| {
+                (
+                    name,
+                    server_config_with(&cert, &key, Some(suite), &[&rustls::version::TLS13]),
+                )
+            })
+            .collect(),
+            tls12_only: server_config_with(&cert, &key, None, &[&rustls::version::TLS12]),
             wrong_name: server_config(&wrong, &wrong_key),
             server_cert_pem: cert.pem(),
             server_key_pem: key.serialize_pem(),
@@ -113,13 +157,40 @@ pub(crate) fn test_tls() -> TlsConfig {
 
 // ----- a scripted WebSocket server peer --------------------------------------
 
-trait Stream: Read + Write + Send {}
-impl<T: Read + Write + Send> Stream for T {}
+/// The peer's transport: plain TCP, or rustls over it.
+enum Io {
+    Plain(TcpStream),
+    Tls(Box<StreamOwned<ServerConnection, TcpStream>>),
+}
+
+impl Read for Io {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Io::Plain(s) => s.read(buf),
+            Io::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Io {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Io::Plain(s) => s.write(buf),
+            Io::Tls(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Io::Plain(s) => s.flush(),
+            Io::Tls(s) => s.flush(),
+        }
+    }
+}
 
 /// The server end of one test connection, written with blocking sockets and
 /// the codec, independent of the driver under test.
 pub(crate) struct Peer {
-    io: Box<dyn Stream>,
+    io: Io,
     decoder: Decoder<Vec<u8>>,
     buf: Vec<u8>,
     pub(crate) path: String,
@@ -129,12 +200,12 @@ impl Peer {
     fn new(stream: TcpStream, tls: Option<Arc<ServerConfig>>) -> io::Result<Peer> {
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
         stream.set_nodelay(true)?;
-        let io: Box<dyn Stream> = match tls {
+        let io = match tls {
             Some(config) => {
                 let conn = ServerConnection::new(config).map_err(io::Error::other)?;
-                Box::new(StreamOwned::new(conn, stream))
+                Io::Tls(Box::new(StreamOwned::new(conn, stream)))
             }
-            None => Box::new(stream),
+            None => Io::Plain(stream),
         };
         Ok(Peer {
             io,
@@ -207,6 +278,23 @@ impl Peer {
         let mut out = [0u8; 131];
         let n = encode_close(&mut out, Some((code.into(), reason)), None).unwrap();
         self.write(&out[..n])
+    }
+
+    /// Sends a TLS 1.3 KeyUpdate that asks for the client's too.
+    pub(crate) fn key_update(&mut self) -> io::Result<()> {
+        let Io::Tls(tls) = &mut self.io else {
+            return Err(io::Error::other("not TLS"));
+        };
+        tls.conn.refresh_traffic_keys().map_err(io::Error::other)?;
+        self.io.flush()
+    }
+
+    /// The TLS version the connection negotiated, if it is TLS.
+    pub(crate) fn tls_version(&self) -> Option<rustls::ProtocolVersion> {
+        match &self.io {
+            Io::Tls(tls) => tls.conn.protocol_version(),
+            Io::Plain(_) => None,
+        }
     }
 
     /// The next frame-level event from the client.
@@ -359,9 +447,9 @@ impl Handler for Recorder {
             stamps.poll <= stamps.read && stamps.read <= stamps.parsed,
             "{stamps:?}"
         );
-        let ev = match payload {
-            Payload::Text(t) => Ev::Text(t.to_string()),
-            Payload::Binary(b) => Ev::Binary(b.to_vec()),
+        let ev = match payload.as_str() {
+            Some(t) => Ev::Text(t.to_string()),
+            None => Ev::Binary(payload.as_bytes().to_vec()),
         };
         if self.echo {
             match &ev {
