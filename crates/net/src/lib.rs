@@ -45,6 +45,9 @@
 mod config;
 mod driver;
 mod event;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 mod outgoing;
 mod payload;
 mod region;

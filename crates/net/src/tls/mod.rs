@@ -274,6 +274,9 @@ pub(crate) struct TlsSession {
     state: State,
     /// TLS 1.2 only: a record's plaintext on its way to the receive buffer.
     scratch: Vec<u8>,
+    /// The traffic keys taken over from rustls, kept for the fuzz targets.
+    #[cfg(fuzzing)]
+    pub(crate) secrets: Option<(TrafficKey, u64, TrafficKey, u64)>,
 }
 
 impl TlsSession {
@@ -289,6 +292,8 @@ impl TlsSession {
         Ok(TlsSession {
             state: State::Handshaking(Box::new(conn)),
             scratch: Vec::new(),
+            #[cfg(fuzzing)]
+            secrets: None,
         })
     }
 
@@ -386,8 +391,12 @@ impl TlsSession {
             .map_err(TlsError::from_rustls)?;
         let (rx_seq, rx) = secrets.rx;
         let (tx_seq, tx) = secrets.tx;
-        let records = RecordLayer::new(&traffic_key(rx)?, rx_seq, &traffic_key(tx)?, tx_seq)
-            .map_err(TlsError::from_record)?;
+        let (rx, tx) = (traffic_key(rx)?, traffic_key(tx)?);
+        #[cfg(fuzzing)]
+        {
+            self.secrets = Some((rx.clone(), rx_seq, tx.clone(), tx_seq));
+        }
+        let records = RecordLayer::new(&rx, rx_seq, &tx, tx_seq).map_err(TlsError::from_record)?;
         self.state = State::Tls13 {
             records,
             keys: Kernel(kernel),

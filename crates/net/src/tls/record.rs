@@ -393,17 +393,29 @@ impl RecordLayer {
         content: &[u8],
         out: &mut Region,
     ) -> Result<(), RecordError> {
+        self.seal_inner(content, &[content_type], out)
+    }
+
+    /// Seals the inner plaintext `head` followed by `tail` (the content
+    /// type, then any padding) as one record.
+    fn seal_inner(
+        &mut self,
+        head: &[u8],
+        tail: &[u8],
+        out: &mut Region,
+    ) -> Result<(), RecordError> {
         if self.tx.seq == u64::MAX {
             return Err(RecordError::SequenceExhausted);
         }
-        let body = content.len() + 1 + TAG_LEN;
+        let inner = head.len() + tail.len();
+        let body = inner + TAG_LEN;
         let total = HEADER_LEN + body;
         let rec = out.reserve(total).map_err(|_| RecordError::NoRoom)?;
         let [hi, lo] = (body as u16).to_be_bytes();
         let header = [APPLICATION_DATA, 3, 3, hi, lo];
         rec[..HEADER_LEN].copy_from_slice(&header);
-        rec[HEADER_LEN..HEADER_LEN + content.len()].copy_from_slice(content);
-        rec[HEADER_LEN + content.len()] = content_type;
+        rec[HEADER_LEN..HEADER_LEN + head.len()].copy_from_slice(head);
+        rec[HEADER_LEN + head.len()..HEADER_LEN + inner].copy_from_slice(tail);
         let nonce = self.tx.nonce();
         let tag = self
             .tx
@@ -411,7 +423,7 @@ impl RecordLayer {
             .seal_in_place_separate_tag(
                 nonce,
                 Aad::from(header),
-                &mut rec[HEADER_LEN..HEADER_LEN + content.len() + 1],
+                &mut rec[HEADER_LEN..HEADER_LEN + inner],
             )
             .map_err(|_| RecordError::SequenceExhausted)?;
         rec[total - TAG_LEN..].copy_from_slice(tag.as_ref());
@@ -419,6 +431,20 @@ impl RecordLayer {
         self.tx.seq += 1;
         self.stats.records_out += 1;
         Ok(())
+    }
+
+    /// Seals an inner plaintext exactly as given (content, type, padding).
+    #[cfg(fuzzing)]
+    pub(crate) fn seal_raw(&mut self, inner: &[u8], out: &mut Region) -> Result<(), RecordError> {
+        self.seal_inner(inner, &[], out)
+    }
+
+    /// Switches the send key, for a fuzzed peer's key update.
+    #[cfg(fuzzing)]
+    pub(crate) fn set_tx_key(&mut self, key: &TrafficKey) {
+        if let Ok(tx) = Direction::new(key, 0) {
+            self.tx = tx;
+        }
     }
 }
 
