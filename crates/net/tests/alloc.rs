@@ -104,7 +104,7 @@ impl Handler for TouchAndSend {
         self.checksum = payload.as_bytes().iter().fold(self.checksum, |a, &b| {
             a.wrapping_mul(31).wrapping_add(u64::from(b))
         });
-        if self.messages % 100_000 == 0 {
+        if self.messages.is_multiple_of(100_000) {
             conn.send_text(r#"{"op":"subscribe","args":["books.BTCUSDT"]}"#)
                 .expect("queued");
         }
@@ -129,7 +129,7 @@ fn a_million_tls_messages_allocate_nothing() {
                 peer.write(&batch)?;
                 batch.clear();
             }
-            if i % 250_000 == 0 {
+            if i.is_multiple_of(250_000) {
                 peer.send(OpCode::Ping, b"heartbeat")?;
             }
         }
