@@ -16,7 +16,7 @@
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use tickwire_net::fuzzing::{self, Records, Secrets};
+use tickwire_net::internals::{self as fuzzing, Records, Secrets};
 
 fn secrets() -> &'static Secrets {
     static SECRETS: OnceLock<Secrets> = OnceLock::new();

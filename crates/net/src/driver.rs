@@ -13,14 +13,13 @@ use tickwire_codec::handshake::{
     ClientHandshake, HandshakeStatus, RequestStatus, ServerHandshake, write_rejection,
     write_response,
 };
-use tickwire_codec::{
-    CloseCode, Config as CodecConfig, Decoder, MAX_CONTROL_FRAME_LEN, OpCode, ProtocolError, Role,
-};
+use tickwire_codec::{CloseCode, MAX_CONTROL_FRAME_LEN, OpCode, ProtocolError, Role};
 
 use crate::config::{Config, Endpoint, PollMode};
 use crate::event::{ConnId, Disconnect, DriverError, Handler, Reconnect, Stamps, Timeout, TlsInfo};
 use crate::outgoing::{CloseRequest, Conn, Outgoing, SendError};
-use crate::payload::{Frame, PAYLOAD_PADDING, next_frame};
+use crate::payload::{Frame, next_frame};
+use crate::receive::{Incoming, open_tls};
 use crate::region::Region;
 use crate::resolve::{Lookup, Resolved, Resolver};
 use crate::tls::record::{MAX_PLAINTEXT, MAX_RECORD};
@@ -52,55 +51,6 @@ enum Phase {
     /// A Close frame has gone out; waiting for the peer's (if
     /// `await_close_frame`) and then for the end of the stream.
     Closing,
-}
-
-/// The receive side of a slot.
-///
-/// ```text
-/// [ consumed | plaintext | gap | ciphertext | free | padding ]
-///            ^start      ^end  ^cipher_start ^cipher_end ^cap
-/// ```
-///
-/// Without TLS, `end == cipher_start == cipher_end`: bytes are read straight
-/// into the plaintext. With TLS they are read into the ciphertext region and
-/// decrypted in place to the end of the plaintext, closing the gap. Nothing
-/// is read past `cap`, so every payload has `PAYLOAD_PADDING` bytes after it.
-struct Incoming {
-    buf: Box<[u8]>,
-    cap: usize,
-    start: usize,
-    end: usize,
-    cipher_start: usize,
-    cipher_end: usize,
-    decoder: Decoder<Box<[u8]>>,
-}
-
-impl Incoming {
-    fn clear(&mut self) {
-        self.start = 0;
-        self.end = 0;
-        self.cipher_start = 0;
-        self.cipher_end = 0;
-    }
-
-    /// Makes room to read at the end: drops consumed bytes, closes the gap.
-    fn compact(&mut self) {
-        if self.start == self.end && self.cipher_start == self.cipher_end {
-            self.clear();
-            return;
-        }
-        if self.cipher_end < self.cap {
-            return;
-        }
-        let plain = self.end - self.start;
-        self.buf.copy_within(self.start..self.end, 0);
-        self.buf
-            .copy_within(self.cipher_start..self.cipher_end, plain);
-        self.cipher_end = plain + (self.cipher_end - self.cipher_start);
-        self.start = 0;
-        self.end = plain;
-        self.cipher_start = plain;
-    }
 }
 
 struct Slot {
@@ -248,14 +198,6 @@ impl<H: Handler> Driver<H> {
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         let resolver = Resolver::start(waker)?;
         let now = Instant::now();
-        let codec = CodecConfig {
-            max_frame_size: config.max_message_size as u64,
-            max_message_size: config.max_message_size,
-            max_fragments: config.max_fragments,
-            // Leave room for one whole TLS record behind a frame that waits
-            // in place for the rest of itself.
-            input_capacity: config.read_buffer_size - MAX_RECORD,
-        };
         let slots = (0..config.max_connections)
             .map(|_| Slot {
                 serial: 0,
@@ -268,19 +210,11 @@ impl<H: Handler> Driver<H> {
                 tls: None,
                 client_hs: None,
                 server_hs: ServerHandshake::new(),
-                rx: Incoming {
-                    buf: vec![0u8; config.read_buffer_size + PAYLOAD_PADDING].into_boxed_slice(),
-                    cap: config.read_buffer_size,
-                    start: 0,
-                    end: 0,
-                    cipher_start: 0,
-                    cipher_end: 0,
-                    decoder: Decoder::new(
-                        Role::Client,
-                        codec,
-                        vec![0u8; config.max_message_size + PAYLOAD_PADDING].into_boxed_slice(),
-                    ),
-                },
+                rx: Incoming::new(
+                    config.read_buffer_size,
+                    config.max_message_size,
+                    config.max_fragments,
+                ),
                 // A handshake flight, or the send buffer's worth of records.
                 tls_out: Region::new(
                     config.write_buffer_size
@@ -882,6 +816,7 @@ impl<H: Handler> Driver<H> {
                 start,
                 end,
                 decoder,
+                restore,
                 ..
             } = &mut slot.rx;
             if decoder.error().is_some() {
@@ -889,7 +824,7 @@ impl<H: Handler> Driver<H> {
                 *start = *end;
                 return After::Continue;
             }
-            let (consumed, frame) = match next_frame(decoder, buf, *start, *end) {
+            let (consumed, frame) = match next_frame(decoder, buf, *start, *end, restore) {
                 Ok(found) => found,
                 Err(e) => {
                     return fail_slot(
@@ -904,9 +839,9 @@ impl<H: Handler> Driver<H> {
             };
             *start += consumed;
             let open = slot.phase == Phase::Open;
-            let (payload, restore) = match frame {
+            let payload = match frame {
                 None => return After::Continue,
-                Some(Frame::Data(payload, restore)) => (payload, restore),
+                Some(Frame::Data(payload)) => payload,
                 Some(Frame::Ping(payload)) => {
                     if open && slot.tx.push_frame(OpCode::Pong, payload, rng).is_err() {
                         return After::End(Disconnect::SendBufferFull);
@@ -955,7 +890,7 @@ impl<H: Handler> Driver<H> {
                 handler.on_message(&mut conn, payload, stamps);
             }
             // The handler may have written into the padding after the payload.
-            restore.apply(&mut slot.rx.buf);
+            slot.rx.restore.apply(&mut slot.rx.buf);
             // A handler callback may have asked to close.
             if let Some(request) = slot.tx.close_request.take() {
                 begin_close(slot, rng, *now, config, request, timers_dirty);
@@ -1243,27 +1178,6 @@ fn fail_slot(
     slot.deadline = Some(now + config.close_timeout);
     *timers_dirty = true;
     After::Continue
-}
-
-/// Runs the received ciphertext through TLS: the handshake while it lasts,
-/// then in-place decryption onto the end of the plaintext. Returns whether
-/// the peer sent close_notify.
-fn open_tls(
-    tls: &mut TlsSession,
-    rx: &mut Incoming,
-    out: &mut Region,
-) -> Result<bool, crate::tls::TlsError> {
-    if tls.mode() == Mode::Handshaking {
-        let (used, done) = tls.handshake(&mut rx.buf[rx.cipher_start..rx.cipher_end], out)?;
-        rx.cipher_start += used;
-        if !done {
-            return Ok(false);
-        }
-    }
-    let opened = tls.open(&mut rx.buf, rx.end, rx.cipher_start..rx.cipher_end, out)?;
-    rx.end = opened.plain_end;
-    rx.cipher_start = opened.cipher_start;
-    Ok(opened.close_notify)
 }
 
 impl From<SendError> for Disconnect {

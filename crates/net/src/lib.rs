@@ -45,11 +45,12 @@
 mod config;
 mod driver;
 mod event;
-#[cfg(fuzzing)]
+#[cfg(any(fuzzing, feature = "internals"))]
 #[doc(hidden)]
-pub mod fuzzing;
+pub mod internals;
 mod outgoing;
 mod payload;
+mod receive;
 mod region;
 mod resolve;
 mod tls;

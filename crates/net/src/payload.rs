@@ -33,6 +33,9 @@ pub struct Payload<'a> {
     buf: &'a mut [u8],
     len: usize,
     text: bool,
+    /// Where to save what the padding covers before handing it out, when it
+    /// covers bytes that still matter (the next frames in the receive buffer).
+    stash: Option<(&'a mut Restore, usize)>,
 }
 
 impl std::fmt::Debug for Payload<'_> {
@@ -100,37 +103,55 @@ impl<'a> Payload<'a> {
     /// bytes it covered once the handler returns. Consumes the payload,
     /// because after this the bytes are no longer known to be UTF-8.
     pub fn into_padded(self) -> (&'a mut [u8], usize) {
+        if let Some((stash, at)) = self.stash {
+            stash.save(at, &self.buf[self.len..]);
+        }
         (self.buf, self.len)
     }
 }
 
 /// A decoded frame, as the driver dispatches it.
 pub(crate) enum Frame<'a> {
-    /// A data message, and where its padding must be restored afterwards.
-    Data(Payload<'a>, Restore),
+    /// A data message. Afterwards, apply the [`Restore`] given to
+    /// [`next_frame`]: the handler may have written into the padding.
+    Data(Payload<'a>),
     Ping(&'a [u8]),
     Pong,
     Close(Option<CloseCode>),
 }
 
-/// Bytes of the receive buffer that a payload's padding covers, saved so
-/// they can be put back after the handler (they may be the next frame).
+/// Bytes of the receive buffer that a payload's padding covered, saved when
+/// the handler asked for the padding, to be put back after it (they may be
+/// the next frames).
 pub(crate) struct Restore {
     at: usize,
     saved: [u8; PAYLOAD_PADDING],
     len: usize,
 }
 
-impl Restore {
-    const NOTHING: Restore = Restore {
-        at: 0,
-        saved: [0; PAYLOAD_PADDING],
-        len: 0,
-    };
+impl Default for Restore {
+    fn default() -> Self {
+        Restore {
+            at: 0,
+            saved: [0; PAYLOAD_PADDING],
+            len: 0,
+        }
+    }
+}
 
-    /// Puts the saved bytes back into `buf`.
-    pub(crate) fn apply(&self, buf: &mut [u8]) {
-        buf[self.at..self.at + self.len].copy_from_slice(&self.saved[..self.len]);
+impl Restore {
+    fn save(&mut self, at: usize, bytes: &[u8]) {
+        self.at = at;
+        self.len = bytes.len().min(PAYLOAD_PADDING);
+        self.saved[..self.len].copy_from_slice(&bytes[..self.len]);
+    }
+
+    /// Puts saved bytes back into `buf`, if any were saved, and forgets them.
+    pub(crate) fn apply(&mut self, buf: &mut [u8]) {
+        if self.len > 0 {
+            buf[self.at..self.at + self.len].copy_from_slice(&self.saved[..self.len]);
+            self.len = 0;
+        }
     }
 }
 
@@ -144,6 +165,7 @@ pub(crate) fn next_frame<'a>(
     buf: &'a mut [u8],
     start: usize,
     end: usize,
+    restore: &'a mut Restore,
 ) -> Result<(usize, Option<Frame<'a>>), ProtocolError> {
     let located = decoder.decode_located(&mut buf[start..end])?;
     let Some((kind, location)) = located.frame else {
@@ -166,33 +188,27 @@ pub(crate) fn next_frame<'a>(
     };
     // `text` comes from the codec's validation of exactly the bytes the
     // payload covers, in this call: the invariant `Payload` relies on.
-    let (region, len, restore) = match location {
+    let (region, len, stash) = match location {
         Location::Input { start: s, end: e } => {
             let (from, to) = (start + s, start + e);
-            let mut restore = Restore::NOTHING;
             let pad_end = (to + PAYLOAD_PADDING).min(buf.len());
-            restore.at = to;
-            restore.len = pad_end - to;
-            restore.saved[..restore.len].copy_from_slice(&buf[to..pad_end]);
-            (&mut buf[from..pad_end], to - from, restore)
+            (&mut buf[from..pad_end], to - from, Some((restore, to)))
         }
         Location::Buffer { len } => {
             // Past the message in the message buffer is scratch: nothing to restore.
             let message = decoder.message_buffer();
             let pad_end = (len + PAYLOAD_PADDING).min(message.len());
-            (&mut message[..pad_end], len, Restore::NOTHING)
+            (&mut message[..pad_end], len, None)
         }
     };
     Ok((
         located.consumed,
-        Some(Frame::Data(
-            Payload {
-                buf: region,
-                len,
-                text,
-            },
-            restore,
-        )),
+        Some(Frame::Data(Payload {
+            buf: region,
+            len,
+            text,
+            stash,
+        })),
     ))
 }
 
@@ -200,7 +216,7 @@ pub(crate) fn next_frame<'a>(
 mod tests {
     use tickwire_codec::{Config, Decoder, OpCode, Role, encode_frame};
 
-    use super::{Frame, PAYLOAD_PADDING, next_frame};
+    use super::{Frame, PAYLOAD_PADDING, Restore, next_frame};
 
     fn decoder() -> Decoder<Box<[u8]>> {
         let config = Config {
@@ -221,8 +237,9 @@ mod tests {
         let mut n = encode_frame(&mut buf, OpCode::Text, true, "κόσμε".as_bytes(), None).unwrap();
         n += encode_frame(&mut buf[n..], OpCode::Binary, true, &[7; 100], None).unwrap();
         let mut dec = decoder();
-        let (used, frame) = next_frame(&mut dec, &mut buf, 0, n).unwrap();
-        let Some(Frame::Data(mut payload, restore)) = frame else {
+        let mut restore = Restore::default();
+        let (used, frame) = next_frame(&mut dec, &mut buf, 0, n, &mut restore).unwrap();
+        let Some(Frame::Data(mut payload)) = frame else {
             panic!("data")
         };
         assert!(payload.is_text());
@@ -235,8 +252,8 @@ mod tests {
         // Scribble over the padding (which covers the next frame), then restore.
         padded[len..].fill(0xee);
         restore.apply(&mut buf);
-        let (_, frame) = next_frame(&mut dec, &mut buf, used, n).unwrap();
-        let Some(Frame::Data(mut payload, _)) = frame else {
+        let (_, frame) = next_frame(&mut dec, &mut buf, used, n, &mut restore).unwrap();
+        let Some(Frame::Data(mut payload)) = frame else {
             panic!("data")
         };
         assert_eq!(payload.as_str(), None);
@@ -249,9 +266,10 @@ mod tests {
         let mut n = encode_frame(&mut buf, OpCode::Text, false, b"frag", None).unwrap();
         n += encode_frame(&mut buf[n..], OpCode::Continuation, true, b"mented", None).unwrap();
         let mut dec = decoder();
-        let (used, frame) = next_frame(&mut dec, &mut buf, 0, n).unwrap();
+        let mut restore = Restore::default();
+        let (used, frame) = next_frame(&mut dec, &mut buf, 0, n, &mut restore).unwrap();
         assert_eq!(used, n);
-        let Some(Frame::Data(payload, _)) = frame else {
+        let Some(Frame::Data(payload)) = frame else {
             panic!("data")
         };
         assert_eq!(payload.as_str(), Some("fragmented"));

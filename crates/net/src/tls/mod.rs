@@ -275,7 +275,7 @@ pub(crate) struct TlsSession {
     /// TLS 1.2 only: a record's plaintext on its way to the receive buffer.
     scratch: Vec<u8>,
     /// The traffic keys taken over from rustls, kept for the fuzz targets.
-    #[cfg(fuzzing)]
+    #[cfg(any(fuzzing, feature = "internals"))]
     pub(crate) secrets: Option<(TrafficKey, u64, TrafficKey, u64)>,
 }
 
@@ -292,7 +292,7 @@ impl TlsSession {
         Ok(TlsSession {
             state: State::Handshaking(Box::new(conn)),
             scratch: Vec::new(),
-            #[cfg(fuzzing)]
+            #[cfg(any(fuzzing, feature = "internals"))]
             secrets: None,
         })
     }
@@ -392,7 +392,7 @@ impl TlsSession {
         let (rx_seq, rx) = secrets.rx;
         let (tx_seq, tx) = secrets.tx;
         let (rx, tx) = (traffic_key(rx)?, traffic_key(tx)?);
-        #[cfg(fuzzing)]
+        #[cfg(any(fuzzing, feature = "internals"))]
         {
             self.secrets = Some((rx.clone(), rx_seq, tx.clone(), tx_seq));
         }

@@ -434,13 +434,13 @@ impl RecordLayer {
     }
 
     /// Seals an inner plaintext exactly as given (content, type, padding).
-    #[cfg(fuzzing)]
+    #[cfg(any(fuzzing, feature = "internals"))]
     pub(crate) fn seal_raw(&mut self, inner: &[u8], out: &mut Region) -> Result<(), RecordError> {
         self.seal_inner(inner, &[], out)
     }
 
     /// Switches the send key, for a fuzzed peer's key update.
-    #[cfg(fuzzing)]
+    #[cfg(any(fuzzing, feature = "internals"))]
     pub(crate) fn set_tx_key(&mut self, key: &TrafficKey) {
         if let Ok(tx) = Direction::new(key, 0) {
             self.tx = tx;

@@ -1,9 +1,12 @@
-//! Entry points for the fuzz targets, compiled only with `--cfg fuzzing`
-//! (which cargo-fuzz sets). Not part of the API.
+//! Unstable internals for tickwire's own fuzz targets (compiled with
+//! `--cfg fuzzing`, which cargo-fuzz sets) and benchmarks (the `internals`
+//! feature). Not part of the API.
 
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::payload::{Frame, Payload, next_frame};
+use crate::receive::{Incoming, open_tls};
 use crate::region::Region;
 use crate::tls::record::{KeySchedule, RecordError, RecordLayer, TrafficKey};
 use crate::tls::{Mode, TlsConfig, TlsSession};
@@ -18,8 +21,12 @@ pub struct Secrets {
 }
 
 /// Runs a real TLS 1.3 handshake in memory between a client session (as the
-/// driver uses it) and `server`, and returns the client's traffic secrets.
-pub fn handshake(tls: &TlsConfig, mut server: rustls::ServerConnection, host: &str) -> Secrets {
+/// driver uses it) and `server`, and returns the session, in place.
+fn handshake_session(
+    tls: &TlsConfig,
+    server: &mut rustls::ServerConnection,
+    host: &str,
+) -> TlsSession {
     let context = tls.context().expect("a usable TLS configuration");
     let mut client = TlsSession::new(&context, host).expect("a valid host name");
     let mut to_server = Region::new(1 << 16);
@@ -48,12 +55,83 @@ pub fn handshake(tls: &TlsConfig, mut server: rustls::ServerConnection, host: &s
         filled += out.len();
     }
     assert_eq!(client.mode(), Mode::InPlace, "TLS 1.3 negotiated");
+    client
+}
+
+/// Runs a real TLS 1.3 handshake in memory with `server` and returns the
+/// client's traffic secrets.
+pub fn handshake(tls: &TlsConfig, mut server: rustls::ServerConnection, host: &str) -> Secrets {
+    let client = handshake_session(tls, &mut server, host);
     let (rx, rx_seq, tx, tx_seq) = client.secrets.clone().expect("secrets kept");
     Secrets {
         rx,
         rx_seq,
         tx,
         tx_seq,
+    }
+}
+
+/// The driver's receive path without a socket: TLS 1.3 records decrypted
+/// in place, then WebSocket frames decoded, as `Driver` does them.
+pub struct Pipeline {
+    session: TlsSession,
+    rx: Incoming,
+    out: Region,
+}
+
+impl Pipeline {
+    /// Handshakes in memory with `server` (which then encrypts what the
+    /// pipeline will read) and prepares buffers the size the driver's defaults use.
+    pub fn connect(tls: &TlsConfig, server: &mut rustls::ServerConnection, host: &str) -> Pipeline {
+        Pipeline {
+            session: handshake_session(tls, server, host),
+            rx: Incoming::new(256 * 1024, 1 << 20, 1024),
+            out: Region::new(64 * 1024),
+        }
+    }
+
+    /// One socket read's worth of ciphertext: copied into the receive buffer
+    /// (as `read()` would), decrypted in place, decoded, and every data
+    /// message handed to `on_message`. Returns how many there were.
+    pub fn read(
+        &mut self,
+        bytes: &[u8],
+        mut on_message: impl FnMut(Payload<'_>),
+    ) -> Result<usize, String> {
+        let mut fed = 0;
+        let mut messages = 0;
+        while fed < bytes.len() {
+            self.rx.compact();
+            let n = (self.rx.cap - self.rx.cipher_end).min(bytes.len() - fed);
+            let at = self.rx.cipher_end;
+            self.rx.buf[at..at + n].copy_from_slice(&bytes[fed..fed + n]);
+            self.rx.cipher_end += n;
+            fed += n;
+            open_tls(&mut self.session, &mut self.rx, &mut self.out).map_err(|e| e.to_string())?;
+            loop {
+                let Incoming {
+                    buf,
+                    start,
+                    end,
+                    decoder,
+                    restore,
+                    ..
+                } = &mut self.rx;
+                let (consumed, frame) =
+                    next_frame(decoder, buf, *start, *end, restore).map_err(|e| e.to_string())?;
+                *start += consumed;
+                match frame {
+                    None => break,
+                    Some(Frame::Data(payload)) => {
+                        on_message(payload);
+                        self.rx.restore.apply(&mut self.rx.buf);
+                        messages += 1;
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        Ok(messages)
     }
 }
 

@@ -1,0 +1,264 @@
+//! `tls_pipeline`: TLS 1.3 records in memory -> decrypt -> WebSocket frames
+//! -> a handler that reads every payload byte. Nanoseconds per message,
+//! tickwire (in-place record layer + codec, as `Driver` runs them) against
+//! rustls's buffered `ClientConnection` + tungstenite, on the same frames.
+//!
+//! Each run: a fresh in-memory TLS 1.3 handshake with a rustls server forced
+//! to one suite, then the server encrypts N ~200-byte text frames, either
+//! one record per message (what exchange servers send: each message is
+//! written, and so sealed, on its own) or in 64 KiB writes (16 KiB records of
+//! about 80 messages each). The client is timed while it consumes the
+//! ciphertext in 64 KiB "socket reads". The handler reads every payload byte
+//! (a word-wise checksum), the same for both. Median of R runs.
+//!
+//! `cargo bench -p tickwire-benches --bench tls_pipeline [-- N R]`
+//! (`cargo test --benches` runs it once, small.)
+
+#![allow(clippy::print_stdout)] // A benchmark reports its results.
+
+use std::hint::black_box;
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+use std::time::Instant;
+
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::{
+    ClientConfig, ClientConnection, ServerConfig, ServerConnection, SupportedCipherSuite,
+};
+use tickwire_codec::{OpCode, encode_frame};
+use tickwire_net::TlsConfig;
+use tickwire_net::internals::Pipeline;
+use tungstenite::protocol::{Message, Role, WebSocket};
+
+const READ: usize = 64 * 1024;
+
+struct Pki {
+    ca_pem: String,
+    ca_der: CertificateDer<'static>,
+    cert: CertificateDer<'static>,
+    key_der: Vec<u8>,
+}
+
+fn pki() -> Pki {
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    Pki {
+        ca_pem: ca_cert.pem(),
+        ca_der: ca_cert.der().clone(),
+        cert: cert.der().clone(),
+        key_der: key.serialize_der(),
+    }
+}
+
+fn server(pki: &Pki, suite: SupportedCipherSuite) -> ServerConnection {
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider.cipher_suites = vec![suite];
+    let config = ServerConfig::builder_with_provider(Arc::new(provider))
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![pki.cert.clone()],
+            PrivateKeyDer::Pkcs8(pki.key_der.clone().into()),
+        )
+        .unwrap();
+    let mut conn = ServerConnection::new(Arc::new(config)).unwrap();
+    conn.set_buffer_limit(None);
+    conn
+}
+
+/// `n` text frames of a ~200-byte trade message, as a server sends them.
+fn frames(n: usize) -> Vec<u8> {
+    let msg = br#"{"e":"trade","E":1723075200123,"s":"BTCUSDT","t":3712345678,"p":"61234.56000000","q":"0.00123000","T":1723075200122,"m":true,"M":true,"x":"pad-to-200-bytes-xxxxxxxxxxxxxx"}"#;
+    let mut one = [0u8; 256];
+    let len = encode_frame(&mut one, OpCode::Text, true, msg, None).unwrap();
+    one[..len].repeat(n)
+}
+
+/// The server encrypts `plain` in writes of `write` bytes (one record per
+/// message when that is the frame size); returns the ciphertext.
+fn encrypt(server: &mut ServerConnection, plain: &[u8], write: usize) -> Vec<u8> {
+    let mut wire = Vec::with_capacity(plain.len() * 2 + 1024);
+    for chunk in plain.chunks(write) {
+        server.writer().write_all(chunk).unwrap();
+        while server.wants_write() {
+            server.write_tls(&mut wire).unwrap();
+        }
+    }
+    wire
+}
+
+/// Reads every payload byte, a word at a time.
+fn checksum(sum: u64, bytes: &[u8]) -> u64 {
+    let (words, tail) = bytes.as_chunks::<8>();
+    let sum = words
+        .iter()
+        .fold(sum, |a, w| a.rotate_left(5) ^ u64::from_le_bytes(*w));
+    tail.iter()
+        .fold(sum, |a, &b| a.rotate_left(5) ^ u64::from(b))
+}
+
+fn tickwire(pki: &Pki, suite: SupportedCipherSuite, plain: &[u8], n: usize, write: usize) -> f64 {
+    let mut tls = TlsConfig::empty();
+    tls.add_ca_pem(pki.ca_pem.as_bytes()).unwrap();
+    let mut server = server(pki, suite);
+    let mut pipeline = Pipeline::connect(&tls, &mut server, "localhost");
+    let wire = encrypt(&mut server, plain, write);
+    let mut sum = 0u64;
+    let start = Instant::now();
+    let mut got = 0;
+    for read in wire.chunks(READ) {
+        got += pipeline
+            .read(read, |payload| sum = checksum(sum, payload.as_bytes()))
+            .unwrap();
+    }
+    let ns = start.elapsed().as_nanos() as f64 / n as f64;
+    assert_eq!(got, n);
+    black_box(sum);
+    ns
+}
+
+/// Replays ciphertext as socket reads of up to 64 KiB; writes are dropped.
+struct Replay {
+    data: Vec<u8>,
+    pos: usize,
+}
+
+impl Read for Replay {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = buf.len().min(READ).min(self.data.len() - self.pos);
+        if n == 0 {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+impl Write for Replay {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn rustls_tungstenite(
+    pki: &Pki,
+    suite: SupportedCipherSuite,
+    plain: &[u8],
+    n: usize,
+    write: usize,
+) -> f64 {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(pki.ca_der.clone()).unwrap();
+    let config =
+        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    let mut client =
+        ClientConnection::new(Arc::new(config), "localhost".try_into().unwrap()).unwrap();
+    let mut server = server(pki, suite);
+    // The handshake, in memory.
+    while client.is_handshaking() || server.is_handshaking() {
+        let mut buf = Vec::new();
+        while client.wants_write() {
+            client.write_tls(&mut buf).unwrap();
+        }
+        server.read_tls(&mut &buf[..]).unwrap();
+        server.process_new_packets().unwrap();
+        buf.clear();
+        while server.wants_write() {
+            server.write_tls(&mut buf).unwrap();
+        }
+        client.read_tls(&mut &buf[..]).unwrap();
+        client.process_new_packets().unwrap();
+    }
+    let wire = encrypt(&mut server, plain, write);
+    let stream = rustls::StreamOwned::new(client, Replay { data: wire, pos: 0 });
+    let mut ws = WebSocket::from_raw_socket(stream, Role::Client, None);
+    let mut sum = 0u64;
+    let start = Instant::now();
+    for _ in 0..n {
+        match ws.read().unwrap() {
+            Message::Text(t) => {
+                sum = t
+                    .as_bytes()
+                    .iter()
+                    .fold(sum, |a, &b| a.wrapping_add(u64::from(b)));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let ns = start.elapsed().as_nanos() as f64 / n as f64;
+    black_box(sum);
+    ns
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let bench = std::env::args().any(|a| a == "--bench");
+    let (n, runs) = match (args.first(), args.get(1)) {
+        (Some(n), Some(r)) => (n.parse().unwrap(), r.parse().unwrap()),
+        _ if bench => (200_000, 7),
+        _ => (2_000, 1), // `cargo test --benches`: a smoke run
+    };
+    let pki = pki();
+    let plain = frames(n);
+    let frame = plain.len() / n;
+    println!("tls_pipeline: {n} messages of 200 B per run, median of {runs} runs, ns/message");
+    println!(
+        "{:<32} {:<22} {:>10} {:>20} {:>8}",
+        "suite", "records", "tickwire", "rustls+tungstenite", "ratio"
+    );
+    let suites = [
+        (
+            "TLS13_AES_128_GCM_SHA256",
+            rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256,
+        ),
+        (
+            "TLS13_AES_256_GCM_SHA384",
+            rustls::crypto::ring::cipher_suite::TLS13_AES_256_GCM_SHA384,
+        ),
+        (
+            "TLS13_CHACHA20_POLY1305_SHA256",
+            rustls::crypto::ring::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
+        ),
+    ];
+    for (records, write) in [("one per message", frame), ("16 KiB (~80 messages)", READ)] {
+        for (name, suite) in suites {
+            let mut ours = Vec::new();
+            let mut theirs = Vec::new();
+            for _ in 0..runs {
+                // Interleaved, so drift on a shared machine hits both alike.
+                ours.push(tickwire(&pki, suite, &plain, n, write));
+                theirs.push(rustls_tungstenite(&pki, suite, &plain, n, write));
+            }
+            let (a, b) = (median(ours), median(theirs));
+            println!(
+                "{name:<32} {records:<22} {a:>10.1} {b:>20.1} {:>7.2}x",
+                b / a
+            );
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! The receive buffer of a connection, and TLS over it.
+
+use tickwire_codec::{Config as CodecConfig, Decoder, Role};
+
+use crate::payload::{PAYLOAD_PADDING, Restore};
+use crate::region::Region;
+use crate::tls::record::MAX_RECORD;
+use crate::tls::{Mode, TlsError, TlsSession};
+
+/// The receive side of a slot.
+///
+/// ```text
+/// [ consumed | plaintext | gap | ciphertext | free | padding ]
+///            ^start      ^end  ^cipher_start ^cipher_end ^cap
+/// ```
+///
+/// Without TLS, `end == cipher_start == cipher_end`: bytes are read straight
+/// into the plaintext. With TLS they are read into the ciphertext region and
+/// decrypted in place to the end of the plaintext, closing the gap. Nothing
+/// is read past `cap`, so every payload has `PAYLOAD_PADDING` bytes after it.
+pub(crate) struct Incoming {
+    pub(crate) buf: Box<[u8]>,
+    pub(crate) cap: usize,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) cipher_start: usize,
+    pub(crate) cipher_end: usize,
+    pub(crate) decoder: Decoder<Box<[u8]>>,
+    /// What a handler's padding covered, to put back after it.
+    pub(crate) restore: Restore,
+}
+
+impl Incoming {
+    /// A receive buffer of `cap` bytes (plus padding) and a decoder whose
+    /// message buffer holds `max_message` bytes (plus padding).
+    pub(crate) fn new(cap: usize, max_message: usize, max_fragments: u32) -> Incoming {
+        let codec = CodecConfig {
+            max_frame_size: max_message as u64,
+            max_message_size: max_message,
+            max_fragments,
+            // Leave room for one whole TLS record behind a frame that waits
+            // in place for the rest of itself.
+            input_capacity: cap - MAX_RECORD,
+        };
+        Incoming {
+            buf: vec![0u8; cap + PAYLOAD_PADDING].into_boxed_slice(),
+            cap,
+            start: 0,
+            end: 0,
+            cipher_start: 0,
+            cipher_end: 0,
+            decoder: Decoder::new(
+                Role::Client,
+                codec,
+                vec![0u8; max_message + PAYLOAD_PADDING].into_boxed_slice(),
+            ),
+            restore: Restore::default(),
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.start = 0;
+        self.end = 0;
+        self.cipher_start = 0;
+        self.cipher_end = 0;
+    }
+
+    /// Makes room to read at the end: drops consumed bytes, closes the gap.
+    pub(crate) fn compact(&mut self) {
+        if self.start == self.end && self.cipher_start == self.cipher_end {
+            self.clear();
+            return;
+        }
+        if self.cipher_end < self.cap {
+            return;
+        }
+        let plain = self.end - self.start;
+        self.buf.copy_within(self.start..self.end, 0);
+        self.buf
+            .copy_within(self.cipher_start..self.cipher_end, plain);
+        self.cipher_end = plain + (self.cipher_end - self.cipher_start);
+        self.start = 0;
+        self.end = plain;
+        self.cipher_start = plain;
+    }
+}
+
+/// Runs the received ciphertext through TLS: the handshake while it lasts,
+/// then in-place decryption onto the end of the plaintext. Returns whether
+/// the peer sent close_notify.
+pub(crate) fn open_tls(
+    tls: &mut TlsSession,
+    rx: &mut Incoming,
+    out: &mut Region,
+) -> Result<bool, TlsError> {
+    if tls.mode() == Mode::Handshaking {
+        let (used, done) = tls.handshake(&mut rx.buf[rx.cipher_start..rx.cipher_end], out)?;
+        rx.cipher_start += used;
+        if !done {
+            return Ok(false);
+        }
+    }
+    let opened = tls.open(&mut rx.buf, rx.end, rx.cipher_start..rx.cipher_end, out)?;
+    rx.end = opened.plain_end;
+    rx.cipher_start = opened.cipher_start;
+    Ok(opened.close_notify)
+}
