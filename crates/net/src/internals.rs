@@ -231,22 +231,23 @@ impl Records {
         self.peer.set_tx_key(&next);
     }
 
-    /// Runs our record layer over `buf[cipher]`, appending plaintext at `plain_end`.
+    /// Runs our record layer over `buf[cipher]`, appending plaintext at
+    /// `plain_end`; `None` when the record layer failed the connection.
     pub fn open(
         &mut self,
         buf: &mut [u8],
         plain_end: usize,
         cipher: Range<usize>,
-    ) -> Result<Opened, ()> {
+    ) -> Option<Opened> {
         self.out.clear();
         self.ours
             .open(buf, plain_end, cipher, &mut self.our_keys, &mut self.out)
+            .ok()
             .map(|o| Opened {
                 plain_end: o.plain_end,
                 cipher_start: o.cipher_start,
                 close_notify: o.close_notify,
             })
-            .map_err(|_| ())
     }
 
     /// Seals application data with our record layer.
