@@ -21,6 +21,8 @@
 
 #![allow(missing_docs)] // Benchmark plumbing, documented at module level.
 
+pub mod tls;
+
 use std::hint::black_box;
 use std::io::{self, Read, Write};
 

@@ -66,13 +66,22 @@ impl Incoming {
     }
 
     /// Makes room to read at the end: drops consumed bytes, closes the gap.
+    /// Called before every read.
     pub(crate) fn compact(&mut self) {
         if self.start == self.end && self.cipher_start == self.cipher_end {
             self.clear();
             return;
         }
-        if self.cipher_end < self.cap {
+        // Compact before the free end gets small, not when it is gone: every
+        // read should be large (one read of 8 bytes at the end of the buffer
+        // costs a whole system call).
+        let free = self.cap - self.cipher_end;
+        if free >= self.cap / 4 {
             return;
+        }
+        let freed = self.start + (self.cipher_start - self.end);
+        if free > 0 && freed < self.cap / 8 {
+            return; // moving would free little: read into what is left
         }
         let plain = self.end - self.start;
         self.buf.copy_within(self.start..self.end, 0);
