@@ -1,7 +1,8 @@
 //! `loopback`: one TLS 1.3 (AES-128-GCM) WebSocket connection over
 //! 127.0.0.1, the same rustls server for every client: tickwire's `Driver`
-//! against tungstenite (sync, over rustls's `StreamOwned`), each busy-polling
-//! and blocking. The server runs on core 0, the client on core 1.
+//! against tungstenite (sync, over rustls's `StreamOwned`), each spinning and
+//! blocking (tickwire spins two ways: on epoll, `BusyPoll`, and on the socket,
+//! `BusyRead`, as tungstenite over a non-blocking socket does). The server runs on core 0, the client on core 1.
 //!
 //! - Throughput: the server writes N pre-encrypted 200-byte messages, either
 //!   batched into 16 KiB records or one record per message (as exchanges
@@ -10,13 +11,15 @@
 //!   socket shows how fast the server and the loopback can go.
 //! - Latency: the server sends one message every 100 us, each in its own
 //!   record, stamped with the TSC just before it is encrypted; the client
-//!   records stamp -> handler in an HdrHistogram. The server sleeps between
-//!   sends: on 2 cores, a spinning server and a spinning client leave the
-//!   kernel no CPU to deliver loopback packets (seen: 4 ms at p50). Each
-//!   client runs 3 times, interleaved with the others; the table shows the
-//!   median of each percentile.
+//!   records stamp -> handler in an HdrHistogram. The server spins between
+//!   sends (`LOOPBACK_SERVER_SLEEP=1`: it sleeps; every row is then ~3 us
+//!   slower, and the tails shorter, since no vCPU is kept busy). Each
+//!   client runs 5 times, interleaved with the others; the table shows the
+//!   median of each percentile, and how often tickwire beat tungstenite.
+//!   A plain TCP client of a plain TCP server with the same cadence (no TLS,
+//!   no WebSocket) shows the floor the kernel and the VM set.
 //!
-//! `cargo bench -p tickwire-benches --bench loopback [-- N K]`
+//! `cargo bench -p tickwire-benches --bench loopback [-- N K [throughput|latency]]`
 //! (`cargo test --benches` runs it once, small.)
 
 #![allow(clippy::print_stdout)] // A benchmark reports its results.
@@ -62,9 +65,27 @@ fn stamp_of(payload: &[u8]) -> u64 {
         .fold(0, |a, &d| a * 10 + u64::from(d - b'0'))
 }
 
+/// Pins the calling thread to `core` by its number. (Not through
+/// `core_affinity::get_core_ids`, which lists only the cores the caller's
+/// current mask allows: a thread spawned by an already pinned thread would
+/// find only its parent's core, and both ends would share it.)
 fn pin(core: usize) {
-    if let Some(id) = core_affinity::get_core_ids().and_then(|ids| ids.into_iter().nth(core)) {
-        core_affinity::set_for_current(id);
+    if !core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
+        eprintln!("loopback: could not pin a thread to core {core}; numbers will be noisy");
+    }
+}
+
+/// Waits `interval` between two latency messages: spinning, so that the
+/// server's core is awake when it sends (loopback delivery runs on the
+/// sender's core), or, with `LOOPBACK_SERVER_SLEEP` set, sleeping.
+fn pace(interval: Duration) {
+    if std::env::var_os("LOOPBACK_SERVER_SLEEP").is_some() {
+        thread::sleep(interval);
+    } else {
+        let until = Instant::now() + interval;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
     }
 }
 
@@ -121,11 +142,7 @@ fn serve(pki: &Pki, load: Load, clock: quanta::Clock) -> (u16, JoinHandle<Durati
             Load::Latency(n, interval) => {
                 let mut msg = MESSAGE.to_vec();
                 for _ in 0..n {
-                    // Sleep, leaving the core to the kernel, which delivers
-                    // loopback packets on it (a spinning or yielding server,
-                    // with a spinning client on the other core, measured
-                    // 4 ms and 45 us at p50).
-                    thread::sleep(interval);
+                    pace(interval);
                     stamp(&mut msg, clock.raw());
                     let len = encode_frame(&mut frame, OpCode::Text, true, &msg, None).unwrap();
                     tls.write_all(&frame[..len]).unwrap(); // one record per message
@@ -140,6 +157,52 @@ fn serve(pki: &Pki, load: Load, clock: quanta::Clock) -> (u16, JoinHandle<Durati
     (port, handle)
 }
 
+/// The latency floor's server: the same cadence and stamp as
+/// `Load::Latency`, written as raw bytes over plain TCP.
+fn serve_plain(k: usize, interval: Duration, clock: quanta::Clock) -> (u16, JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = thread::spawn(move || {
+        pin(0);
+        let (mut sock, _) = listener.accept().unwrap();
+        sock.set_nodelay(true).unwrap();
+        let mut msg = MESSAGE.to_vec();
+        for _ in 0..k {
+            pace(interval);
+            stamp(&mut msg, clock.raw());
+            sock.write_all(&msg).unwrap();
+        }
+        drain(&mut sock);
+    });
+    (port, handle)
+}
+
+/// The latency floor's client: reads `MESSAGE.len()`-byte messages from
+/// plain TCP, spinning on a non-blocking socket or blocking.
+fn plain_client(port: u16, busy: bool, mut measure: Measure) -> Report {
+    let mut sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    sock.set_nodelay(true).unwrap();
+    sock.set_nonblocking(busy).unwrap();
+    let mut msg = MESSAGE.to_vec();
+    let mut got = 0;
+    while measure.got < measure.want {
+        match sock.read(&mut msg[got..]) {
+            Ok(0) => panic!("the server stopped early"),
+            Ok(n) => {
+                got += n;
+                measure.read_stamp = measure.clock.raw();
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => panic!("plain TCP: {e}"),
+        }
+        if got == msg.len() {
+            measure.message(&msg);
+            got = 0;
+        }
+    }
+    measure.report()
+}
+
 /// Reads until the client goes away.
 fn drain(sock: &mut TcpStream) {
     let mut buf = vec![0u8; 1 << 16];
@@ -150,6 +213,7 @@ fn drain(sock: &mut TcpStream) {
 struct Report {
     per_second: f64,
     latency: Histogram<u64>,
+    library: Histogram<u64>,
 }
 
 fn new_histogram() -> Histogram<u64> {
@@ -163,6 +227,10 @@ struct Measure {
     first: Option<Instant>,
     last: Instant,
     latency: Histogram<u64>,
+    /// Read return -> handler: the client library's own share.
+    library: Histogram<u64>,
+    /// When the socket read that brought the current message returned.
+    read_stamp: u64,
     stamped: bool,
 }
 
@@ -175,6 +243,8 @@ impl Measure {
             first: None,
             last: Instant::now(),
             latency: new_histogram(),
+            library: new_histogram(),
+            read_stamp: 0,
             stamped,
         }
     }
@@ -187,6 +257,8 @@ impl Measure {
             let now = self.clock.raw();
             let ns = self.clock.delta_as_nanos(stamp_of(payload), now);
             self.latency.saturating_record(ns.max(1));
+            let ns = self.clock.delta_as_nanos(self.read_stamp, now);
+            self.library.saturating_record(ns.max(1));
         }
         let (words, tail) = payload.as_chunks::<8>();
         let sum = words.iter().fold(0u64, |a, w| a ^ u64::from_le_bytes(*w));
@@ -205,12 +277,14 @@ impl Measure {
         Report {
             per_second: (self.got.saturating_sub(1)) as f64 / span.as_secs_f64().max(1e-9),
             latency: self.latency,
+            library: self.library,
         }
     }
 }
 
 impl Handler for Measure {
-    fn on_message(&mut self, _conn: &mut Conn<'_>, payload: Payload<'_>, _stamps: Stamps) {
+    fn on_message(&mut self, _conn: &mut Conn<'_>, payload: Payload<'_>, stamps: Stamps) {
+        self.read_stamp = stamps.read;
         self.message(payload.as_bytes());
     }
 }
@@ -239,6 +313,34 @@ fn tickwire(pki: &Pki, port: u16, mode: PollMode, measure: Measure) -> Report {
     measure.report()
 }
 
+/// A socket that notes when its last read returned data, so that
+/// tungstenite's read -> handler time is measured from the same point as
+/// tickwire's `Stamps::read`.
+struct StampedSocket {
+    sock: TcpStream,
+    clock: quanta::Clock,
+    last_read: u64,
+}
+
+impl Read for StampedSocket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.sock.read(buf)?;
+        if n > 0 {
+            self.last_read = self.clock.raw();
+        }
+        Ok(n)
+    }
+}
+
+impl Write for StampedSocket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.sock.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.sock.flush()
+    }
+}
+
 fn tungstenite(pki: &Pki, port: u16, busy: bool, mut measure: Measure) -> Report {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(pki.ca_der.clone()).unwrap();
@@ -251,15 +353,23 @@ fn tungstenite(pki: &Pki, port: u16, busy: bool, mut measure: Measure) -> Report
     let conn = ClientConnection::new(Arc::new(config), "localhost".try_into().unwrap()).unwrap();
     let sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
     sock.set_nodelay(true).unwrap();
+    let sock = StampedSocket {
+        sock,
+        clock: measure.clock.clone(),
+        last_read: 0,
+    };
     let stream = StreamOwned::new(conn, sock);
     let (mut ws, _) =
         tungstenite::client::client(format!("wss://localhost:{port}/"), stream).unwrap();
     if busy {
-        ws.get_mut().sock.set_nonblocking(true).unwrap();
+        ws.get_mut().sock.sock.set_nonblocking(true).unwrap();
     }
     while measure.got < measure.want {
         match ws.read() {
-            Ok(Message::Text(t)) => measure.message(t.as_bytes()),
+            Ok(Message::Text(t)) => {
+                measure.read_stamp = ws.get_ref().sock.last_read;
+                measure.message(t.as_bytes());
+            }
             Ok(_) => {}
             Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => panic!("tungstenite: {e}"),
@@ -294,6 +404,7 @@ fn drain_client(pki: &Pki, port: u16, n: usize) -> Report {
     Report {
         per_second: n as f64 / span.as_secs_f64().max(1e-9),
         latency: new_histogram(),
+        library: new_histogram(),
     }
 }
 
@@ -308,11 +419,21 @@ fn main() {
         _ if bench => (500_000, 20_000),
         _ => (2_000, 200), // `cargo test --benches`: a smoke run
     };
+    let only = args.get(2).map(String::as_str);
+    let (throughput, latency) = match only {
+        None => (true, true),
+        Some("throughput") => (true, false),
+        Some("latency") => (false, true),
+        Some(other) => panic!("unknown section {other:?}: throughput or latency"),
+    };
     pin(1);
     let pki = pki();
     let clock = quanta::Clock::new();
-    let clients: [(&str, &str); 4] = [
+    // tungstenite's "busy-poll" spins on a non-blocking `read`, as tickwire's
+    // busy-read does; tickwire's busy-poll spins on `epoll_wait`.
+    let clients: [(&str, &str); 5] = [
         ("tickwire", "busy-poll"),
+        ("tickwire", "busy-read"),
         ("tickwire", "blocking"),
         ("tungstenite", "busy-poll"),
         ("tungstenite", "blocking"),
@@ -326,6 +447,7 @@ fn main() {
         let measure = Measure::new(clock.clone(), want, stamped);
         let report = match (client, mode) {
             ("tickwire", "busy-poll") => tickwire(&pki, port, PollMode::BusyPoll, measure),
+            ("tickwire", "busy-read") => tickwire(&pki, port, PollMode::BusyRead, measure),
             ("tickwire", _) => tickwire(&pki, port, PollMode::Blocking, measure),
             (_, "busy-poll") => tungstenite(&pki, port, true, measure),
             _ => tungstenite(&pki, port, false, measure),
@@ -337,69 +459,138 @@ fn main() {
         "loopback: TLS 1.3 AES-128-GCM, {} B messages, server on core 0, client on core 1",
         MESSAGE.len()
     );
-    println!("throughput: {n} messages, median of 3 runs");
-    println!(
-        "{:<12} {:<10} {:<16} {:>12} {:>18}",
-        "client", "mode", "records", "messages/s", "server write time"
-    );
-    {
-        let mut rates = Vec::new();
-        for _ in 0..3 {
-            let (port, server) = serve(&pki, Load::Throughput(n, 64 * 1024), clock.clone());
-            rates.push(drain_client(&pki, port, n).per_second);
-            server.join().unwrap();
-        }
-        rates.sort_by(f64::total_cmp);
+    if throughput {
+        const REPS: usize = 5;
+        println!("throughput: {n} messages; {REPS} runs of each, interleaved: median (min-max)");
         println!(
-            "{:<12} {:<10} {:<16} {:>12.0} {:>18}",
-            "raw socket", "blocking", "16 KiB", rates[1], "(the ceiling)"
+            "{:<12} {:<10} {:<16} {:>12} {:>22}",
+            "client", "mode", "records", "messages/s", "range"
         );
-    }
-    for (records, write) in [("16 KiB", 64 * 1024), ("one per message", 0)] {
-        for (client, mode) in clients {
-            let mut rates = Vec::new();
-            let mut server_time = Duration::ZERO;
-            for _ in 0..3 {
-                let (report, sent) = run(client, mode, Load::Throughput(n, write));
-                rates.push(report.per_second);
-                server_time = sent;
+        let shapes = [("16 KiB", 64 * 1024), ("one per message", 0)];
+        // rates[shape][client][rep]; the raw socket is the last "client".
+        let mut rates = vec![vec![Vec::new(); clients.len() + 1]; shapes.len()];
+        for _ in 0..REPS {
+            let (port, server) = serve(&pki, Load::Throughput(n, 64 * 1024), clock.clone());
+            rates[0][clients.len()].push(drain_client(&pki, port, n).per_second);
+            server.join().unwrap();
+            for (s, &(_, write)) in shapes.iter().enumerate() {
+                for (c, &(client, mode)) in clients.iter().enumerate() {
+                    rates[s][c].push(run(client, mode, Load::Throughput(n, write)).0.per_second);
+                }
             }
-            rates.sort_by(f64::total_cmp);
-            println!(
-                "{client:<12} {mode:<10} {records:<16} {:>12.0} {:>15.1} ms",
-                rates[1],
-                server_time.as_secs_f64() * 1e3
-            );
         }
+        let median = |v: &[f64]| {
+            let mut v = v.to_vec();
+            v.sort_by(f64::total_cmp);
+            (v[v.len() / 2], v[0], v[v.len() - 1])
+        };
+        let row = |client: &str, mode: &str, records: &str, v: &[f64]| {
+            let (m, lo, hi) = median(v);
+            println!(
+                "{client:<12} {mode:<10} {records:<16} {m:>12.0} {:>22}",
+                format!("({lo:.0}-{hi:.0})")
+            );
+        };
+        row("raw socket", "blocking", "16 KiB", &rates[0][clients.len()]);
+        for (s, &(records, _)) in shapes.iter().enumerate() {
+            for (c, &(client, mode)) in clients.iter().enumerate() {
+                row(client, mode, records, &rates[s][c]);
+            }
+        }
+        // Clients 0 and 1 spin, as 3 does; 2 and 4 block.
+        for (s, &(records, _)) in shapes.iter().enumerate() {
+            for (mode, ours, theirs) in
+                [("busy-poll", 0, 3), ("busy-read", 1, 3), ("blocking", 2, 4)]
+            {
+                let ratios: Vec<f64> = rates[s][ours]
+                    .iter()
+                    .zip(&rates[s][theirs])
+                    .map(|(a, b)| a / b)
+                    .collect();
+                let (m, lo, hi) = median(&ratios);
+                println!(
+                    "{records}: tickwire {mode} / tungstenite: {m:.2}x (runs {lo:.2}x-{hi:.2}x)"
+                );
+            }
+        }
+    }
+    if !latency {
+        return;
     }
     println!();
-    println!(
-        "latency: {k} messages, one every 100 us, one record each; stamp -> handler, microseconds"
-    );
-    println!(
-        "{:<12} {:<10} {:>8} {:>8} {:>8} {:>8} {:>9}",
-        "client", "mode", "p50", "p90", "p99", "p99.9", "max"
-    );
-    let mut runs: Vec<Vec<Histogram<u64>>> = vec![Vec::new(); clients.len()];
-    for _ in 0..3 {
-        for (i, (client, mode)) in clients.iter().enumerate() {
-            let (report, _) = run(client, mode, Load::Latency(k, Duration::from_micros(100)));
-            runs[i].push(report.latency);
+    const REPS: usize = 5;
+    let interval = Duration::from_micros(100);
+    let rows: [(&str, &str); 7] = [
+        clients[0],
+        clients[1],
+        clients[2],
+        clients[3],
+        clients[4],
+        ("plain TCP", "busy-poll"),
+        ("plain TCP", "blocking"),
+    ];
+    let mut runs: Vec<Vec<Report>> = (0..rows.len()).map(|_| Vec::new()).collect();
+    for _ in 0..REPS {
+        for (i, &(client, mode)) in rows.iter().enumerate() {
+            let report = if client == "plain TCP" {
+                let (port, server) = serve_plain(k, interval, clock.clone());
+                let measure = Measure::new(clock.clone(), k, true);
+                let report = plain_client(port, mode == "busy-poll", measure);
+                server.join().unwrap();
+                report
+            } else {
+                run(client, mode, Load::Latency(k, interval)).0
+            };
+            runs[i].push(report);
         }
     }
-    for ((client, mode), histograms) in clients.iter().zip(&runs) {
-        let median = |f: &dyn Fn(&Histogram<u64>) -> u64| {
-            let mut v: Vec<u64> = histograms.iter().map(f).collect();
-            v.sort_unstable();
-            v[v.len() / 2] as f64 / 1000.0
-        };
+    type Pick = fn(&Report) -> &Histogram<u64>;
+    let tables: [(&str, Pick); 2] = [
+        ("stamp -> handler (end to end)", |r| &r.latency),
+        (
+            "socket read returned -> handler (the client's own share)",
+            |r| &r.library,
+        ),
+    ];
+    for (title, pick) in tables {
         println!(
-            "{client:<12} {mode:<10} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1}",
-            median(&|h| h.value_at_quantile(0.5)),
-            median(&|h| h.value_at_quantile(0.9)),
-            median(&|h| h.value_at_quantile(0.99)),
-            median(&|h| h.value_at_quantile(0.999)),
-            median(&|h| h.max()),
+            "latency: {k} messages, one every 100 us, one record each; {title}; \
+             median of {REPS} interleaved runs, microseconds"
         );
+        println!(
+            "{:<12} {:<10} {:>8} {:>8} {:>8} {:>8} {:>9}",
+            "client", "mode", "p50", "p90", "p99", "p99.9", "max"
+        );
+        for ((client, mode), reports) in rows.iter().zip(&runs) {
+            let median = |f: &dyn Fn(&Histogram<u64>) -> u64| {
+                let mut v: Vec<u64> = reports.iter().map(|r| f(pick(r))).collect();
+                v.sort_unstable();
+                v[v.len() / 2] as f64 / 1000.0
+            };
+            println!(
+                "{client:<12} {mode:<10} {:>8.2} {:>8.2} {:>8.1} {:>8.1} {:>9.1}",
+                median(&|h| h.value_at_quantile(0.5)),
+                median(&|h| h.value_at_quantile(0.9)),
+                median(&|h| h.value_at_quantile(0.99)),
+                median(&|h| h.value_at_quantile(0.999)),
+                median(&|h| h.max()),
+            );
+        }
+        // Rows 0 and 1 spin, as row 3 does; rows 2 and 4 block.
+        for (mode, ours, theirs) in [("busy-poll", 0, 3), ("busy-read", 1, 3), ("blocking", 2, 4)] {
+            let below = |q: f64| {
+                runs[ours]
+                    .iter()
+                    .zip(&runs[theirs])
+                    .filter(|(a, b)| pick(a).value_at_quantile(q) < pick(b).value_at_quantile(q))
+                    .count()
+            };
+            println!(
+                "tickwire {mode}: below tungstenite in {}/{REPS} runs at p50, {}/{REPS} at p90",
+                below(0.5),
+                below(0.9)
+            );
+        }
+        println!();
     }
 }

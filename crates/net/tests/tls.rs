@@ -237,35 +237,64 @@ fn refused_then_accepted_with_growing_backoff() {
     assert_eq!(r.messages[0].1, Ev::Text("finally".into()));
 }
 
+/// Both spinning modes: messages in order, the subscription sent on open
+/// reaches the server, a ping is answered, and a server close ends the
+/// connection with the server's code. In busy-read mode the driver reads
+/// open sockets without waiting for epoll, and skips the read epoll then
+/// asks for; nothing may be lost or stranded either way.
 #[test]
-fn busy_poll_mode_delivers_the_same() {
-    let server = TestServer::start(Some(pki().server.clone()), |peer, _, _| {
-        peer.upgrade()?;
-        for i in 0..100 {
-            peer.send(OpCode::Text, format!("m{i}").as_bytes())?;
+fn spinning_modes_deliver_the_same() {
+    for mode in [PollMode::BusyPoll, PollMode::BusyRead] {
+        assert!(mode.spins());
+        let server = TestServer::start(Some(pki().server.clone()), |peer, _, log| {
+            peer.upgrade()?;
+            let _ = log.send(format!("{:?}", peer.recv_data()?));
+            for i in 0..100 {
+                peer.send(OpCode::Text, format!("m{i}").as_bytes())?;
+            }
+            peer.send(OpCode::Ping, b"are you there")?;
+            let _ = log.send(format!("{:?}", peer.recv()?));
+            peer.close(4000, "bye")?;
+            peer.drain_until_eof();
+            Ok(())
+        });
+        let config = Config {
+            poll_mode: mode,
+            ..test_config()
+        };
+        let recorder = Recorder {
+            subscribe: vec!["sub".into()],
+            no_reconnect: true,
+            ..Recorder::once()
+        };
+        let mut driver = client(config, &test_tls(), recorder);
+        driver
+            .connect(Endpoint::parse(&server.url(true, "/")).unwrap())
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while driver.handler().closed.is_empty() {
+            assert!(std::time::Instant::now() < deadline, "{mode:?} stalled");
+            driver.poll_once().unwrap(); // returns at once when spinning
         }
-        peer.drain_until_eof();
-        Ok(())
-    });
-    let config = Config {
-        poll_mode: PollMode::BusyPoll,
-        ..test_config()
-    };
-    let mut driver = client(config, &test_tls(), Recorder::default());
-    driver
-        .connect(Endpoint::parse(&server.url(true, "/")).unwrap())
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while driver.handler().messages.len() < 100 {
-        assert!(std::time::Instant::now() < deadline, "busy polling stalled");
-        driver.poll_once().unwrap(); // returns at once in busy-poll mode
+        assert_eq!(server.next_log(), "Text(\"sub\")", "{mode:?}");
+        assert_eq!(
+            server.next_log(),
+            "Pong([97, 114, 101, 32, 121, 111, 117, 32, 116, 104, 101, 114, 101])",
+            "{mode:?}"
+        );
+        let got: Vec<String> = driver
+            .handler()
+            .messages
+            .iter()
+            .map(|(_, e)| format!("{e:?}"))
+            .filter(|e| e.starts_with("Text"))
+            .collect();
+        let want: Vec<String> = (0..100).map(|i| format!("Text(\"m{i}\")")).collect();
+        assert_eq!(got, want, "{mode:?}");
+        let (_, reason) = &driver.handler().closed[0];
+        assert!(
+            format!("{reason:?}").contains("4000"),
+            "{mode:?}: closed with {reason:?}"
+        );
     }
-    let got: Vec<String> = driver
-        .handler()
-        .messages
-        .iter()
-        .map(|(_, e)| format!("{e:?}"))
-        .collect();
-    let want: Vec<String> = (0..100).map(|i| format!("Text(\"m{i}\")")).collect();
-    assert_eq!(got, want);
 }
