@@ -36,6 +36,7 @@ use tickwire_benches::tls::{MESSAGE, Pki, pki, server};
 use tickwire_codec::handshake::{RequestStatus, ServerHandshake, write_response};
 use tickwire_codec::{OpCode, encode_frame};
 use tickwire_net::{Config, Conn, Driver, Endpoint, Handler, Payload, PollMode, Stamps, TlsConfig};
+use tickwire_tsc::Calibration;
 use tungstenite::protocol::Message;
 
 const SUITE: rustls::SupportedCipherSuite =
@@ -91,7 +92,7 @@ fn pace(interval: Duration) {
 
 /// Serves one WebSocket-over-TLS connection with `load`. Returns the port
 /// and a handle that yields the server's send time.
-fn serve(pki: &Pki, load: Load, clock: quanta::Clock) -> (u16, JoinHandle<Duration>) {
+fn serve(pki: &Pki, load: Load, clock: Calibration) -> (u16, JoinHandle<Duration>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let conn = server(pki, SUITE);
@@ -143,7 +144,7 @@ fn serve(pki: &Pki, load: Load, clock: quanta::Clock) -> (u16, JoinHandle<Durati
                 let mut msg = MESSAGE.to_vec();
                 for _ in 0..n {
                     pace(interval);
-                    stamp(&mut msg, clock.raw());
+                    stamp(&mut msg, clock.clock().now());
                     let len = encode_frame(&mut frame, OpCode::Text, true, &msg, None).unwrap();
                     tls.write_all(&frame[..len]).unwrap(); // one record per message
                     tls.flush().unwrap();
@@ -159,7 +160,7 @@ fn serve(pki: &Pki, load: Load, clock: quanta::Clock) -> (u16, JoinHandle<Durati
 
 /// The latency floor's server: the same cadence and stamp as
 /// `Load::Latency`, written as raw bytes over plain TCP.
-fn serve_plain(k: usize, interval: Duration, clock: quanta::Clock) -> (u16, JoinHandle<()>) {
+fn serve_plain(k: usize, interval: Duration, clock: Calibration) -> (u16, JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let handle = thread::spawn(move || {
@@ -169,7 +170,7 @@ fn serve_plain(k: usize, interval: Duration, clock: quanta::Clock) -> (u16, Join
         let mut msg = MESSAGE.to_vec();
         for _ in 0..k {
             pace(interval);
-            stamp(&mut msg, clock.raw());
+            stamp(&mut msg, clock.clock().now());
             sock.write_all(&msg).unwrap();
         }
         drain(&mut sock);
@@ -190,7 +191,7 @@ fn plain_client(port: u16, busy: bool, mut measure: Measure) -> Report {
             Ok(0) => panic!("the server stopped early"),
             Ok(n) => {
                 got += n;
-                measure.read_stamp = measure.clock.raw();
+                measure.read_stamp = measure.clock.clock().now();
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => panic!("plain TCP: {e}"),
@@ -221,7 +222,7 @@ fn new_histogram() -> Histogram<u64> {
 }
 
 struct Measure {
-    clock: quanta::Clock,
+    clock: Calibration,
     want: usize,
     got: usize,
     first: Option<Instant>,
@@ -235,7 +236,7 @@ struct Measure {
 }
 
 impl Measure {
-    fn new(clock: quanta::Clock, want: usize, stamped: bool) -> Measure {
+    fn new(clock: Calibration, want: usize, stamped: bool) -> Measure {
         Measure {
             clock,
             want,
@@ -254,10 +255,10 @@ impl Measure {
     /// clock is read only at the first and the last message.
     fn message(&mut self, payload: &[u8]) {
         if self.stamped {
-            let now = self.clock.raw();
-            let ns = self.clock.delta_as_nanos(stamp_of(payload), now);
+            let now = self.clock.clock().now();
+            let ns = self.clock.ns_between(stamp_of(payload), now);
             self.latency.saturating_record(ns.max(1));
-            let ns = self.clock.delta_as_nanos(self.read_stamp, now);
+            let ns = self.clock.ns_between(self.read_stamp, now);
             self.library.saturating_record(ns.max(1));
         }
         let (words, tail) = payload.as_chunks::<8>();
@@ -284,7 +285,7 @@ impl Measure {
 
 impl Handler for Measure {
     fn on_message(&mut self, _conn: &mut Conn<'_>, payload: Payload<'_>, stamps: Stamps) {
-        self.read_stamp = stamps.read;
+        self.read_stamp = stamps.read_end;
         self.message(payload.as_bytes());
     }
 }
@@ -308,7 +309,7 @@ fn tickwire(pki: &Pki, port: u16, mode: PollMode, measure: Measure) -> Report {
     }
     let measure = std::mem::replace(
         driver.handler_mut(),
-        Measure::new(quanta::Clock::new(), 0, false),
+        Measure::new(tickwire_tsc::calibration(), 0, false),
     );
     measure.report()
 }
@@ -318,7 +319,7 @@ fn tickwire(pki: &Pki, port: u16, mode: PollMode, measure: Measure) -> Report {
 /// tickwire's `Stamps::read`.
 struct StampedSocket {
     sock: TcpStream,
-    clock: quanta::Clock,
+    clock: Calibration,
     last_read: u64,
 }
 
@@ -326,7 +327,7 @@ impl Read for StampedSocket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.sock.read(buf)?;
         if n > 0 {
-            self.last_read = self.clock.raw();
+            self.last_read = self.clock.clock().now();
         }
         Ok(n)
     }
@@ -355,7 +356,7 @@ fn tungstenite(pki: &Pki, port: u16, busy: bool, mut measure: Measure) -> Report
     sock.set_nodelay(true).unwrap();
     let sock = StampedSocket {
         sock,
-        clock: measure.clock.clone(),
+        clock: measure.clock,
         last_read: 0,
     };
     let stream = StreamOwned::new(conn, sock);
@@ -428,7 +429,7 @@ fn main() {
     };
     pin(1);
     let pki = pki();
-    let clock = quanta::Clock::new();
+    let clock = tickwire_tsc::calibration();
     // tungstenite's "busy-poll" spins on a non-blocking `read`, as tickwire's
     // busy-read does; tickwire's busy-poll spins on `epoll_wait`.
     let clients: [(&str, &str); 5] = [
@@ -439,12 +440,12 @@ fn main() {
         ("tungstenite", "blocking"),
     ];
     let run = |client: &str, mode: &str, load: Load| -> (Report, Duration) {
-        let (port, server) = serve(&pki, load, clock.clone());
+        let (port, server) = serve(&pki, load, clock);
         let (want, stamped) = match load {
             Load::Throughput(n, _) => (n, false),
             Load::Latency(k, _) => (k, true),
         };
-        let measure = Measure::new(clock.clone(), want, stamped);
+        let measure = Measure::new(clock, want, stamped);
         let report = match (client, mode) {
             ("tickwire", "busy-poll") => tickwire(&pki, port, PollMode::BusyPoll, measure),
             ("tickwire", "busy-read") => tickwire(&pki, port, PollMode::BusyRead, measure),
@@ -470,7 +471,7 @@ fn main() {
         // rates[shape][client][rep]; the raw socket is the last "client".
         let mut rates = vec![vec![Vec::new(); clients.len() + 1]; shapes.len()];
         for _ in 0..REPS {
-            let (port, server) = serve(&pki, Load::Throughput(n, 64 * 1024), clock.clone());
+            let (port, server) = serve(&pki, Load::Throughput(n, 64 * 1024), clock);
             rates[0][clients.len()].push(drain_client(&pki, port, n).per_second);
             server.join().unwrap();
             for (s, &(_, write)) in shapes.iter().enumerate() {
@@ -533,8 +534,8 @@ fn main() {
     for _ in 0..REPS {
         for (i, &(client, mode)) in rows.iter().enumerate() {
             let report = if client == "plain TCP" {
-                let (port, server) = serve_plain(k, interval, clock.clone());
-                let measure = Measure::new(clock.clone(), k, true);
+                let (port, server) = serve_plain(k, interval, clock);
+                let measure = Measure::new(clock, k, true);
                 let report = plain_client(port, mode == "busy-poll", measure);
                 server.join().unwrap();
                 report

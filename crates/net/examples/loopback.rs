@@ -21,8 +21,6 @@ struct Demo {
     received: usize,
     client: Option<ConnId>,
     done: bool,
-    /// Turns raw clock readings into nanoseconds.
-    clock: quanta::Clock,
 }
 
 impl Handler for Demo {
@@ -47,7 +45,7 @@ impl Handler for Demo {
                 }
             }
             Role::Client => {
-                let ns = self.clock.delta_as_nanos(stamps.read, stamps.parsed);
+                let ns = tickwire_tsc::calibration().ns_between(stamps.read_end, stamps.decoded);
                 println!(
                     "client got {} ({ns} ns from read to handler)",
                     String::from_utf8_lossy(payload.as_bytes())

@@ -16,6 +16,8 @@ use tickwire_codec::handshake::{
 use tickwire_codec::{CloseCode, MAX_CONTROL_FRAME_LEN, OpCode, ProtocolError, Role};
 
 use crate::config::{Config, Endpoint, PollMode};
+use tickwire_tsc::Clock;
+
 use crate::event::{ConnId, Disconnect, DriverError, Handler, Reconnect, Stamps, Timeout, TlsInfo};
 use crate::outgoing::{CloseRequest, Conn, Outgoing, SendError};
 use crate::payload::{Frame, next_frame};
@@ -80,7 +82,9 @@ struct Slot {
     pong_deadline: Option<Instant>,
     stale_check: Option<Instant>,
     next_release: Option<Instant>,
-    read_stamp: u64,
+    read_start: u64,
+    read_end: u64,
+    decrypted: u64,
 }
 
 impl Slot {
@@ -138,7 +142,7 @@ pub struct Driver<H> {
     config: Config,
     tls: TlsContext,
     resolver: Resolver,
-    clock: quanta::Clock,
+    clock: Clock,
     rng: StdRng,
     now: Instant,
     poll_stamp: u64,
@@ -249,7 +253,9 @@ impl<H: Handler> Driver<H> {
                 pong_deadline: None,
                 stale_check: None,
                 next_release: None,
-                read_stamp: 0,
+                read_start: 0,
+                read_end: 0,
+                decrypted: 0,
             })
             .collect();
         Ok(Driver {
@@ -263,7 +269,7 @@ impl<H: Handler> Driver<H> {
             tls: tls.context().map_err(SetupError::Tls)?,
             config,
             resolver,
-            clock: quanta::Clock::new(),
+            clock: tickwire_tsc::calibration().clock(),
             rng: StdRng::from_os_rng(),
             now,
             poll_stamp: 0,
@@ -283,10 +289,10 @@ impl<H: Handler> Driver<H> {
         &mut self.handler
     }
 
-    /// The clock whose raw readings fill [`Stamps`]; use its `delta_as_nanos`
-    /// to turn two readings into nanoseconds.
-    pub fn clock(&self) -> &quanta::Clock {
-        &self.clock
+    /// The clock whose readings fill [`Stamps`]. Turn two readings into
+    /// nanoseconds with [`tickwire_tsc::calibration`]`().ns_between(a, b)`.
+    pub fn clock(&self) -> Clock {
+        self.clock
     }
 
     /// The configuration in force.
@@ -425,7 +431,7 @@ impl<H: Handler> Driver<H> {
     fn poll_for(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         let busy_read = self.config.poll_mode == PollMode::BusyRead;
         if busy_read {
-            self.poll_stamp = self.clock.raw();
+            self.poll_stamp = self.clock.now();
             self.now = Instant::now();
             for index in 0..self.slots.len() {
                 if self.slots[index].phase == Phase::Open {
@@ -438,7 +444,7 @@ impl<H: Handler> Driver<H> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
-        self.poll_stamp = self.clock.raw();
+        self.poll_stamp = self.clock.now();
         self.now = Instant::now();
         self.ready.clear();
         for ev in self.events.iter() {
@@ -703,6 +709,7 @@ impl<H: Handler> Driver<H> {
             };
             let rx = &mut slot.rx;
             let offered = rx.cap - rx.cipher_end;
+            let read_start = self.clock.now();
             let n = match socket.read(&mut rx.buf[rx.cipher_end..rx.cap]) {
                 Ok(0) => return self.on_eof(index),
                 Ok(n) => n,
@@ -711,16 +718,21 @@ impl<H: Handler> Driver<H> {
                 Err(e) => return self.end(index, Disconnect::Io(e.kind())),
             };
             rx.cipher_end += n;
-            slot.read_stamp = self.clock.raw();
+            slot.read_start = read_start;
+            slot.read_end = self.clock.now();
             slot.last_rx = self.now;
             let close_notify = match slot.tls.as_mut() {
                 None => {
                     rx.end = rx.cipher_end;
                     rx.cipher_start = rx.cipher_end;
+                    slot.decrypted = 0;
                     false
                 }
                 Some(tls) => match open_tls(tls, rx, &mut slot.tls_out) {
-                    Ok(close_notify) => close_notify,
+                    Ok(close_notify) => {
+                        slot.decrypted = self.clock.now();
+                        close_notify
+                    }
                     Err(e) => return self.end(index, Disconnect::Tls(e)),
                 },
             };
@@ -922,8 +934,11 @@ impl<H: Handler> Driver<H> {
             if open {
                 let stamps = Stamps {
                     poll: *poll_stamp,
-                    read: slot.read_stamp,
-                    parsed: clock.raw(),
+                    read_start: slot.read_start,
+                    read_end: slot.read_end,
+                    decrypted: slot.decrypted,
+                    decoded: clock.now(),
+                    ..Stamps::default()
                 };
                 let mut conn = Conn {
                     id,
@@ -1080,7 +1095,7 @@ impl<H: Handler> Driver<H> {
             && at <= now
         {
             // The payload is a clock reading, which the pong echoes.
-            let stamp = self.clock.raw().to_be_bytes();
+            let stamp = self.clock.now().to_be_bytes();
             if slot
                 .tx
                 .push_frame(OpCode::Ping, &stamp, &mut self.rng)

@@ -8,8 +8,12 @@ use tickwire_codec::handshake::HandshakeError;
 use tickwire_codec::{CloseCode, ProtocolError, Role};
 
 use crate::outgoing::{Conn, SendError};
+
 use crate::payload::Payload;
 use crate::tls::TlsError;
+/// The clock readings taken for a message, handed to
+/// [`Handler::on_message`]; tickwire-net fills `poll` to `decoded`.
+pub use tickwire_tsc::Stamps;
 
 /// Identifies one logical connection: the same id across its reconnects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -29,19 +33,6 @@ impl fmt::Display for ConnId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "conn {}.{}", self.index, self.serial)
     }
-}
-
-/// Raw TSC readings (from `quanta::Clock::raw`) taken on the way to the
-/// handler. Convert differences with [`Driver::clock`](crate::Driver::clock)'s
-/// `delta_as_nanos`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stamps {
-    /// When the poll call that reported readiness returned.
-    pub poll: u64,
-    /// When the read that completed the message returned.
-    pub read: u64,
-    /// When the message was decoded, just before the handler was called.
-    pub parsed: u64,
 }
 
 /// What TLS is carrying a connection, and what its record layer has done.

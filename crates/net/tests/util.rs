@@ -444,7 +444,13 @@ impl Handler for Recorder {
 
     fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, stamps: Stamps) {
         assert!(
-            stamps.poll <= stamps.read && stamps.read <= stamps.parsed,
+            stamps.poll <= stamps.read_start
+                && stamps.read_start <= stamps.read_end
+                && (stamps.decrypted == 0 || stamps.read_end <= stamps.decrypted)
+                && stamps.decrypted <= stamps.decoded
+                && stamps.read_end <= stamps.decoded
+                && stamps.poll != 0
+                && stamps.parsed == 0,
             "{stamps:?}"
         );
         let ev = match payload.as_str() {

@@ -1,0 +1,57 @@
+//! Cheap, trustworthy timestamps for every stage of a message's way through
+//! tickwire, a latency histogram per stage, and their export.
+//!
+//! - [`Clock`]: one `rdtsc` per reading (about 10 ns) on an x86-64 CPU with
+//!   an invariant TSC, the OS monotonic clock elsewhere (or with
+//!   `TICKWIRE_CLOCK=monotonic`). [`Calibration`] turns ticks into
+//!   nanoseconds and into wall-clock time, measured against the monotonic
+//!   clock at start and refined every export interval.
+//! - [`Stamps`]: the readings taken for one message (poll wake-up, read
+//!   start and end, TLS decrypted, frame decoded, JSON decoded, handler
+//!   done, plus the exchange's own event time). `Copy`, handed to handlers.
+//! - [`Recorder`]: per-stream, per-[`Stage`] HdrHistograms, allocated up
+//!   front; recording never allocates and never waits for the exporter
+//!   (two slots, `try_lock` only).
+//! - [`Metrics`] and [`Exporter`]: a thread that collects every interval
+//!   and writes an HdrHistogram interval log (`.hlog`, one tag per stage),
+//!   a Prometheus page on localhost, and a line per stage on stderr.
+//! - [`Report`]: reads an `.hlog` back into a percentile table and an SVG
+//!   percentile-distribution plot.
+//!
+//! ```no_run
+//! use tickwire_tsc::{ExportConfig, HistogramConfig, Metrics, Stamps, calibration};
+//!
+//! let clock = calibration().clock();
+//! let metrics = Metrics::new(HistogramConfig::default());
+//! let mut recorder = metrics.recorder("binance/btcusdt");
+//! let exporter = metrics.export(ExportConfig {
+//!     hlog: Some("latency.hlog".into()),
+//!     prometheus_port: Some(9464),
+//!     ..ExportConfig::default()
+//! })?;
+//! // On the receiving thread, for each message:
+//! let mut stamps = Stamps { read_end: clock.now(), ..Stamps::default() };
+//! // ... decode ...
+//! stamps.handled = clock.now();
+//! recorder.record(&stamps);
+//! # drop(recorder);
+//! exporter.finish()?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+mod arch;
+mod clock;
+mod export;
+mod record;
+mod report;
+mod stage;
+
+pub use clock::{
+    CLOCK_ENV, Calibration, Clock, NoInvariantTsc, Source, Ticks, calibration, recalibrate,
+};
+pub use export::{
+    ExportConfig, Exporter, Metrics, QUANTILES, StreamTotals, human_ns, summary_lines, tag_of,
+};
+pub use record::{Collector, Counter, HistogramConfig, Recorder, StageSet};
+pub use report::Report;
+pub use stage::{Stage, Stamps};
