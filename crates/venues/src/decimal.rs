@@ -1,0 +1,169 @@
+//! Exact decimal prices and sizes: wire strings to integers at a fixed
+//! scale, with no floating point anywhere.
+//!
+//! `"61737.63000000"` at scale 2 is `6173763`; at scale 8 it is
+//! `6173763000000`. A string with more non-zero fractional digits than the
+//! scale keeps is an error, never a rounding.
+
+use core::fmt;
+
+/// The most decimal places a scale may have. `i64` holds 18 digits: at
+/// scale 12, prices up to 999,999 are exact.
+pub const MAX_SCALE: u8 = 18;
+
+/// Why a decimal string was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecimalError {
+    /// Empty, or not `-?digits[.digits]` (exponents are not accepted).
+    Syntax,
+    /// More non-zero fractional digits than the scale keeps.
+    TooPrecise,
+    /// Does not fit an `i64` at this scale.
+    Overflow,
+}
+
+impl fmt::Display for DecimalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DecimalError::Syntax => "not a decimal number",
+            DecimalError::TooPrecise => "more decimal places than the instrument's scale",
+            DecimalError::Overflow => "too large for the instrument's scale",
+        })
+    }
+}
+
+impl std::error::Error for DecimalError {}
+
+/// Parses `s` (`-?[0-9]+(\.[0-9]*)?` or `-?\.[0-9]+`) as an integer count of
+/// `10^-scale` units, exactly.
+#[inline]
+pub fn parse_scaled(s: &[u8], scale: u8) -> Result<i64, DecimalError> {
+    let (negative, digits) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    let (int, frac) = match digits.iter().position(|&b| b == b'.') {
+        Some(dot) => (&digits[..dot], &digits[dot + 1..]),
+        None => (digits, &digits[digits.len()..]),
+    };
+    if (int.is_empty() && frac.is_empty())
+        || scale > MAX_SCALE
+        || !int.iter().chain(frac).all(u8::is_ascii_digit)
+    {
+        return Err(DecimalError::Syntax);
+    }
+    // Digits past the scale must be zeros.
+    let keep = frac.len().min(usize::from(scale));
+    if frac[keep..].iter().any(|&b| b != b'0') {
+        return Err(DecimalError::TooPrecise);
+    }
+    let mut v: i64 = 0;
+    for &d in int.iter().chain(&frac[..keep]) {
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(i64::from(d - b'0')))
+            .ok_or(DecimalError::Overflow)?;
+    }
+    for _ in keep..usize::from(scale) {
+        v = v.checked_mul(10).ok_or(DecimalError::Overflow)?;
+    }
+    Ok(if negative { -v } else { v })
+}
+
+/// The number of fractional digits `s` carries, trailing zeros included
+/// (`"0.01000"` -> 5): the scale that keeps it exact.
+pub fn scale_of(s: &[u8]) -> u8 {
+    s.iter()
+        .position(|&b| b == b'.')
+        .map_or(0, |dot| (s.len() - dot - 1).min(255) as u8)
+}
+
+/// Writes `v` at `scale` as a decimal string with exactly `scale`
+/// fractional digits (the inverse of [`parse_scaled`]).
+pub fn format_scaled(v: i64, scale: u8, out: &mut String) {
+    use fmt::Write as _;
+    let scale = u32::from(scale);
+    let unit = 10u128.pow(scale);
+    let abs = i128::from(v).unsigned_abs();
+    if v < 0 {
+        out.push('-');
+    }
+    let _ = write!(out, "{}", abs / unit);
+    if scale > 0 {
+        let _ = write!(out, ".{:0width$}", abs % unit, width = scale as usize);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_strings_parse_exactly() {
+        assert_eq!(parse_scaled(b"61737.63000000", 2), Ok(6_173_763));
+        assert_eq!(parse_scaled(b"61737.63000000", 8), Ok(6_173_763_000_000));
+        assert_eq!(parse_scaled(b"0.00000000", 8), Ok(0));
+        assert_eq!(parse_scaled(b"12", 3), Ok(12_000));
+        assert_eq!(parse_scaled(b"-0.5", 1), Ok(-5));
+        assert_eq!(parse_scaled(b".25", 2), Ok(25));
+        assert_eq!(parse_scaled(b"7.", 0), Ok(7));
+        assert_eq!(parse_scaled(b"0.001", 2), Err(DecimalError::TooPrecise));
+        for bad in [
+            &b""[..],
+            b".",
+            b"-",
+            b"1e5",
+            b"1.2.3",
+            b"+1",
+            b" 1",
+            b"0x10",
+            b"1,5",
+        ] {
+            assert_eq!(parse_scaled(bad, 4), Err(DecimalError::Syntax), "{bad:?}");
+        }
+        assert_eq!(parse_scaled(b"9223372036854775807", 0), Ok(i64::MAX));
+        assert_eq!(
+            parse_scaled(b"9223372036854775808", 0),
+            Err(DecimalError::Overflow)
+        );
+        assert_eq!(parse_scaled(b"1", 19), Err(DecimalError::Syntax));
+        assert_eq!(scale_of(b"0.01000"), 5);
+        assert_eq!(scale_of(b"42"), 0);
+    }
+
+    proptest::proptest! {
+        /// Against an i128 reference computed digit by digit: exact, or
+        /// the right error, for any decimal string and scale.
+        #[test]
+        fn parsing_is_exact(negative: bool, int in "[0-9]{0,20}", frac in "[0-9]{0,20}", dot: bool, scale in 0u8..=18) {
+            let text = format!("{}{int}{}{}", if negative { "-" } else { "" }, if dot || int.is_empty() { "." } else { "" }, if dot || int.is_empty() { frac.as_str() } else { "" });
+            let frac = if dot || int.is_empty() { frac } else { String::new() };
+            let got = parse_scaled(text.as_bytes(), scale);
+            if int.is_empty() && frac.is_empty() {
+                proptest::prop_assert_eq!(got, Err(DecimalError::Syntax));
+                return Ok(());
+            }
+            let keep = frac.len().min(usize::from(scale));
+            if frac[keep..].bytes().any(|b| b != b'0') {
+                proptest::prop_assert_eq!(got, Err(DecimalError::TooPrecise));
+                return Ok(());
+            }
+            let mut v: i128 = 0;
+            for d in int.bytes().chain(frac[..keep].bytes()) {
+                v = v * 10 + i128::from(d - b'0');
+            }
+            v *= 10i128.pow(u32::from(scale) - keep as u32);
+            if v > i128::from(i64::MAX) {
+                proptest::prop_assert_eq!(got, Err(DecimalError::Overflow));
+                return Ok(());
+            }
+            let want = if negative { -(v as i64) } else { v as i64 };
+            proptest::prop_assert_eq!(got, Ok(want));
+            // And back: the value formats to a string that parses to itself.
+            let mut out = String::new();
+            format_scaled(want, scale, &mut out);
+            proptest::prop_assert_eq!(parse_scaled(out.as_bytes(), scale), Ok(want));
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! Exchange market data, decoded in place and kept honest.
+//!
+//! - [`decimal`]: wire strings to integers at a fixed scale, exactly (no
+//!   floats anywhere).
+//! - [`json`]: simd-json over the payload's own bytes, reusing its tape, so
+//!   a message costs no allocation.
+//! - [`binance`]: Binance spot, USD-M and COIN-M streams and REST snapshots.
+//! - [`book`]: fixed-depth price-level books, allocated at subscription.
+//! - [`sync`]: one synchronisation engine, venue rules as data: buffer
+//!   diffs, snapshot, bridge, chain check, and an explicit `Gap` before any
+//!   book state is dropped.
+//!
+//! Work in progress: the other venues (OKX, Bybit, Kraken, Coinbase,
+//! Deribit) and the normalised event stream come next.
+
+pub mod binance;
+pub mod book;
+pub mod decimal;
+mod error;
+pub mod json;
+pub mod sync;
+
+pub use error::DecodeError;

@@ -1,0 +1,592 @@
+//! Keeping a book in step with a venue: buffer diffs, apply a snapshot,
+//! bridge it with the buffered diffs, check every diff chains onto the
+//! last, and say so explicitly (a `Gap`, then `Valid` again) whenever it
+//! does not. Venue rules are data ([`Chain`]); the engine is one.
+
+use crate::book::{Book, Side};
+use crate::error::DecodeError;
+
+/// How a venue chains its book updates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Chain {
+    /// Binance spot (`U`, `u`): with snapshot `L`, diffs with `u <= L` are
+    /// old; the first applied has `U <= L + 1 <= u`; each next has
+    /// `U == previous u + 1`.
+    BinanceSpot,
+    /// Binance USD-M and COIN-M futures (`U`, `u`, `pu`): diffs with
+    /// `u < L` are old; the first applied has `U <= L <= u`; each next has
+    /// `pu == previous u`.
+    BinanceFutures,
+}
+
+/// A diff's sequence fields, in the venue's terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seq {
+    /// First update id in the diff (Binance `U`).
+    pub first: u64,
+    /// Last update id in the diff (Binance `u`).
+    pub last: u64,
+    /// The previous diff's last id, where the venue sends it (Binance `pu`).
+    pub prev: Option<u64>,
+}
+
+/// Why a book stopped being valid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Resync {
+    /// A diff did not chain onto the previous one.
+    Sequence {
+        /// The id the chain called for.
+        expected: u64,
+        /// The id the diff carried.
+        got: u64,
+    },
+    /// No buffered or later diff bridges the snapshot: it is too old.
+    SnapshotStale {
+        /// The snapshot's last update id.
+        snapshot: u64,
+        /// The first id of the first diff newer than it.
+        first_diff: u64,
+    },
+    /// Best bid at or above best ask after a diff.
+    Crossed,
+    /// A level in a diff could not be read; the book may be half-updated.
+    BadLevel,
+}
+
+/// What the engine tells its owner. Nothing about a book's contents is
+/// said before its first `Valid`, nor between a `Gap` and the next `Valid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncEvent {
+    /// Fetch a snapshot now; diffs are buffered meanwhile.
+    SnapshotNeeded,
+    /// The book is valid up to this update id.
+    Valid {
+        /// The last update id applied.
+        update_id: u64,
+    },
+    /// The book is invalid until the next `Valid`.
+    Gap(Resync),
+    /// A diff was applied to a valid book.
+    Updated {
+        /// The diff's last update id.
+        update_id: u64,
+    },
+}
+
+/// Sizes, all allocated when the engine is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyncConfig {
+    /// Levels kept per side.
+    pub depth: usize,
+    /// Diffs buffered while a snapshot is fetched. When more arrive, the
+    /// oldest are dropped (the bridge check then asks for a newer snapshot
+    /// if it needs them).
+    pub max_buffered_diffs: usize,
+    /// Price levels across all buffered diffs.
+    pub max_buffered_levels: usize,
+}
+
+impl Default for SyncConfig {
+    fn default() -> SyncConfig {
+        SyncConfig {
+            depth: 5000,
+            max_buffered_diffs: 1024,
+            max_buffered_levels: 256 * 1024,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Waiting for a snapshot, buffering diffs.
+    Buffering { asked: bool },
+    /// Snapshot applied; waiting for the diff that bridges it.
+    Bridging { snapshot: u64 },
+    /// In step, up to `last`.
+    Valid { last: u64 },
+}
+
+/// Buffered diffs: headers and a flat arena of their levels.
+struct Buffer {
+    diffs: Vec<(Seq, usize, usize)>,
+    levels: Vec<(Side, i64, i64)>,
+}
+
+impl Buffer {
+    fn new(config: &SyncConfig) -> Buffer {
+        Buffer {
+            diffs: Vec::with_capacity(config.max_buffered_diffs),
+            levels: Vec::with_capacity(config.max_buffered_levels),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.diffs.clear();
+        self.levels.clear();
+    }
+}
+
+/// One instrument's book and the state of its synchronisation.
+pub struct BookSync {
+    chain: Chain,
+    config: SyncConfig,
+    book: Book,
+    state: State,
+    buffer: Buffer,
+    /// The other half of a double buffer: replaying the buffered diffs may
+    /// buffer some again.
+    spare: Buffer,
+    /// Diffs dropped because the buffer was full.
+    pub dropped_diffs: u64,
+    /// Diffs ignored as older than the book.
+    pub old_diffs: u64,
+}
+
+type LevelResult = Result<(Side, i64, i64), DecodeError>;
+
+impl BookSync {
+    /// An engine for one instrument, with every buffer allocated now.
+    pub fn new(chain: Chain, config: SyncConfig) -> BookSync {
+        BookSync {
+            chain,
+            config,
+            book: Book::new(config.depth),
+            state: State::Buffering { asked: false },
+            buffer: Buffer::new(&config),
+            spare: Buffer::new(&config),
+            dropped_diffs: 0,
+            old_diffs: 0,
+        }
+    }
+
+    /// The book, only while it is valid.
+    pub fn book(&self) -> Option<&Book> {
+        matches!(self.state, State::Valid { .. }).then_some(&self.book)
+    }
+
+    /// Whether the book is valid.
+    pub fn is_valid(&self) -> bool {
+        matches!(self.state, State::Valid { .. })
+    }
+
+    /// How many diffs wait for a snapshot.
+    pub fn buffered(&self) -> usize {
+        self.buffer.diffs.len()
+    }
+
+    /// Feeds one diff. A level that cannot be read invalidates the book
+    /// (`Gap(BadLevel)`) and is returned as the error.
+    pub fn on_diff(
+        &mut self,
+        seq: Seq,
+        levels: impl IntoIterator<Item = LevelResult>,
+        emit: &mut impl FnMut(SyncEvent),
+    ) -> Result<(), DecodeError> {
+        self.step(seq, levels, emit)
+    }
+
+    /// Feeds a snapshot (its last update id and every level), then replays
+    /// the buffered diffs onto it.
+    pub fn on_snapshot(
+        &mut self,
+        last_update_id: u64,
+        levels: impl IntoIterator<Item = LevelResult>,
+        emit: &mut impl FnMut(SyncEvent),
+    ) -> Result<(), DecodeError> {
+        self.book.clear();
+        for level in levels {
+            match level {
+                Ok((side, price, size)) => self.book.set(side, price, size),
+                Err(e) => {
+                    self.book.clear();
+                    self.state = State::Buffering { asked: true };
+                    emit(SyncEvent::Gap(Resync::BadLevel));
+                    emit(SyncEvent::SnapshotNeeded);
+                    return Err(e);
+                }
+            }
+        }
+        self.state = State::Bridging {
+            snapshot: last_update_id,
+        };
+        std::mem::swap(&mut self.buffer, &mut self.spare);
+        let replay = std::mem::replace(
+            &mut self.spare,
+            Buffer {
+                diffs: Vec::new(),
+                levels: Vec::new(),
+            },
+        );
+        for &(seq, start, end) in &replay.diffs {
+            let levels = replay.levels[start..end].iter().map(|&l| Ok(l));
+            // Buffered levels were read once already: they cannot fail.
+            let _ = self.step(seq, levels, emit);
+        }
+        self.spare = replay;
+        self.spare.clear();
+        Ok(())
+    }
+
+    fn step(
+        &mut self,
+        seq: Seq,
+        levels: impl IntoIterator<Item = LevelResult>,
+        emit: &mut impl FnMut(SyncEvent),
+    ) -> Result<(), DecodeError> {
+        match self.state {
+            State::Buffering { asked } => {
+                if !asked {
+                    emit(SyncEvent::SnapshotNeeded);
+                    self.state = State::Buffering { asked: true };
+                }
+                self.push(seq, levels)
+            }
+            State::Bridging { snapshot } => {
+                let (old, bridges) = match self.chain {
+                    Chain::BinanceSpot => (
+                        seq.last <= snapshot,
+                        seq.first <= snapshot + 1 && snapshot < seq.last,
+                    ),
+                    Chain::BinanceFutures => (
+                        seq.last < snapshot,
+                        seq.first <= snapshot && snapshot <= seq.last,
+                    ),
+                };
+                if old {
+                    self.old_diffs += 1;
+                    Ok(())
+                } else if bridges {
+                    self.apply(seq, levels, emit)?;
+                    if self.is_valid() {
+                        emit(SyncEvent::Valid {
+                            update_id: seq.last,
+                        });
+                    }
+                    Ok(())
+                } else {
+                    self.invalidate(
+                        Resync::SnapshotStale {
+                            snapshot,
+                            first_diff: seq.first,
+                        },
+                        emit,
+                    );
+                    self.push(seq, levels)
+                }
+            }
+            State::Valid { last } => {
+                let (old, chained, expected, got) = match self.chain {
+                    Chain::BinanceSpot => {
+                        (seq.last <= last, seq.first == last + 1, last + 1, seq.first)
+                    }
+                    Chain::BinanceFutures => {
+                        (false, seq.prev == Some(last), last, seq.prev.unwrap_or(0))
+                    }
+                };
+                if old {
+                    self.old_diffs += 1;
+                    Ok(())
+                } else if chained {
+                    self.apply(seq, levels, emit)?;
+                    if self.is_valid() {
+                        emit(SyncEvent::Updated {
+                            update_id: seq.last,
+                        });
+                    }
+                    Ok(())
+                } else {
+                    self.invalidate(Resync::Sequence { expected, got }, emit);
+                    self.push(seq, levels)
+                }
+            }
+        }
+    }
+
+    /// Applies a diff; the book becomes (or stays) valid up to `seq.last`
+    /// unless a level is bad or the book crosses.
+    fn apply(
+        &mut self,
+        seq: Seq,
+        levels: impl IntoIterator<Item = LevelResult>,
+        emit: &mut impl FnMut(SyncEvent),
+    ) -> Result<(), DecodeError> {
+        for level in levels {
+            match level {
+                Ok((side, price, size)) => self.book.set(side, price, size),
+                Err(e) => {
+                    self.invalidate(Resync::BadLevel, emit);
+                    return Err(e);
+                }
+            }
+        }
+        if self.book.is_crossed() {
+            self.invalidate(Resync::Crossed, emit);
+        } else {
+            self.state = State::Valid { last: seq.last };
+        }
+        Ok(())
+    }
+
+    fn invalidate(&mut self, why: Resync, emit: &mut impl FnMut(SyncEvent)) {
+        self.book.clear();
+        self.buffer.clear();
+        self.state = State::Buffering { asked: true };
+        emit(SyncEvent::Gap(why));
+        emit(SyncEvent::SnapshotNeeded);
+    }
+
+    /// Buffers a diff. When it does not fit, what is buffered is dropped
+    /// (and the diff too, if its levels alone overflow): safe, because the
+    /// bridge check refuses a snapshot that the remaining diffs do not
+    /// chain onto, and asks for a newer one.
+    fn push(
+        &mut self,
+        seq: Seq,
+        levels: impl IntoIterator<Item = LevelResult>,
+    ) -> Result<(), DecodeError> {
+        if self.buffer.diffs.len() == self.config.max_buffered_diffs {
+            self.dropped_diffs += self.buffer.diffs.len() as u64;
+            self.buffer.clear();
+        }
+        let start = self.buffer.levels.len();
+        let mut overflow = false;
+        for level in levels {
+            let level = match level {
+                Ok(l) => l,
+                Err(e) => {
+                    self.dropped_diffs += self.buffer.diffs.len() as u64 + 1;
+                    self.buffer.clear();
+                    return Err(e);
+                }
+            };
+            if self.buffer.levels.len() == self.config.max_buffered_levels {
+                overflow = true;
+                continue; // read the rest for errors, keep nothing
+            }
+            self.buffer.levels.push(level);
+        }
+        if overflow {
+            self.dropped_diffs += self.buffer.diffs.len() as u64 + 1;
+            self.buffer.clear();
+            return Ok(());
+        }
+        let end = self.buffer.levels.len();
+        self.buffer.diffs.push((seq, start, end));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seq(first: u64, last: u64) -> Seq {
+        Seq {
+            first,
+            last,
+            prev: None,
+        }
+    }
+
+    fn lv(side: Side, p: i64, q: i64) -> LevelResult {
+        Ok((side, p, q))
+    }
+
+    fn engine(chain: Chain) -> BookSync {
+        BookSync::new(
+            chain,
+            SyncConfig {
+                depth: 10,
+                max_buffered_diffs: 4,
+                max_buffered_levels: 16,
+            },
+        )
+    }
+
+    fn run(
+        s: &mut BookSync,
+        f: impl FnOnce(&mut BookSync, &mut dyn FnMut(SyncEvent)),
+    ) -> Vec<SyncEvent> {
+        let mut ev = Vec::new();
+        f(s, &mut |e| ev.push(e));
+        ev
+    }
+
+    #[test]
+    fn spot_buffers_bridges_and_chains() {
+        let mut s = engine(Chain::BinanceSpot);
+        let ev = run(&mut s, |s, e| {
+            s.on_diff(seq(5, 8), [lv(Side::Bid, 99, 1)], &mut { e })
+                .unwrap();
+        });
+        assert_eq!(ev, [SyncEvent::SnapshotNeeded]);
+        run(&mut s, |s, e| {
+            s.on_diff(seq(9, 12), [lv(Side::Bid, 98, 2)], &mut { e })
+                .unwrap()
+        });
+        assert!(s.book().is_none(), "nothing before the snapshot");
+        // Snapshot at 10: diff 5-8 is old, 9-12 bridges (9 <= 11 <= 12).
+        let ev = run(&mut s, |s, e| {
+            s.on_snapshot(10, [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)], &mut {
+                e
+            })
+            .unwrap()
+        });
+        assert_eq!(ev, [SyncEvent::Valid { update_id: 12 }]);
+        assert_eq!(s.old_diffs, 1);
+        let book = s.book().unwrap();
+        assert_eq!(book.levels(Side::Bid).len(), 2);
+        let ev = run(&mut s, |s, e| {
+            s.on_diff(seq(13, 13), [lv(Side::Bid, 98, 0)], &mut { e })
+                .unwrap()
+        });
+        assert_eq!(ev, [SyncEvent::Updated { update_id: 13 }]);
+        // A gap: 15 instead of 14.
+        let ev = run(&mut s, |s, e| {
+            s.on_diff(seq(15, 16), [], &mut { e }).unwrap()
+        });
+        assert_eq!(
+            ev,
+            [
+                SyncEvent::Gap(Resync::Sequence {
+                    expected: 14,
+                    got: 15
+                }),
+                SyncEvent::SnapshotNeeded
+            ]
+        );
+        assert!(s.book().is_none());
+        assert_eq!(
+            s.buffered(),
+            1,
+            "the diff after the gap waits for the snapshot"
+        );
+    }
+
+    #[test]
+    fn a_stale_snapshot_is_refused() {
+        let mut s = engine(Chain::BinanceSpot);
+        run(&mut s, |s, e| {
+            s.on_diff(seq(20, 25), [], &mut { e }).unwrap()
+        });
+        let ev = run(&mut s, |s, e| s.on_snapshot(10, [], &mut { e }).unwrap());
+        assert_eq!(
+            ev,
+            [
+                SyncEvent::Gap(Resync::SnapshotStale {
+                    snapshot: 10,
+                    first_diff: 20
+                }),
+                SyncEvent::SnapshotNeeded
+            ]
+        );
+        let ev = run(&mut s, |s, e| {
+            s.on_snapshot(22, [lv(Side::Ask, 5, 1)], &mut { e })
+                .unwrap()
+        });
+        assert_eq!(ev, [SyncEvent::Valid { update_id: 25 }]);
+    }
+
+    #[test]
+    fn futures_chain_on_pu() {
+        let mut s = engine(Chain::BinanceFutures);
+        let d = |first, last, prev| Seq {
+            first,
+            last,
+            prev: Some(prev),
+        };
+        run(&mut s, |s, e| {
+            s.on_diff(d(8, 10, 7), [], &mut { e }).unwrap()
+        });
+        // Futures: U <= L <= u bridges (10 itself).
+        let ev = run(&mut s, |s, e| s.on_snapshot(10, [], &mut { e }).unwrap());
+        assert_eq!(ev, [SyncEvent::Valid { update_id: 10 }]);
+        let ev = run(&mut s, |s, e| {
+            s.on_diff(d(14, 20, 10), [], &mut { e }).unwrap()
+        });
+        assert_eq!(
+            ev,
+            [SyncEvent::Updated { update_id: 20 }],
+            "ids may jump; pu must chain"
+        );
+        let ev = run(&mut s, |s, e| {
+            s.on_diff(d(25, 30, 21), [], &mut { e }).unwrap()
+        });
+        assert_eq!(
+            ev[0],
+            SyncEvent::Gap(Resync::Sequence {
+                expected: 20,
+                got: 21
+            })
+        );
+    }
+
+    #[test]
+    fn crossed_and_bad_levels_invalidate() {
+        let mut s = engine(Chain::BinanceSpot);
+        run(&mut s, |s, e| {
+            s.on_snapshot(1, [lv(Side::Bid, 10, 1), lv(Side::Ask, 11, 1)], &mut { e })
+                .unwrap()
+        });
+        run(&mut s, |s, e| s.on_diff(seq(2, 2), [], &mut { e }).unwrap());
+        assert!(s.is_valid());
+        let ev = run(&mut s, |s, e| {
+            s.on_diff(seq(3, 3), [lv(Side::Bid, 12, 1)], &mut { e })
+                .unwrap()
+        });
+        assert_eq!(
+            ev,
+            [SyncEvent::Gap(Resync::Crossed), SyncEvent::SnapshotNeeded]
+        );
+        run(&mut s, |s, e| {
+            s.on_snapshot(3, [lv(Side::Bid, 10, 1), lv(Side::Ask, 11, 1)], &mut { e })
+                .unwrap()
+        });
+        run(&mut s, |s, e| s.on_diff(seq(4, 4), [], &mut { e }).unwrap());
+        let bad = Err(DecodeError::Missing("x"));
+        let mut ev = Vec::new();
+        let r = s.on_diff(seq(5, 5), [lv(Side::Bid, 9, 1), bad.clone()], &mut |e| {
+            ev.push(e)
+        });
+        assert_eq!(r, Err(DecodeError::Missing("x")));
+        assert_eq!(
+            ev,
+            [SyncEvent::Gap(Resync::BadLevel), SyncEvent::SnapshotNeeded]
+        );
+        assert!(s.book().is_none());
+    }
+
+    #[test]
+    fn a_full_buffer_drops_the_oldest_and_the_bridge_check_notices() {
+        let mut s = engine(Chain::BinanceSpot);
+        for i in 0..6 {
+            run(&mut s, |s, e| {
+                s.on_diff(seq(10 * i + 1, 10 * i + 10), [lv(Side::Bid, 1, 1)], &mut {
+                    e
+                })
+                .unwrap()
+            });
+        }
+        assert_eq!(s.buffered(), 2, "4 fit; the fifth cleared them");
+        assert_eq!(s.dropped_diffs, 4);
+        // A snapshot from before the dropped diffs cannot be bridged.
+        let ev = run(&mut s, |s, e| s.on_snapshot(15, [], &mut { e }).unwrap());
+        assert_eq!(
+            ev[0],
+            SyncEvent::Gap(Resync::SnapshotStale {
+                snapshot: 15,
+                first_diff: 41
+            })
+        );
+        // Too many levels for the arena: the diff is dropped, counted.
+        let many: Vec<LevelResult> = (0..20).map(|p| lv(Side::Ask, p, 1)).collect();
+        let before = s.dropped_diffs;
+        run(&mut s, |s, e| {
+            s.on_diff(seq(61, 70), many, &mut { e }).unwrap()
+        });
+        assert!(s.dropped_diffs > before);
+        assert_eq!(s.buffered(), 0);
+    }
+}

@@ -1,0 +1,270 @@
+//! Binance over the real recordings in `../shared/samples` (skipped, with a
+//! line saying so, when they are absent): every byte-exact message decodes,
+//! the depth chains replayed through the sync engine become valid from the
+//! REST snapshot and never gap, the book agrees with bookTicker whenever
+//! both describe the same update, and none of it allocates.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::PathBuf;
+
+use tickwire_venues::binance::{self, Message, Scales, feed_depth, feed_snapshot};
+use tickwire_venues::book::Side;
+use tickwire_venues::decimal::parse_scaled;
+use tickwire_venues::json::{INPUT_PADDING, JsonParser};
+use tickwire_venues::sync::{BookSync, Chain, SyncConfig, SyncEvent};
+
+#[global_allocator]
+static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
+
+fn samples() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/samples/binance");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("skipped: ../shared/samples is absent");
+        None
+    }
+}
+
+/// The messages of a sample file, each followed by padding. `.gz` files are
+/// hftbacktest's originals: `<recv_ns> <text>` per line.
+fn messages(path: &std::path::Path) -> Vec<(Vec<u8>, usize)> {
+    let raw = std::fs::read(path).unwrap();
+    let text = if path.extension().is_some_and(|e| e == "gz") {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    } else {
+        raw
+    };
+    let gz = path.extension().is_some_and(|e| e == "gz");
+    text.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            let msg = if gz {
+                let space = line.iter().position(|&b| b == b' ').unwrap();
+                &line[space + 1..]
+            } else {
+                line
+            };
+            let mut buf = msg.to_vec();
+            buf.resize(msg.len() + INPUT_PADDING, 0);
+            (buf, msg.len())
+        })
+        .collect()
+}
+
+/// Every byte-exact Binance file: every message decodes, as a market event
+/// of a supported type, a snapshot, a control reply, or an event type this
+/// adapter names but does not decode (kline, markPrice, ...).
+#[test]
+fn every_recorded_message_decodes() {
+    let Some(dir) = samples() else { return };
+    let files = [
+        "spot/original/hftbacktest_spot_btcusdt_20240808.gz",
+        "usdm/original/hftbacktest_usdm_btcusdt_20240808.gz",
+        "coinm/hftbacktest_cm_btcusd_perp_20240808.first15000.jsonl",
+        "spot/cryptofeed_BINANCE.ws.1.0.jsonl",
+        "spot/cryptofeed_BINANCE.http.0.0.rest.jsonl",
+        "usdm/cryptofeed_BINANCE_FUTURES.ws.1.0.jsonl",
+        "usdm/cryptofeed_BINANCE_FUTURES.http.0.0.rest.jsonl",
+        "coinm/cryptofeed_BINANCE_DELIVERY.ws.1.0.jsonl",
+        "coinm/cryptofeed_BINANCE_DELIVERY.http.0.0.rest.jsonl",
+        "crypto-msg-parser_binance.jsonl",
+    ];
+    let mut parser = JsonParser::default();
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for file in files {
+        // crypto-msg-parser's file mixes in REST answers (open interest) that
+        // are not stream messages; its tags file names each line's kind.
+        let tags = std::fs::read_to_string(dir.join(file.replace(".jsonl", ".tags.txt")))
+            .unwrap_or_default();
+        let tags: Vec<&str> = tags.lines().collect();
+        for (i, (mut buf, len)) in messages(&dir.join(file)).into_iter().enumerate() {
+            if tags
+                .get(i)
+                .is_some_and(|t| t.starts_with("open_interest::"))
+            {
+                continue;
+            }
+            let kind = parser
+                .parse(&mut buf, len, |doc| {
+                    binance::decode(doc).map(|m| match m {
+                        Message::Trade(_) => "trade".to_owned(),
+                        Message::AggTrade(_) => "aggTrade".to_owned(),
+                        Message::BookTicker(_) => "bookTicker".to_owned(),
+                        Message::Depth(_) => "depth".to_owned(),
+                        Message::Snapshot(_) => "snapshot".to_owned(),
+                        Message::Control => "control".to_owned(),
+                        Message::Other(e) => format!("other:{e}"),
+                    })
+                })
+                .unwrap_or_else(|e| panic!("{file}:{}: {e}", i + 1))
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "{file}:{}: {e}: {}",
+                        i + 1,
+                        String::from_utf8_lossy(&buf[..len])
+                    )
+                });
+            *kinds.entry(kind).or_default() += 1;
+        }
+    }
+    eprintln!("{kinds:?}");
+    for supported in ["trade", "aggTrade", "bookTicker", "depth", "snapshot"] {
+        assert!(
+            kinds.get(supported).is_some_and(|&n| n > 0),
+            "no {supported} seen: {kinds:?}"
+        );
+    }
+}
+
+struct Replay {
+    updates: usize,
+    valid_during_snapshot: bool,
+    ticker_matches: usize,
+    allocations: u64,
+}
+
+/// Replays one hftbacktest recording (diffs, the REST snapshot in the
+/// middle, bookTickers) through decode and the sync engine. Panics on any
+/// gap. Runs twice: the first pass warms the parser's buffers up, the
+/// second counts allocations.
+fn replay(file: &str, chain: Chain) -> Option<Replay> {
+    let dir = samples()?;
+    let mut msgs = messages(&dir.join(file));
+    let scales = Scales { price: 8, qty: 8 };
+    let mut parser = JsonParser::new(1 << 20);
+    let mut result = None;
+    for pass in 0..2 {
+        let mut sync = BookSync::new(chain, SyncConfig::default());
+        let mut events: Vec<SyncEvent> = Vec::with_capacity(msgs.len() * 3);
+        let mut r = Replay {
+            updates: 0,
+            valid_during_snapshot: false,
+            ticker_matches: 0,
+            allocations: 0,
+        };
+        let mut last_valid: Option<u64> = None;
+        let ((), allocations) = tickwire_testkit::allocations(|| {
+            for (buf, len) in msgs.iter_mut() {
+                let len = *len;
+                parser
+                    .parse(buf, len, |doc| {
+                        let before = events.len();
+                        let mut emit = |e: SyncEvent| events.push(e);
+                        match binance::decode(doc).unwrap() {
+                            Message::Depth(d) => {
+                                feed_depth(&mut sync, &d, scales, &mut emit).unwrap()
+                            }
+                            Message::Snapshot(s) => {
+                                feed_snapshot(&mut sync, &s, scales, &mut emit).unwrap();
+                                r.valid_during_snapshot |= events[before..]
+                                    .iter()
+                                    .any(|e| matches!(e, SyncEvent::Valid { .. }));
+                            }
+                            Message::BookTicker(t) => {
+                                if let (Some(book), Some(last)) = (sync.book(), last_valid)
+                                    && t.update_id == last
+                                {
+                                    let (bid, ask) = book.top().unwrap();
+                                    let px = |s: &str| parse_scaled(s.as_bytes(), 8).unwrap();
+                                    assert_eq!(
+                                        (bid.price, bid.size),
+                                        (px(t.bid.0), px(t.bid.1)),
+                                        "bid at {last}"
+                                    );
+                                    assert_eq!(
+                                        (ask.price, ask.size),
+                                        (px(t.ask.0), px(t.ask.1)),
+                                        "ask at {last}"
+                                    );
+                                    r.ticker_matches += 1;
+                                }
+                            }
+                            _ => {}
+                        }
+                        if let Some(
+                            SyncEvent::Valid { update_id } | SyncEvent::Updated { update_id },
+                        ) = events.last()
+                        {
+                            last_valid = Some(*update_id);
+                        }
+                    })
+                    .unwrap();
+            }
+        });
+        r.allocations = allocations;
+        for e in &events {
+            assert!(!matches!(e, SyncEvent::Gap(_)), "{file}: {e:?}");
+            if let SyncEvent::Updated { .. } = e {
+                r.updates += 1;
+            }
+        }
+        let first_valid = events
+            .iter()
+            .position(|e| matches!(e, SyncEvent::Valid { .. }));
+        let first_update = events
+            .iter()
+            .position(|e| matches!(e, SyncEvent::Updated { .. }));
+        assert!(first_valid.is_some(), "{file}: never valid");
+        assert!(
+            first_update > first_valid,
+            "{file}: an update before the book was valid"
+        );
+        let book = sync.book().expect("valid at the end");
+        assert!(!book.is_crossed());
+        assert!(book.levels(Side::Bid).len() > 100 && book.levels(Side::Ask).len() > 100);
+        if pass == 1 {
+            result = Some(r);
+        }
+    }
+    result
+}
+
+fn check(file: &str, chain: Chain) {
+    let Some(r) = replay(file, chain) else { return };
+    eprintln!(
+        "{file}: {} updates, {} bookTicker cross-checks, {} allocations",
+        r.updates, r.ticker_matches, r.allocations
+    );
+    assert!(r.updates > 1000, "{} updates", r.updates);
+    // The diff that bridges the snapshot arrived before the snapshot: only
+    // a handler that buffered it becomes valid at the snapshot.
+    assert!(
+        r.valid_during_snapshot,
+        "{file}: the bridge was not in the buffer"
+    );
+    assert_eq!(
+        r.allocations, 0,
+        "{file}: {} allocations after warm-up",
+        r.allocations
+    );
+}
+
+#[test]
+fn spot_depth_chain_stays_valid() {
+    check(
+        "spot/original/hftbacktest_spot_btcusdt_20240808.gz",
+        Chain::BinanceSpot,
+    );
+}
+
+#[test]
+fn usdm_depth_chain_stays_valid() {
+    check(
+        "usdm/original/hftbacktest_usdm_btcusdt_20240808.gz",
+        Chain::BinanceFutures,
+    );
+}
+
+#[test]
+fn coinm_depth_chain_stays_valid() {
+    check(
+        "coinm/hftbacktest_cm_btcusd_perp_20240808.first15000.jsonl",
+        Chain::BinanceFutures,
+    );
+}
