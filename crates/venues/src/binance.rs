@@ -5,7 +5,7 @@
 //! them.
 
 use simd_json::prelude::*;
-use simd_json::tape::{Array, Value};
+use simd_json::tape::Value;
 
 use crate::error::DecodeError;
 
@@ -63,44 +63,7 @@ pub struct BookTicker<'i> {
     pub event_time_ms: Option<u64>,
 }
 
-/// Price levels as sent: `[["price","qty"], ...]`.
-#[derive(Clone, Copy)]
-pub struct Levels<'t, 'i>(Array<'t, 'i>);
-
-impl core::fmt::Debug for Levels<'_, '_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
-
-impl<'t, 'i> Levels<'t, 'i> {
-    /// How many levels.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Each level's price and quantity strings.
-    pub fn iter(
-        &self,
-    ) -> impl Iterator<Item = Result<(&'i str, &'i str), DecodeError>> + use<'t, 'i> {
-        let levels = self.0;
-        levels.iter().map(|level| {
-            let pair = level.as_array().ok_or(DecodeError::Type("price level"))?;
-            match (
-                pair.get(0).and_then(|v| v.into_string()),
-                pair.get(1).and_then(|v| v.into_string()),
-            ) {
-                (Some(p), Some(q)) => Ok((p, q)),
-                _ => Err(DecodeError::Type("price level")),
-            }
-        })
-    }
-}
+pub use crate::json::Levels;
 
 /// A diff depth event.
 #[derive(Clone, Copy, Debug)]
@@ -266,19 +229,12 @@ fn scaled_levels<'a>(
     bids: Levels<'a, 'a>,
     asks: Levels<'a, 'a>,
     scales: Scales,
-) -> impl Iterator<Item = Result<(crate::book::Side, i64, i64), DecodeError>> + 'a {
+) -> impl Iterator<Item = crate::sync::LevelResult> + 'a {
     use crate::book::Side;
-    use crate::decimal::parse_scaled;
     let scale = move |side: Side| {
         move |level: Result<(&str, &str), DecodeError>| {
             let (p, q) = level?;
-            Ok((
-                side,
-                parse_scaled(p.as_bytes(), scales.price)
-                    .map_err(|e| DecodeError::Decimal("price", e))?,
-                parse_scaled(q.as_bytes(), scales.qty)
-                    .map_err(|e| DecodeError::Decimal("quantity", e))?,
-            ))
+            Ok((side, crate::decimal::level(p, q, scales.price, scales.qty)?))
         }
     };
     bids.iter()

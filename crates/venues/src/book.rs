@@ -12,13 +12,30 @@ pub enum Side {
     Ask,
 }
 
-/// One price level: price and size, as integers at the instrument's scales.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// One price level: price and size, as integers at the instrument's scales,
+/// and how many fractional digits each had on the wire (so that checksums
+/// over the venue's own strings can be computed from the book).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Level {
     /// Price, in `10^-price_scale` units.
     pub price: i64,
     /// Size, in `10^-size_scale` units.
     pub size: i64,
+    /// Fractional digits of the price as sent (0: no decimal point).
+    pub price_digits: u8,
+    /// Fractional digits of the size as sent.
+    pub size_digits: u8,
+}
+
+impl Level {
+    /// A level with no wire digits recorded.
+    pub fn new(price: i64, size: i64) -> Level {
+        Level {
+            price,
+            size,
+            ..Level::default()
+        }
+    }
 }
 
 /// One side: levels sorted best first, at most `capacity` of them.
@@ -51,24 +68,24 @@ impl Ladder {
     /// the level fell outside the kept depth (below the worst kept level of
     /// a full ladder), so the book no longer knows everything below it.
     #[inline]
-    fn set(&mut self, price: i64, size: i64) -> bool {
-        match self.find(price) {
-            Ok(i) if size == 0 => {
+    fn set(&mut self, level: Level) -> bool {
+        match self.find(level.price) {
+            Ok(i) if level.size == 0 => {
                 self.levels.remove(i);
                 true
             }
             Ok(i) => {
-                self.levels[i].size = size;
+                self.levels[i] = level;
                 true
             }
-            Err(_) if size == 0 => true, // deleting an unknown level is normal
+            Err(_) if level.size == 0 => true, // deleting an unknown level is normal
             Err(i) if self.levels.len() < self.capacity => {
-                self.levels.insert(i, Level { price, size });
+                self.levels.insert(i, level);
                 true
             }
             Err(i) if i < self.capacity => {
                 self.levels.pop();
-                self.levels.insert(i, Level { price, size });
+                self.levels.insert(i, level);
                 false
             }
             Err(_) => false,
@@ -106,9 +123,15 @@ impl Book {
     /// Sets one level (size 0 removes it).
     #[inline]
     pub fn set(&mut self, side: Side, price: i64, size: i64) {
+        self.set_level(side, Level::new(price, size));
+    }
+
+    /// Sets one level, wire digits included (size 0 removes it).
+    #[inline]
+    pub fn set_level(&mut self, side: Side, level: Level) {
         let kept = match side {
-            Side::Bid => self.bids.set(price, size),
-            Side::Ask => self.asks.set(price, size),
+            Side::Bid => self.bids.set(level),
+            Side::Ask => self.asks.set(level),
         };
         self.truncated |= !kept;
     }
@@ -190,8 +213,8 @@ mod tests {
             }
             for (side, r) in [(Side::Ask, &reference[0]), (Side::Bid, &reference[1])] {
                 let want: Vec<Level> = match side {
-                    Side::Bid => r.iter().rev().map(|(&price, &size)| Level { price, size }).take(depth).collect(),
-                    Side::Ask => r.iter().map(|(&price, &size)| Level { price, size }).take(depth).collect(),
+                    Side::Bid => r.iter().rev().map(|(&price, &size)| Level::new(price, size)).take(depth).collect(),
+                    Side::Ask => r.iter().map(|(&price, &size)| Level::new(price, size)).take(depth).collect(),
                 };
                 let got = book.levels(side);
                 prop_assert!(got.len() <= depth);

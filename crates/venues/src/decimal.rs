@@ -79,6 +79,69 @@ pub fn scale_of(s: &[u8]) -> u8 {
         .map_or(0, |dot| (s.len() - dot - 1).min(255) as u8)
 }
 
+/// A book level from its wire strings: exact values at the scales, and the
+/// strings' fractional digit counts.
+pub fn level(
+    price: &str,
+    size: &str,
+    price_scale: u8,
+    size_scale: u8,
+) -> Result<crate::book::Level, crate::DecodeError> {
+    use crate::DecodeError;
+    Ok(crate::book::Level {
+        price: parse_scaled(price.as_bytes(), price_scale)
+            .map_err(|e| DecodeError::Decimal("price", e))?,
+        size: parse_scaled(size.as_bytes(), size_scale)
+            .map_err(|e| DecodeError::Decimal("size", e))?,
+        price_digits: scale_of(price.as_bytes()),
+        size_digits: scale_of(size.as_bytes()),
+    })
+}
+
+/// Writes `v` (at `scale`) as it was sent with `digits` fractional digits:
+/// `format_wire(3_026_110_000_000, 8, 1)` is `"30261.1"`, with `digits` 0
+/// `"30261"` (the trailing digits dropped must be zeros, which an exact
+/// parse guarantees). Into a stack buffer; returns the bytes written.
+pub fn format_wire(v: i64, scale: u8, digits: u8, out: &mut [u8; 48]) -> usize {
+    let unit = 10u128.pow(u32::from(scale));
+    let abs = i128::from(v).unsigned_abs();
+    let (int, frac) = (abs / unit, abs % unit);
+    let mut n = 0;
+    if v < 0 {
+        out[n] = b'-';
+        n += 1;
+    }
+    let mut tmp = [0u8; 40];
+    let mut i = tmp.len();
+    let mut x = int;
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (x % 10) as u8;
+        x /= 10;
+        if x == 0 {
+            break;
+        }
+    }
+    let int_len = tmp.len() - i;
+    out[n..n + int_len].copy_from_slice(&tmp[i..]);
+    n += int_len;
+    if digits > 0 {
+        out[n] = b'.';
+        n += 1;
+        // The first `digits` of the `scale`-digit fraction.
+        for k in 0..u32::from(digits) {
+            let d = if k < u32::from(scale) {
+                (frac / 10u128.pow(u32::from(scale) - 1 - k)) % 10
+            } else {
+                0
+            };
+            out[n] = b'0' + d as u8;
+            n += 1;
+        }
+    }
+    n
+}
+
 /// Writes `v` at `scale` as a decimal string with exactly `scale`
 /// fractional digits (the inverse of [`parse_scaled`]).
 pub fn format_scaled(v: i64, scale: u8, out: &mut String) {
@@ -130,6 +193,23 @@ mod tests {
         assert_eq!(parse_scaled(b"1", 19), Err(DecimalError::Syntax));
         assert_eq!(scale_of(b"0.01000"), 5);
         assert_eq!(scale_of(b"42"), 0);
+    }
+
+    #[test]
+    fn wire_strings_are_rebuilt_from_values_and_digit_counts() {
+        for (text, scale) in [
+            ("30261.1", 8),
+            ("30261", 8),
+            ("0.00123", 5),
+            ("-1.50", 2),
+            ("0", 0),
+            ("12.3400", 8),
+        ] {
+            let v = parse_scaled(text.as_bytes(), scale).unwrap();
+            let mut out = [0u8; 48];
+            let n = format_wire(v, scale, scale_of(text.as_bytes()), &mut out);
+            assert_eq!(core::str::from_utf8(&out[..n]).unwrap(), text);
+        }
     }
 
     proptest::proptest! {

@@ -5,7 +5,10 @@
 use core::fmt;
 
 pub use simd_json::INPUT_PADDING;
-use simd_json::tape::{Tape, Value};
+use simd_json::prelude::*;
+use simd_json::tape::{Array, Tape, Value};
+
+use crate::error::DecodeError;
 use simd_json::{Buffers, fill_tape_padded};
 
 /// Why a message is not JSON.
@@ -68,5 +71,45 @@ impl JsonParser {
 impl Default for JsonParser {
     fn default() -> JsonParser {
         JsonParser::new(4096)
+    }
+}
+
+/// Price levels as sent: `[["price","qty", ...], ...]` (entries after the
+/// first two are ignored).
+#[derive(Clone, Copy)]
+pub struct Levels<'t, 'i>(pub(crate) Array<'t, 'i>);
+
+impl fmt::Debug for Levels<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<'t, 'i> Levels<'t, 'i> {
+    /// How many levels.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Each level's price and quantity strings.
+    pub fn iter(
+        &self,
+    ) -> impl Iterator<Item = Result<(&'i str, &'i str), DecodeError>> + use<'t, 'i> {
+        let levels = self.0;
+        levels.iter().map(|level| {
+            let pair = level.as_array().ok_or(DecodeError::Type("price level"))?;
+            match (
+                pair.get(0).and_then(|v| v.into_string()),
+                pair.get(1).and_then(|v| v.into_string()),
+            ) {
+                (Some(p), Some(q)) => Ok((p, q)),
+                _ => Err(DecodeError::Type("price level")),
+            }
+        })
     }
 }

@@ -5,12 +5,13 @@
 //! - [`json`]: simd-json over the payload's own bytes, reusing its tape, so
 //!   a message costs no allocation.
 //! - [`binance`]: Binance spot, USD-M and COIN-M streams and REST snapshots.
+//! - [`okx`]: OKX v5 books (sequence ids and CRC32 checksum), bbo, trades.
 //! - [`book`]: fixed-depth price-level books, allocated at subscription.
 //! - [`sync`]: one synchronisation engine, venue rules as data: buffer
 //!   diffs, snapshot, bridge, chain check, and an explicit `Gap` before any
 //!   book state is dropped.
 //!
-//! Work in progress: the other venues (OKX, Bybit, Kraken, Coinbase,
+//! Work in progress: the other venues (Bybit, Kraken, Coinbase,
 //! Deribit) and the normalised event stream come next.
 
 pub mod binance;
@@ -18,6 +19,7 @@ pub mod book;
 pub mod decimal;
 mod error;
 pub mod json;
+pub mod okx;
 pub mod sync;
 
 pub use error::DecodeError;

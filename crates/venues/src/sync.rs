@@ -3,7 +3,7 @@
 //! last, and say so explicitly (a `Gap`, then `Valid` again) whenever it
 //! does not. Venue rules are data ([`Chain`]); the engine is one.
 
-use crate::book::{Book, Side};
+use crate::book::{Book, Level, Side};
 use crate::error::DecodeError;
 
 /// How a venue chains its book updates.
@@ -18,6 +18,19 @@ pub enum Chain {
     /// `u < L` are old; the first applied has `U <= L <= u`; each next has
     /// `pu == previous u`.
     BinanceFutures,
+    /// OKX v5 books (`seqId`, `prevSeqId`): the snapshot comes in band;
+    /// each update has `prevSeqId == previous seqId` (ids are not
+    /// consecutive). Recordings from before OKX sent sequence ids have
+    /// none: then only the checksum guards the book.
+    OkxSeq,
+}
+
+impl Chain {
+    /// Whether snapshots come in band (on subscribe, on the socket) rather
+    /// than from a REST request that diffs must bridge.
+    pub fn in_band_snapshot(self) -> bool {
+        matches!(self, Chain::OkxSeq)
+    }
 }
 
 /// A diff's sequence fields, in the venue's terms.
@@ -53,6 +66,13 @@ pub enum Resync {
     Crossed,
     /// A level in a diff could not be read; the book may be half-updated.
     BadLevel,
+    /// The venue's checksum of its book differs from ours.
+    Checksum {
+        /// The venue's value.
+        expected: i64,
+        /// Ours.
+        got: i64,
+    },
 }
 
 /// What the engine tells its owner. Nothing about a book's contents is
@@ -111,7 +131,7 @@ enum State {
 /// Buffered diffs: headers and a flat arena of their levels.
 struct Buffer {
     diffs: Vec<(Seq, usize, usize)>,
-    levels: Vec<(Side, i64, i64)>,
+    levels: Vec<(Side, Level)>,
 }
 
 impl Buffer {
@@ -144,7 +164,9 @@ pub struct BookSync {
     pub old_diffs: u64,
 }
 
-type LevelResult = Result<(Side, i64, i64), DecodeError>;
+/// A level as an adapter hands it over: its side and value, or why it
+/// could not be read.
+pub type LevelResult = Result<(Side, Level), DecodeError>;
 
 impl BookSync {
     /// An engine for one instrument, with every buffer allocated now.
@@ -198,7 +220,7 @@ impl BookSync {
         self.book.clear();
         for level in levels {
             match level {
-                Ok((side, price, size)) => self.book.set(side, price, size),
+                Ok((side, level)) => self.book.set_level(side, level),
                 Err(e) => {
                     self.book.clear();
                     self.state = State::Buffering { asked: true };
@@ -207,6 +229,23 @@ impl BookSync {
                     return Err(e);
                 }
             }
+        }
+        if self.chain.in_band_snapshot() {
+            // The snapshot starts the chain; diffs buffered before it
+            // belong to an older one.
+            self.old_diffs += self.buffer.diffs.len() as u64;
+            self.buffer.clear();
+            if self.book.is_crossed() {
+                self.invalidate(Resync::Crossed, emit);
+                return Ok(());
+            }
+            self.state = State::Valid {
+                last: last_update_id,
+            };
+            emit(SyncEvent::Valid {
+                update_id: last_update_id,
+            });
+            return Ok(());
         }
         self.state = State::Bridging {
             snapshot: last_update_id,
@@ -229,6 +268,26 @@ impl BookSync {
         Ok(())
     }
 
+    /// Checks the venue's checksum of the book just updated: on a mismatch
+    /// the book is invalid (`Gap(Checksum)`, then `SnapshotNeeded`). Does
+    /// nothing (and returns false) while the book is not valid.
+    pub fn verify(
+        &mut self,
+        expected: i64,
+        compute: impl FnOnce(&Book) -> i64,
+        emit: &mut impl FnMut(SyncEvent),
+    ) -> bool {
+        if !self.is_valid() {
+            return false;
+        }
+        let got = compute(&self.book);
+        if got != expected {
+            self.invalidate(Resync::Checksum { expected, got }, emit);
+            return false;
+        }
+        true
+    }
+
     fn step(
         &mut self,
         seq: Seq,
@@ -245,6 +304,8 @@ impl BookSync {
             }
             State::Bridging { snapshot } => {
                 let (old, bridges) = match self.chain {
+                    // Never reached: in-band snapshots are valid at once.
+                    Chain::OkxSeq => (false, true),
                     Chain::BinanceSpot => (
                         seq.last <= snapshot,
                         seq.first <= snapshot + 1 && snapshot < seq.last,
@@ -284,6 +345,10 @@ impl BookSync {
                     Chain::BinanceFutures => {
                         (false, seq.prev == Some(last), last, seq.prev.unwrap_or(0))
                     }
+                    Chain::OkxSeq => match seq.prev {
+                        Some(prev) => (false, prev == last, last, prev),
+                        None => (false, true, last, 0),
+                    },
                 };
                 if old {
                     self.old_diffs += 1;
@@ -314,7 +379,7 @@ impl BookSync {
     ) -> Result<(), DecodeError> {
         for level in levels {
             match level {
-                Ok((side, price, size)) => self.book.set(side, price, size),
+                Ok((side, level)) => self.book.set_level(side, level),
                 Err(e) => {
                     self.invalidate(Resync::BadLevel, emit);
                     return Err(e);
@@ -391,7 +456,7 @@ mod tests {
     }
 
     fn lv(side: Side, p: i64, q: i64) -> LevelResult {
-        Ok((side, p, q))
+        Ok((side, Level::new(p, q)))
     }
 
     fn engine(chain: Chain) -> BookSync {
@@ -554,6 +619,21 @@ mod tests {
         assert_eq!(
             ev,
             [SyncEvent::Gap(Resync::BadLevel), SyncEvent::SnapshotNeeded]
+        );
+        assert!(s.book().is_none());
+    }
+
+    #[test]
+    fn a_crossed_in_band_snapshot_is_not_valid() {
+        // Found by the fuzzer: a snapshot whose best ask is below its best bid.
+        let mut s = engine(Chain::OkxSeq);
+        let ev = run(&mut s, |s, e| {
+            s.on_snapshot(1, [lv(Side::Bid, 100, 1), lv(Side::Ask, 50, 1)], &mut { e })
+                .unwrap()
+        });
+        assert_eq!(
+            ev,
+            [SyncEvent::Gap(Resync::Crossed), SyncEvent::SnapshotNeeded]
         );
         assert!(s.book().is_none());
     }

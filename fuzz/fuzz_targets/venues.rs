@@ -1,0 +1,70 @@
+//! Every venue decoder on arbitrary bytes: parse in place, decode, read
+//! every level at a scale, feed books to sync engines, check checksums.
+//! Nothing may panic and a valid book is never crossed; errors are fine.
+//!
+//! The first byte picks the venue (even: Binance, odd: OKX) and the scales;
+//! the rest is one or more messages separated by newlines, fed in order to
+//! the same engines.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tickwire_venues::binance::{self, Scales, feed_depth, feed_snapshot};
+use tickwire_venues::json::{INPUT_PADDING, JsonParser};
+use tickwire_venues::okx;
+use tickwire_venues::sync::{BookSync, Chain, SyncConfig};
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, data)) = data.split_first() else {
+        return;
+    };
+    let scales = Scales {
+        price: (pick >> 1) % 19,
+        qty: (pick >> 3) % 19,
+    };
+    let config = SyncConfig {
+        depth: 8,
+        max_buffered_diffs: 4,
+        max_buffered_levels: 64,
+    };
+    let mut engines = if pick % 2 == 0 {
+        vec![
+            BookSync::new(Chain::BinanceSpot, config),
+            BookSync::new(Chain::BinanceFutures, config),
+        ]
+    } else {
+        vec![BookSync::new(Chain::OkxSeq, config)]
+    };
+    let mut parser = JsonParser::new(256);
+    for msg in data.split(|&b| b == b'\n') {
+        let mut buf = msg.to_vec();
+        buf.resize(msg.len() + INPUT_PADDING, 0);
+        let _ = parser.parse(&mut buf, msg.len(), |doc| {
+            for sync in &mut engines {
+                let mut emit = |_| {};
+                if pick % 2 == 0 {
+                    match binance::decode(doc) {
+                        Ok(binance::Message::Depth(d)) => {
+                            let _ = feed_depth(sync, &d, scales, &mut emit);
+                        }
+                        Ok(binance::Message::Snapshot(s)) => {
+                            let _ = feed_snapshot(sync, &s, scales, &mut emit);
+                        }
+                        _ => {}
+                    }
+                } else {
+                    match okx::decode(doc) {
+                        Ok(okx::Message::Book(b)) => {
+                            let _ = okx::feed_book(sync, &b, scales.price, scales.qty, &mut emit);
+                        }
+                        Ok(okx::Message::Trades(t)) => t.iter().for_each(drop),
+                        _ => {}
+                    }
+                }
+                if let Some(book) = sync.book() {
+                    assert!(!book.is_crossed(), "a valid book is never crossed");
+                }
+            }
+        });
+    }
+});
