@@ -2,7 +2,8 @@
 //! every level at a scale, feed books to sync engines, check checksums.
 //! Nothing may panic and a valid book is never crossed; errors are fine.
 //!
-//! The first byte picks the venue (even: Binance, odd: OKX) and the scales;
+//! The first byte picks the venue (by its value mod 3: Binance, OKX,
+//! Kraken) and the scales;
 //! the rest is one or more messages separated by newlines, fed in order to
 //! the same engines.
 
@@ -11,8 +12,8 @@
 use libfuzzer_sys::fuzz_target;
 use tickwire_venues::binance::{self, Scales, feed_depth, feed_snapshot};
 use tickwire_venues::json::{INPUT_PADDING, JsonParser};
-use tickwire_venues::okx;
 use tickwire_venues::sync::{BookSync, Chain, SyncConfig};
+use tickwire_venues::{kraken, okx};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, data)) = data.split_first() else {
@@ -27,13 +28,14 @@ fuzz_target!(|data: &[u8]| {
         max_buffered_diffs: 4,
         max_buffered_levels: 64,
     };
-    let mut engines = if pick % 2 == 0 {
-        vec![
+    let venue = pick % 3;
+    let mut engines = match venue {
+        0 => vec![
             BookSync::new(Chain::BinanceSpot, config),
             BookSync::new(Chain::BinanceFutures, config),
-        ]
-    } else {
-        vec![BookSync::new(Chain::OkxSeq, config)]
+        ],
+        1 => vec![BookSync::new(Chain::OkxSeq, config)],
+        _ => vec![BookSync::new(Chain::Kraken, config)],
     };
     let mut parser = JsonParser::new(256);
     for msg in data.split(|&b| b == b'\n') {
@@ -42,7 +44,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = parser.parse(&mut buf, msg.len(), |doc| {
             for sync in &mut engines {
                 let mut emit = |_| {};
-                if pick % 2 == 0 {
+                if venue == 0 {
                     match binance::decode(doc) {
                         Ok(binance::Message::Depth(d)) => {
                             let _ = feed_depth(sync, &d, scales, &mut emit);
@@ -52,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
                         }
                         _ => {}
                     }
-                } else {
+                } else if venue == 1 {
                     match okx::decode(doc) {
                         Ok(okx::Message::Book(b)) => {
                             let _ = okx::feed_book(sync, &b, scales.price, scales.qty, &mut emit);
@@ -60,6 +62,8 @@ fuzz_target!(|data: &[u8]| {
                         Ok(okx::Message::Trades(t)) => t.iter().for_each(drop),
                         _ => {}
                     }
+                } else if let Ok(kraken::Message::Book(b)) = kraken::decode(doc) {
+                    let _ = kraken::feed_book(sync, &b, scales.price, scales.qty, &mut emit);
                 }
                 if let Some(book) = sync.book() {
                     assert!(!book.is_crossed(), "a valid book is never crossed");

@@ -6,12 +6,13 @@
 //!   a message costs no allocation.
 //! - [`binance`]: Binance spot, USD-M and COIN-M streams and REST snapshots.
 //! - [`okx`]: OKX v5 books (sequence ids and CRC32 checksum), bbo, trades.
+//! - [`kraken`]: Kraken spot v1 books (CRC32 checksum, depth truncation), trades.
 //! - [`book`]: fixed-depth price-level books, allocated at subscription.
 //! - [`sync`]: one synchronisation engine, venue rules as data: buffer
 //!   diffs, snapshot, bridge, chain check, and an explicit `Gap` before any
 //!   book state is dropped.
 //!
-//! Work in progress: the other venues (Bybit, Kraken, Coinbase,
+//! Work in progress: the other venues (Bybit, Kraken v2, Coinbase,
 //! Deribit) and the normalised event stream come next.
 
 pub mod binance;
@@ -19,6 +20,7 @@ pub mod book;
 pub mod decimal;
 mod error;
 pub mod json;
+pub mod kraken;
 pub mod okx;
 pub mod sync;
 

@@ -23,13 +23,17 @@ pub enum Chain {
     /// consecutive). Recordings from before OKX sent sequence ids have
     /// none: then only the checksum guards the book.
     OkxSeq,
+    /// Kraken spot books: the snapshot comes in band, updates carry no
+    /// sequence at all; the CRC32 checksum on every update is the only
+    /// guard (see [`BookSync::verify`]).
+    Kraken,
 }
 
 impl Chain {
     /// Whether snapshots come in band (on subscribe, on the socket) rather
     /// than from a REST request that diffs must bridge.
     pub fn in_band_snapshot(self) -> bool {
-        matches!(self, Chain::OkxSeq)
+        matches!(self, Chain::OkxSeq | Chain::Kraken)
     }
 }
 
@@ -305,7 +309,7 @@ impl BookSync {
             State::Bridging { snapshot } => {
                 let (old, bridges) = match self.chain {
                     // Never reached: in-band snapshots are valid at once.
-                    Chain::OkxSeq => (false, true),
+                    Chain::OkxSeq | Chain::Kraken => (false, true),
                     Chain::BinanceSpot => (
                         seq.last <= snapshot,
                         seq.first <= snapshot + 1 && snapshot < seq.last,
@@ -349,6 +353,7 @@ impl BookSync {
                         Some(prev) => (false, prev == last, last, prev),
                         None => (false, true, last, 0),
                     },
+                    Chain::Kraken => (false, true, last, 0),
                 };
                 if old {
                     self.old_diffs += 1;
