@@ -2,8 +2,8 @@
 //! every level at a scale, feed books to sync engines, check checksums.
 //! Nothing may panic and a valid book is never crossed; errors are fine.
 //!
-//! The first byte picks the venue (by its value mod 3: Binance, OKX,
-//! Kraken) and the scales;
+//! The first byte picks the venue (by its value mod 4: Binance, OKX,
+//! Kraken, Bybit) and the scales;
 //! the rest is one or more messages separated by newlines, fed in order to
 //! the same engines.
 
@@ -13,7 +13,7 @@ use libfuzzer_sys::fuzz_target;
 use tickwire_venues::binance::{self, Scales, feed_depth, feed_snapshot};
 use tickwire_venues::json::{INPUT_PADDING, JsonParser};
 use tickwire_venues::sync::{BookSync, Chain, SyncConfig};
-use tickwire_venues::{kraken, okx};
+use tickwire_venues::{bybit, kraken, okx};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, data)) = data.split_first() else {
@@ -28,14 +28,15 @@ fuzz_target!(|data: &[u8]| {
         max_buffered_diffs: 4,
         max_buffered_levels: 64,
     };
-    let venue = pick % 3;
+    let venue = pick % 4;
     let mut engines = match venue {
         0 => vec![
             BookSync::new(Chain::BinanceSpot, config),
             BookSync::new(Chain::BinanceFutures, config),
         ],
         1 => vec![BookSync::new(Chain::OkxSeq, config)],
-        _ => vec![BookSync::new(Chain::Kraken, config)],
+        2 => vec![BookSync::new(Chain::Kraken, config)],
+        _ => vec![BookSync::new(Chain::Bybit, config)],
     };
     let mut parser = JsonParser::new(256);
     for msg in data.split(|&b| b == b'\n') {
@@ -62,8 +63,12 @@ fuzz_target!(|data: &[u8]| {
                         Ok(okx::Message::Trades(t)) => t.iter().for_each(drop),
                         _ => {}
                     }
-                } else if let Ok(kraken::Message::Book(b)) = kraken::decode(doc) {
-                    let _ = kraken::feed_book(sync, &b, scales.price, scales.qty, &mut emit);
+                } else if venue == 2 {
+                    if let Ok(kraken::Message::Book(b)) = kraken::decode(doc) {
+                        let _ = kraken::feed_book(sync, &b, scales.price, scales.qty, &mut emit);
+                    }
+                } else if let Ok(bybit::Message::Book(b)) = bybit::decode(doc) {
+                    let _ = bybit::feed_book(sync, &b, scales.price, scales.qty, &mut emit);
                 }
                 if let Some(book) = sync.book() {
                     assert!(!book.is_crossed(), "a valid book is never crossed");

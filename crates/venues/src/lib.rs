@@ -7,16 +7,18 @@
 //! - [`binance`]: Binance spot, USD-M and COIN-M streams and REST snapshots.
 //! - [`okx`]: OKX v5 books (sequence ids and CRC32 checksum), bbo, trades.
 //! - [`kraken`]: Kraken spot v1 books (CRC32 checksum, depth truncation), trades.
+//! - [`bybit`]: Bybit v5 order books (`u` continuity, snapshot resets), trades.
 //! - [`book`]: fixed-depth price-level books, allocated at subscription.
 //! - [`sync`]: one synchronisation engine, venue rules as data: buffer
 //!   diffs, snapshot, bridge, chain check, and an explicit `Gap` before any
 //!   book state is dropped.
 //!
-//! Work in progress: the other venues (Bybit, Kraken v2, Coinbase,
+//! Work in progress: the other venues (Kraken v2, Coinbase,
 //! Deribit) and the normalised event stream come next.
 
 pub mod binance;
 pub mod book;
+pub mod bybit;
 pub mod decimal;
 mod error;
 pub mod json;

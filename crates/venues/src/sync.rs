@@ -27,13 +27,17 @@ pub enum Chain {
     /// sequence at all; the CRC32 checksum on every update is the only
     /// guard (see [`BookSync::verify`]).
     Kraken,
+    /// Bybit v5 `orderbook.N` (`u`): the snapshot comes in band, each delta
+    /// has `u == previous u + 1`; a new snapshot (a service restart sends
+    /// one with `u` back at 1) replaces the book.
+    Bybit,
 }
 
 impl Chain {
     /// Whether snapshots come in band (on subscribe, on the socket) rather
     /// than from a REST request that diffs must bridge.
     pub fn in_band_snapshot(self) -> bool {
-        matches!(self, Chain::OkxSeq | Chain::Kraken)
+        matches!(self, Chain::OkxSeq | Chain::Kraken | Chain::Bybit)
     }
 }
 
@@ -309,7 +313,7 @@ impl BookSync {
             State::Bridging { snapshot } => {
                 let (old, bridges) = match self.chain {
                     // Never reached: in-band snapshots are valid at once.
-                    Chain::OkxSeq | Chain::Kraken => (false, true),
+                    Chain::OkxSeq | Chain::Kraken | Chain::Bybit => (false, true),
                     Chain::BinanceSpot => (
                         seq.last <= snapshot,
                         seq.first <= snapshot + 1 && snapshot < seq.last,
@@ -354,6 +358,7 @@ impl BookSync {
                         None => (false, true, last, 0),
                     },
                     Chain::Kraken => (false, true, last, 0),
+                    Chain::Bybit => (seq.last <= last, seq.last == last + 1, last + 1, seq.last),
                 };
                 if old {
                     self.old_diffs += 1;
