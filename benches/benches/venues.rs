@@ -1,0 +1,264 @@
+//! `venues`: decoding one exchange message into borrowed fields, tickwire
+//! (simd-json tape reused, in place) against serde_json and sonic-rs into
+//! equivalent borrowed serde structs (`ArrayVec` levels: no allocation on
+//! any side), same inputs, same run. Every iteration copies the message
+//! into the parser's buffer first (simd-json parses in place; the copy is
+//! included for all three), decodes, and reads every field.
+
+use std::hint::black_box;
+
+use arrayvec::ArrayVec;
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use serde::Deserialize;
+use tickwire_venues::json::{INPUT_PADDING, JsonParser};
+use tickwire_venues::{binance, kraken, okx};
+
+// The inputs follow the venues' documented shapes; depth has 20 + 20 levels.
+const TRADE: &str = r#"{"e":"trade","E":1723161255208,"s":"BTCUSDT","t":3712345678,"p":"61737.63000000","q":"0.00123000","T":1723161255207,"m":true,"M":true}"#;
+const TICKER: &str = r#"{"u":50093324134,"s":"BTCUSDT","b":"61737.63000000","B":"3.78826000","a":"61737.64000000","A":"1.54698000"}"#;
+
+fn depth() -> String {
+    let side = |base: f64, step: f64| {
+        (0..20)
+            .map(|i| {
+                format!(
+                    r#"["{:.8}","{:.8}"]"#,
+                    base + step * f64::from(i),
+                    0.001 * f64::from(i + 1)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    format!(
+        r#"{{"e":"depthUpdate","E":1723161255208,"s":"BTCUSDT","U":50093239189,"u":50093239202,"b":[{}],"a":[{}]}}"#,
+        side(61737.63, -0.01),
+        side(61737.64, 0.01)
+    )
+}
+
+fn okx_update() -> String {
+    let side = |base: f64, step: f64| {
+        (0..10)
+            .map(|i| {
+                format!(
+                    r#"["{:.1}","{}","0","{}"]"#,
+                    base + step * f64::from(i),
+                    3 * i + 1,
+                    i + 1
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    format!(
+        r#"{{"arg":{{"channel":"books","instId":"BTC-USDT"}},"action":"update","data":[{{"asks":[{}],"bids":[{}],"ts":"1652459225464","checksum":-914047754,"prevSeqId":123456,"seqId":123470}}]}}"#,
+        side(30238.8, 0.1),
+        side(30238.7, -0.1)
+    )
+}
+
+const KRAKEN: &str = r#"[1920,{"a":[["0.042990","364630.28272081","1618678145.920470"],["0.043010","1000.00000000","1618678145.920471"]]},{"b":[["0.042980","0.00000000","1618678145.920708"],["0.042970","2.50000000","1618678145.920709"]],"c":"4105471083"},"book-1000","SC/EUR"]"#;
+
+#[derive(Deserialize)]
+#[allow(dead_code, non_snake_case)]
+struct Trade<'a> {
+    e: &'a str,
+    E: u64,
+    s: &'a str,
+    t: u64,
+    p: &'a str,
+    q: &'a str,
+    T: u64,
+    m: bool,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code, non_snake_case)]
+struct Ticker<'a> {
+    u: u64,
+    s: &'a str,
+    b: &'a str,
+    B: &'a str,
+    a: &'a str,
+    A: &'a str,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code, non_snake_case)]
+struct Depth<'a> {
+    e: &'a str,
+    E: u64,
+    s: &'a str,
+    U: u64,
+    u: u64,
+    #[serde(borrow)]
+    b: ArrayVec<[&'a str; 2], 64>,
+    #[serde(borrow)]
+    a: ArrayVec<[&'a str; 2], 64>,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct OkxArg<'a> {
+    channel: &'a str,
+    #[serde(rename = "instId")]
+    inst_id: &'a str,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct OkxBook<'a> {
+    #[serde(borrow)]
+    asks: ArrayVec<[&'a str; 4], 64>,
+    #[serde(borrow)]
+    bids: ArrayVec<[&'a str; 4], 64>,
+    ts: &'a str,
+    checksum: i64,
+    #[serde(rename = "prevSeqId")]
+    prev_seq_id: i64,
+    #[serde(rename = "seqId")]
+    seq_id: i64,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct OkxMsg<'a> {
+    #[serde(borrow)]
+    arg: OkxArg<'a>,
+    action: &'a str,
+    #[serde(borrow)]
+    data: ArrayVec<OkxBook<'a>, 1>,
+}
+
+#[derive(Deserialize)]
+struct KrakenAsks<'a> {
+    #[serde(borrow)]
+    a: ArrayVec<[&'a str; 3], 64>,
+}
+
+#[derive(Deserialize)]
+struct KrakenBids<'a> {
+    #[serde(borrow)]
+    b: ArrayVec<[&'a str; 3], 64>,
+    c: &'a str,
+}
+
+/// A two-part Kraken v1 book update, as a tuple.
+type KrakenUpdate<'a> = (u64, KrakenAsks<'a>, KrakenBids<'a>, &'a str, &'a str);
+
+fn decode(c: &mut Criterion) {
+    let depth = depth();
+    let okx_text = okx_update();
+    let mut group = c.benchmark_group("venue_decode");
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut parser = JsonParser::new(64 * 1024);
+
+    let cases: [(&str, &str); 5] = [
+        ("binance trade", TRADE),
+        ("binance bookTicker", TICKER),
+        ("binance depth 20+20", &depth),
+        ("okx books update 10+10", &okx_text),
+        ("kraken book update", KRAKEN),
+    ];
+    for (name, text) in cases {
+        let len = text.len();
+        group.bench_function(BenchmarkId::new("tickwire", name), |b| {
+            b.iter(|| {
+                buf[..len].copy_from_slice(text.as_bytes());
+                let n = parser
+                    .parse(&mut buf[..len + INPUT_PADDING], len, |doc| match name {
+                        "binance trade" | "binance bookTicker" | "binance depth 20+20" => {
+                            match binance::decode(doc).unwrap() {
+                                binance::Message::Trade(t) => {
+                                    t.price.len() + t.qty.len() + t.id as usize
+                                }
+                                binance::Message::BookTicker(t) => t.bid.0.len() + t.ask.1.len(),
+                                binance::Message::Depth(d) => d
+                                    .bids
+                                    .iter()
+                                    .chain(d.asks.iter())
+                                    .map(|l| l.unwrap().0.len())
+                                    .sum(),
+                                _ => 0,
+                            }
+                        }
+                        "okx books update 10+10" => match okx::decode(doc).unwrap() {
+                            okx::Message::Book(b) => b
+                                .bids
+                                .iter()
+                                .chain(b.asks.iter())
+                                .map(|l| l.unwrap().1.len())
+                                .sum(),
+                            _ => 0,
+                        },
+                        _ => match kraken::decode(doc).unwrap() {
+                            kraken::Message::Book(b) => b
+                                .bids
+                                .into_iter()
+                                .chain(b.asks)
+                                .flat_map(|l| l.iter())
+                                .map(|l| l.unwrap().1.len())
+                                .sum(),
+                            _ => 0,
+                        },
+                    })
+                    .unwrap();
+                black_box(n)
+            })
+        });
+        for peer in ["serde_json", "sonic-rs"] {
+            group.bench_function(BenchmarkId::new(peer, name), |b| {
+                b.iter(|| {
+                    buf[..len].copy_from_slice(text.as_bytes());
+                    let input = &buf[..len];
+                    macro_rules! de {
+                        ($t:ty) => {
+                            if peer == "serde_json" {
+                                serde_json::from_slice::<$t>(input).unwrap()
+                            } else {
+                                sonic_rs::from_slice::<$t>(input).unwrap()
+                            }
+                        };
+                    }
+                    let n: usize = match name {
+                        "binance trade" => {
+                            let t = de!(Trade<'_>);
+                            t.p.len() + t.q.len() + t.t as usize
+                        }
+                        "binance bookTicker" => {
+                            let t = de!(Ticker<'_>);
+                            t.b.len() + t.A.len()
+                        }
+                        "binance depth 20+20" => {
+                            let d = de!(Depth<'_>);
+                            d.b.iter().chain(d.a.iter()).map(|l| l[0].len()).sum()
+                        }
+                        "okx books update 10+10" => {
+                            let m = de!(OkxMsg<'_>);
+                            m.data[0]
+                                .bids
+                                .iter()
+                                .chain(m.data[0].asks.iter())
+                                .map(|l| l[1].len())
+                                .sum()
+                        }
+                        _ => {
+                            let (_, a, b, _, _) = de!(KrakenUpdate<'_>);
+                            a.a.iter()
+                                .chain(b.b.iter())
+                                .map(|l| l[1].len())
+                                .sum::<usize>()
+                                + b.c.len()
+                        }
+                    };
+                    black_box(n)
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, decode);
+criterion_main!(benches);
