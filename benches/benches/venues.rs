@@ -1,5 +1,6 @@
 //! `venues`: decoding one exchange message into borrowed fields, tickwire
-//! (simd-json tape reused, in place) against serde_json and sonic-rs into
+//! (simd-json tape reused, in place; and for Binance's flat messages the
+//! one-pass scanner that `binance::Decoder` tries first) against serde_json and sonic-rs into
 //! equivalent borrowed serde structs (`ArrayVec` levels: no allocation on
 //! any side), same inputs, same run. Every iteration copies the message
 //! into the parser's buffer first (simd-json parses in place; the copy is
@@ -207,6 +208,21 @@ fn decode(c: &mut Criterion) {
                 black_box(n)
             })
         });
+        if name == "binance trade" || name == "binance bookTicker" {
+            // The one-pass scanner (what `binance::Decoder` tries first).
+            group.bench_function(BenchmarkId::new("tickwire scan", name), |b| {
+                b.iter(|| {
+                    buf[..len].copy_from_slice(text.as_bytes());
+                    let text = std::str::from_utf8(&buf[..len]).unwrap();
+                    let n: usize = match binance::scan(text).unwrap() {
+                        binance::Message::Trade(t) => t.price.len() + t.qty.len() + t.id as usize,
+                        binance::Message::BookTicker(t) => t.bid.0.len() + t.ask.1.len(),
+                        _ => 0,
+                    };
+                    black_box(n)
+                })
+            });
+        }
         for peer in ["serde_json", "sonic-rs"] {
             group.bench_function(BenchmarkId::new(peer, name), |b| {
                 b.iter(|| {

@@ -1,6 +1,7 @@
 //! Every venue decoder on arbitrary bytes: parse in place, decode, read
 //! every level at a scale, feed books to sync engines, check checksums.
 //! Nothing may panic and a valid book is never crossed; errors are fine.
+//! Binance's one-pass scanner is checked against simd-json on every input.
 //!
 //! The first byte picks the venue (by its value mod 4: Binance, OKX,
 //! Kraken, Bybit) and the scales;
@@ -40,9 +41,19 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut parser = JsonParser::new(256);
     for msg in data.split(|&b| b == b'\n') {
+        // Binance's one-pass scanner must read what it accepts exactly as
+        // simd-json does, and accept only valid JSON.
+        let fast = match std::str::from_utf8(msg) {
+            Ok(text) if venue == 0 => binance::scan(text).map(|m| format!("{m:?}")),
+            _ => None,
+        };
         let mut buf = msg.to_vec();
         buf.resize(msg.len() + INPUT_PADDING, 0);
-        let _ = parser.parse(&mut buf, msg.len(), |doc| {
+        let parsed = parser.parse(&mut buf, msg.len(), |doc| {
+            if let Some(fast) = &fast {
+                let slow = binance::decode(doc).map(|m| format!("{m:?}"));
+                assert_eq!(Ok(fast), slow.as_ref(), "scanner and simd-json disagree");
+            }
             for sync in &mut engines {
                 let mut emit = |_| {};
                 if venue == 0 {
@@ -75,5 +86,9 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
         });
+        assert!(
+            parsed.is_ok() || fast.is_none(),
+            "the scanner accepted what simd-json rejects"
+        );
     }
 });

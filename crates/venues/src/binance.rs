@@ -117,7 +117,7 @@ fn levels_of<'t, 'i>(v: &Value<'t, 'i>, key: &'static str) -> Result<Levels<'t, 
     v.get(key)
         .ok_or(DecodeError::Missing(key))?
         .as_array()
-        .map(Levels)
+        .map(Levels::tape)
         .ok_or(DecodeError::Type(key))
 }
 
@@ -435,4 +435,201 @@ mod tests {
         buf.resize(len + INPUT_PADDING, b' ');
         assert!(JsonParser::default().parse(&mut buf, len, |_| ()).is_err());
     }
+}
+
+/// Decodes Binance messages: the one-pass [`scan`] for flat messages
+/// (trades, book tickers: most of the traffic), simd-json for the rest. Reuses its buffers: no allocation per
+/// message once warm.
+pub struct Decoder {
+    parser: JsonParser,
+}
+
+impl Default for Decoder {
+    fn default() -> Decoder {
+        Decoder::new()
+    }
+}
+
+impl Decoder {
+    /// A decoder with a parser sized for 64 KiB messages.
+    pub fn new() -> Decoder {
+        Decoder {
+            parser: JsonParser::new(64 * 1024),
+        }
+    }
+
+    /// Decodes `buf[..len]` (followed by [`INPUT_PADDING`](crate::json::INPUT_PADDING)
+    /// bytes) and hands the result to `f`.
+    pub fn decode<R>(
+        &mut self,
+        buf: &mut [u8],
+        len: usize,
+        f: impl for<'t, 'i> FnOnce(Result<Message<'t, 'i>, DecodeError>) -> R,
+    ) -> R {
+        if let Some(text) = buf
+            .get(..len)
+            .and_then(|b| simdutf8::basic::from_utf8(b).ok())
+            && let Some(m) = scan(text)
+        {
+            return f(Ok(m));
+        }
+        let mut f = Some(f);
+        match self.parser.parse(buf, len, |doc| {
+            (f.take().expect("called once"))(decode(doc))
+        }) {
+            Ok(r) => r,
+            Err(e) => (f.take().expect("not called"))(Err(DecodeError::Json(e))),
+        }
+    }
+}
+
+use crate::json::JsonParser;
+use crate::scan::{self, Val};
+
+/// The fields a Binance message can have, first occurrence of each.
+#[derive(Default)]
+struct Fields<'i> {
+    e: Option<Val<'i>>,
+    big_e: Option<Val<'i>>,
+    s: Option<Val<'i>>,
+    t: Option<Val<'i>>,
+    a: Option<Val<'i>>,
+    p: Option<Val<'i>>,
+    q: Option<Val<'i>>,
+    big_t: Option<Val<'i>>,
+    m: Option<Val<'i>>,
+    big_u: Option<Val<'i>>,
+    u: Option<Val<'i>>,
+    pu: Option<Val<'i>>,
+    b: Option<Val<'i>>,
+    big_b: Option<Val<'i>>,
+    big_a: Option<Val<'i>>,
+    last_update_id: Option<Val<'i>>,
+    bids: Option<Val<'i>>,
+    asks: Option<Val<'i>>,
+    result: bool,
+    code: bool,
+    stream: Option<Val<'i>>,
+    data: Option<Val<'i>>,
+    /// A repeated key or nested JSON that is not valid: give up.
+    bad: bool,
+}
+
+impl<'i> Fields<'i> {
+    fn of(text: &'i str) -> Option<Fields<'i>> {
+        let mut f = Fields::default();
+        scan::object(text, |key, v| {
+            if matches!(v, Val::Array(_) | Val::Object(_)) && !scan::valid(v, 0) {
+                f.bad = true;
+            }
+            let slot = match key {
+                "e" => &mut f.e,
+                "E" => &mut f.big_e,
+                "s" => &mut f.s,
+                "t" => &mut f.t,
+                "a" => &mut f.a,
+                "p" => &mut f.p,
+                "q" => &mut f.q,
+                "T" => &mut f.big_t,
+                "m" => &mut f.m,
+                "U" => &mut f.big_u,
+                "u" => &mut f.u,
+                "pu" => &mut f.pu,
+                "b" => &mut f.b,
+                "B" => &mut f.big_b,
+                "A" => &mut f.big_a,
+                "lastUpdateId" => &mut f.last_update_id,
+                "bids" => &mut f.bids,
+                "asks" => &mut f.asks,
+                "stream" => &mut f.stream,
+                "data" => &mut f.data,
+                "result" => {
+                    f.bad |= f.result;
+                    f.result = true;
+                    return;
+                }
+                "code" => {
+                    f.bad |= f.code;
+                    f.code = true;
+                    return;
+                }
+                _ => return,
+            };
+            if slot.is_some() {
+                f.bad = true;
+            }
+            *slot = Some(v);
+        })?;
+        (!f.bad).then_some(f)
+    }
+}
+
+fn text(v: Option<Val<'_>>) -> Option<&str> {
+    match v? {
+        Val::Str(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// The one-pass path, without simd-json: `Some` only for flat messages
+/// (trade, aggTrade, bookTicker, replies, other events; no string
+/// escapes), read exactly as [`decode`] reads them; `None` means "use
+/// simd-json" ([`Decoder`] does both). Depth updates and snapshots always
+/// get `None`: simd-json reads level arrays faster. Checked against
+/// [`decode`] on every recorded message and by the fuzzer.
+pub fn scan<'i>(text_in: &'i str) -> Option<Message<'i, 'i>> {
+    let mut f = Fields::of(text_in)?;
+    if let (Some(data), Some(stream)) = (f.data, f.stream) {
+        // A combined-stream envelope: the event is inside.
+        let (Val::Object(inner), Val::Str(_)) = (data, stream) else {
+            return None;
+        };
+        f = Fields::of(inner)?;
+    }
+    if f.last_update_id.is_some() {
+        // Level arrays: simd-json's vectorised pass reads them faster than
+        // this scanner validates and walks them (BENCHMARKS.md).
+        return None;
+    }
+    let event = match f.e {
+        Some(e) => text(Some(e))?,
+        None if f.u.is_some() && f.b.is_some() => "bookTicker",
+        None if f.result || f.code => return Some(Message::Control),
+        None => return None,
+    };
+    let bool_of = |v: Option<Val<'_>>| match v? {
+        Val::Bool(b) => Some(b),
+        _ => None,
+    };
+    Some(match event {
+        "trade" | "aggTrade" => {
+            let trade = Trade {
+                symbol: text(f.s)?,
+                id: if event == "trade" { f.t } else { f.a }?.as_u64()?,
+                price: text(f.p)?,
+                qty: text(f.q)?,
+                trade_time_ms: f.big_t?.as_u64()?,
+                event_time_ms: f.big_e?.as_u64()?,
+                buyer_is_maker: bool_of(f.m)?,
+            };
+            if event == "trade" {
+                Message::Trade(trade)
+            } else {
+                Message::AggTrade(trade)
+            }
+        }
+        "bookTicker" => Message::BookTicker(BookTicker {
+            symbol: text(f.s)?,
+            update_id: f.u?.as_u64()?,
+            bid: (text(f.b)?, text(f.big_b)?),
+            ask: (text(f.a)?, text(f.big_a)?),
+            // The tape path reads `E` leniently; only a clean one here.
+            event_time_ms: match f.big_e {
+                None => None,
+                Some(v) => Some(v.as_u64()?),
+            },
+        }),
+        "depthUpdate" => return None,
+        _ => Message::Other(event),
+    })
 }

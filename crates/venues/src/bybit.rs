@@ -75,7 +75,7 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
             let levels = |key: &'static str| {
                 field(&data, key)?
                     .as_array()
-                    .map(Levels)
+                    .map(Levels::tape)
                     .ok_or(DecodeError::Type(key))
             };
             let snapshot = match field(&doc, "type")?.into_string() {

@@ -101,8 +101,10 @@ pub fn level(
 /// Writes `v` (at `scale`) as it was sent with `digits` fractional digits:
 /// `format_wire(3_026_110_000_000, 8, 1)` is `"30261.1"`, with `digits` 0
 /// `"30261"` (the trailing digits dropped must be zeros, which an exact
-/// parse guarantees). Into a stack buffer; returns the bytes written.
-pub fn format_wire(v: i64, scale: u8, digits: u8, out: &mut [u8; 48]) -> usize {
+/// parse guarantees). Into a stack buffer: returns the bytes written and
+/// how many more `'0'`s follow them (a wire string may carry more trailing
+/// zeros than the scale keeps).
+pub fn format_wire(v: i64, scale: u8, digits: u8, out: &mut [u8; 48]) -> (usize, usize) {
     let unit = 10u128.pow(u32::from(scale));
     let abs = i128::from(v).unsigned_abs();
     let (int, frac) = (abs / unit, abs % unit);
@@ -128,19 +130,19 @@ pub fn format_wire(v: i64, scale: u8, digits: u8, out: &mut [u8; 48]) -> usize {
     if digits > 0 {
         out[n] = b'.';
         n += 1;
-        // The first `digits` of the `scale`-digit fraction.
-        for k in 0..u32::from(digits) {
-            let d = if k < u32::from(scale) {
-                (frac / 10u128.pow(u32::from(scale) - 1 - k)) % 10
-            } else {
-                0
-            };
+        // The first `digits` of the `scale`-digit fraction; past the scale,
+        // zeros, counted rather than written.
+        for k in 0..u32::from(digits.min(scale)) {
+            let d = (frac / 10u128.pow(u32::from(scale) - 1 - k)) % 10;
             out[n] = b'0' + d as u8;
             n += 1;
         }
     }
-    n
+    (n, usize::from(digits.saturating_sub(scale)))
 }
+
+/// Zeros to feed a checksum after [`format_wire`]'s bytes.
+pub(crate) const ZEROS: [u8; 64] = [b'0'; 64];
 
 /// Writes `v` at `scale` as a decimal string with exactly `scale`
 /// fractional digits (the inverse of [`parse_scaled`]).
@@ -207,8 +209,13 @@ mod tests {
         ] {
             let v = parse_scaled(text.as_bytes(), scale).unwrap();
             let mut out = [0u8; 48];
-            let n = format_wire(v, scale, scale_of(text.as_bytes()), &mut out);
-            assert_eq!(core::str::from_utf8(&out[..n]).unwrap(), text);
+            let (n, zeros) = format_wire(v, scale, scale_of(text.as_bytes()), &mut out);
+            let rebuilt = format!(
+                "{}{}",
+                core::str::from_utf8(&out[..n]).unwrap(),
+                "0".repeat(zeros)
+            );
+            assert_eq!(rebuilt, text);
         }
     }
 

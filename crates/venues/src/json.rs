@@ -75,17 +75,15 @@ impl Default for JsonParser {
 }
 
 /// Price levels as sent: `[["price","qty", ...], ...]` (entries after the
-/// first two are ignored).
+/// first two are ignored), on simd-json's tape.
 #[derive(Clone, Copy)]
-pub struct Levels<'t, 'i>(pub(crate) Array<'t, 'i>);
-
-impl fmt::Debug for Levels<'_, '_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
+pub struct Levels<'t, 'i>(Array<'t, 'i>);
 
 impl<'t, 'i> Levels<'t, 'i> {
+    pub(crate) fn tape(a: Array<'t, 'i>) -> Levels<'t, 'i> {
+        Levels(a)
+    }
+
     /// How many levels.
     pub fn len(&self) -> usize {
         self.0.len()
@@ -93,23 +91,46 @@ impl<'t, 'i> Levels<'t, 'i> {
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.len() == 0
     }
 
     /// Each level's price and quantity strings.
-    pub fn iter(
-        &self,
-    ) -> impl Iterator<Item = Result<(&'i str, &'i str), DecodeError>> + use<'t, 'i> {
+    pub fn iter(&self) -> LevelsIter<'t, 'i> {
         let levels = self.0;
-        levels.iter().map(|level| {
-            let pair = level.as_array().ok_or(DecodeError::Type("price level"))?;
-            match (
+        LevelsIter(levels.iter())
+    }
+}
+
+/// The iterator of [`Levels::iter`].
+pub struct LevelsIter<'t, 'i>(simd_json::tape::array::Iter<'t, 'i>);
+
+fn level_pair<'i>(
+    first: Option<&'i str>,
+    second: Option<&'i str>,
+) -> Result<(&'i str, &'i str), DecodeError> {
+    match (first, second) {
+        (Some(p), Some(q)) => Ok((p, q)),
+        _ => Err(DecodeError::Type("price level")),
+    }
+}
+
+impl<'t, 'i> Iterator for LevelsIter<'t, 'i> {
+    type Item = Result<(&'i str, &'i str), DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let level = self.0.next()?;
+        Some(match level.as_array() {
+            None => Err(DecodeError::Type("price level")),
+            Some(pair) => level_pair(
                 pair.get(0).and_then(|v| v.into_string()),
                 pair.get(1).and_then(|v| v.into_string()),
-            ) {
-                (Some(p), Some(q)) => Ok((p, q)),
-                _ => Err(DecodeError::Type("price level")),
-            }
+            ),
         })
+    }
+}
+
+impl fmt::Debug for Levels<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
 }

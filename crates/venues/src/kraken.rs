@@ -9,7 +9,7 @@ use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
 use crate::book::{Book, Side};
-use crate::decimal::format_wire;
+use crate::decimal::{ZEROS, format_wire};
 use crate::error::DecodeError;
 use crate::json::Levels;
 use crate::sync::{BookSync, Seq, SyncEvent};
@@ -86,7 +86,7 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
                     None => Ok(None),
                     Some(v) => v
                         .as_array()
-                        .map(|a| Some(Levels(a)))
+                        .map(|a| Some(Levels::tape(a)))
                         .ok_or(DecodeError::Type(key)),
                 }
             };
@@ -131,7 +131,7 @@ pub fn checksum(book: &Book, price_scale: u8, size_scale: u8) -> u32 {
     let mut crc = crc32fast::Hasher::new();
     let mut buf = [0u8; 48];
     let mut field = |crc: &mut crc32fast::Hasher, v: i64, scale: u8, digits: u8| {
-        let n = format_wire(v, scale, digits, &mut buf);
+        let (n, mut zeros) = format_wire(v, scale, digits, &mut buf);
         let digits = buf[..n].iter().filter(|&&b| b != b'.');
         let mut leading = true;
         for &d in digits {
@@ -140,6 +140,14 @@ pub fn checksum(book: &Book, price_scale: u8, size_scale: u8) -> u32 {
             }
             leading = false;
             crc.update(&[d]);
+        }
+        // Zeros past the scale: trailing, unless nothing came before them.
+        if !leading {
+            while zeros > 0 {
+                let k = zeros.min(ZEROS.len());
+                crc.update(&ZEROS[..k]);
+                zeros -= k;
+            }
         }
     };
     for side in [Side::Ask, Side::Bid] {

@@ -24,6 +24,7 @@ mod error;
 pub mod json;
 pub mod kraken;
 pub mod okx;
+mod scan;
 pub mod sync;
 
 pub use error::DecodeError;

@@ -6,7 +6,7 @@ use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
 use crate::book::{Book, Side};
-use crate::decimal::format_wire;
+use crate::decimal::{ZEROS, format_wire};
 use crate::error::DecodeError;
 use crate::json::Levels;
 use crate::sync::{BookSync, Seq, SyncEvent};
@@ -147,7 +147,7 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
                 book.get(key)
                     .ok_or(DecodeError::Missing(key))?
                     .as_array()
-                    .map(Levels)
+                    .map(Levels::tape)
                     .ok_or(DecodeError::Type(key))
             };
             let action = match doc.get("action") {
@@ -188,8 +188,13 @@ pub fn checksum(book: &Book, price_scale: u8, size_scale: u8) -> i64 {
             crc.update(b":");
         }
         first = false;
-        let n = format_wire(v, scale, digits, &mut buf);
+        let (n, mut zeros) = format_wire(v, scale, digits, &mut buf);
         crc.update(&buf[..n]);
+        while zeros > 0 {
+            let k = zeros.min(ZEROS.len());
+            crc.update(&ZEROS[..k]);
+            zeros -= k;
+        }
     };
     let (bids, asks) = (book.levels(Side::Bid), book.levels(Side::Ask));
     for i in 0..25 {

@@ -2,7 +2,8 @@
 //! line saying so, when they are absent): every byte-exact message decodes,
 //! the depth chains replayed through the sync engine become valid from the
 //! REST snapshot and never gap, the book agrees with bookTicker whenever
-//! both describe the same update, and none of it allocates.
+//! both describe the same update, and none of it allocates. The one-pass
+//! scanner takes every flat message and reads it exactly as simd-json does.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -77,6 +78,7 @@ fn every_recorded_message_decodes() {
     ];
     let mut parser = JsonParser::default();
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut scanned, mut total) = (0usize, 0usize);
     for file in files {
         // crypto-msg-parser's file mixes in REST answers (open interest) that
         // are not stream messages; its tags file names each line's kind.
@@ -90,6 +92,7 @@ fn every_recorded_message_decodes() {
             {
                 continue;
             }
+            let original = buf.clone();
             let kind = parser
                 .parse(&mut buf, len, |doc| {
                     binance::decode(doc).map(|m| match m {
@@ -111,8 +114,26 @@ fn every_recorded_message_decodes() {
                     )
                 });
             *kinds.entry(kind).or_default() += 1;
+            // The one-pass scanner, where it answers, reads the same.
+            total += 1;
+            if let Some(fast) = binance::scan(std::str::from_utf8(&original[..len]).unwrap()) {
+                scanned += 1;
+                let slow = parser
+                    .parse(&mut original.clone(), len, |doc| {
+                        format!("{:?}", binance::decode(doc).unwrap())
+                    })
+                    .unwrap();
+                assert_eq!(format!("{fast:?}"), slow, "{file}:{}", i + 1);
+            }
         }
     }
+    eprintln!("the scanner read {scanned} of {total} messages");
+    // It takes every flat message (depth and snapshots go to simd-json).
+    let flat: usize = ["trade", "aggTrade", "bookTicker"]
+        .iter()
+        .map(|k| kinds[*k])
+        .sum();
+    assert!(scanned >= flat, "{scanned} scanned, {flat} flat messages");
     eprintln!("{kinds:?}");
     for supported in ["trade", "aggTrade", "bookTicker", "depth", "snapshot"] {
         assert!(
@@ -137,7 +158,7 @@ fn replay(file: &str, chain: Chain) -> Option<Replay> {
     let dir = samples()?;
     let mut msgs = messages(&dir.join(file));
     let scales = Scales { price: 8, qty: 8 };
-    let mut parser = JsonParser::new(1 << 20);
+    let mut decoder = binance::Decoder::new();
     let mut result = None;
     for pass in 0..2 {
         let mut sync = BookSync::new(chain, SyncConfig::default());
@@ -152,49 +173,44 @@ fn replay(file: &str, chain: Chain) -> Option<Replay> {
         let ((), allocations) = tickwire_testkit::allocations(|| {
             for (buf, len) in msgs.iter_mut() {
                 let len = *len;
-                parser
-                    .parse(buf, len, |doc| {
-                        let before = events.len();
-                        let mut emit = |e: SyncEvent| events.push(e);
-                        match binance::decode(doc).unwrap() {
-                            Message::Depth(d) => {
-                                feed_depth(&mut sync, &d, scales, &mut emit).unwrap()
-                            }
-                            Message::Snapshot(s) => {
-                                feed_snapshot(&mut sync, &s, scales, &mut emit).unwrap();
-                                r.valid_during_snapshot |= events[before..]
-                                    .iter()
-                                    .any(|e| matches!(e, SyncEvent::Valid { .. }));
-                            }
-                            Message::BookTicker(t) => {
-                                if let (Some(book), Some(last)) = (sync.book(), last_valid)
-                                    && t.update_id == last
-                                {
-                                    let (bid, ask) = book.top().unwrap();
-                                    let px = |s: &str| parse_scaled(s.as_bytes(), 8).unwrap();
-                                    assert_eq!(
-                                        (bid.price, bid.size),
-                                        (px(t.bid.0), px(t.bid.1)),
-                                        "bid at {last}"
-                                    );
-                                    assert_eq!(
-                                        (ask.price, ask.size),
-                                        (px(t.ask.0), px(t.ask.1)),
-                                        "ask at {last}"
-                                    );
-                                    r.ticker_matches += 1;
-                                }
-                            }
-                            _ => {}
+                decoder.decode(buf, len, |m| {
+                    let before = events.len();
+                    let mut emit = |e: SyncEvent| events.push(e);
+                    match m.unwrap() {
+                        Message::Depth(d) => feed_depth(&mut sync, &d, scales, &mut emit).unwrap(),
+                        Message::Snapshot(s) => {
+                            feed_snapshot(&mut sync, &s, scales, &mut emit).unwrap();
+                            r.valid_during_snapshot |= events[before..]
+                                .iter()
+                                .any(|e| matches!(e, SyncEvent::Valid { .. }));
                         }
-                        if let Some(
-                            SyncEvent::Valid { update_id } | SyncEvent::Updated { update_id },
-                        ) = events.last()
-                        {
-                            last_valid = Some(*update_id);
+                        Message::BookTicker(t) => {
+                            if let (Some(book), Some(last)) = (sync.book(), last_valid)
+                                && t.update_id == last
+                            {
+                                let (bid, ask) = book.top().unwrap();
+                                let px = |s: &str| parse_scaled(s.as_bytes(), 8).unwrap();
+                                assert_eq!(
+                                    (bid.price, bid.size),
+                                    (px(t.bid.0), px(t.bid.1)),
+                                    "bid at {last}"
+                                );
+                                assert_eq!(
+                                    (ask.price, ask.size),
+                                    (px(t.ask.0), px(t.ask.1)),
+                                    "ask at {last}"
+                                );
+                                r.ticker_matches += 1;
+                            }
                         }
-                    })
-                    .unwrap();
+                        _ => {}
+                    }
+                    if let Some(SyncEvent::Valid { update_id } | SyncEvent::Updated { update_id }) =
+                        events.last()
+                    {
+                        last_valid = Some(*update_id);
+                    }
+                });
             }
         });
         r.allocations = allocations;

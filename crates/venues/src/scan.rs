@@ -1,0 +1,268 @@
+//! A one-pass scanner for the flat JSON objects exchanges send, for the
+//! message types where walking the bytes once beats building a tape.
+//!
+//! It accepts a strict subset of JSON: strings without escapes or control
+//! characters, integers that fit 64 bits, `true`/`false`/`null`, and arrays or objects whose
+//! extent it finds by matching brackets (strings inside respected). Anything
+//! else makes it give up (`None`), and the caller falls back to the full
+//! parser: the scanner never decides that a message is invalid, only that
+//! it is not simple. What it does accept, it reads exactly as simd-json
+//! would (tested on every recorded message and by the fuzzer).
+
+/// A value, borrowed from the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Val<'i> {
+    Str(&'i str),
+    /// The number's text (checked against the JSON grammar).
+    Num(&'i str),
+    Bool(bool),
+    Null,
+    /// The whole array, brackets included.
+    Array(&'i str),
+    /// The whole object, braces included.
+    Object(&'i str),
+}
+
+impl<'i> Val<'i> {
+    /// A non-negative integer that fits `u64`.
+    pub(crate) fn as_u64(self) -> Option<u64> {
+        let Val::Num(n) = self else { return None };
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        n.parse().ok()
+    }
+}
+
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// The end (exclusive) of the string whose opening quote is at `i`.
+fn string_end(b: &[u8], i: usize) -> Option<usize> {
+    let rest = b.get(i + 1..)?;
+    let close = rest
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+    (rest[close] == b'"').then_some(i + 1 + close + 1)
+}
+
+/// The end of the number starting at `i`, per the JSON grammar.
+fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
+    let digits = |b: &[u8], mut i: usize| {
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        (i > start).then_some(i)
+    };
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    let int_start = i;
+    i = digits(b, i)?;
+    if b[int_start] == b'0' && i - int_start > 1 {
+        return None; // leading zeros
+    }
+    if b.get(i) == Some(&b'.') {
+        i = digits(b, i + 1)?;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        i = digits(b, i)?;
+    }
+    Some(i)
+}
+
+/// The end of the array or object opening at `i` (strings respected).
+fn bracket_end(b: &[u8], mut i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    while i < b.len() {
+        match b[i] {
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            b'"' => {
+                i = string_end(b, i)?;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// One value starting at `i`: the value and where it ends.
+fn value<'i>(s: &'i str, i: usize) -> Option<(Val<'i>, usize)> {
+    let b = s.as_bytes();
+    match *b.get(i)? {
+        b'"' => {
+            let end = string_end(b, i)?;
+            Some((Val::Str(&s[i + 1..end - 1]), end))
+        }
+        b'-' | b'0'..=b'9' => {
+            let end = number_end(b, i)?;
+            let n = &s[i..end];
+            // Only integers that fit 64 bits: simd-json rejects larger
+            // ones, and rounds fractions and exponents into floats (the
+            // venues' flat messages have neither).
+            if n.parse::<u64>().is_err() && n.parse::<i64>().is_err() {
+                return None;
+            }
+            Some((Val::Num(n), end))
+        }
+        b't' if b[i..].starts_with(b"true") => Some((Val::Bool(true), i + 4)),
+        b'f' if b[i..].starts_with(b"false") => Some((Val::Bool(false), i + 5)),
+        b'n' if b[i..].starts_with(b"null") => Some((Val::Null, i + 4)),
+        b'[' => {
+            let end = bracket_end(b, i)?;
+            Some((Val::Array(&s[i..end]), end))
+        }
+        b'{' => {
+            let end = bracket_end(b, i)?;
+            Some((Val::Object(&s[i..end]), end))
+        }
+        _ => None,
+    }
+}
+
+/// Calls `field` for each key and value of the object that is all of `s`
+/// (surrounding whitespace allowed). `None` if `s` is not such an object.
+/// Nested arrays and objects are handed over whole, not checked inside.
+pub(crate) fn object<'i>(s: &'i str, mut field: impl FnMut(&'i str, Val<'i>)) -> Option<()> {
+    let b = s.as_bytes();
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            let key_end = string_end(b, i)?;
+            let key = &s[i + 1..key_end - 1];
+            i = ws(b, key_end);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            let (v, end) = value(s, ws(b, i + 1))?;
+            field(key, v);
+            i = ws(b, end);
+            match b.get(i) {
+                Some(b',') => i = ws(b, i + 1),
+                Some(b'}') => {
+                    i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    (ws(b, i) == b.len()).then_some(())
+}
+
+/// Calls `item` for each element of the array that is all of `s`.
+pub(crate) fn array<'i>(s: &'i str, mut item: impl FnMut(Val<'i>) -> Option<()>) -> Option<()> {
+    let b = s.as_bytes();
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    i = ws(b, i + 1);
+    if b.get(i) == Some(&b']') {
+        i += 1;
+    } else {
+        loop {
+            let (v, end) = value(s, i)?;
+            item(v)?;
+            i = ws(b, end);
+            match b.get(i) {
+                Some(b',') => i = ws(b, i + 1),
+                Some(b']') => {
+                    i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    (ws(b, i) == b.len()).then_some(())
+}
+
+/// Whether `v` is valid JSON all the way down (to a depth of 64).
+pub(crate) fn valid(v: Val<'_>, depth: usize) -> bool {
+    match v {
+        Val::Array(s) => depth < 64 && array(s, |x| valid(x, depth + 1).then_some(())).is_some(),
+        Val::Object(s) => {
+            let mut ok = depth < 64;
+            ok && object(s, |_, x| ok &= valid(x, depth + 1)).is_some() && ok
+        }
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flat_objects_and_what_is_refused() {
+        let mut seen = Vec::new();
+        object(
+            r#" {"e":"trade","E":17,"p":"1.5","m":true,"x":null,"b":[["1","2"]],"o":{"a":"}"}} "#,
+            |k, v| seen.push((k, v)),
+        )
+        .unwrap();
+        assert_eq!(
+            seen,
+            [
+                ("e", Val::Str("trade")),
+                ("E", Val::Num("17")),
+                ("p", Val::Str("1.5")),
+                ("m", Val::Bool(true)),
+                ("x", Val::Null),
+                ("b", Val::Array(r#"[["1","2"]]"#)),
+                ("o", Val::Object(r#"{"a":"}"}"#)),
+            ]
+        );
+        for bad in [
+            r#"{"a":"x\"y"}"#, // escapes: left to the full parser
+            r#"{"a":01}"#,     // leading zero
+            r#"{"a":1,}"#,     // trailing comma
+            r#"{"a":1} x"#,    // trailing garbage
+            r#"{"a":[1,2}"#,   // unbalanced
+            r#"{"a":"tab	"}"#, // a raw control character
+            r#"{"a":tru}"#,
+            "",
+            "[1]",
+        ] {
+            assert!(object(bad, |_, _| {}).is_none(), "{bad}");
+        }
+        assert_eq!(Val::Num("123").as_u64(), Some(123));
+        assert_eq!(Val::Num("-1").as_u64(), None);
+        assert_eq!(Val::Num("1.0").as_u64(), None);
+        // Fractions, exponents and 65-bit integers go to simd-json.
+        for n in ["1.5", "1e3", "18446744073709551616", "-9223372036854775809"] {
+            assert!(
+                object(&format!(r#"{{"a":{n}}}"#), |_, _| {}).is_none(),
+                "{n}"
+            );
+        }
+        assert_eq!(Val::Num("18446744073709551616").as_u64(), None);
+    }
+}
