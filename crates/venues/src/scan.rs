@@ -209,8 +209,11 @@ pub(crate) fn valid(v: Val<'_>, depth: usize) -> bool {
     match v {
         Val::Array(s) => depth < 64 && array(s, |x| valid(x, depth + 1).then_some(())).is_some(),
         Val::Object(s) => {
-            let mut ok = depth < 64;
-            ok && object(s, |_, x| ok &= valid(x, depth + 1)).is_some() && ok
+            if depth >= 64 {
+                return false;
+            }
+            let mut ok = true;
+            object(s, |_, x| ok &= valid(x, depth + 1)).is_some() && ok
         }
         _ => true,
     }
