@@ -99,27 +99,7 @@ pub struct Snapshot<'t, 'i> {
     pub asks: Levels<'t, 'i>,
 }
 
-fn str_of<'i>(v: &Value<'_, 'i>, key: &'static str) -> Result<&'i str, DecodeError> {
-    v.get(key)
-        .ok_or(DecodeError::Missing(key))?
-        .into_string()
-        .ok_or(DecodeError::Type(key))
-}
-
-fn u64_of(v: &Value<'_, '_>, key: &'static str) -> Result<u64, DecodeError> {
-    v.get(key)
-        .ok_or(DecodeError::Missing(key))?
-        .as_u64()
-        .ok_or(DecodeError::Type(key))
-}
-
-fn levels_of<'t, 'i>(v: &Value<'t, 'i>, key: &'static str) -> Result<Levels<'t, 'i>, DecodeError> {
-    v.get(key)
-        .ok_or(DecodeError::Missing(key))?
-        .as_array()
-        .map(Levels::tape)
-        .ok_or(DecodeError::Type(key))
-}
+use crate::json::{levels_field as levels_of, str_field as str_of, u64_field as u64_of};
 
 /// Decodes a parsed Binance message (a combined-stream envelope or a raw
 /// event, or a REST depth snapshot).
@@ -231,15 +211,8 @@ fn scaled_levels<'a>(
     scales: Scales,
 ) -> impl Iterator<Item = crate::sync::LevelResult> + 'a {
     use crate::book::Side;
-    let scale = move |side: Side| {
-        move |level: Result<(&str, &str), DecodeError>| {
-            let (p, q) = level?;
-            Ok((side, crate::decimal::level(p, q, scales.price, scales.qty)?))
-        }
-    };
-    bids.iter()
-        .map(scale(Side::Bid))
-        .chain(asks.iter().map(scale(Side::Ask)))
+    bids.scaled(Side::Bid, scales.price, scales.qty)
+        .chain(asks.scaled(Side::Ask, scales.price, scales.qty))
 }
 
 /// Feeds a diff depth event into `sync` (whose chain must be
@@ -281,11 +254,7 @@ mod tests {
 
     /// Decodes `text` (padded) and hands the message to `check`.
     fn with(text: &str, check: impl FnOnce(Message<'_, '_>)) {
-        let mut buf = text.as_bytes().to_vec();
-        buf.resize(text.len() + INPUT_PADDING, b' ');
-        JsonParser::default()
-            .parse(&mut buf, text.len(), |doc| check(decode(doc).unwrap()))
-            .unwrap();
+        crate::json::with_doc(text, |doc| check(decode(doc).unwrap()));
     }
 
     // The fixtures below follow the examples in Binance's public API

@@ -50,9 +50,7 @@ pub struct BookData<'t, 'i> {
     pub ts_ms: u64,
 }
 
-fn field<'t, 'i>(v: &Value<'t, 'i>, key: &'static str) -> Result<Value<'t, 'i>, DecodeError> {
-    v.get(key).ok_or(DecodeError::Missing(key))
-}
+use crate::json::field;
 
 /// Decodes a parsed Bybit v5 message.
 pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError> {
@@ -116,17 +114,10 @@ pub fn feed_book(
     size_scale: u8,
     emit: &mut impl FnMut(SyncEvent),
 ) -> Result<(), DecodeError> {
-    let scale = move |side: Side| {
-        move |level: Result<(&str, &str), DecodeError>| {
-            let (p, q) = level?;
-            Ok((side, crate::decimal::level(p, q, price_scale, size_scale)?))
-        }
-    };
     let levels = book
         .bids
-        .iter()
-        .map(scale(Side::Bid))
-        .chain(book.asks.iter().map(scale(Side::Ask)));
+        .scaled(Side::Bid, price_scale, size_scale)
+        .chain(book.asks.scaled(Side::Ask, price_scale, size_scale));
     if book.snapshot {
         sync.on_snapshot(book.update_id, levels, emit)
     } else {
@@ -142,20 +133,15 @@ pub fn feed_book(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::{INPUT_PADDING, JsonParser};
     use crate::sync::{Chain, Resync, SyncConfig};
 
     fn feed(sync: &mut BookSync, text: &str, events: &mut Vec<SyncEvent>) {
-        let mut buf = text.as_bytes().to_vec();
-        buf.resize(text.len() + INPUT_PADDING, b' ');
-        JsonParser::default()
-            .parse(&mut buf, text.len(), |doc| {
-                let Message::Book(b) = decode(doc).unwrap() else {
-                    panic!()
-                };
-                feed_book(sync, &b, 2, 3, &mut |e| events.push(e)).unwrap();
-            })
-            .unwrap();
+        crate::json::with_doc(text, |doc| {
+            let Message::Book(b) = decode(doc).unwrap() else {
+                panic!("not a book message")
+            };
+            feed_book(sync, &b, 2, 3, &mut |e| events.push(e)).unwrap();
+        });
     }
 
     // Shapes from Bybit's v5 documentation ("Orderbook", "Trade"); values ours.
@@ -210,31 +196,27 @@ mod tests {
 
     #[test]
     fn trades_and_replies() {
-        let text = r#"{"topic":"publicTrade.BTCUSDT","type":"snapshot","ts":1672304486868,"data":[{"T":1672304486865,"s":"BTCUSDT","S":"Buy","v":"0.001","p":"16578.50","L":"PlusTick","i":"20f43950-d8dd-5b31-9112-a178eb6023af","BT":false}]}"#;
-        let mut buf = text.as_bytes().to_vec();
-        buf.resize(text.len() + INPUT_PADDING, b' ');
-        JsonParser::default()
-            .parse(&mut buf, text.len(), |doc| {
-                assert!(matches!(
-                    decode(doc).unwrap(),
+        let trade = r#"{"topic":"publicTrade.BTCUSDT","type":"snapshot","ts":1672304486868,"data":[{"T":1672304486865,"s":"BTCUSDT","S":"Buy","v":"0.001","p":"16578.50","L":"PlusTick","i":"20f43950-d8dd-5b31-9112-a178eb6023af","BT":false}]}"#;
+        crate::json::with_doc(trade, |doc| {
+            let m = decode(doc).unwrap();
+            assert!(
+                matches!(
+                    m,
                     Message::Trades {
                         symbol: "BTCUSDT",
                         count: 1
                     }
-                ));
-            })
-            .unwrap();
-        let text =
+                ),
+                "{m:?}"
+            );
+        });
+        let reply =
             r#"{"success":true,"ret_msg":"subscribe","conn_id":"2324d924","op":"subscribe"}"#;
-        let mut buf = text.as_bytes().to_vec();
-        buf.resize(text.len() + INPUT_PADDING, b' ');
-        JsonParser::default()
-            .parse(&mut buf, text.len(), |doc| {
-                assert!(matches!(
-                    decode(doc).unwrap(),
-                    Message::Reply { success: true }
-                ));
-            })
-            .unwrap();
+        crate::json::with_doc(reply, |doc| {
+            assert!(matches!(
+                decode(doc).unwrap(),
+                Message::Reply { success: true }
+            ));
+        });
     }
 }

@@ -89,6 +89,19 @@ impl<'t, 'i> Levels<'t, 'i> {
         self.0.len()
     }
 
+    /// Each level as a book level of `side`, exact at the given scales.
+    pub fn scaled(
+        &self,
+        side: crate::book::Side,
+        price_scale: u8,
+        size_scale: u8,
+    ) -> impl Iterator<Item = crate::sync::LevelResult> + use<'t, 'i> {
+        self.iter().map(move |level| {
+            let (p, q) = level?;
+            Ok((side, crate::decimal::level(p, q, price_scale, size_scale)?))
+        })
+    }
+
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -133,4 +146,43 @@ impl fmt::Debug for Levels<'_, '_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.iter()).finish()
     }
+}
+
+/// The field `key` of an object.
+pub(crate) fn field<'t, 'i>(
+    v: &Value<'t, 'i>,
+    key: &'static str,
+) -> Result<Value<'t, 'i>, DecodeError> {
+    v.get(key).ok_or(DecodeError::Missing(key))
+}
+
+/// The string field `key`.
+pub(crate) fn str_field<'i>(v: &Value<'_, 'i>, key: &'static str) -> Result<&'i str, DecodeError> {
+    field(v, key)?.into_string().ok_or(DecodeError::Type(key))
+}
+
+/// The unsigned integer field `key`.
+pub(crate) fn u64_field(v: &Value<'_, '_>, key: &'static str) -> Result<u64, DecodeError> {
+    field(v, key)?.as_u64().ok_or(DecodeError::Type(key))
+}
+
+/// The price-level array field `key`.
+pub(crate) fn levels_field<'t, 'i>(
+    v: &Value<'t, 'i>,
+    key: &'static str,
+) -> Result<Levels<'t, 'i>, DecodeError> {
+    field(v, key)?
+        .as_array()
+        .map(Levels::tape)
+        .ok_or(DecodeError::Type(key))
+}
+
+/// Test support: parses a padded copy of `text` and hands `f` the document.
+#[cfg(test)]
+pub(crate) fn with_doc<R>(text: &str, f: impl for<'t, 'i> FnOnce(Value<'t, 'i>) -> R) -> R {
+    let mut buf = text.as_bytes().to_vec();
+    buf.resize(text.len() + INPUT_PADDING, b' ');
+    JsonParser::default()
+        .parse(&mut buf, text.len(), f)
+        .expect("valid JSON")
 }

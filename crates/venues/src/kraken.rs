@@ -170,22 +170,14 @@ pub fn feed_book(
     size_scale: u8,
     emit: &mut impl FnMut(SyncEvent),
 ) -> Result<bool, DecodeError> {
-    let scale = move |side: Side| {
-        move |level: Result<(&str, &str), DecodeError>| {
-            let (p, q) = level?;
-            Ok((side, crate::decimal::level(p, q, price_scale, size_scale)?))
-        }
-    };
     let asks = book
         .asks
         .into_iter()
-        .flat_map(|l| l.iter())
-        .map(scale(Side::Ask));
+        .flat_map(move |l| l.scaled(Side::Ask, price_scale, size_scale));
     let bids = book
         .bids
         .into_iter()
-        .flat_map(|l| l.iter())
-        .map(scale(Side::Bid));
+        .flat_map(move |l| l.scaled(Side::Bid, price_scale, size_scale));
     let levels = asks.chain(bids);
     if book.snapshot {
         sync.on_snapshot(0, levels, emit)?;
@@ -210,15 +202,10 @@ pub fn feed_book(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::{INPUT_PADDING, JsonParser};
     use crate::sync::{Chain, Resync, SyncConfig};
 
     fn with(text: &str, f: impl FnOnce(Message<'_, '_>)) {
-        let mut buf = text.as_bytes().to_vec();
-        buf.resize(text.len() + INPUT_PADDING, b' ');
-        JsonParser::default()
-            .parse(&mut buf, text.len(), |doc| f(decode(doc).unwrap()))
-            .unwrap();
+        crate::json::with_doc(text, |doc| f(decode(doc).unwrap()));
     }
 
     // Shapes from Kraken's v1 documentation ("book", "trade", checksum

@@ -103,12 +103,7 @@ impl<'t, 'i> Trades<'t, 'i> {
     }
 }
 
-fn str_of<'i>(v: &Value<'_, 'i>, key: &'static str) -> Result<&'i str, DecodeError> {
-    v.get(key)
-        .ok_or(DecodeError::Missing(key))?
-        .into_string()
-        .ok_or(DecodeError::Type(key))
-}
+use crate::json::str_field as str_of;
 
 /// OKX sends times as strings of digits.
 fn ms_of(v: &Value<'_, '_>, key: &'static str) -> Result<u64, DecodeError> {
@@ -216,17 +211,10 @@ pub fn feed_book(
     size_scale: u8,
     emit: &mut impl FnMut(SyncEvent),
 ) -> Result<bool, DecodeError> {
-    let scale = move |side: Side| {
-        move |level: Result<(&str, &str), DecodeError>| {
-            let (p, q) = level?;
-            Ok((side, crate::decimal::level(p, q, price_scale, size_scale)?))
-        }
-    };
     let levels = book
         .bids
-        .iter()
-        .map(scale(Side::Bid))
-        .chain(book.asks.iter().map(scale(Side::Ask)));
+        .scaled(Side::Bid, price_scale, size_scale)
+        .chain(book.asks.scaled(Side::Ask, price_scale, size_scale));
     let seq_id = book.seq_id.unwrap_or(0).max(0) as u64;
     match book.action {
         Action::Snapshot => sync.on_snapshot(seq_id, levels, emit)?,
@@ -250,15 +238,10 @@ pub fn feed_book(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::{INPUT_PADDING, JsonParser};
     use crate::sync::{Chain, Resync, SyncConfig};
 
     fn parse(text: &str, f: impl FnOnce(Message<'_, '_>)) {
-        let mut buf = text.as_bytes().to_vec();
-        buf.resize(text.len() + INPUT_PADDING, b' ');
-        JsonParser::default()
-            .parse(&mut buf, text.len(), |doc| f(decode(doc).unwrap()))
-            .unwrap();
+        crate::json::with_doc(text, |doc| f(decode(doc).unwrap()));
     }
 
     // Fixtures written from the OKX v5 documentation ("Order book channel",

@@ -18,14 +18,10 @@ use tickwire_venues::sync::{BookSync, Chain, SyncConfig, SyncEvent};
 #[global_allocator]
 static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
 
+mod common;
+
 fn samples() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/samples/binance");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: ../shared/samples is absent");
-        None
-    }
+    common::samples("binance")
 }
 
 /// The messages of a sample file, each followed by padding. `.gz` files are

@@ -3,20 +3,18 @@
 //! and 49 deltas) decodes, stays valid with `u` +1 every message, and never
 //! crosses.
 
-use std::path::PathBuf;
+mod common;
 
 use tickwire_venues::bybit::{self, Message};
-use tickwire_venues::json::{INPUT_PADDING, JsonParser};
+use tickwire_venues::json::JsonParser;
 use tickwire_venues::sync::{BookSync, Chain, SyncConfig, SyncEvent};
 
 #[test]
 fn the_v5_orderbook_chain_stays_valid() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/samples/bybit/nautilus_2024-12-01_XRPUSDT_ob500.data.jsonl");
-    let Ok(text) = std::fs::read(&path) else {
-        eprintln!("skipped: ../shared/samples is absent");
+    let Some(dir) = common::samples("bybit") else {
         return;
     };
+    let text = std::fs::read(dir.join("nautilus_2024-12-01_XRPUSDT_ob500.data.jsonl")).unwrap();
     let mut parser = JsonParser::default();
     let mut sync = BookSync::new(
         Chain::Bybit,
@@ -26,19 +24,13 @@ fn the_v5_orderbook_chain_stays_valid() {
         },
     );
     let mut events = Vec::new();
-    for (i, line) in text
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .enumerate()
-    {
-        let mut buf = line.to_vec();
-        buf.resize(line.len() + INPUT_PADDING, 0);
+    for (line, mut buf, len) in common::padded_lines(&text) {
         parser
-            .parse(&mut buf, line.len(), |doc| {
+            .parse(&mut buf, len, |doc| {
                 let Message::Book(b) =
-                    bybit::decode(doc).unwrap_or_else(|e| panic!("line {}: {e}", i + 1))
+                    bybit::decode(doc).unwrap_or_else(|e| panic!("line {line}: {e}"))
                 else {
-                    panic!("line {}: not a book message", i + 1)
+                    panic!("line {line}: not a book message")
                 };
                 bybit::feed_book(&mut sync, &b, 4, 0, &mut |e| events.push(e)).unwrap();
             })

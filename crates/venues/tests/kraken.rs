@@ -3,21 +3,20 @@
 //! update of the `book-1000` recording (4269 of them, across the pairs)
 //! matches Kraken's CRC32 checksum.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use tickwire_venues::decimal::scale_of;
-use tickwire_venues::json::{INPUT_PADDING, JsonParser};
+use tickwire_venues::json::JsonParser;
 use tickwire_venues::kraken::{self, Message};
 use tickwire_venues::sync::{BookSync, Chain, SyncConfig, SyncEvent};
 
 #[test]
 fn every_book_update_matches_kraken_checksum() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/samples/kraken");
-    if !dir.is_dir() {
-        eprintln!("skipped: ../shared/samples is absent");
+    let Some(dir) = common::samples("kraken") else {
         return;
-    }
+    };
     let mut parser = JsonParser::default();
     let mut checked = 0;
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
@@ -29,16 +28,10 @@ fn every_book_update_matches_kraken_checksum() {
         let text = std::fs::read(dir.join(file)).unwrap();
         let mut books: BTreeMap<String, (BookSync, (u8, u8))> = BTreeMap::new();
         let mut gaps = Vec::new();
-        for (i, line) in text
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .enumerate()
-        {
-            let mut buf = line.to_vec();
-            buf.resize(line.len() + INPUT_PADDING, 0);
+        for (line, mut buf, len) in common::padded_lines(&text) {
             parser
-                .parse(&mut buf, line.len(), |doc| {
-                    let m = kraken::decode(doc).unwrap_or_else(|e| panic!("{file}:{}: {e}", i + 1));
+                .parse(&mut buf, len, |doc| {
+                    let m = kraken::decode(doc).unwrap_or_else(|e| panic!("{file}:{line}: {e}"));
                     let kind = match &m {
                         Message::Book(_) => "book".to_owned(),
                         Message::Trades { .. } => "trade".to_owned(),
@@ -65,7 +58,7 @@ fn every_book_update_matches_kraken_checksum() {
                         });
                         let mut emit = |e: SyncEvent| {
                             if let SyncEvent::Gap(why) = e {
-                                gaps.push((i + 1, why));
+                                gaps.push((line, why));
                             }
                         };
                         if kraken::feed_book(sync, &b, scales.0, scales.1, &mut emit).unwrap() {

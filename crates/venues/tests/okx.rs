@@ -2,35 +2,28 @@
 //! saying so, when absent): every message decodes, and every book message
 //! (3 snapshots, 287 updates) matches OKX's own CRC32 checksum.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+mod common;
 
-use tickwire_venues::json::{INPUT_PADDING, JsonParser};
+use std::collections::BTreeMap;
+
+use tickwire_venues::json::JsonParser;
 use tickwire_venues::okx::{self, Message};
 use tickwire_venues::sync::{BookSync, Chain, SyncConfig, SyncEvent};
 
 #[test]
 fn every_book_message_matches_okx_checksum() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/samples/okx/cryptofeed_OKX.ws.1.0.jsonl");
-    let Ok(text) = std::fs::read(&path) else {
-        eprintln!("skipped: ../shared/samples is absent");
+    let Some(dir) = common::samples("okx") else {
         return;
     };
+    let text = std::fs::read(dir.join("cryptofeed_OKX.ws.1.0.jsonl")).unwrap();
     let mut parser = JsonParser::default();
     let mut books: BTreeMap<String, BookSync> = BTreeMap::new();
     let (mut checked, mut trades, mut events_seen) = (0, 0, 0);
     let mut gaps = Vec::new();
-    for (i, line) in text
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .enumerate()
-    {
-        let mut buf = line.to_vec();
-        buf.resize(line.len() + INPUT_PADDING, 0);
+    for (line, mut buf, len) in common::padded_lines(&text) {
         parser
-            .parse(&mut buf, line.len(), |doc| {
-                match okx::decode(doc).unwrap_or_else(|e| panic!("line {}: {e}", i + 1)) {
+            .parse(&mut buf, len, |doc| {
+                match okx::decode(doc).unwrap_or_else(|e| panic!("line {line}: {e}")) {
                     Message::Book(b) => {
                         let sync = books.entry(b.inst_id.to_owned()).or_insert_with(|| {
                             BookSync::new(
@@ -43,7 +36,7 @@ fn every_book_message_matches_okx_checksum() {
                         });
                         let mut emit = |e: SyncEvent| {
                             if let SyncEvent::Gap(why) = e {
-                                gaps.push((i + 1, why));
+                                gaps.push((line, why));
                             }
                         };
                         if okx::feed_book(sync, &b, 8, 8, &mut emit).unwrap() {
