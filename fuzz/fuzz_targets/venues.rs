@@ -3,8 +3,8 @@
 //! Nothing may panic and a valid book is never crossed; errors are fine.
 //! Binance's one-pass scanner is checked against simd-json on every input.
 //!
-//! The first byte picks the venue (by its value mod 4: Binance, OKX,
-//! Kraken, Bybit) and the scales;
+//! The first byte picks the venue (by its value mod 5: Binance, OKX,
+//! Kraken, Bybit, Coinbase) and the scales;
 //! the rest is one or more messages separated by newlines, fed in order to
 //! the same engines.
 
@@ -14,7 +14,7 @@ use libfuzzer_sys::fuzz_target;
 use tickwire_venues::binance::{self, Scales, feed_depth, feed_snapshot};
 use tickwire_venues::json::{INPUT_PADDING, JsonParser};
 use tickwire_venues::sync::{BookSync, Chain, SyncConfig};
-use tickwire_venues::{bybit, kraken, okx};
+use tickwire_venues::{bybit, coinbase, kraken, okx};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, data)) = data.split_first() else {
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         max_buffered_diffs: 4,
         max_buffered_levels: 64,
     };
-    let venue = pick % 4;
+    let venue = pick % 5;
     let mut engines = match venue {
         0 => vec![
             BookSync::new(Chain::BinanceSpot, config),
@@ -37,7 +37,8 @@ fuzz_target!(|data: &[u8]| {
         ],
         1 => vec![BookSync::new(Chain::OkxSeq, config)],
         2 => vec![BookSync::new(Chain::Kraken, config)],
-        _ => vec![BookSync::new(Chain::Bybit, config)],
+        3 => vec![BookSync::new(Chain::Bybit, config)],
+        _ => vec![BookSync::new(Chain::Coinbase, config)],
     };
     let mut parser = JsonParser::new(256);
     for msg in data.split(|&b| b == b'\n') {
@@ -78,8 +79,26 @@ fuzz_target!(|data: &[u8]| {
                     if let Ok(kraken::Message::Book(b)) = kraken::decode(doc) {
                         let _ = kraken::feed_book(sync, &b, scales.price, scales.qty, &mut emit);
                     }
-                } else if let Ok(bybit::Message::Book(b)) = bybit::decode(doc) {
-                    let _ = bybit::feed_book(sync, &b, scales.price, scales.qty, &mut emit);
+                } else if venue == 3 {
+                    if let Ok(bybit::Message::Book(b)) = bybit::decode(doc) {
+                        let _ = bybit::feed_book(sync, &b, scales.price, scales.qty, &mut emit);
+                    }
+                } else if let Ok(env) = coinbase::decode(doc) {
+                    match env.message {
+                        coinbase::Message::Level2(events) => {
+                            for e in events.books().flatten() {
+                                let _ = coinbase::feed_book(
+                                    sync,
+                                    &e,
+                                    scales.price,
+                                    scales.qty,
+                                    &mut emit,
+                                );
+                            }
+                        }
+                        coinbase::Message::Trades(events) => events.trades().for_each(drop),
+                        _ => {}
+                    }
                 }
                 if let Some(book) = sync.book() {
                     assert!(!book.is_crossed(), "a valid book is never crossed");

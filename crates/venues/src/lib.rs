@@ -8,17 +8,21 @@
 //! - [`okx`]: OKX v5 books (sequence ids and CRC32 checksum), bbo, trades.
 //! - [`kraken`]: Kraken spot v1 books (CRC32 checksum, depth truncation), trades.
 //! - [`bybit`]: Bybit v5 order books (`u` continuity, snapshot resets), trades.
+//! - [`coinbase`]: Coinbase Advanced Trade level2 and market trades, with the
+//!   connection-wide `sequence_num` check.
 //! - [`book`]: fixed-depth price-level books, allocated at subscription.
 //! - [`sync`]: one synchronisation engine, venue rules as data: buffer
 //!   diffs, snapshot, bridge, chain check, and an explicit `Gap` before any
 //!   book state is dropped.
 //!
-//! Work in progress: the other venues (Kraken v2, Coinbase,
-//! Deribit) and the normalised event stream come next.
+//! Work in progress: Kraken v2 and Deribit (their prices are JSON numbers,
+//! whose exact text the tape does not keep) and the normalised event stream
+//! come next.
 
 pub mod binance;
 pub mod book;
 pub mod bybit;
+pub mod coinbase;
 pub mod decimal;
 mod error;
 pub mod json;

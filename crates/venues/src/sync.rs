@@ -31,13 +31,21 @@ pub enum Chain {
     /// has `u == previous u + 1`; a new snapshot (a service restart sends
     /// one with `u` back at 1) replaces the book.
     Bybit,
+    /// Coinbase Advanced Trade `level2`: the snapshot comes in band; the
+    /// only sequence is the connection's `sequence_num`, checked by
+    /// [`ConnectionSeq`], whose gap invalidates every book of the
+    /// connection ([`BookSync::invalidate_all`]).
+    Coinbase,
 }
 
 impl Chain {
     /// Whether snapshots come in band (on subscribe, on the socket) rather
     /// than from a REST request that diffs must bridge.
     pub fn in_band_snapshot(self) -> bool {
-        matches!(self, Chain::OkxSeq | Chain::Kraken | Chain::Bybit)
+        matches!(
+            self,
+            Chain::OkxSeq | Chain::Kraken | Chain::Bybit | Chain::Coinbase
+        )
     }
 }
 
@@ -296,6 +304,15 @@ impl BookSync {
         true
     }
 
+    /// Invalidates the book from outside (for example a connection-level
+    /// sequence gap): `Gap(why)`, then `SnapshotNeeded`. Nothing is said if
+    /// it was not valid.
+    pub fn invalidate_all(&mut self, why: Resync, emit: &mut impl FnMut(SyncEvent)) {
+        if self.is_valid() || matches!(self.state, State::Bridging { .. }) {
+            self.invalidate(why, emit);
+        }
+    }
+
     fn step(
         &mut self,
         seq: Seq,
@@ -313,7 +330,7 @@ impl BookSync {
             State::Bridging { snapshot } => {
                 let (old, bridges) = match self.chain {
                     // Never reached: in-band snapshots are valid at once.
-                    Chain::OkxSeq | Chain::Kraken | Chain::Bybit => (false, true),
+                    Chain::OkxSeq | Chain::Kraken | Chain::Bybit | Chain::Coinbase => (false, true),
                     Chain::BinanceSpot => (
                         seq.last <= snapshot,
                         seq.first <= snapshot + 1 && snapshot < seq.last,
@@ -357,7 +374,7 @@ impl BookSync {
                         Some(prev) => (false, prev == last, last, prev),
                         None => (false, true, last, 0),
                     },
-                    Chain::Kraken => (false, true, last, 0),
+                    Chain::Kraken | Chain::Coinbase => (false, true, last, 0),
                     Chain::Bybit => (seq.last <= last, seq.last == last + 1, last + 1, seq.last),
                 };
                 if old {
@@ -678,5 +695,33 @@ mod tests {
         });
         assert!(s.dropped_diffs > before);
         assert_eq!(s.buffered(), 0);
+    }
+}
+
+/// A connection-wide sequence that must grow by exactly one per message
+/// (Coinbase Advanced Trade's `sequence_num`, which counts every message
+/// on the socket, all channels together).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionSeq {
+    last: Option<u64>,
+}
+
+impl ConnectionSeq {
+    /// Checks the next number: `Err(Resync::Sequence)` on a gap (or a step
+    /// back), after which the next number starts a new chain.
+    pub fn check(&mut self, n: u64) -> Result<(), Resync> {
+        let last = self.last.replace(n);
+        match last {
+            Some(last) if n != last + 1 => Err(Resync::Sequence {
+                expected: last + 1,
+                got: n,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Forgets the chain (a new connection starts at 0 again).
+    pub fn reset(&mut self) {
+        self.last = None;
     }
 }
