@@ -3,8 +3,8 @@
 //! Nothing may panic and a valid book is never crossed; errors are fine.
 //! Binance's one-pass scanner is checked against simd-json on every input.
 //!
-//! The first byte picks the venue (by its value mod 5: Binance, OKX,
-//! Kraken, Bybit, Coinbase) and the scales;
+//! The first byte picks the venue (by its value mod 6: Binance, OKX,
+//! Kraken, Bybit, Coinbase, Deribit) and the scales;
 //! the rest is one or more messages separated by newlines, fed in order to
 //! the same engines.
 
@@ -14,7 +14,7 @@ use libfuzzer_sys::fuzz_target;
 use tickwire_venues::binance::{self, Scales, feed_depth, feed_snapshot};
 use tickwire_venues::json::{INPUT_PADDING, JsonParser};
 use tickwire_venues::sync::{BookSync, Chain, SyncConfig};
-use tickwire_venues::{bybit, coinbase, kraken, okx};
+use tickwire_venues::{bybit, coinbase, deribit, kraken, okx};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, data)) = data.split_first() else {
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         max_buffered_diffs: 4,
         max_buffered_levels: 64,
     };
-    let venue = pick % 5;
+    let venue = pick % 6;
     let mut engines = match venue {
         0 => vec![
             BookSync::new(Chain::BinanceSpot, config),
@@ -38,7 +38,8 @@ fuzz_target!(|data: &[u8]| {
         1 => vec![BookSync::new(Chain::OkxSeq, config)],
         2 => vec![BookSync::new(Chain::Kraken, config)],
         3 => vec![BookSync::new(Chain::Bybit, config)],
-        _ => vec![BookSync::new(Chain::Coinbase, config)],
+        4 => vec![BookSync::new(Chain::Coinbase, config)],
+        _ => vec![BookSync::new(Chain::Deribit, config)],
     };
     let mut parser = JsonParser::new(256);
     for msg in data.split(|&b| b == b'\n') {
@@ -48,6 +49,19 @@ fuzz_target!(|data: &[u8]| {
             Ok(text) if venue == 0 => binance::scan(text).map(|m| format!("{m:?}")),
             _ => None,
         };
+        if venue == 5 {
+            // Deribit is read by the scanner alone, from the text.
+            if let Ok(text) = std::str::from_utf8(msg)
+                && let Ok(deribit::Message::Book(b)) = deribit::decode(text)
+            {
+                let sync = &mut engines[0];
+                let _ = deribit::feed_book(sync, &b, scales.price, scales.qty, &mut |_| {});
+                if let Some(book) = sync.book() {
+                    assert!(!book.is_crossed(), "a valid book is never crossed");
+                }
+            }
+            continue;
+        }
         let mut buf = msg.to_vec();
         buf.resize(msg.len() + INPUT_PADDING, 0);
         let parsed = parser.parse(&mut buf, msg.len(), |doc| {

@@ -453,7 +453,7 @@ impl Decoder {
 }
 
 use crate::json::JsonParser;
-use crate::scan::{self, Val};
+use crate::scan::{self, Numbers, Val};
 
 /// The fields a Binance message can have, first occurrence of each.
 #[derive(Default)]
@@ -487,8 +487,9 @@ struct Fields<'i> {
 impl<'i> Fields<'i> {
     fn of(text: &'i str) -> Option<Fields<'i>> {
         let mut f = Fields::default();
-        scan::object(text, |key, v| {
-            if matches!(v, Val::Array(_) | Val::Object(_)) && !scan::valid(v, 0) {
+        scan::object(text, Numbers::Integers, |key, v| {
+            if matches!(v, Val::Array(_) | Val::Object(_)) && !scan::valid(v, Numbers::Integers, 0)
+            {
                 f.bad = true;
             }
             let slot = match key {

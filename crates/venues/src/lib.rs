@@ -10,20 +10,22 @@
 //! - [`bybit`]: Bybit v5 order books (`u` continuity, snapshot resets), trades.
 //! - [`coinbase`]: Coinbase Advanced Trade level2 and market trades, with the
 //!   connection-wide `sequence_num` check.
+//! - [`deribit`]: Deribit books (`change_id` chain) and trades, read with the
+//!   scanner so that prices sent as JSON numbers stay exact.
 //! - [`book`]: fixed-depth price-level books, allocated at subscription.
 //! - [`sync`]: one synchronisation engine, venue rules as data: buffer
 //!   diffs, snapshot, bridge, chain check, and an explicit `Gap` before any
 //!   book state is dropped.
 //!
-//! Work in progress: Kraken v2 and Deribit (their prices are JSON numbers,
-//! whose exact text the tape does not keep) and the normalised event stream
-//! come next.
+//! Work in progress: Kraken v2 (prices as JSON numbers: the scanner path, as
+//! for Deribit) and the normalised event stream come next.
 
 pub mod binance;
 pub mod book;
 pub mod bybit;
 pub mod coinbase;
 pub mod decimal;
+pub mod deribit;
 mod error;
 pub mod json;
 pub mod kraken;

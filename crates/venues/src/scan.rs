@@ -103,8 +103,19 @@ fn bracket_end(b: &[u8], mut i: usize) -> Option<usize> {
     None
 }
 
+/// Which numbers a scan accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Numbers {
+    /// Integers that fit 64 bits only: what simd-json reads exactly, for
+    /// paths that must agree with it.
+    Integers,
+    /// Any JSON number, kept as its text (for venues that send prices as
+    /// JSON numbers: the text is the exact value).
+    Any,
+}
+
 /// One value starting at `i`: the value and where it ends.
-fn value<'i>(s: &'i str, i: usize) -> Option<(Val<'i>, usize)> {
+fn value<'i>(s: &'i str, i: usize, numbers: Numbers) -> Option<(Val<'i>, usize)> {
     let b = s.as_bytes();
     match *b.get(i)? {
         b'"' => {
@@ -117,7 +128,10 @@ fn value<'i>(s: &'i str, i: usize) -> Option<(Val<'i>, usize)> {
             // Only integers that fit 64 bits: simd-json rejects larger
             // ones, and rounds fractions and exponents into floats (the
             // venues' flat messages have neither).
-            if n.parse::<u64>().is_err() && n.parse::<i64>().is_err() {
+            if numbers == Numbers::Integers
+                && n.parse::<u64>().is_err()
+                && n.parse::<i64>().is_err()
+            {
                 return None;
             }
             Some((Val::Num(n), end))
@@ -140,7 +154,11 @@ fn value<'i>(s: &'i str, i: usize) -> Option<(Val<'i>, usize)> {
 /// Calls `field` for each key and value of the object that is all of `s`
 /// (surrounding whitespace allowed). `None` if `s` is not such an object.
 /// Nested arrays and objects are handed over whole, not checked inside.
-pub(crate) fn object<'i>(s: &'i str, mut field: impl FnMut(&'i str, Val<'i>)) -> Option<()> {
+pub(crate) fn object<'i>(
+    s: &'i str,
+    numbers: Numbers,
+    mut field: impl FnMut(&'i str, Val<'i>),
+) -> Option<()> {
     let b = s.as_bytes();
     let mut i = ws(b, 0);
     if b.get(i) != Some(&b'{') {
@@ -160,7 +178,7 @@ pub(crate) fn object<'i>(s: &'i str, mut field: impl FnMut(&'i str, Val<'i>)) ->
             if b.get(i) != Some(&b':') {
                 return None;
             }
-            let (v, end) = value(s, ws(b, i + 1))?;
+            let (v, end) = value(s, ws(b, i + 1), numbers)?;
             field(key, v);
             i = ws(b, end);
             match b.get(i) {
@@ -177,7 +195,11 @@ pub(crate) fn object<'i>(s: &'i str, mut field: impl FnMut(&'i str, Val<'i>)) ->
 }
 
 /// Calls `item` for each element of the array that is all of `s`.
-pub(crate) fn array<'i>(s: &'i str, mut item: impl FnMut(Val<'i>) -> Option<()>) -> Option<()> {
+pub(crate) fn array<'i>(
+    s: &'i str,
+    numbers: Numbers,
+    mut item: impl FnMut(Val<'i>) -> Option<()>,
+) -> Option<()> {
     let b = s.as_bytes();
     let mut i = ws(b, 0);
     if b.get(i) != Some(&b'[') {
@@ -188,7 +210,7 @@ pub(crate) fn array<'i>(s: &'i str, mut item: impl FnMut(Val<'i>) -> Option<()>)
         i += 1;
     } else {
         loop {
-            let (v, end) = value(s, i)?;
+            let (v, end) = value(s, i, numbers)?;
             item(v)?;
             i = ws(b, end);
             match b.get(i) {
@@ -204,16 +226,63 @@ pub(crate) fn array<'i>(s: &'i str, mut item: impl FnMut(Val<'i>) -> Option<()>)
     (ws(b, i) == b.len()).then_some(())
 }
 
+/// Walks the elements of an array one at a time, without allocating.
+/// Meant for arrays already checked with [`valid`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cursor<'i> {
+    s: &'i str,
+    i: usize,
+    numbers: Numbers,
+    done: bool,
+}
+
+impl<'i> Cursor<'i> {
+    /// A cursor over the array that is `s`.
+    pub(crate) fn new(s: &'i str, numbers: Numbers) -> Cursor<'i> {
+        let b = s.as_bytes();
+        let i = ws(b, 0);
+        let open = b.get(i) == Some(&b'[');
+        let i = if open { ws(b, i + 1) } else { i };
+        Cursor {
+            s,
+            i,
+            numbers,
+            done: !open || b.get(i) == Some(&b']'),
+        }
+    }
+
+    /// The next element (`None` at the end, or at anything malformed).
+    pub(crate) fn next_val(&mut self) -> Option<Val<'i>> {
+        if self.done {
+            return None;
+        }
+        let b = self.s.as_bytes();
+        let Some((v, end)) = value(self.s, self.i, self.numbers) else {
+            self.done = true;
+            return None;
+        };
+        self.i = ws(b, end);
+        match b.get(self.i) {
+            Some(b',') => self.i = ws(b, self.i + 1),
+            _ => self.done = true,
+        }
+        Some(v)
+    }
+}
+
 /// Whether `v` is valid JSON all the way down (to a depth of 64).
-pub(crate) fn valid(v: Val<'_>, depth: usize) -> bool {
+pub(crate) fn valid(v: Val<'_>, numbers: Numbers, depth: usize) -> bool {
     match v {
-        Val::Array(s) => depth < 64 && array(s, |x| valid(x, depth + 1).then_some(())).is_some(),
+        Val::Array(s) => {
+            depth < 64
+                && array(s, numbers, |x| valid(x, numbers, depth + 1).then_some(())).is_some()
+        }
         Val::Object(s) => {
             if depth >= 64 {
                 return false;
             }
             let mut ok = true;
-            object(s, |_, x| ok &= valid(x, depth + 1)).is_some() && ok
+            object(s, numbers, |_, x| ok &= valid(x, numbers, depth + 1)).is_some() && ok
         }
         _ => true,
     }
@@ -228,6 +297,7 @@ mod tests {
         let mut seen = Vec::new();
         object(
             r#" {"e":"trade","E":17,"p":"1.5","m":true,"x":null,"b":[["1","2"]],"o":{"a":"}"}} "#,
+            Numbers::Integers,
             |k, v| seen.push((k, v)),
         )
         .unwrap();
@@ -254,17 +324,19 @@ mod tests {
             "",
             "[1]",
         ] {
-            assert!(object(bad, |_, _| {}).is_none(), "{bad}");
+            assert!(object(bad, Numbers::Any, |_, _| {}).is_none(), "{bad}");
         }
         assert_eq!(Val::Num("123").as_u64(), Some(123));
         assert_eq!(Val::Num("-1").as_u64(), None);
         assert_eq!(Val::Num("1.0").as_u64(), None);
         // Fractions, exponents and 65-bit integers go to simd-json.
         for n in ["1.5", "1e3", "18446744073709551616", "-9223372036854775809"] {
-            assert!(
-                object(&format!(r#"{{"a":{n}}}"#), |_, _| {}).is_none(),
-                "{n}"
-            );
+            let text = format!(r#"{{"a":{n}}}"#);
+            assert!(object(&text, Numbers::Integers, |_, _| {}).is_none(), "{n}");
+            // Kept as text when any number is allowed.
+            let mut got = None;
+            object(&text, Numbers::Any, |_, v| got = Some(v)).unwrap();
+            assert_eq!(got, Some(Val::Num(n)));
         }
         assert_eq!(Val::Num("18446744073709551616").as_u64(), None);
     }

@@ -36,6 +36,9 @@ pub enum Chain {
     /// [`ConnectionSeq`], whose gap invalidates every book of the
     /// connection ([`BookSync::invalidate_all`]).
     Coinbase,
+    /// Deribit `book.*` (`change_id`, `prev_change_id`): the snapshot comes
+    /// in band; each change has `prev_change_id == previous change_id`.
+    Deribit,
 }
 
 impl Chain {
@@ -44,7 +47,7 @@ impl Chain {
     pub fn in_band_snapshot(self) -> bool {
         matches!(
             self,
-            Chain::OkxSeq | Chain::Kraken | Chain::Bybit | Chain::Coinbase
+            Chain::OkxSeq | Chain::Kraken | Chain::Bybit | Chain::Coinbase | Chain::Deribit
         )
     }
 }
@@ -330,7 +333,11 @@ impl BookSync {
             State::Bridging { snapshot } => {
                 let (old, bridges) = match self.chain {
                     // Never reached: in-band snapshots are valid at once.
-                    Chain::OkxSeq | Chain::Kraken | Chain::Bybit | Chain::Coinbase => (false, true),
+                    Chain::OkxSeq
+                    | Chain::Kraken
+                    | Chain::Bybit
+                    | Chain::Coinbase
+                    | Chain::Deribit => (false, true),
                     Chain::BinanceSpot => (
                         seq.last <= snapshot,
                         seq.first <= snapshot + 1 && snapshot < seq.last,
@@ -370,7 +377,7 @@ impl BookSync {
                     Chain::BinanceFutures => {
                         (false, seq.prev == Some(last), last, seq.prev.unwrap_or(0))
                     }
-                    Chain::OkxSeq => match seq.prev {
+                    Chain::OkxSeq | Chain::Deribit => match seq.prev {
                         Some(prev) => (false, prev == last, last, prev),
                         None => (false, true, last, 0),
                     },
