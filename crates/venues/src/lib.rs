@@ -6,7 +6,8 @@
 //!   a message costs no allocation.
 //! - [`binance`]: Binance spot, USD-M and COIN-M streams and REST snapshots.
 //! - [`okx`]: OKX v5 books (sequence ids and CRC32 checksum), bbo, trades.
-//! - [`kraken`]: Kraken spot v1 books (CRC32 checksum, depth truncation), trades.
+//! - [`kraken`]: Kraken spot v1 books (CRC32 checksum, depth truncation),
+//!   trades; [`kraken::v2`] books, read with the scanner (JSON-number prices).
 //! - [`bybit`]: Bybit v5 order books (`u` continuity, snapshot resets), trades.
 //! - [`coinbase`]: Coinbase Advanced Trade level2 and market trades, with the
 //!   connection-wide `sequence_num` check.
@@ -17,8 +18,7 @@
 //!   diffs, snapshot, bridge, chain check, and an explicit `Gap` before any
 //!   book state is dropped.
 //!
-//! Work in progress: Kraken v2 (prices as JSON numbers: the scanner path, as
-//! for Deribit) and the normalised event stream come next.
+//! Work in progress: the normalised event stream comes next.
 
 pub mod binance;
 pub mod book;
