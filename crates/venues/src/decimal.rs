@@ -105,38 +105,40 @@ pub fn level(
 /// how many more `'0'`s follow them (a wire string may carry more trailing
 /// zeros than the scale keeps).
 pub fn format_wire(v: i64, scale: u8, digits: u8, out: &mut [u8; 48]) -> (usize, usize) {
-    let unit = 10u128.pow(u32::from(scale));
-    let abs = i128::from(v).unsigned_abs();
-    let (int, frac) = (abs / unit, abs % unit);
+    // 64-bit arithmetic throughout: |v| < 2^63 and scale <= 18.
+    let scale = scale.min(MAX_SCALE);
+    let unit = 10u64.pow(u32::from(scale));
+    let abs = v.unsigned_abs();
+    let (mut int, mut frac) = (abs / unit, abs % unit);
     let mut n = 0;
     if v < 0 {
         out[n] = b'-';
         n += 1;
     }
-    let mut tmp = [0u8; 40];
+    let mut tmp = [0u8; 20];
     let mut i = tmp.len();
-    let mut x = int;
     loop {
         i -= 1;
-        tmp[i] = b'0' + (x % 10) as u8;
-        x /= 10;
-        if x == 0 {
+        tmp[i] = b'0' + (int % 10) as u8;
+        int /= 10;
+        if int == 0 {
             break;
         }
     }
-    let int_len = tmp.len() - i;
-    out[n..n + int_len].copy_from_slice(&tmp[i..]);
-    n += int_len;
+    out[n..n + tmp.len() - i].copy_from_slice(&tmp[i..]);
+    n += tmp.len() - i;
     if digits > 0 {
         out[n] = b'.';
         n += 1;
-        // The first `digits` of the `scale`-digit fraction; past the scale,
-        // zeros, counted rather than written.
-        for k in 0..u32::from(digits.min(scale)) {
-            let d = (frac / 10u128.pow(u32::from(scale) - 1 - k)) % 10;
-            out[n] = b'0' + d as u8;
-            n += 1;
+        // All `scale` fraction digits, then keep the first `digits`.
+        let kept = usize::from(digits.min(scale));
+        let mut all = [b'0'; 18];
+        for d in all[..usize::from(scale)].iter_mut().rev() {
+            *d = b'0' + (frac % 10) as u8;
+            frac /= 10;
         }
+        out[n..n + kept].copy_from_slice(&all[..kept]);
+        n += kept;
     }
     (n, usize::from(digits.saturating_sub(scale)))
 }

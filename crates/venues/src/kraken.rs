@@ -129,33 +129,44 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
 /// the decimal point removed and leading zeros stripped.
 pub fn checksum(book: &Book, price_scale: u8, size_scale: u8) -> u32 {
     let mut crc = crc32fast::Hasher::new();
-    let mut buf = [0u8; 48];
-    let mut field = |crc: &mut crc32fast::Hasher, v: i64, scale: u8, digits: u8| {
-        let (n, mut zeros) = format_wire(v, scale, digits, &mut buf);
-        let digits = buf[..n].iter().filter(|&&b| b != b'.');
-        let mut leading = true;
-        for &d in digits {
-            if leading && d == b'0' {
-                continue;
-            }
-            leading = false;
-            crc.update(&[d]);
-        }
-        // Zeros past the scale: trailing, unless nothing came before them.
-        if !leading {
-            while zeros > 0 {
-                let k = zeros.min(ZEROS.len());
-                crc.update(&ZEROS[..k]);
-                zeros -= k;
-            }
-        }
-    };
+    // The whole string in one stack buffer, one CRC update.
+    let mut text = [0u8; 2048];
+    let mut n = 0;
     for side in [Side::Ask, Side::Bid] {
         for level in book.levels(side).iter().take(10) {
-            field(&mut crc, level.price, price_scale, level.price_digits);
-            field(&mut crc, level.size, size_scale, level.size_digits);
+            for (v, scale, digits) in [
+                (level.price, price_scale, level.price_digits),
+                (level.size, size_scale, level.size_digits),
+            ] {
+                if text.len() - n < 50 {
+                    crc.update(&text[..n]);
+                    n = 0;
+                }
+                let mut buf = [0u8; 48];
+                let (len, mut zeros) = format_wire(v, scale, digits, &mut buf);
+                // Digits without the point, leading zeros stripped.
+                let mut leading = true;
+                for &d in buf[..len].iter().filter(|&&b| b != b'.') {
+                    if leading && d == b'0' {
+                        continue;
+                    }
+                    leading = false;
+                    text[n] = d;
+                    n += 1;
+                }
+                if !leading && zeros > 0 {
+                    crc.update(&text[..n]);
+                    n = 0;
+                    while zeros > 0 {
+                        let k = zeros.min(ZEROS.len());
+                        crc.update(&ZEROS[..k]);
+                        zeros -= k;
+                    }
+                }
+            }
         }
     }
+    crc.update(&text[..n]);
     crc.finalize()
 }
 

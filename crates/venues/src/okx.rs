@@ -176,28 +176,42 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
 /// allocating.
 pub fn checksum(book: &Book, price_scale: u8, size_scale: u8) -> i64 {
     let mut crc = crc32fast::Hasher::new();
-    let mut first = true;
-    let mut buf = [0u8; 48];
-    let mut field = |crc: &mut crc32fast::Hasher, v: i64, scale: u8, digits: u8| {
-        if !first {
-            crc.update(b":");
-        }
-        first = false;
-        let (n, mut zeros) = format_wire(v, scale, digits, &mut buf);
-        crc.update(&buf[..n]);
-        while zeros > 0 {
-            let k = zeros.min(ZEROS.len());
-            crc.update(&ZEROS[..k]);
-            zeros -= k;
-        }
-    };
+    // The whole string in one stack buffer, one CRC update (CRC32 over
+    // many small pieces costs twice as much).
+    let mut text = [0u8; 4096];
+    let mut n = 0;
     let (bids, asks) = (book.levels(Side::Bid), book.levels(Side::Ask));
     for i in 0..25 {
         for level in [bids.get(i), asks.get(i)].into_iter().flatten() {
-            field(&mut crc, level.price, price_scale, level.price_digits);
-            field(&mut crc, level.size, size_scale, level.size_digits);
+            for (v, scale, digits) in [
+                (level.price, price_scale, level.price_digits),
+                (level.size, size_scale, level.size_digits),
+            ] {
+                if text.len() - n < 50 {
+                    crc.update(&text[..n]);
+                    n = 0;
+                }
+                let mut buf = [0u8; 48];
+                let (len, mut zeros) = format_wire(v, scale, digits, &mut buf);
+                text[n..n + len].copy_from_slice(&buf[..len]);
+                n += len;
+                if zeros > 0 {
+                    // Rare: more trailing zeros than the scale keeps.
+                    crc.update(&text[..n]);
+                    n = 0;
+                    while zeros > 0 {
+                        let k = zeros.min(ZEROS.len());
+                        crc.update(&ZEROS[..k]);
+                        zeros -= k;
+                    }
+                }
+                text[n] = b':';
+                n += 1;
+            }
         }
     }
+    // Every field was followed by a ':'; the last one is not part of it.
+    crc.update(&text[..n.saturating_sub(1)]);
     i64::from(crc.finalize() as i32)
 }
 
