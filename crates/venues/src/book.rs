@@ -2,6 +2,7 @@
 //! allocated when the instrument is subscribed.
 
 use core::cmp::Ordering;
+use std::collections::VecDeque;
 
 /// A side of the book.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -38,10 +39,12 @@ impl Level {
     }
 }
 
-/// One side: levels sorted best first, at most `capacity` of them.
+/// One side: levels sorted best first, at most `capacity` of them, in a
+/// ring buffer so that a change near the top moves only the levels above
+/// it (`VecDeque` shifts the shorter side), not the whole book below.
 #[derive(Clone, Debug)]
 struct Ladder {
-    levels: Vec<Level>,
+    levels: VecDeque<Level>,
     capacity: usize,
     side: Side,
 }
@@ -49,7 +52,7 @@ struct Ladder {
 impl Ladder {
     fn new(side: Side, capacity: usize) -> Ladder {
         Ladder {
-            levels: Vec::with_capacity(capacity),
+            levels: VecDeque::with_capacity(capacity),
             capacity,
             side,
         }
@@ -84,7 +87,7 @@ impl Ladder {
                 true
             }
             Err(i) if i < self.capacity => {
-                self.levels.pop();
+                self.levels.pop_back();
                 self.levels.insert(i, level);
                 false
             }
@@ -137,7 +140,7 @@ impl Book {
     }
 
     /// The levels of `side`, best first.
-    pub fn levels(&self, side: Side) -> &[Level] {
+    pub fn levels(&self, side: Side) -> &VecDeque<Level> {
         match side {
             Side::Bid => &self.bids.levels,
             Side::Ask => &self.asks.levels,
@@ -146,7 +149,7 @@ impl Book {
 
     /// The best bid and ask, if both sides have a level.
     pub fn top(&self) -> Option<(Level, Level)> {
-        Some((*self.bids.levels.first()?, *self.asks.levels.first()?))
+        Some((*self.bids.levels.front()?, *self.asks.levels.front()?))
     }
 
     /// Whether the best bid is at or above the best ask.
@@ -216,7 +219,7 @@ mod tests {
                     Side::Bid => r.iter().rev().map(|(&price, &size)| Level::new(price, size)).take(depth).collect(),
                     Side::Ask => r.iter().map(|(&price, &size)| Level::new(price, size)).take(depth).collect(),
                 };
-                let got = book.levels(side);
+                let got: Vec<Level> = book.levels(side).iter().copied().collect();
                 prop_assert!(got.len() <= depth);
                 prop_assert!(got.iter().all(|l| l.size != 0));
                 let sorted = got.windows(2).all(|w| match side {
@@ -225,7 +228,7 @@ mod tests {
                 });
                 prop_assert!(sorted, "unsorted {:?}", got);
                 if !book.truncated() {
-                    prop_assert_eq!(got, &want[..]);
+                    prop_assert_eq!(&got, &want);
                 }
                 // Truncated or not, every kept level is a true level.
                 prop_assert!(got.iter().all(|l| r.get(&l.price) == Some(&l.size)));
