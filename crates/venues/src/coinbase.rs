@@ -8,7 +8,7 @@ use simd_json::tape::{Array, Value};
 use crate::book::Side;
 use crate::error::DecodeError;
 use crate::json::{field, str_field, u64_field};
-use crate::sync::{BookSync, Seq, SyncEvent};
+use crate::sync::{BookSync, SyncEvent};
 
 /// One decoded message: its channel's content and the connection sequence.
 #[derive(Debug)]
@@ -176,16 +176,7 @@ pub fn feed_book(
         let (side, p, q) = u?;
         Ok((side, crate::decimal::level(p, q, price_scale, size_scale)?))
     });
-    if event.snapshot {
-        sync.on_snapshot(0, levels, emit)
-    } else {
-        let seq = Seq {
-            first: 0,
-            last: 0,
-            prev: None,
-        };
-        sync.on_diff(seq, levels, emit)
-    }
+    sync.on_unsequenced(event.snapshot, levels, emit)
 }
 
 #[cfg(test)]

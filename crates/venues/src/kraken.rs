@@ -12,7 +12,7 @@ use crate::book::{Book, Side};
 use crate::decimal::{ZEROS, format_wire};
 use crate::error::DecodeError;
 use crate::json::Levels;
-use crate::sync::{BookSync, Seq, SyncEvent};
+use crate::sync::{BookSync, SyncEvent};
 
 /// One decoded Kraken v1 message.
 #[derive(Debug)]
@@ -190,16 +190,7 @@ pub fn feed_book(
         .into_iter()
         .flat_map(move |l| l.scaled(Side::Bid, price_scale, size_scale));
     let levels = asks.chain(bids);
-    if book.snapshot {
-        sync.on_snapshot(0, levels, emit)?;
-    } else {
-        let seq = Seq {
-            first: 0,
-            last: 0,
-            prev: None,
-        };
-        sync.on_diff(seq, levels, emit)?;
-    }
+    sync.on_unsequenced(book.snapshot, levels, emit)?;
     Ok(match book.checksum {
         Some(expected) => sync.verify(
             i64::from(expected),
@@ -302,7 +293,7 @@ pub mod v2 {
     use crate::book::Side;
     use crate::error::DecodeError;
     use crate::scan::{self, Cursor, Numbers, Val};
-    use crate::sync::{BookSync, LevelResult, Seq, SyncEvent};
+    use crate::sync::{BookSync, LevelResult, SyncEvent};
 
     /// One decoded v2 message.
     #[derive(Debug)]
@@ -450,16 +441,7 @@ pub mod v2 {
             .levels(Side::Ask)
             .map(scale(Side::Ask))
             .chain(book.levels(Side::Bid).map(scale(Side::Bid)));
-        if book.snapshot {
-            sync.on_snapshot(0, levels, emit)?;
-        } else {
-            let seq = Seq {
-                first: 0,
-                last: 0,
-                prev: None,
-            };
-            sync.on_diff(seq, levels, emit)?;
-        }
+        sync.on_unsequenced(book.snapshot, levels, emit)?;
         Ok(sync.verify(
             i64::from(book.checksum),
             |b| i64::from(super::checksum(b, precision.price, precision.qty)),

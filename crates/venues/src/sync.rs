@@ -287,6 +287,27 @@ impl BookSync {
         Ok(())
     }
 
+    /// Feeds a snapshot or an update from a venue whose book messages
+    /// carry no sequence (Kraken, Coinbase): only checksums, or the
+    /// connection's own sequence, guard them.
+    pub fn on_unsequenced(
+        &mut self,
+        snapshot: bool,
+        levels: impl IntoIterator<Item = LevelResult>,
+        emit: &mut impl FnMut(SyncEvent),
+    ) -> Result<(), DecodeError> {
+        if snapshot {
+            self.on_snapshot(0, levels, emit)
+        } else {
+            let seq = Seq {
+                first: 0,
+                last: 0,
+                prev: None,
+            };
+            self.on_diff(seq, levels, emit)
+        }
+    }
+
     /// Checks the venue's checksum of the book just updated: on a mismatch
     /// the book is invalid (`Gap(Checksum)`, then `SnapshotNeeded`). Does
     /// nothing (and returns false) while the book is not valid.
