@@ -6,7 +6,7 @@ use crate::decimal::DecimalError;
 use crate::json::JsonError;
 
 /// A message that is not what its venue's documentation says.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DecodeError {
     /// Not JSON.

@@ -12,15 +12,31 @@ use crate::error::DecodeError;
 use simd_json::{Buffers, fill_tape_padded};
 
 /// Why a message is not JSON.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JsonError {
-    /// simd-json's description.
-    pub reason: String,
+///
+/// `Copy` and allocation-free: a stream of malformed messages costs the
+/// receive path no allocation (simd-json's own error would format a
+/// `String` for each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JsonError {
+    /// The buffer does not hold [`INPUT_PADDING`] bytes after the message.
+    NoPadding,
+    /// simd-json rejected the message; `at` is the byte where it stopped.
+    Invalid {
+        /// The offset in the message.
+        at: usize,
+    },
 }
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid JSON: {}", self.reason)
+        match self {
+            JsonError::NoPadding => write!(
+                f,
+                "the message needs {INPUT_PADDING} bytes of padding after it"
+            ),
+            JsonError::Invalid { at } => write!(f, "invalid JSON at byte {at}"),
+        }
     }
 }
 
@@ -52,16 +68,12 @@ impl JsonParser {
         f: impl for<'t, 'i> FnOnce(Value<'t, 'i>) -> R,
     ) -> Result<R, JsonError> {
         if buf.len() < len + INPUT_PADDING {
-            return Err(JsonError {
-                reason: format!("needs {INPUT_PADDING} bytes of padding after the message"),
-            });
+            return Err(JsonError::NoPadding);
         }
         let mut tape = self.tape.take().unwrap_or_else(|| Tape(Vec::new())).reset();
         let result = match fill_tape_padded(buf, len, &mut self.buffers, &mut tape) {
             Ok(()) => Ok(f(tape.as_value())),
-            Err(e) => Err(JsonError {
-                reason: e.to_string(),
-            }),
+            Err(e) => Err(JsonError::Invalid { at: e.index() }),
         };
         self.tape = Some(tape.reset());
         result

@@ -667,9 +667,7 @@ mod tests {
         run(&mut s, |s, e| s.on_diff(seq(4, 4), [], &mut { e }).unwrap());
         let bad = Err(DecodeError::Missing("x"));
         let mut ev = Vec::new();
-        let r = s.on_diff(seq(5, 5), [lv(Side::Bid, 9, 1), bad.clone()], &mut |e| {
-            ev.push(e)
-        });
+        let r = s.on_diff(seq(5, 5), [lv(Side::Bid, 9, 1), bad], &mut |e| ev.push(e));
         assert_eq!(r, Err(DecodeError::Missing("x")));
         assert_eq!(
             ev,

@@ -280,3 +280,56 @@ fn coinm_depth_chain_stays_valid() {
         Chain::BinanceFutures,
     );
 }
+
+/// Bad input costs no allocation either: malformed JSON and well-formed
+/// messages with wrong fields come back as `Copy` errors.
+#[test]
+fn malformed_messages_allocate_nothing() {
+    let bad: [&str; 4] = [
+        r#"{"e":"trade","E":1723161255208,"s":"BTCUSDT","t":3712345678,"p":"61737.63"#,
+        r#"{"e":"trade","E":1,"s":"X","t":"1","p":"1","q":"1","T":1,"m":true}"#,
+        r#"{"e":"depthUpdate","E":1,"s":"X","U":1,"u":2,"b":{},"a":[]}"#,
+        "[1,2,",
+    ];
+    let mut bufs: Vec<(Vec<u8>, usize)> = bad
+        .iter()
+        .map(|t| {
+            let mut b = t.as_bytes().to_vec();
+            b.resize(t.len() + INPUT_PADDING, 0);
+            (b, t.len())
+        })
+        .collect();
+    let mut decoder = binance::Decoder::new();
+    let mut run = |bufs: &mut Vec<(Vec<u8>, usize)>| {
+        let mut errors = Vec::with_capacity(bufs.len());
+        for (buf, len) in bufs.iter_mut() {
+            errors.push(decoder.decode(buf, *len, |m| m.err()));
+        }
+        errors
+    };
+    let warm = run(&mut bufs);
+    assert!(
+        matches!(warm[0], Some(tickwire_venues::DecodeError::Json(_))),
+        "{warm:?}"
+    );
+    assert_eq!(warm[1], Some(tickwire_venues::DecodeError::Type("t")));
+    assert_eq!(warm[2], Some(tickwire_venues::DecodeError::Type("b")));
+    assert!(matches!(
+        warm[3],
+        Some(tickwire_venues::DecodeError::Json(_))
+    ));
+    let (again, allocations) = tickwire_testkit::allocations(|| {
+        let mut n = 0;
+        for _ in 0..1000 {
+            for (buf, len) in bufs.iter_mut() {
+                n += usize::from(decoder.decode(buf, *len, |m| m.is_err()));
+            }
+        }
+        n
+    });
+    assert_eq!(again, 4000, "every one is an error");
+    assert_eq!(
+        allocations, 0,
+        "{allocations} allocations for 4000 bad messages"
+    );
+}
