@@ -26,13 +26,12 @@
 
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use rustls::{ClientConfig, ClientConnection, StreamOwned};
-use tickwire_benches::tls::{MESSAGE, Pki, pki, server};
+use rustls::StreamOwned;
+use tickwire_benches::tls::{MESSAGE, Pki, client, pki, server};
 use tickwire_codec::handshake::{RequestStatus, ServerHandshake, write_response};
 use tickwire_codec::{OpCode, encode_frame};
 use tickwire_net::{Config, Conn, Driver, Endpoint, Handler, Payload, PollMode, Stamps, TlsConfig};
@@ -343,15 +342,7 @@ impl Write for StampedSocket {
 }
 
 fn tungstenite(pki: &Pki, port: u16, busy: bool, mut measure: Measure) -> Report {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(pki.ca_der.clone()).unwrap();
-    let config =
-        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_protocol_versions(&[&rustls::version::TLS13])
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-    let conn = ClientConnection::new(Arc::new(config), "localhost".try_into().unwrap()).unwrap();
+    let conn = client(pki);
     let sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
     sock.set_nodelay(true).unwrap();
     let sock = StampedSocket {
@@ -383,15 +374,7 @@ fn tungstenite(pki: &Pki, port: u16, busy: bool, mut measure: Measure) -> Report
 /// the raw socket without decrypting, until the server ends the stream
 /// after the ciphertext of `n` messages.
 fn drain_client(pki: &Pki, port: u16, n: usize) -> Report {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(pki.ca_der.clone()).unwrap();
-    let config =
-        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_protocol_versions(&[&rustls::version::TLS13])
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-    let conn = ClientConnection::new(Arc::new(config), "localhost".try_into().unwrap()).unwrap();
+    let conn = client(pki);
     let sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let stream = StreamOwned::new(conn, sock);
     let (ws, _) = tungstenite::client::client(format!("wss://localhost:{port}/"), stream).unwrap();
@@ -410,17 +393,8 @@ fn drain_client(pki: &Pki, port: u16, n: usize) -> Report {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let bench = std::env::args().any(|a| a == "--bench");
-    let (n, k) = match (args.first(), args.get(1)) {
-        (Some(n), Some(k)) => (n.parse().unwrap(), k.parse().unwrap()),
-        _ if bench => (500_000, 20_000),
-        _ => (2_000, 200), // `cargo test --benches`: a smoke run
-    };
-    let only = args.get(2).map(String::as_str);
+    let (n, k, rest) = tickwire_benches::harness_args((500_000, 20_000), (2_000, 200));
+    let only = rest.first().map(String::as_str);
     let (throughput, latency) = match only {
         None => (true, true),
         Some("throughput") => (true, false),

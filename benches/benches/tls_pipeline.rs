@@ -18,11 +18,10 @@
 
 use std::hint::black_box;
 use std::io::{self, Read, Write};
-use std::sync::Arc;
 use std::time::Instant;
 
-use rustls::{ClientConfig, ClientConnection, ServerConnection, SupportedCipherSuite};
-use tickwire_benches::tls::{Pki, frames, pki, server};
+use rustls::{ServerConnection, SupportedCipherSuite};
+use tickwire_benches::tls::{Pki, client, frames, pki, server};
 use tickwire_net::TlsConfig;
 use tickwire_net::internals::Pipeline;
 use tungstenite::protocol::{Message, Role, WebSocket};
@@ -106,16 +105,7 @@ fn rustls_tungstenite(
     n: usize,
     write: usize,
 ) -> f64 {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(pki.ca_der.clone()).unwrap();
-    let config =
-        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_protocol_versions(&[&rustls::version::TLS13])
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-    let mut client =
-        ClientConnection::new(Arc::new(config), "localhost".try_into().unwrap()).unwrap();
+    let mut client = client(pki);
     let mut server = server(pki, suite);
     // The handshake, in memory.
     while client.is_handshaking() || server.is_handshaking() {
@@ -159,16 +149,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let bench = std::env::args().any(|a| a == "--bench");
-    let (n, runs) = match (args.first(), args.get(1)) {
-        (Some(n), Some(r)) => (n.parse().unwrap(), r.parse().unwrap()),
-        _ if bench => (200_000, 7),
-        _ => (2_000, 1), // `cargo test --benches`: a smoke run
-    };
+    let (n, runs, _) = tickwire_benches::harness_args((200_000, 7), (2_000, 1));
     let pki = pki();
     let plain = frames(n);
     let frame = plain.len() / n;

@@ -23,6 +23,26 @@
 
 pub mod tls;
 
+/// The arguments of a custom benchmark harness: two sizes, then any
+/// further words. `cargo bench` passes `--bench` (then the sizes default to
+/// `bench`); `cargo test --benches` passes neither (a smoke run: `smoke`).
+pub fn harness_args(bench: (usize, usize), smoke: (usize, usize)) -> (usize, usize, Vec<String>) {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let benching = std::env::args().any(|a| a == "--bench");
+    let (a, b) = match (args.first(), args.get(1)) {
+        (Some(a), Some(b)) => (
+            a.parse().expect("the first argument is a count"),
+            b.parse().expect("the second argument is a count"),
+        ),
+        _ if benching => bench,
+        _ => smoke,
+    };
+    (a, b, args.into_iter().skip(2).collect())
+}
+
 use std::hint::black_box;
 use std::io::{self, Read, Write};
 

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::{ServerConfig, ServerConnection, SupportedCipherSuite};
+use rustls::{
+    ClientConfig, ClientConnection, ServerConfig, ServerConnection, SupportedCipherSuite,
+};
 use tickwire_codec::{OpCode, encode_frame};
 
 /// The 200-byte trade message every TLS benchmark sends.
@@ -53,6 +55,20 @@ pub fn server(pki: &Pki, suite: SupportedCipherSuite) -> ServerConnection {
     let mut conn = ServerConnection::new(Arc::new(config)).unwrap();
     conn.set_buffer_limit(None);
     conn
+}
+
+/// A rustls TLS 1.3 client connection to `localhost` that trusts `pki`'s
+/// CA: the peer client (under tungstenite) of the TLS benchmarks.
+pub fn client(pki: &Pki) -> ClientConnection {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(pki.ca_der.clone()).unwrap();
+    let config =
+        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    ClientConnection::new(Arc::new(config), "localhost".try_into().unwrap()).unwrap()
 }
 
 /// `n` text frames of a ~200-byte trade message, as a server sends them.
