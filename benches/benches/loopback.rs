@@ -17,7 +17,8 @@
 //!   client runs 5 times, interleaved with the others; the table shows the
 //!   median of each percentile, and how often tickwire beat tungstenite.
 //!   A plain TCP client of a plain TCP server with the same cadence (no TLS,
-//!   no WebSocket) shows the floor the kernel and the VM set.
+//!   no WebSocket), waiting in each of tickwire's three ways, shows the floor
+//!   the kernel and the VM set, and what each way of waiting costs.
 //!
 //! `cargo bench -p tickwire-benches --bench loopback [-- N K [throughput|latency]]`
 //! (`cargo test --benches` runs it once, small.)
@@ -178,26 +179,50 @@ fn serve_plain(k: usize, interval: Duration, clock: Calibration) -> (u16, JoinHa
 }
 
 /// The latency floor's client: reads `MESSAGE.len()`-byte messages from
-/// plain TCP, spinning on a non-blocking socket or blocking.
-fn plain_client(port: u16, busy: bool, mut measure: Measure) -> Report {
-    let mut sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
+/// plain TCP in one of tickwire's three ways: spinning on `read` of a
+/// non-blocking socket (`busy-read`), spinning on `epoll_wait` with a zero
+/// timeout and reading what it reports (`busy-poll`, through mio as
+/// tickwire does), or blocking in `read`. Without TLS or WebSocket work, the
+/// difference between the rows is what each way of waiting costs.
+fn plain_client(port: u16, mode: &str, mut measure: Measure) -> Report {
+    let sock = TcpStream::connect(("127.0.0.1", port)).unwrap();
     sock.set_nodelay(true).unwrap();
-    sock.set_nonblocking(busy).unwrap();
+    sock.set_nonblocking(mode != "blocking").unwrap();
+    let mut sock = mio::net::TcpStream::from_std(sock);
+    let mut poll = mio::Poll::new().unwrap();
+    let mut events = mio::Events::with_capacity(8);
+    if mode == "busy-poll" {
+        poll.registry()
+            .register(&mut sock, mio::Token(0), mio::Interest::READABLE)
+            .unwrap();
+    }
     let mut msg = MESSAGE.to_vec();
     let mut got = 0;
     while measure.got < measure.want {
-        match sock.read(&mut msg[got..]) {
-            Ok(0) => panic!("the server stopped early"),
-            Ok(n) => {
-                got += n;
-                measure.read_stamp = measure.clock.clock().now();
+        if mode == "busy-poll" {
+            poll.poll(&mut events, Some(Duration::ZERO)).unwrap();
+            if events.is_empty() {
+                continue;
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e) => panic!("plain TCP: {e}"),
         }
-        if got == msg.len() {
-            measure.message(&msg);
-            got = 0;
+        // Read until the socket is drained (edge-triggered for busy-poll).
+        loop {
+            match sock.read(&mut msg[got..]) {
+                Ok(0) => panic!("the server stopped early"),
+                Ok(n) => {
+                    got += n;
+                    measure.read_stamp = measure.clock.clock().now();
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => panic!("plain TCP: {e}"),
+            }
+            if got == msg.len() {
+                measure.message(&msg);
+                got = 0;
+            }
+            if mode == "blocking" || measure.got == measure.want {
+                break;
+            }
         }
     }
     measure.report()
@@ -495,13 +520,14 @@ fn main() {
     println!();
     const REPS: usize = 5;
     let interval = Duration::from_micros(100);
-    let rows: [(&str, &str); 7] = [
+    let rows: [(&str, &str); 8] = [
         clients[0],
         clients[1],
         clients[2],
         clients[3],
         clients[4],
         ("plain TCP", "busy-poll"),
+        ("plain TCP", "busy-read"),
         ("plain TCP", "blocking"),
     ];
     let mut runs: Vec<Vec<Report>> = (0..rows.len()).map(|_| Vec::new()).collect();
@@ -510,7 +536,7 @@ fn main() {
             let report = if client == "plain TCP" {
                 let (port, server) = serve_plain(k, interval, clock);
                 let measure = Measure::new(clock, k, true);
-                let report = plain_client(port, mode == "busy-poll", measure);
+                let report = plain_client(port, mode, measure);
                 server.join().unwrap();
                 report
             } else {

@@ -15,8 +15,9 @@ pub enum PollMode {
     /// Like `BusyPoll`, but each turn first reads every open connection's
     /// socket directly, without waiting for epoll to report it; epoll (with
     /// a zero timeout) still handles connects, accepts, writes and closes.
-    /// On loopback this saw data about 0.6 us sooner at the median than
-    /// spinning on epoll. Each turn costs one `read` per open connection
+    /// On loopback a `read`-spinning client saw data 0.43 us sooner at the
+    /// median than an epoll-spinning one (`loopback` bench, plain TCP rows,
+    /// BENCHMARKS.md). Each turn costs one `read` per open connection
     /// (about 0.3 us each), so it suits a thread with a few connections.
     BusyRead,
 }
