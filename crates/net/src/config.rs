@@ -14,7 +14,8 @@ pub enum PollMode {
     BusyPoll,
     /// Like `BusyPoll`, but each turn first reads every open connection's
     /// socket directly, without waiting for epoll to report it; epoll (with
-    /// a zero timeout) still handles connects, accepts, writes and closes.
+    /// a zero timeout, every 16th turn) still handles connects, accepts,
+    /// writes, closes and timers, so those may wait a few microseconds.
     /// On loopback a `read`-spinning client saw data 0.43 us sooner at the
     /// median than an epoll-spinning one (`loopback` bench, plain TCP rows,
     /// BENCHMARKS.md). Each turn costs one `read` per open connection
