@@ -18,8 +18,15 @@
 //!   diffs, snapshot, bridge, chain check, and an explicit `Gap` before any
 //!   book state is dropped.
 //!
-//! Work in progress: the normalised event stream comes next.
+//! - [`event`]: the normalised events every adapter emits (trades, quotes,
+//!   book snapshots and deltas, `BookValid`, `Gap`, `Resync`), with
+//!   integer prices, exchange time and the receive stamp.
+//!
+//! Adapters ([`binance::Adapter`], ...) put it together: a venue's text
+//! messages in, [`Event`]s out, books kept in step, nothing allocated per
+//! message.
 
+mod adapter;
 pub mod binance;
 pub mod book;
 pub mod bybit;
@@ -27,10 +34,13 @@ pub mod coinbase;
 pub mod decimal;
 pub mod deribit;
 mod error;
+pub mod event;
 pub mod json;
 pub mod kraken;
 pub mod okx;
 mod scan;
 pub mod sync;
 
+pub use adapter::Outcome;
 pub use error::DecodeError;
+pub use event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};

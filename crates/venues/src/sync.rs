@@ -92,6 +92,8 @@ pub enum Resync {
         /// Ours.
         got: i64,
     },
+    /// The connection carrying the book went down.
+    Disconnected,
 }
 
 /// What the engine tells its owner. Nothing about a book's contents is

@@ -1,0 +1,226 @@
+//! What every venue adapter shares: the instrument table, and turning the
+//! sync engine's verdicts on one message into normalised events.
+
+use std::collections::HashMap;
+
+use crate::book::{Book, Side};
+use crate::event::{Event, InstrumentId, InstrumentSpec, Kind};
+use crate::sync::{BookSync, Chain, LevelResult, Resync, SyncConfig, SyncEvent};
+
+/// What an adapter made of one message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Market data for a known instrument: its events were emitted (none,
+    /// if a diff was only buffered while a snapshot is awaited).
+    Data,
+    /// Not market data: a subscription acknowledgement, a reply, a
+    /// heartbeat.
+    Control,
+    /// Market data of a channel this adapter does not normalise, or for an
+    /// instrument not in its table.
+    Ignored,
+}
+
+pub(crate) struct Instrument {
+    pub(crate) spec: InstrumentSpec,
+    pub(crate) sync: Option<BookSync>,
+}
+
+/// The instruments of one adapter, with their books, all allocated when the
+/// adapter is made.
+pub(crate) struct Instruments {
+    list: Vec<Instrument>,
+    index: HashMap<Box<str>, u32>,
+}
+
+impl Instruments {
+    /// Books use `chain`; a venue whose snapshots come in band needs only a
+    /// small buffer (diffs before the snapshot are dropped anyway).
+    pub(crate) fn new(specs: &[InstrumentSpec], chain: Chain) -> Instruments {
+        let list: Vec<Instrument> = specs
+            .iter()
+            .map(|spec| Instrument {
+                spec: spec.clone(),
+                sync: (spec.depth > 0).then(|| {
+                    let config = if chain.in_band_snapshot() {
+                        SyncConfig {
+                            depth: spec.depth,
+                            max_buffered_diffs: 16,
+                            max_buffered_levels: 4096,
+                        }
+                    } else {
+                        SyncConfig {
+                            depth: spec.depth,
+                            ..SyncConfig::default()
+                        }
+                    };
+                    BookSync::new(chain, config)
+                }),
+            })
+            .collect();
+        let index = specs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.symbol.as_str().into(), i as u32))
+            .collect();
+        Instruments { list, index }
+    }
+
+    #[inline]
+    pub(crate) fn find(&self, symbol: &str) -> Option<InstrumentId> {
+        self.index.get(symbol).map(|&i| InstrumentId(i))
+    }
+
+    pub(crate) fn get(&self, id: InstrumentId) -> Option<&Instrument> {
+        self.list.get(id.0 as usize)
+    }
+
+    pub(crate) fn get_mut(&mut self, id: InstrumentId) -> Option<&mut Instrument> {
+        self.list.get_mut(id.0 as usize)
+    }
+
+    pub(crate) fn specs(&self) -> impl Iterator<Item = &InstrumentSpec> {
+        self.list.iter().map(|i| &i.spec)
+    }
+
+    pub(crate) fn book(&self, id: InstrumentId) -> Option<&Book> {
+        self.get(id)?.sync.as_ref()?.book()
+    }
+
+    /// The connection went down: `Disconnected`, then for every book that
+    /// was valid (or bridging) `Gap(Disconnected)` and `Resync`.
+    pub(crate) fn disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
+        emit(Event {
+            instrument: InstrumentId(0),
+            exchange_ns: 0,
+            recv_tsc,
+            kind: Kind::Disconnected,
+        });
+        for (i, instrument) in self.list.iter_mut().enumerate() {
+            if let Some(sync) = instrument.sync.as_mut() {
+                let stamp = Stamp {
+                    id: InstrumentId(i as u32),
+                    exchange_ns: 0,
+                    recv_tsc,
+                };
+                let mut verdict = Verdict::new(stamp, emit);
+                sync.invalidate_all(Resync::Disconnected, &mut |e| verdict.on(e));
+            }
+        }
+    }
+}
+
+/// Whom an event is about and when.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stamp {
+    pub(crate) id: InstrumentId,
+    pub(crate) exchange_ns: u64,
+    pub(crate) recv_tsc: u64,
+}
+
+impl Stamp {
+    #[inline]
+    pub(crate) fn event(self, kind: Kind) -> Event {
+        Event {
+            instrument: self.id,
+            exchange_ns: self.exchange_ns,
+            recv_tsc: self.recv_tsc,
+            kind,
+        }
+    }
+}
+
+/// Milliseconds since the epoch to nanoseconds (0 stays "none").
+#[inline]
+pub(crate) fn ms_to_ns(ms: u64) -> u64 {
+    ms.saturating_mul(1_000_000)
+}
+
+/// Collects what the sync engine says about one message: `Gap` and
+/// `Resync` go out at once; the snapshot (when the book became valid) or
+/// the message's deltas wait for [`Verdict::finish`], after every check.
+pub(crate) struct Verdict<'e, E> {
+    stamp: Stamp,
+    emit: &'e mut E,
+    valid: Option<u64>,
+    updated: Option<u64>,
+}
+
+impl<'e, E: FnMut(Event)> Verdict<'e, E> {
+    pub(crate) fn new(stamp: Stamp, emit: &'e mut E) -> Verdict<'e, E> {
+        Verdict {
+            stamp,
+            emit,
+            valid: None,
+            updated: None,
+        }
+    }
+
+    /// Hand this to the engine as its `emit`.
+    #[inline]
+    pub(crate) fn on(&mut self, event: SyncEvent) {
+        match event {
+            SyncEvent::SnapshotNeeded => (self.emit)(self.stamp.event(Kind::Resync)),
+            SyncEvent::Gap(why) => {
+                self.valid = None;
+                self.updated = None;
+                (self.emit)(self.stamp.event(Kind::Gap { why }));
+            }
+            SyncEvent::Valid { update_id } => {
+                self.valid = Some(update_id);
+                self.updated = None;
+            }
+            SyncEvent::Updated { update_id } => self.updated = Some(update_id),
+        }
+    }
+
+    /// The message was fed (and its checksum verified): if the book became
+    /// valid, its whole content as a snapshot and `BookValid`; if a valid
+    /// book was updated, `levels` (the message's levels, read again) as
+    /// deltas.
+    pub(crate) fn finish(self, sync: &BookSync, levels: impl Iterator<Item = LevelResult>) {
+        let Verdict {
+            stamp,
+            emit,
+            valid,
+            updated,
+        } = self;
+        let Some(book) = sync.book() else { return };
+        if let Some(valid) = valid {
+            let update_id = updated.unwrap_or(valid);
+            let (bids, asks) = (book.levels(Side::Bid), book.levels(Side::Ask));
+            emit(stamp.event(Kind::BookSnapshot {
+                update_id,
+                bids: bids.len() as u32,
+                asks: asks.len() as u32,
+            }));
+            let total = bids.len() + asks.len();
+            let all = bids
+                .iter()
+                .map(|l| (Side::Bid, l))
+                .chain(asks.iter().map(|l| (Side::Ask, l)));
+            for (n, (side, level)) in all.enumerate() {
+                emit(stamp.event(Kind::BookDelta {
+                    side,
+                    price: level.price,
+                    size: level.size,
+                    update_id,
+                    last: n + 1 == total,
+                }));
+            }
+            emit(stamp.event(Kind::BookValid { update_id }));
+        } else if let Some(update_id) = updated {
+            // Read once already by the engine without error.
+            let mut levels = levels.filter_map(Result::ok).peekable();
+            while let Some((side, level)) = levels.next() {
+                emit(stamp.event(Kind::BookDelta {
+                    side,
+                    price: level.price,
+                    size: level.size,
+                    update_id,
+                    last: levels.peek().is_none(),
+                }));
+            }
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Normalised market-data events: what every venue adapter emits, whatever
+//! the venue's wire format.
+//!
+//! Prices and sizes are integers at the instrument's scales
+//! ([`InstrumentSpec`]), parsed exactly from the wire. An [`Event`] is
+//! `Copy`, has no borrows and a fixed size, so it can be queued, written to
+//! a shared-memory ring or compared in a test without allocating.
+//!
+//! # Order book events
+//!
+//! A consumer rebuilds a book from the events of its instrument alone:
+//!
+//! - [`Kind::BookSnapshot`]: forget the book; the next `bids + asks`
+//!   [`Kind::BookDelta`] events (bids best first, then asks best first) are
+//!   its levels; then [`Kind::BookValid`].
+//! - [`Kind::BookDelta`]: set the level at `price` to `size` (0 removes it).
+//!   `last` marks the final level of one venue message: between two `last`
+//!   deltas the book may be half-updated (even crossed).
+//! - [`Kind::Gap`]: the book is wrong from here; forget it. Nothing is said
+//!   about the book until the next snapshot and `BookValid`.
+//! - [`Kind::Resync`]: a new snapshot has been asked for (Binance: the
+//!   adapter's owner must fetch the REST snapshot; venues with in-band
+//!   snapshots: resubscribe).
+//!
+//! No delta, snapshot or `BookValid` is ever emitted for a book that is not
+//! in step with the venue, and a message's deltas are emitted only after
+//! the whole message was applied and checked (sequence, crossing, checksum).
+
+use crate::book::Side;
+use crate::sync::Resync;
+
+/// An instrument's index in its adapter's table, assigned in the order the
+/// instruments were given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InstrumentId(pub u32);
+
+/// One normalised event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// Which instrument (for [`Kind::Disconnected`]: the first instrument
+    /// of the connection's adapter).
+    pub instrument: InstrumentId,
+    /// The venue's timestamp of the event, ns since the Unix epoch (at the
+    /// venue's own resolution, usually ms or µs); 0 when it sends none.
+    pub exchange_ns: u64,
+    /// The local receive stamp the adapter was handed with the message
+    /// (TSC ticks in tickwire-net), carried through untouched.
+    pub recv_tsc: u64,
+    /// What happened.
+    pub kind: Kind,
+}
+
+/// Who took liquidity in a trade.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Aggressor {
+    /// The buyer was the taker.
+    Buy,
+    /// The seller was the taker.
+    Sell,
+    /// The venue does not say.
+    Unknown,
+}
+
+/// What an [`Event`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Kind {
+    /// A trade (for Binance `aggTrade`: an aggregate trade).
+    Trade {
+        /// Price at the instrument's price scale.
+        price: i64,
+        /// Size at the instrument's size scale.
+        size: i64,
+        /// Who took liquidity.
+        aggressor: Aggressor,
+        /// The venue's trade id (0 when it has no numeric one).
+        trade_id: u64,
+    },
+    /// Best bid and ask. A side with size 0 is empty.
+    Quote {
+        /// Best bid price.
+        bid_price: i64,
+        /// Size at the best bid.
+        bid_size: i64,
+        /// Best ask price.
+        ask_price: i64,
+        /// Size at the best ask.
+        ask_size: i64,
+        /// The venue's update id for the quote (0 when it sends none).
+        update_id: u64,
+    },
+    /// The book is replaced by the `bids + asks` levels that follow, as
+    /// [`Kind::BookDelta`] events.
+    BookSnapshot {
+        /// The update id the snapshot is current to.
+        update_id: u64,
+        /// Bid levels that follow.
+        bids: u32,
+        /// Ask levels that follow.
+        asks: u32,
+    },
+    /// One level's new size (0: the level is gone).
+    BookDelta {
+        /// The side.
+        side: Side,
+        /// Price at the instrument's price scale.
+        price: i64,
+        /// Size at the instrument's size scale.
+        size: i64,
+        /// The venue's update id of the message the level came in.
+        update_id: u64,
+        /// The message's (or snapshot's) final level.
+        last: bool,
+    },
+    /// The book is in step with the venue, up to `update_id`.
+    BookValid {
+        /// The last update id applied.
+        update_id: u64,
+    },
+    /// The book is wrong from here on, and why.
+    Gap {
+        /// What broke.
+        why: Resync,
+    },
+    /// A fresh snapshot has been requested for the book.
+    Resync,
+    /// Nothing arrived for the instrument for this long (emitted by the
+    /// feed's timers, not by adapters).
+    Stale {
+        /// How long it has been quiet, ms.
+        silent_ms: u32,
+    },
+    /// The connection carrying the instrument went down (emitted by the
+    /// feed, followed by a `Gap` for each book).
+    Disconnected,
+}
+
+/// An instrument as its adapter is told about it at subscription.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstrumentSpec {
+    /// The symbol exactly as the venue sends it in messages (`BTCUSDT`,
+    /// `BTC-USDT`, `BTC/USD`, `BTC-PERPETUAL`).
+    pub symbol: String,
+    /// Decimal places of prices (from the venue's tick size).
+    pub price_scale: u8,
+    /// Decimal places of sizes (from the venue's lot size).
+    pub size_scale: u8,
+    /// Book levels kept per side; 0: no book for this instrument.
+    pub depth: usize,
+}
+
+impl InstrumentSpec {
+    /// An instrument with a book of `depth` levels per side.
+    pub fn new(symbol: &str, price_scale: u8, size_scale: u8, depth: usize) -> InstrumentSpec {
+        InstrumentSpec {
+            symbol: symbol.to_owned(),
+            price_scale,
+            size_scale,
+            depth,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_small_and_has_no_drop() {
+        // The shared-memory ring stores events as fixed-size records; a
+        // growing event would silently shrink its capacity.
+        assert!(size_of::<Event>() <= 72, "{}", size_of::<Event>());
+        assert!(!std::mem::needs_drop::<Event>());
+    }
+}

@@ -1,0 +1,267 @@
+//! The normalised event stream over the real recordings in
+//! `../shared/samples` (skipped, with a line saying so, when absent): a
+//! consumer that knows nothing but the events rebuilds exactly the book the
+//! adapter keeps; books become valid once and never gap; every trade and
+//! quote message yields its event; and, once warm, nothing allocates.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use tickwire_venues::binance::{Adapter, Market};
+use tickwire_venues::book::Side;
+use tickwire_venues::json::INPUT_PADDING;
+use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, Outcome};
+
+#[global_allocator]
+static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
+
+mod common;
+
+/// The messages of a sample file, each followed by padding. `.gz` files are
+/// hftbacktest's originals: `<recv_ns> <text>` per line.
+fn messages(path: &Path) -> Vec<(Vec<u8>, usize)> {
+    let raw = std::fs::read(path).unwrap();
+    let gz = path.extension().is_some_and(|e| e == "gz");
+    let text = if gz {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    } else {
+        raw
+    };
+    text.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            let msg = match line.iter().position(|&b| b == b' ') {
+                Some(space) if gz => &line[space + 1..],
+                _ => line,
+            };
+            let mut buf = msg.to_vec();
+            buf.resize(msg.len() + INPUT_PADDING, 0);
+            (buf, msg.len())
+        })
+        .collect()
+}
+
+/// A book rebuilt from events alone.
+#[derive(Default)]
+struct Consumer {
+    bids: BTreeMap<i64, i64>,
+    asks: BTreeMap<i64, i64>,
+    valid: bool,
+    /// Levels a snapshot announced that have not arrived yet.
+    pending: u32,
+    snapshots: usize,
+    gaps: usize,
+    deltas_while_invalid: usize,
+}
+
+impl Consumer {
+    fn on(&mut self, e: &Event) {
+        match e.kind {
+            Kind::BookSnapshot { bids, asks, .. } => {
+                self.bids.clear();
+                self.asks.clear();
+                self.pending = bids + asks;
+                self.valid = false;
+                self.snapshots += 1;
+            }
+            Kind::BookDelta {
+                side, price, size, ..
+            } => {
+                if self.pending > 0 {
+                    self.pending -= 1;
+                } else if !self.valid {
+                    self.deltas_while_invalid += 1;
+                }
+                let ladder = match side {
+                    Side::Bid => &mut self.bids,
+                    Side::Ask => &mut self.asks,
+                };
+                if size == 0 {
+                    ladder.remove(&price);
+                } else {
+                    ladder.insert(price, size);
+                }
+            }
+            Kind::BookValid { .. } => {
+                assert_eq!(self.pending, 0, "BookValid before the snapshot's levels");
+                self.valid = true;
+            }
+            Kind::Gap { .. } => {
+                self.valid = false;
+                self.gaps += 1;
+            }
+            _ => {}
+        }
+    }
+
+    /// The rebuilt book equals the adapter's, level for level.
+    fn check(&self, adapter: &Adapter, at: usize) {
+        let book = adapter.book(InstrumentId(0));
+        assert_eq!(book.is_some(), self.valid, "message {at}");
+        let Some(book) = book else { return };
+        assert!(!book.truncated(), "deepen the test's book");
+        let theirs = |side| -> Vec<(i64, i64)> {
+            book.levels(side)
+                .iter()
+                .map(|l| (l.price, l.size))
+                .collect()
+        };
+        let bids: Vec<_> = self.bids.iter().rev().map(|(&p, &s)| (p, s)).collect();
+        let asks: Vec<_> = self.asks.iter().map(|(&p, &s)| (p, s)).collect();
+        assert_eq!(bids, theirs(Side::Bid), "bids after message {at}");
+        assert_eq!(asks, theirs(Side::Ask), "asks after message {at}");
+    }
+}
+
+#[derive(Default, Debug)]
+struct Counts {
+    trades: usize,
+    quotes: usize,
+    resyncs: usize,
+    other: usize,
+}
+
+/// Feeds every message; REST snapshot lines go to `on_snapshot`.
+fn replay(
+    adapter: &mut Adapter,
+    msgs: &mut [(Vec<u8>, usize)],
+    mut each: impl FnMut(&Adapter, usize, &[Event]),
+    events: &mut Vec<Event>,
+) {
+    for (i, (buf, len)) in msgs.iter_mut().enumerate() {
+        events.clear();
+        let mut emit = |e: Event| events.push(e);
+        let snapshot = buf[..*len].windows(14).any(|w| w == b"\"lastUpdateId\"");
+        let outcome = if snapshot {
+            adapter.on_snapshot(InstrumentId(0), buf, *len, i as u64, &mut emit)
+        } else {
+            adapter.on_message(buf, *len, i as u64, &mut emit)
+        };
+        let outcome = outcome.unwrap_or_else(|e| panic!("message {}: {e}", i + 1));
+        assert_ne!(outcome, Outcome::Ignored, "message {}", i + 1);
+        each(adapter, i + 1, events);
+    }
+}
+
+fn check(file: &str, market: Market, symbol: &str) {
+    let Some(dir) = common::samples("binance") else {
+        return;
+    };
+    let mut msgs = messages(&dir.join(file));
+    let spec = [InstrumentSpec::new(symbol, 8, 8, 20_000)];
+    let mut events = Vec::with_capacity(1 << 16);
+
+    // Pass 1: everything checked.
+    let mut adapter = Adapter::new(market, &spec);
+    let mut consumer = Consumer::default();
+    let mut counts = Counts::default();
+    replay(
+        &mut adapter,
+        &mut msgs,
+        |adapter, at, events| {
+            for e in events {
+                assert_eq!(e.instrument, InstrumentId(0));
+                assert_eq!(e.recv_tsc, at as u64 - 1, "the stamp is carried");
+                match e.kind {
+                    Kind::Trade { price, size, .. } => {
+                        assert!(price > 0 && size > 0);
+                        counts.trades += 1;
+                    }
+                    Kind::Quote { .. } => counts.quotes += 1,
+                    Kind::Resync => counts.resyncs += 1,
+                    Kind::BookSnapshot { .. }
+                    | Kind::BookDelta { .. }
+                    | Kind::BookValid { .. }
+                    | Kind::Gap { .. } => {}
+                    _ => counts.other += 1,
+                }
+                consumer.on(e);
+            }
+            // Between messages the book is whole: compare every 64th time,
+            // and every time the book changes state.
+            let state_change = events
+                .iter()
+                .any(|e| matches!(e.kind, Kind::BookValid { .. } | Kind::Gap { .. }));
+            if at % 64 == 0 || state_change {
+                consumer.check(adapter, at);
+            }
+        },
+        &mut events,
+    );
+    consumer.check(&adapter, msgs.len());
+    eprintln!(
+        "{file}: {counts:?}, {} snapshots, {} gaps",
+        consumer.snapshots, consumer.gaps
+    );
+    assert_eq!(consumer.snapshots, 1, "valid once, from the REST snapshot");
+    assert_eq!(consumer.gaps, 0);
+    assert_eq!(consumer.deltas_while_invalid, 0);
+    assert_eq!(counts.resyncs, 1, "one snapshot asked for, at the start");
+    assert_eq!(counts.other, 0);
+    assert!(consumer.valid, "valid at the end");
+    // Messages holding any of `marks`.
+    let want = |marks: &[&[u8]]| {
+        msgs.iter()
+            .filter(|(b, len)| {
+                marks
+                    .iter()
+                    .any(|m| b[..*len].windows(m.len()).any(|w| w == *m))
+            })
+            .count()
+    };
+    assert_eq!(
+        counts.trades,
+        want(&[b"\"e\":\"trade\"", b"\"e\":\"aggTrade\""])
+    );
+    // Spot book tickers have no `e`; their stream name says what they are.
+    assert_eq!(
+        counts.quotes,
+        want(&[b"\"e\":\"bookTicker\"", b"@bookTicker\""])
+    );
+    assert!(counts.trades + counts.quotes > 0);
+
+    // Pass 2: the same adapter, warm, told its connection dropped (every
+    // book gaps and waits for a snapshot), then the whole recording again:
+    // diffs buffered, the snapshot bridged, the chain followed, and not
+    // one allocation.
+    let mut gaps = Vec::new();
+    adapter.on_disconnect(0, &mut |e| gaps.push(e.kind));
+    assert!(gaps.contains(&Kind::Resync), "{gaps:?}");
+    let ((), allocations) = tickwire_testkit::allocations(|| {
+        replay(&mut adapter, &mut msgs, |_, _, _| {}, &mut events);
+    });
+    assert!(adapter.book(InstrumentId(0)).is_some());
+    assert_eq!(allocations, 0, "{file}: {allocations} allocations");
+}
+
+#[test]
+fn spot_events_rebuild_the_book() {
+    check(
+        "spot/original/hftbacktest_spot_btcusdt_20240808.gz",
+        Market::Spot,
+        "BTCUSDT",
+    );
+}
+
+#[test]
+fn usdm_events_rebuild_the_book() {
+    check(
+        "usdm/original/hftbacktest_usdm_btcusdt_20240808.gz",
+        Market::UsdM,
+        "BTCUSDT",
+    );
+}
+
+#[test]
+fn coinm_events_rebuild_the_book() {
+    check(
+        "coinm/hftbacktest_cm_btcusd_perp_20240808.first15000.jsonl",
+        Market::CoinM,
+        "BTCUSD_PERP",
+    );
+}
