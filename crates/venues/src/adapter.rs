@@ -224,3 +224,62 @@ impl<'e, E: FnMut(Event)> Verdict<'e, E> {
         }
     }
 }
+
+/// What every venue's adapter does, for code that handles several venues
+/// alike (a feed handler, a test). Each adapter also has the same methods
+/// inherently, generic over `emit` (no indirect call per event).
+pub trait VenueAdapter {
+    /// Decodes one text message, `buf[..len]` followed by
+    /// [`INPUT_PADDING`](crate::json::INPUT_PADDING) writable bytes, and
+    /// emits its events.
+    fn on_message(
+        &mut self,
+        buf: &mut [u8],
+        len: usize,
+        recv_tsc: u64,
+        emit: &mut dyn FnMut(Event),
+    ) -> Result<Outcome, crate::DecodeError>;
+
+    /// The connection went down: `Disconnected`, then `Gap` and `Resync`
+    /// for every book that was valid.
+    fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut dyn FnMut(Event));
+
+    /// The instrument the venue calls `symbol`.
+    fn instrument(&self, symbol: &str) -> Option<InstrumentId>;
+
+    /// An instrument's book, while it is valid.
+    fn book(&self, id: InstrumentId) -> Option<&Book>;
+}
+
+macro_rules! venue_adapter {
+    ($t:ty) => {
+        impl $crate::adapter::VenueAdapter for $t {
+            fn on_message(
+                &mut self,
+                buf: &mut [u8],
+                len: usize,
+                recv_tsc: u64,
+                mut emit: &mut dyn FnMut($crate::event::Event),
+            ) -> Result<$crate::adapter::Outcome, $crate::DecodeError> {
+                <$t>::on_message(self, buf, len, recv_tsc, &mut emit)
+            }
+
+            fn on_disconnect(
+                &mut self,
+                recv_tsc: u64,
+                mut emit: &mut dyn FnMut($crate::event::Event),
+            ) {
+                <$t>::on_disconnect(self, recv_tsc, &mut emit)
+            }
+
+            fn instrument(&self, symbol: &str) -> Option<$crate::event::InstrumentId> {
+                <$t>::instrument(self, symbol)
+            }
+
+            fn book(&self, id: $crate::event::InstrumentId) -> Option<&$crate::book::Book> {
+                <$t>::book(self, id)
+            }
+        }
+    };
+}
+pub(crate) use venue_adapter;

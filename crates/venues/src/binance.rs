@@ -1074,3 +1074,4 @@ mod adapter_tests {
         assert_eq!(kinds(&ev), [Kind::Disconnected]);
     }
 }
+crate::adapter::venue_adapter!(Adapter);

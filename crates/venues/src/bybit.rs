@@ -15,13 +15,8 @@ use crate::sync::{BookSync, Seq, SyncEvent};
 pub enum Message<'t, 'i> {
     /// An order book snapshot or delta.
     Book(BookData<'t, 'i>),
-    /// `publicTrade`: how many trades (each `{T, s, S, v, p, L, i, BT}`).
-    Trades {
-        /// The topic's symbol.
-        symbol: &'i str,
-        /// How many.
-        count: usize,
-    },
+    /// `publicTrade`: one or more trades.
+    Trades(Trades<'t, 'i>),
     /// A reply to an operation (`subscribe`, `ping`, ...), successful or not.
     Reply {
         /// `success`.
@@ -48,6 +43,65 @@ pub struct BookData<'t, 'i> {
     pub seq: Option<u64>,
     /// The system's time (`ts`), ms since the Unix epoch.
     pub ts_ms: u64,
+}
+
+/// The trades of a `publicTrade` message (each `{T, s, S, v, p, L, i, BT}`).
+#[derive(Clone, Copy)]
+pub struct Trades<'t, 'i> {
+    /// The topic's symbol.
+    pub symbol: &'i str,
+    data: Array<'t, 'i>,
+}
+
+impl std::fmt::Debug for Trades<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// One public trade.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trade<'i> {
+    /// The symbol (`s`).
+    pub symbol: &'i str,
+    /// The taker's side (`S`): `Buy` or `Sell`.
+    pub side: &'i str,
+    /// Price (`p`), as sent.
+    pub price: &'i str,
+    /// Size (`v`), as sent.
+    pub size: &'i str,
+    /// Trade time (`T`), ms since the Unix epoch.
+    pub time_ms: u64,
+    /// Trade id (`i`): a UUID on linear and spot, digits on some markets.
+    pub id: &'i str,
+}
+
+impl<'t, 'i> Trades<'t, 'i> {
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.data.len() == 0
+    }
+
+    /// Each trade.
+    pub fn iter(&self) -> impl Iterator<Item = Result<Trade<'i>, DecodeError>> + use<'t, 'i> {
+        let data = self.data;
+        data.iter().map(|t| {
+            let s = |key: &'static str| field(&t, key)?.into_string().ok_or(DecodeError::Type(key));
+            Ok(Trade {
+                symbol: s("s")?,
+                side: s("S")?,
+                price: s("p")?,
+                size: s("v")?,
+                time_ms: field(&t, "T")?.as_u64().ok_or(DecodeError::Type("T"))?,
+                id: s("i")?,
+            })
+        })
+    }
 }
 
 use crate::json::field;
@@ -94,13 +148,10 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
             }))
         }
         "publicTrade" => {
-            let trades: Array<'t, 'i> = field(&doc, "data")?
+            let data: Array<'t, 'i> = field(&doc, "data")?
                 .as_array()
                 .ok_or(DecodeError::Type("data"))?;
-            Ok(Message::Trades {
-                symbol,
-                count: trades.len(),
-            })
+            Ok(Message::Trades(Trades { symbol, data }))
         }
         other => Ok(Message::Other(other)),
     }
@@ -198,16 +249,21 @@ mod tests {
     fn trades_and_replies() {
         let trade = r#"{"topic":"publicTrade.BTCUSDT","type":"snapshot","ts":1672304486868,"data":[{"T":1672304486865,"s":"BTCUSDT","S":"Buy","v":"0.001","p":"16578.50","L":"PlusTick","i":"20f43950-d8dd-5b31-9112-a178eb6023af","BT":false}]}"#;
         crate::json::with_doc(trade, |doc| {
-            let m = decode(doc).unwrap();
-            assert!(
-                matches!(
-                    m,
-                    Message::Trades {
-                        symbol: "BTCUSDT",
-                        count: 1
-                    }
-                ),
-                "{m:?}"
+            let Message::Trades(t) = decode(doc).unwrap() else {
+                panic!()
+            };
+            assert_eq!((t.symbol, t.len()), ("BTCUSDT", 1));
+            let all: Vec<_> = t.iter().map(Result::unwrap).collect();
+            assert_eq!(
+                all,
+                [Trade {
+                    symbol: "BTCUSDT",
+                    side: "Buy",
+                    price: "16578.50",
+                    size: "0.001",
+                    time_ms: 1672304486865,
+                    id: "20f43950-d8dd-5b31-9112-a178eb6023af",
+                }]
             );
         });
         let reply =
@@ -218,5 +274,202 @@ mod tests {
                 Message::Reply { success: true }
             ));
         });
+    }
+}
+
+use crate::adapter::{Instruments, Outcome, Stamp, Verdict, ms_to_ns};
+use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
+use crate::json::JsonParser;
+
+/// Bybit v5 messages in, normalised [`Event`]s out, for one connection's
+/// instruments (`s`, `BTCUSDT`): `publicTrade` as trades, `orderbook.N`
+/// kept in step (`u` +1 per message; a snapshot replaces the book).
+///
+/// A book that breaks emits `Gap` then `Resync`: its owner resubscribes
+/// the topic, and the snapshot that follows makes it valid again.
+pub struct Adapter {
+    parser: JsonParser,
+    instruments: Instruments,
+}
+
+impl Adapter {
+    /// An adapter for `instruments`, with their books.
+    pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
+        Adapter {
+            parser: JsonParser::new(64 * 1024),
+            instruments: Instruments::new(instruments, crate::sync::Chain::Bybit),
+        }
+    }
+
+    /// The instrument called `symbol`.
+    pub fn instrument(&self, symbol: &str) -> Option<InstrumentId> {
+        self.instruments.find(symbol)
+    }
+
+    /// An instrument's book, while it is valid.
+    pub fn book(&self, id: InstrumentId) -> Option<&crate::book::Book> {
+        self.instruments.book(id)
+    }
+
+    /// Decodes one message, `buf[..len]` followed by
+    /// [`INPUT_PADDING`](crate::json::INPUT_PADDING) writable bytes, and
+    /// emits its events. Replies (`subscribe`, `pong`) are control
+    /// messages.
+    pub fn on_message(
+        &mut self,
+        buf: &mut [u8],
+        len: usize,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> Result<Outcome, DecodeError> {
+        let instruments = &mut self.instruments;
+        self.parser.parse(buf, len, |doc| match decode(doc)? {
+            Message::Reply { .. } => Ok(Outcome::Control),
+            Message::Other(_) => Ok(Outcome::Ignored),
+            Message::Trades(trades) => {
+                let mut outcome = Outcome::Ignored;
+                for trade in trades.iter() {
+                    let t = trade?;
+                    let Some(id) = instruments.find(t.symbol) else {
+                        continue;
+                    };
+                    let spec = &instruments.get(id).expect("found").spec;
+                    let level =
+                        crate::decimal::level(t.price, t.size, spec.price_scale, spec.size_scale)?;
+                    emit(Event {
+                        instrument: id,
+                        exchange_ns: ms_to_ns(t.time_ms),
+                        recv_tsc,
+                        kind: Kind::Trade {
+                            price: level.price,
+                            size: level.size,
+                            aggressor: match t.side {
+                                "Buy" => Aggressor::Buy,
+                                "Sell" => Aggressor::Sell,
+                                _ => Aggressor::Unknown,
+                            },
+                            trade_id: t.id.parse().unwrap_or(0),
+                        },
+                    });
+                    outcome = Outcome::Data;
+                }
+                Ok(outcome)
+            }
+            Message::Book(book) => {
+                let Some(id) = instruments.find(book.symbol) else {
+                    return Ok(Outcome::Ignored);
+                };
+                let instrument = instruments.get_mut(id).expect("found");
+                let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
+                let Some(sync) = instrument.sync.as_mut() else {
+                    return Ok(Outcome::Ignored);
+                };
+                let stamp = Stamp {
+                    id,
+                    exchange_ns: ms_to_ns(book.ts_ms),
+                    recv_tsc,
+                };
+                let mut verdict = Verdict::new(stamp, emit);
+                feed_book(sync, &book, ps, ss, &mut |e| verdict.on(e))?;
+                let levels =
+                    book.bids
+                        .scaled(Side::Bid, ps, ss)
+                        .chain(book.asks.scaled(Side::Ask, ps, ss));
+                verdict.finish(sync, levels);
+                Ok(Outcome::Data)
+            }
+        })?
+    }
+
+    /// The connection went down: `Disconnected`, then `Gap` and `Resync`
+    /// for every book that was valid.
+    pub fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
+        self.instruments.disconnect(recv_tsc, emit);
+    }
+}
+crate::adapter::venue_adapter!(Adapter);
+
+#[cfg(test)]
+mod adapter_tests {
+    use super::*;
+    use crate::json::INPUT_PADDING;
+    use crate::sync::Resync;
+
+    fn feed(a: &mut Adapter, text: &str) -> Vec<Kind> {
+        let mut buf = text.as_bytes().to_vec();
+        buf.resize(text.len() + INPUT_PADDING, b' ');
+        let mut events = Vec::new();
+        a.on_message(&mut buf, text.len(), 5, &mut |e| events.push(e.kind))
+            .unwrap();
+        events
+    }
+
+    // Shapes as Bybit v5 documents them ("Orderbook", "Trade"); values ours.
+    #[test]
+    fn snapshot_deltas_a_gap_and_a_new_snapshot() {
+        let mut a = Adapter::new(&[InstrumentSpec::new("BTCUSDT", 2, 3, 50)]);
+        let ev = feed(
+            &mut a,
+            r#"{"topic":"orderbook.50.BTCUSDT","type":"snapshot","ts":1672304484978,"data":{"s":"BTCUSDT","b":[["16493.50","0.006"]],"a":[["16611.00","0.029"]],"u":18521288,"seq":7961638724},"cts":1672304484976}"#,
+        );
+        assert_eq!(ev.len(), 4, "{ev:?}");
+        let ev = feed(
+            &mut a,
+            r#"{"topic":"orderbook.50.BTCUSDT","type":"delta","ts":1672304484979,"data":{"s":"BTCUSDT","b":[["16493.50","0"],["16493.00","1.5"]],"a":[],"u":18521289,"seq":7961638725},"cts":1672304484977}"#,
+        );
+        assert_eq!(
+            ev,
+            [
+                Kind::BookDelta {
+                    side: Side::Bid,
+                    price: 1_649_350,
+                    size: 0,
+                    update_id: 18521289,
+                    last: false
+                },
+                Kind::BookDelta {
+                    side: Side::Bid,
+                    price: 1_649_300,
+                    size: 1_500,
+                    update_id: 18521289,
+                    last: true
+                }
+            ]
+        );
+        let ev = feed(
+            &mut a,
+            r#"{"topic":"orderbook.50.BTCUSDT","type":"delta","ts":1672304484990,"data":{"s":"BTCUSDT","b":[],"a":[],"u":18521291,"seq":7961638730},"cts":1672304484988}"#,
+        );
+        assert_eq!(
+            ev,
+            [
+                Kind::Gap {
+                    why: Resync::Sequence {
+                        expected: 18521290,
+                        got: 18521291
+                    }
+                },
+                Kind::Resync
+            ]
+        );
+        // A service restart's snapshot (`u` back at 1) makes it valid again.
+        let ev = feed(
+            &mut a,
+            r#"{"topic":"orderbook.50.BTCUSDT","type":"snapshot","ts":1672304485000,"data":{"s":"BTCUSDT","b":[["16490.00","1"]],"a":[["16600.00","1"]],"u":1,"seq":7961638800},"cts":1672304484999}"#,
+        );
+        assert_eq!(ev.last(), Some(&Kind::BookValid { update_id: 1 }));
+        let ev = feed(
+            &mut a,
+            r#"{"topic":"publicTrade.BTCUSDT","type":"snapshot","ts":1672304486868,"data":[{"T":1672304486865,"s":"BTCUSDT","S":"Sell","v":"0.001","p":"16578.50","L":"PlusTick","i":"20f43950-d8dd-5b31-9112-a178eb6023af","BT":false}]}"#,
+        );
+        assert_eq!(
+            ev,
+            [Kind::Trade {
+                price: 1_657_850,
+                size: 1,
+                aggressor: Aggressor::Sell,
+                trade_id: 0
+            }]
+        );
     }
 }

@@ -41,6 +41,6 @@ pub mod okx;
 mod scan;
 pub mod sync;
 
-pub use adapter::Outcome;
+pub use adapter::{Outcome, VenueAdapter};
 pub use error::DecodeError;
 pub use event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
