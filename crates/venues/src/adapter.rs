@@ -193,6 +193,7 @@ impl<'e, E: FnMut(Event)> Verdict<'e, E> {
                 update_id,
                 bids: bids.len() as u32,
                 asks: asks.len() as u32,
+                depth: book.depth() as u32,
             }));
             let total = bids.len() + asks.len();
             let all = bids

@@ -950,7 +950,8 @@ mod adapter_tests {
                 Kind::BookSnapshot {
                     update_id: 165,
                     bids: 2,
-                    asks: 2
+                    asks: 2,
+                    depth: 100,
                 },
                 d(Side::Bid, 230_000, 500_000_000, false),
                 d(Side::Bid, 220_000, 200_000_000, false),

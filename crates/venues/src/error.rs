@@ -11,6 +11,9 @@ use crate::json::JsonError;
 pub enum DecodeError {
     /// Not JSON.
     Json(JsonError),
+    /// Not UTF-8 (only where the adapter reads the text without simd-json,
+    /// which checks it itself).
+    Utf8,
     /// A required field is absent.
     Missing(&'static str),
     /// A field has the wrong JSON type.
@@ -23,6 +26,7 @@ impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DecodeError::Json(e) => e.fmt(f),
+            DecodeError::Utf8 => f.write_str("not UTF-8"),
             DecodeError::Missing(k) => write!(f, "missing field {k:?}"),
             DecodeError::Type(k) => write!(f, "field {k:?} has the wrong type"),
             DecodeError::Decimal(k, e) => write!(f, "field {k:?}: {e}"),

@@ -12,7 +12,9 @@
 //!
 //! - [`Kind::BookSnapshot`]: forget the book; the next `bids + asks`
 //!   [`Kind::BookDelta`] events (bids best first, then asks best first) are
-//!   its levels; then [`Kind::BookValid`].
+//!   its levels; then [`Kind::BookValid`]. It also says how many levels a
+//!   side the book keeps (`depth`): after each delta, keep only the best
+//!   `depth` levels of its side.
 //! - [`Kind::BookDelta`]: set the level at `price` to `size` (0 removes it).
 //!   `last` marks the final level of one venue message: between two `last`
 //!   deltas the book may be half-updated (even crossed).
@@ -98,6 +100,10 @@ pub enum Kind {
         bids: u32,
         /// Ask levels that follow.
         asks: u32,
+        /// Levels the book keeps a side: a consumer that keeps only the
+        /// best `depth` after each delta holds exactly the adapter's book
+        /// (venues such as Kraken rely on the client truncating).
+        depth: u32,
     },
     /// One level's new size (0: the level is gone).
     BookDelta {

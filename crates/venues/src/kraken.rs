@@ -300,6 +300,10 @@ pub mod v2 {
     pub enum Message<'i> {
         /// A `book` snapshot or update (the first entry of `data`).
         Book(BookData<'i>),
+        /// `trade`: one or more trades.
+        Trades(Trades<'i>),
+        /// `ticker`: best bid and ask (the first entry of `data`).
+        Ticker(Ticker<'i>),
         /// `heartbeat`, `status`, or a reply to a `method` request.
         Control(&'i str),
         /// Another channel (its name).
@@ -315,8 +319,88 @@ pub mod v2 {
         pub snapshot: bool,
         /// Kraken's CRC32 of its top 10 levels a side after this message.
         pub checksum: u32,
+        /// `timestamp` (RFC 3339; updates only).
+        pub timestamp: Option<&'i str>,
         bids: &'i str,
         asks: &'i str,
+    }
+
+    /// The trades of a `trade` message.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Trades<'i> {
+        data: &'i str,
+    }
+
+    /// One trade; numbers as their JSON text.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Trade<'i> {
+        /// The pair.
+        pub symbol: &'i str,
+        /// The taker's side: `buy` or `sell`.
+        pub side: &'i str,
+        /// Price.
+        pub price: &'i str,
+        /// Quantity.
+        pub qty: &'i str,
+        /// Kraken's trade id.
+        pub trade_id: u64,
+        /// RFC 3339 time.
+        pub timestamp: &'i str,
+    }
+
+    impl<'i> Trades<'i> {
+        /// Each trade.
+        pub fn iter(&self) -> impl Iterator<Item = Result<Trade<'i>, DecodeError>> + use<'i> {
+            let mut c = Cursor::new(self.data, Numbers::Any);
+            std::iter::from_fn(move || {
+                let Val::Object(t) = c.next_val()? else {
+                    return Some(Err(DecodeError::Type("trade")));
+                };
+                let (mut symbol, mut side, mut price, mut qty, mut id, mut ts) =
+                    (None, None, None, None, None, None);
+                let read = scan::object(t, Numbers::Any, |k, v| match (k, v) {
+                    ("symbol", Val::Str(x)) => symbol = Some(x),
+                    ("side", Val::Str(x)) => side = Some(x),
+                    ("price", Val::Num(x)) => price = Some(x),
+                    ("qty", Val::Num(x)) => qty = Some(x),
+                    ("trade_id", v) => id = v.as_u64(),
+                    ("timestamp", Val::Str(x)) => ts = Some(x),
+                    _ => {}
+                });
+                Some(match (read, symbol, side, price, qty, id, ts) {
+                    (
+                        Some(()),
+                        Some(symbol),
+                        Some(side),
+                        Some(price),
+                        Some(qty),
+                        Some(trade_id),
+                        Some(timestamp),
+                    ) => Ok(Trade {
+                        symbol,
+                        side,
+                        price,
+                        qty,
+                        trade_id,
+                        timestamp,
+                    }),
+                    _ => Err(DecodeError::Type("trade")),
+                })
+            })
+        }
+    }
+
+    /// A `ticker` message's best bid and ask; numbers as their JSON text.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Ticker<'i> {
+        /// The pair.
+        pub symbol: &'i str,
+        /// Best bid price and quantity.
+        pub bid: (&'i str, &'i str),
+        /// Best ask price and quantity.
+        pub ask: (&'i str, &'i str),
+        /// `timestamp` (RFC 3339), where sent.
+        pub timestamp: Option<&'i str>,
     }
 
     /// A pair's precisions, from Kraken's instrument metadata: how many
@@ -378,7 +462,7 @@ pub mod v2 {
             _ => return Err(DecodeError::Missing("channel")),
         };
         match channel {
-            "book" => {}
+            "book" | "trade" | "ticker" => {}
             "heartbeat" | "status" => return Ok(Message::Control(channel)),
             other => return Ok(Message::Other(other)),
         }
@@ -393,20 +477,52 @@ pub mod v2 {
         if !scan::valid(Val::Array(data), Numbers::Any, 0) {
             return Err(DecodeError::Type("data"));
         }
-        let Some(Val::Object(book)) = Cursor::new(data, Numbers::Any).next_val() else {
+        if channel == "trade" {
+            return Ok(Message::Trades(Trades { data }));
+        }
+        let Some(Val::Object(first)) = Cursor::new(data, Numbers::Any).next_val() else {
             return Err(DecodeError::Missing("data[0]"));
         };
-        let (mut symbol, mut bids, mut asks, mut checksum) = (None, None, None, None);
-        scan::object(book, Numbers::Any, |k, v| match (k, v) {
+        if channel == "ticker" {
+            let (mut symbol, mut bid, mut bid_qty, mut ask, mut ask_qty, mut ts) =
+                (None, None, None, None, None, None);
+            scan::object(first, Numbers::Any, |k, v| match (k, v) {
+                ("symbol", Val::Str(x)) => symbol = Some(x),
+                ("bid", Val::Num(x)) => bid = Some(x),
+                ("bid_qty", Val::Num(x)) => bid_qty = Some(x),
+                ("ask", Val::Num(x)) => ask = Some(x),
+                ("ask_qty", Val::Num(x)) => ask_qty = Some(x),
+                ("timestamp", Val::Str(x)) => ts = Some(x),
+                _ => {}
+            })
+            .ok_or(DecodeError::Type("data[0]"))?;
+            return Ok(Message::Ticker(Ticker {
+                symbol: symbol.ok_or(DecodeError::Missing("symbol"))?,
+                bid: (
+                    bid.ok_or(DecodeError::Missing("bid"))?,
+                    bid_qty.ok_or(DecodeError::Missing("bid_qty"))?,
+                ),
+                ask: (
+                    ask.ok_or(DecodeError::Missing("ask"))?,
+                    ask_qty.ok_or(DecodeError::Missing("ask_qty"))?,
+                ),
+                timestamp: ts,
+            }));
+        }
+        let (mut symbol, mut bids, mut asks, mut checksum, mut timestamp) =
+            (None, None, None, None, None);
+        scan::object(first, Numbers::Any, |k, v| match (k, v) {
             ("symbol", Val::Str(s)) => symbol = Some(s),
             ("bids", Val::Array(a)) => bids = Some(a),
             ("asks", Val::Array(a)) => asks = Some(a),
             ("checksum", v) => checksum = v.as_u64(),
+            ("timestamp", Val::Str(s)) => timestamp = Some(s),
             _ => {}
         })
         .ok_or(DecodeError::Type("data[0]"))?;
         Ok(Message::Book(BookData {
             symbol: symbol.ok_or(DecodeError::Missing("symbol"))?,
+            timestamp,
             snapshot,
             checksum: checksum
                 .and_then(|c| u32::try_from(c).ok())
@@ -448,6 +564,162 @@ pub mod v2 {
             emit,
         ))
     }
+
+    use crate::adapter::{Instruments, Outcome, Stamp, Verdict};
+    use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
+    use crate::time::rfc3339_ns;
+
+    /// Kraken spot v2 messages in, normalised [`Event`]s out, for one
+    /// connection's pairs (`BTC/USD`): `trade` as trades, `ticker` as
+    /// quotes, `book` kept in step by its checksum.
+    ///
+    /// Each [`InstrumentSpec`]'s scales are the pair's `price_precision`
+    /// and `qty_precision` (the checksum is written with exactly those
+    /// decimals) and its depth is the subscribed depth (10, 25, 100, 500
+    /// or 1000: Kraken leaves truncation to the client). A book whose
+    /// checksum fails emits `Gap` then `Resync`: resubscribe it.
+    pub struct Adapter {
+        instruments: Instruments,
+        /// Book messages whose checksum was compared (and matched).
+        pub checksums_verified: u64,
+    }
+
+    impl Adapter {
+        /// An adapter for `instruments`, with their books.
+        pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
+            Adapter {
+                instruments: Instruments::new(instruments, crate::sync::Chain::Kraken),
+                checksums_verified: 0,
+            }
+        }
+
+        /// The instrument called `symbol`.
+        pub fn instrument(&self, symbol: &str) -> Option<InstrumentId> {
+            self.instruments.find(symbol)
+        }
+
+        /// An instrument's book, while it is valid.
+        pub fn book(&self, id: InstrumentId) -> Option<&crate::book::Book> {
+            self.instruments.book(id)
+        }
+
+        /// Decodes one message, `buf[..len]` (read in place, without
+        /// simd-json: no padding needed), and emits its events.
+        pub fn on_message(
+            &mut self,
+            buf: &mut [u8],
+            len: usize,
+            recv_tsc: u64,
+            emit: &mut impl FnMut(Event),
+        ) -> Result<Outcome, DecodeError> {
+            let bytes = buf.get(..len).ok_or(DecodeError::Missing("message"))?;
+            let text = simdutf8::basic::from_utf8(bytes).map_err(|_| DecodeError::Utf8)?;
+            let instruments = &mut self.instruments;
+            match decode(text)? {
+                Message::Control(_) => Ok(Outcome::Control),
+                Message::Other(_) => Ok(Outcome::Ignored),
+                Message::Trades(trades) => {
+                    let mut outcome = Outcome::Ignored;
+                    for trade in trades.iter() {
+                        let t = trade?;
+                        let Some(id) = instruments.find(t.symbol) else {
+                            continue;
+                        };
+                        let spec = &instruments.get(id).expect("found").spec;
+                        let level = crate::decimal::level(
+                            t.price,
+                            t.qty,
+                            spec.price_scale,
+                            spec.size_scale,
+                        )?;
+                        emit(Event {
+                            instrument: id,
+                            exchange_ns: rfc3339_ns(t.timestamp).unwrap_or(0),
+                            recv_tsc,
+                            kind: Kind::Trade {
+                                price: level.price,
+                                size: level.size,
+                                aggressor: match t.side {
+                                    "buy" => Aggressor::Buy,
+                                    "sell" => Aggressor::Sell,
+                                    _ => Aggressor::Unknown,
+                                },
+                                trade_id: t.trade_id,
+                            },
+                        });
+                        outcome = Outcome::Data;
+                    }
+                    Ok(outcome)
+                }
+                Message::Ticker(q) => {
+                    let Some(id) = instruments.find(q.symbol) else {
+                        return Ok(Outcome::Ignored);
+                    };
+                    let spec = &instruments.get(id).expect("found").spec;
+                    let (ps, ss) = (spec.price_scale, spec.size_scale);
+                    let bid = crate::decimal::level(q.bid.0, q.bid.1, ps, ss)?;
+                    let ask = crate::decimal::level(q.ask.0, q.ask.1, ps, ss)?;
+                    emit(Event {
+                        instrument: id,
+                        exchange_ns: q.timestamp.and_then(rfc3339_ns).unwrap_or(0),
+                        recv_tsc,
+                        kind: Kind::Quote {
+                            bid_price: bid.price,
+                            bid_size: bid.size,
+                            ask_price: ask.price,
+                            ask_size: ask.size,
+                            update_id: 0,
+                        },
+                    });
+                    Ok(Outcome::Data)
+                }
+                Message::Book(book) => {
+                    let Some(id) = instruments.find(book.symbol) else {
+                        return Ok(Outcome::Ignored);
+                    };
+                    let instrument = instruments.get_mut(id).expect("found");
+                    let precision = Precision {
+                        price: instrument.spec.price_scale,
+                        qty: instrument.spec.size_scale,
+                    };
+                    let Some(sync) = instrument.sync.as_mut() else {
+                        return Ok(Outcome::Ignored);
+                    };
+                    let stamp = Stamp {
+                        id,
+                        exchange_ns: book.timestamp.and_then(rfc3339_ns).unwrap_or(0),
+                        recv_tsc,
+                    };
+                    let mut verdict = Verdict::new(stamp, emit);
+                    let verified = feed_book(sync, &book, precision, &mut |e| verdict.on(e))?;
+                    self.checksums_verified += u64::from(verified);
+                    let scaled = |side| {
+                        move |l: Result<(&str, &str), DecodeError>| -> LevelResult {
+                            let (p, q) = l?;
+                            Ok((
+                                side,
+                                crate::decimal::level(p, q, precision.price, precision.qty)?,
+                            ))
+                        }
+                    };
+                    let levels = book
+                        .levels(Side::Bid)
+                        .map(scaled(Side::Bid))
+                        .chain(book.levels(Side::Ask).map(scaled(Side::Ask)));
+                    verdict.finish(sync, levels);
+                    Ok(Outcome::Data)
+                }
+            }
+        }
+
+        /// The connection went down: `Disconnected`, then `Gap` and
+        /// `Resync` for every book that was valid.
+        pub fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
+            self.instruments.disconnect(recv_tsc, emit);
+        }
+    }
+
+    crate::adapter::venue_adapter!(Adapter);
 
     #[cfg(test)]
     mod tests {
@@ -522,8 +794,8 @@ pub mod v2 {
                 Message::Control("subscribe")
             ));
             assert!(matches!(
-                decode(r#"{"channel":"ticker","type":"update","data":[]}"#).unwrap(),
-                Message::Other("ticker")
+                decode(r#"{"channel":"ohlc","type":"update","data":[]}"#).unwrap(),
+                Message::Other("ohlc")
             ));
             for bad in [
                 "",
@@ -540,6 +812,77 @@ pub mod v2 {
             let mut sync = BookSync::new(Chain::Kraken, SyncConfig::default());
             let r = feed_book(&mut sync, &b, Precision { price: 1, qty: 8 }, &mut |_| {});
             assert!(matches!(r, Err(DecodeError::Decimal("price", _))));
+        }
+
+        #[test]
+        fn the_adapter_emits_trades_quotes_and_a_checked_book() {
+            use crate::adapter::Outcome;
+            use crate::event::{Aggressor, InstrumentSpec, Kind};
+            let mut a = Adapter::new(&[InstrumentSpec::new("BTC/USD", 1, 8, 10)]);
+            let feed = |a: &mut Adapter, text: &str| {
+                let mut buf = text.as_bytes().to_vec();
+                let mut ev = Vec::new();
+                let r = a.on_message(&mut buf, text.len(), 7, &mut |e| ev.push(e));
+                (r, ev)
+            };
+            // Shapes from Kraken's v2 documentation ("Trade", "Ticker").
+            let (r, ev) = feed(
+                &mut a,
+                r#"{"channel":"trade","type":"update","data":[{"symbol":"BTC/USD","side":"buy","price":105944.2,"qty":0.00027625,"ord_type":"limit","trade_id":10218208,"timestamp":"2023-10-06T17:35:55.440295Z"},{"symbol":"BTC/USD","side":"sell","price":105910.5,"qty":0.0001246,"ord_type":"market","trade_id":10218209,"timestamp":"2023-10-06T17:35:56.123456Z"}]}"#,
+            );
+            assert_eq!(r, Ok(Outcome::Data));
+            assert_eq!(ev.len(), 2);
+            assert_eq!(ev[0].exchange_ns, 1_696_613_755_440_295_000);
+            assert_eq!(
+                ev[1].kind,
+                Kind::Trade {
+                    price: 1_059_105,
+                    size: 12_460,
+                    aggressor: Aggressor::Sell,
+                    trade_id: 10218209
+                }
+            );
+            let (_, ev) = feed(
+                &mut a,
+                r#"{"channel":"ticker","type":"snapshot","data":[{"symbol":"BTC/USD","bid":105944.2,"bid_qty":2.5,"ask":105944.3,"ask_qty":3.2,"last":105899.4,"volume":163.28908096,"timestamp":"2022-12-25T09:30:59.123456Z"}]}"#,
+            );
+            assert_eq!(
+                ev[0].kind,
+                Kind::Quote {
+                    bid_price: 1_059_442,
+                    bid_size: 250_000_000,
+                    ask_price: 1_059_443,
+                    ask_size: 320_000_000,
+                    update_id: 0
+                }
+            );
+            let want = crc(&[("45285.2", "0.00100000"), ("45283.5", "0.10000000")]);
+            let (_, ev) = feed(
+                &mut a,
+                &format!(
+                    r#"{{"channel":"book","type":"snapshot","data":[{{"symbol":"BTC/USD","bids":[{{"price":45283.5,"qty":0.1}}],"asks":[{{"price":45285.2,"qty":0.001}}],"checksum":{want}}}]}}"#
+                ),
+            );
+            assert_eq!(ev.len(), 4, "{ev:?}");
+            assert_eq!(a.checksums_verified, 1);
+            // A wrong checksum: no deltas, a gap and a resync.
+            let (_, ev) = feed(
+                &mut a,
+                r#"{"channel":"book","type":"update","data":[{"symbol":"BTC/USD","bids":[{"price":45283.4,"qty":1}],"asks":[],"checksum":1}]}"#,
+            );
+            let kinds: Vec<Kind> = ev.iter().map(|e| e.kind).collect();
+            assert!(
+                matches!(kinds[..], [Kind::Gap { .. }, Kind::Resync]),
+                "{kinds:?}"
+            );
+            let (r, _) = feed(&mut a, r#"{"channel":"heartbeat"}"#);
+            assert_eq!(r, Ok(Outcome::Control));
+            let mut bad = b"{\"channel\":\"\xff\"}".to_vec();
+            let len = bad.len();
+            assert_eq!(
+                a.on_message(&mut bad, len, 0, &mut |_| ()),
+                Err(DecodeError::Utf8)
+            );
         }
     }
 }

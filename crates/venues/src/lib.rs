@@ -40,6 +40,7 @@ pub mod kraken;
 pub mod okx;
 mod scan;
 pub mod sync;
+pub mod time;
 
 pub use adapter::{Outcome, VenueAdapter};
 pub use error::DecodeError;
