@@ -19,6 +19,9 @@ pub enum Outcome {
     /// Market data of a channel this adapter does not normalise, or for an
     /// instrument not in its table.
     Ignored,
+    /// The venue asked for an answer: send this text frame back now (for
+    /// Deribit's `test_request` heartbeat, `public/test`).
+    Answer(&'static str),
 }
 
 pub(crate) struct Instrument {
@@ -87,6 +90,27 @@ impl Instruments {
         self.get(id)?.sync.as_ref()?.book()
     }
 
+    /// Something that concerns every book of the connection (a gap in its
+    /// own sequence): `Gap(why)` and `Resync` for each book that was valid.
+    pub(crate) fn invalidate_all(
+        &mut self,
+        why: Resync,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) {
+        for (i, instrument) in self.list.iter_mut().enumerate() {
+            if let Some(sync) = instrument.sync.as_mut() {
+                let stamp = Stamp {
+                    id: InstrumentId(i as u32),
+                    exchange_ns: 0,
+                    recv_tsc,
+                };
+                let mut verdict = Verdict::new(stamp, emit);
+                sync.invalidate_all(why, &mut |e| verdict.on(e));
+            }
+        }
+    }
+
     /// The connection went down: `Disconnected`, then for every book that
     /// was valid (or bridging) `Gap(Disconnected)` and `Resync`.
     pub(crate) fn disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
@@ -96,17 +120,7 @@ impl Instruments {
             recv_tsc,
             kind: Kind::Disconnected,
         });
-        for (i, instrument) in self.list.iter_mut().enumerate() {
-            if let Some(sync) = instrument.sync.as_mut() {
-                let stamp = Stamp {
-                    id: InstrumentId(i as u32),
-                    exchange_ns: 0,
-                    recv_tsc,
-                };
-                let mut verdict = Verdict::new(stamp, emit);
-                sync.invalidate_all(Resync::Disconnected, &mut |e| verdict.on(e));
-            }
-        }
+        self.invalidate_all(Resync::Disconnected, recv_tsc, emit);
     }
 }
 

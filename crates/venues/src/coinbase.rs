@@ -179,6 +179,207 @@ pub fn feed_book(
     sync.on_unsequenced(event.snapshot, levels, emit)
 }
 
+use crate::adapter::{Instruments, Outcome, Stamp, Verdict};
+use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
+use crate::json::JsonParser;
+use crate::sync::ConnectionSeq;
+use crate::time::rfc3339_ns;
+
+/// Coinbase Advanced Trade messages in, normalised [`Event`]s out, for one
+/// connection's products (`BTC-USD`): `market_trades` as trades, `level2`
+/// books kept in step.
+///
+/// `sequence_num` counts every message of the connection: a gap in it
+/// (any channel) may have lost a book message of any product, so every
+/// book of the connection emits `Gap` and `Resync` (resubscribe `level2`:
+/// a snapshot per product follows). Trades carry
+/// [`Aggressor::Unknown`]: the documentation does not say whose side
+/// `side` is.
+pub struct Adapter {
+    parser: JsonParser,
+    instruments: Instruments,
+    seq: ConnectionSeq,
+}
+
+impl Adapter {
+    /// An adapter for `instruments`, with their books.
+    pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
+        Adapter {
+            parser: JsonParser::new(64 * 1024),
+            instruments: Instruments::new(instruments, crate::sync::Chain::Coinbase),
+            seq: ConnectionSeq::default(),
+        }
+    }
+
+    /// The instrument called `product_id`.
+    pub fn instrument(&self, product_id: &str) -> Option<InstrumentId> {
+        self.instruments.find(product_id)
+    }
+
+    /// An instrument's book, while it is valid.
+    pub fn book(&self, id: InstrumentId) -> Option<&crate::book::Book> {
+        self.instruments.book(id)
+    }
+
+    /// Decodes one message, `buf[..len]` followed by
+    /// [`INPUT_PADDING`](crate::json::INPUT_PADDING) writable bytes, and
+    /// emits its events.
+    pub fn on_message(
+        &mut self,
+        buf: &mut [u8],
+        len: usize,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> Result<Outcome, DecodeError> {
+        let Adapter {
+            parser,
+            instruments,
+            seq,
+        } = self;
+        parser.parse(buf, len, |doc| {
+            let envelope = decode(doc)?;
+            if let Err(why) = seq.check(envelope.sequence_num) {
+                instruments.invalidate_all(why, recv_tsc, emit);
+            }
+            match envelope.message {
+                Message::Control(_) => Ok(Outcome::Control),
+                Message::Other(_) => Ok(Outcome::Ignored),
+                Message::Trades(events) => {
+                    let mut outcome = Outcome::Ignored;
+                    for trade in events.trades() {
+                        let t = trade?;
+                        let Some(id) = instruments.find(t.product_id) else {
+                            continue;
+                        };
+                        let spec = &instruments.get(id).expect("found").spec;
+                        let level = crate::decimal::level(
+                            t.price,
+                            t.size,
+                            spec.price_scale,
+                            spec.size_scale,
+                        )?;
+                        emit(Event {
+                            instrument: id,
+                            exchange_ns: rfc3339_ns(t.time).unwrap_or(0),
+                            recv_tsc,
+                            kind: Kind::Trade {
+                                price: level.price,
+                                size: level.size,
+                                aggressor: Aggressor::Unknown,
+                                trade_id: t.trade_id.parse().unwrap_or(0),
+                            },
+                        });
+                        outcome = Outcome::Data;
+                    }
+                    Ok(outcome)
+                }
+                Message::Level2(events) => {
+                    let mut outcome = Outcome::Ignored;
+                    for event in events.books() {
+                        let event = event?;
+                        let Some(id) = instruments.find(event.product_id) else {
+                            continue;
+                        };
+                        let instrument = instruments.get_mut(id).expect("found");
+                        let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
+                        let Some(sync) = instrument.sync.as_mut() else {
+                            continue;
+                        };
+                        let stamp = Stamp {
+                            id,
+                            exchange_ns: 0,
+                            recv_tsc,
+                        };
+                        let mut verdict = Verdict::new(stamp, emit);
+                        feed_book(sync, &event, ps, ss, &mut |e| verdict.on(e))?;
+                        let levels = event.updates().map(move |u| {
+                            let (side, p, q) = u?;
+                            Ok((side, crate::decimal::level(p, q, ps, ss)?))
+                        });
+                        verdict.finish(sync, levels);
+                        outcome = Outcome::Data;
+                    }
+                    Ok(outcome)
+                }
+            }
+        })?
+    }
+
+    /// The connection went down: `Disconnected`, then `Gap` and `Resync`
+    /// for every book that was valid; the next connection's
+    /// `sequence_num` starts a new chain.
+    pub fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
+        self.seq.reset();
+        self.instruments.disconnect(recv_tsc, emit);
+    }
+}
+
+crate::adapter::venue_adapter!(Adapter);
+
+#[cfg(test)]
+mod adapter_tests {
+    use super::tests::{SNAPSHOT, TRADES, UPDATE};
+    use super::*;
+    use crate::json::INPUT_PADDING;
+    use crate::sync::Resync;
+
+    fn feed(a: &mut Adapter, text: &str) -> Vec<Kind> {
+        let mut buf = text.as_bytes().to_vec();
+        buf.resize(text.len() + INPUT_PADDING, b' ');
+        let mut ev = Vec::new();
+        a.on_message(&mut buf, text.len(), 1, &mut |e| ev.push(e.kind))
+            .unwrap();
+        ev
+    }
+
+    #[test]
+    fn books_trades_and_a_connection_gap_that_resyncs_every_book() {
+        let mut a = Adapter::new(&[
+            InstrumentSpec::new("BTC-USD", 2, 8, 100),
+            InstrumentSpec::new("ETH-USD", 2, 8, 0),
+        ]);
+        let ev = feed(&mut a, SNAPSHOT);
+        assert_eq!(ev.len(), 4, "{ev:?}");
+        let ev = feed(&mut a, UPDATE);
+        assert_eq!(ev.len(), 2, "{ev:?}");
+        assert!(matches!(
+            ev[1],
+            Kind::BookDelta {
+                last: true,
+                size: 125_000_000,
+                ..
+            }
+        ));
+        let ev = feed(&mut a, TRADES);
+        assert_eq!(
+            ev,
+            [Kind::Trade {
+                price: 126_001,
+                size: 30_000_000,
+                aggressor: Aggressor::Unknown,
+                trade_id: 0
+            }]
+        );
+        // sequence_num jumps from 2 to 7: every book of the connection is
+        // dropped, explicitly.
+        let gap = UPDATE.replace("\"sequence_num\":1", "\"sequence_num\":7");
+        let ev = feed(&mut a, &gap);
+        assert_eq!(
+            ev,
+            [
+                Kind::Gap {
+                    why: Resync::Sequence {
+                        expected: 3,
+                        got: 7
+                    }
+                },
+                Kind::Resync
+            ]
+        );
+        assert!(a.book(InstrumentId(0)).is_none());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,9 +388,9 @@ mod tests {
     // Shapes from the Advanced Trade WebSocket documentation ("Level2
     // Channel", "Market Trades Channel"); values ours.
 
-    const SNAPSHOT: &str = r#"{"channel":"l2_data","client_id":"","timestamp":"2023-02-09T20:32:50.714964855Z","sequence_num":0,"events":[{"type":"snapshot","product_id":"BTC-USD","updates":[{"side":"bid","event_time":"1970-01-01T00:00:00Z","price_level":"21921.73","new_quantity":"0.06317902"},{"side":"offer","event_time":"1970-01-01T00:00:00Z","price_level":"21921.74","new_quantity":"0.5"}]}]}"#;
-    const UPDATE: &str = r#"{"channel":"l2_data","client_id":"","timestamp":"2023-02-09T20:32:50.714964855Z","sequence_num":1,"events":[{"type":"update","product_id":"BTC-USD","updates":[{"side":"bid","event_time":"2023-02-09T20:32:50.714964855Z","price_level":"21921.73","new_quantity":"0"},{"side":"bid","event_time":"2023-02-09T20:32:50.714964855Z","price_level":"21921.70","new_quantity":"1.25"}]}]}"#;
-    const TRADES: &str = r#"{"channel":"market_trades","client_id":"","timestamp":"2023-02-09T20:19:35.39625135Z","sequence_num":2,"events":[{"type":"snapshot","trades":[{"trade_id":"000000000","product_id":"ETH-USD","price":"1260.01","size":"0.3","side":"BUY","time":"2019-08-14T20:42:27.265Z"}]}]}"#;
+    pub(super) const SNAPSHOT: &str = r#"{"channel":"l2_data","client_id":"","timestamp":"2023-02-09T20:32:50.714964855Z","sequence_num":0,"events":[{"type":"snapshot","product_id":"BTC-USD","updates":[{"side":"bid","event_time":"1970-01-01T00:00:00Z","price_level":"21921.73","new_quantity":"0.06317902"},{"side":"offer","event_time":"1970-01-01T00:00:00Z","price_level":"21921.74","new_quantity":"0.5"}]}]}"#;
+    pub(super) const UPDATE: &str = r#"{"channel":"l2_data","client_id":"","timestamp":"2023-02-09T20:32:50.714964855Z","sequence_num":1,"events":[{"type":"update","product_id":"BTC-USD","updates":[{"side":"bid","event_time":"2023-02-09T20:32:50.714964855Z","price_level":"21921.73","new_quantity":"0"},{"side":"bid","event_time":"2023-02-09T20:32:50.714964855Z","price_level":"21921.70","new_quantity":"1.25"}]}]}"#;
+    pub(super) const TRADES: &str = r#"{"channel":"market_trades","client_id":"","timestamp":"2023-02-09T20:19:35.39625135Z","sequence_num":2,"events":[{"type":"snapshot","trades":[{"trade_id":"000000000","product_id":"ETH-USD","price":"1260.01","size":"0.3","side":"BUY","time":"2019-08-14T20:42:27.265Z"}]}]}"#;
 
     #[test]
     fn level2_snapshot_update_and_the_connection_sequence() {

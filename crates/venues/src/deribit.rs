@@ -18,12 +18,14 @@ use crate::sync::{BookSync, LevelResult, Seq, SyncEvent};
 pub enum Message<'i> {
     /// A `book.*` notification.
     Book(BookData<'i>),
-    /// A `trades.*` notification: how many trades.
+    /// A `trades.*` notification.
     Trades {
         /// The channel.
         channel: &'i str,
         /// How many.
         count: usize,
+        /// The trades.
+        trades: Trades<'i>,
     },
     /// A reply to a request (`result` or `error`).
     Reply,
@@ -93,6 +95,71 @@ impl<'i> BookData<'i> {
                     })
                 }
                 _ => Err(DecodeError::Type("price level")),
+            })
+        })
+    }
+}
+
+/// The trades of a `trades.*` notification.
+#[derive(Clone, Copy, Debug)]
+pub struct Trades<'i> {
+    data: &'i str,
+}
+
+/// One trade; numbers as their JSON text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trade<'i> {
+    /// `instrument_name`.
+    pub instrument: &'i str,
+    /// `price`.
+    pub price: &'i str,
+    /// `amount` (contracts for futures, base currency for options).
+    pub amount: &'i str,
+    /// `direction`: the taker's side, `buy` or `sell`.
+    pub direction: &'i str,
+    /// `timestamp`, ms since the Unix epoch.
+    pub timestamp_ms: u64,
+    /// `trade_id`, as sent (a string).
+    pub trade_id: &'i str,
+}
+
+impl<'i> Trades<'i> {
+    /// Each trade.
+    pub fn iter(&self) -> impl Iterator<Item = Result<Trade<'i>, DecodeError>> + use<'i> {
+        let mut c = Cursor::new(self.data, Numbers::Any);
+        std::iter::from_fn(move || {
+            let Val::Object(t) = c.next_val()? else {
+                return Some(Err(bad("trade")));
+            };
+            let (mut instrument, mut price, mut amount, mut direction, mut ts, mut id) =
+                (None, None, None, None, None, None);
+            let read = scan::object(t, Numbers::Any, |k, v| match (k, v) {
+                ("instrument_name", Val::Str(x)) => instrument = Some(x),
+                ("price", Val::Num(x)) => price = Some(x),
+                ("amount", Val::Num(x)) => amount = Some(x),
+                ("direction", Val::Str(x)) => direction = Some(x),
+                ("timestamp", v) => ts = v.as_u64(),
+                ("trade_id", Val::Str(x)) => id = Some(x),
+                _ => {}
+            });
+            Some(match (read, instrument, price, amount, direction, ts, id) {
+                (
+                    Some(()),
+                    Some(instrument),
+                    Some(price),
+                    Some(amount),
+                    Some(direction),
+                    Some(timestamp_ms),
+                    Some(trade_id),
+                ) => Ok(Trade {
+                    instrument,
+                    price,
+                    amount,
+                    direction,
+                    timestamp_ms,
+                    trade_id,
+                }),
+                _ => Err(bad("trade")),
             })
         })
     }
@@ -200,21 +267,22 @@ pub fn decode(text: &str) -> Result<Message<'_>, DecodeError> {
             while c.next_val().is_some() {
                 count += 1;
             }
-            Ok(Message::Trades { channel, count })
+            Ok(Message::Trades {
+                channel,
+                count,
+                trades: Trades { data: trades },
+            })
         }
         _ => Ok(Message::Other(channel)),
     }
 }
 
-/// Feeds a book notification into `sync` (chain
-/// [`Chain::Deribit`](crate::sync::Chain::Deribit)).
-pub fn feed_book(
-    sync: &mut BookSync,
-    book: &BookData<'_>,
+/// A book notification's levels, bids then asks, at the scales.
+fn scaled<'i>(
+    book: &BookData<'i>,
     price_scale: u8,
     size_scale: u8,
-    emit: &mut impl FnMut(SyncEvent),
-) -> Result<(), DecodeError> {
+) -> impl Iterator<Item = LevelResult> + use<'i> {
     let scale = move |side: Side| {
         move |change: Result<LevelChange<'_>, DecodeError>| -> LevelResult {
             let c = change?;
@@ -228,10 +296,21 @@ pub fn feed_book(
             Ok((side, level))
         }
     };
-    let levels = book
-        .levels(Side::Bid)
+    book.levels(Side::Bid)
         .map(scale(Side::Bid))
-        .chain(book.levels(Side::Ask).map(scale(Side::Ask)));
+        .chain(book.levels(Side::Ask).map(scale(Side::Ask)))
+}
+
+/// Feeds a book notification into `sync` (chain
+/// [`Chain::Deribit`](crate::sync::Chain::Deribit)).
+pub fn feed_book(
+    sync: &mut BookSync,
+    book: &BookData<'_>,
+    price_scale: u8,
+    size_scale: u8,
+    emit: &mut impl FnMut(SyncEvent),
+) -> Result<(), DecodeError> {
+    let levels = scaled(book, price_scale, size_scale);
     if book.snapshot {
         sync.on_snapshot(book.change_id, levels, emit)
     } else {
@@ -243,6 +322,123 @@ pub fn feed_book(
         sync.on_diff(seq, levels, emit)
     }
 }
+
+use crate::adapter::{Instruments, Outcome, Stamp, Verdict, ms_to_ns};
+use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
+
+/// What to send when Deribit's heartbeat asks (`test_request`).
+pub const TEST_ANSWER: &str = r#"{"jsonrpc":"2.0","id":0,"method":"public/test","params":{}}"#;
+
+/// Deribit messages in, normalised [`Event`]s out, for one connection's
+/// instruments (`BTC-PERPETUAL`): `trades.*` as trades, `book.*` kept in
+/// step (`change_id` chain). A `test_request` heartbeat comes back as
+/// [`Outcome::Answer`] with [`TEST_ANSWER`], which must be sent at once.
+///
+/// A book that breaks emits `Gap` then `Resync`: resubscribe it.
+pub struct Adapter {
+    instruments: Instruments,
+}
+
+impl Adapter {
+    /// An adapter for `instruments`, with their books.
+    pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
+        Adapter {
+            instruments: Instruments::new(instruments, crate::sync::Chain::Deribit),
+        }
+    }
+
+    /// The instrument called `name`.
+    pub fn instrument(&self, name: &str) -> Option<InstrumentId> {
+        self.instruments.find(name)
+    }
+
+    /// An instrument's book, while it is valid.
+    pub fn book(&self, id: InstrumentId) -> Option<&crate::book::Book> {
+        self.instruments.book(id)
+    }
+
+    /// Decodes one message, `buf[..len]` (read in place with the scanner:
+    /// no padding needed), and emits its events.
+    pub fn on_message(
+        &mut self,
+        buf: &mut [u8],
+        len: usize,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> Result<Outcome, DecodeError> {
+        let bytes = buf.get(..len).ok_or(DecodeError::Missing("message"))?;
+        let text = simdutf8::basic::from_utf8(bytes).map_err(|_| DecodeError::Utf8)?;
+        let instruments = &mut self.instruments;
+        match decode(text)? {
+            Message::Reply
+            | Message::Heartbeat {
+                test_request: false,
+            } => Ok(Outcome::Control),
+            Message::Heartbeat { test_request: true } => Ok(Outcome::Answer(TEST_ANSWER)),
+            Message::Other(_) => Ok(Outcome::Ignored),
+            Message::Trades { trades, .. } => {
+                let mut outcome = Outcome::Ignored;
+                for trade in trades.iter() {
+                    let t = trade?;
+                    let Some(id) = instruments.find(t.instrument) else {
+                        continue;
+                    };
+                    let spec = &instruments.get(id).expect("found").spec;
+                    let level = crate::decimal::level(
+                        t.price,
+                        t.amount,
+                        spec.price_scale,
+                        spec.size_scale,
+                    )?;
+                    emit(Event {
+                        instrument: id,
+                        exchange_ns: ms_to_ns(t.timestamp_ms),
+                        recv_tsc,
+                        kind: Kind::Trade {
+                            price: level.price,
+                            size: level.size,
+                            aggressor: match t.direction {
+                                "buy" => Aggressor::Buy,
+                                "sell" => Aggressor::Sell,
+                                _ => Aggressor::Unknown,
+                            },
+                            trade_id: t.trade_id.parse().unwrap_or(0),
+                        },
+                    });
+                    outcome = Outcome::Data;
+                }
+                Ok(outcome)
+            }
+            Message::Book(book) => {
+                let Some(id) = instruments.find(book.instrument) else {
+                    return Ok(Outcome::Ignored);
+                };
+                let instrument = instruments.get_mut(id).expect("found");
+                let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
+                let Some(sync) = instrument.sync.as_mut() else {
+                    return Ok(Outcome::Ignored);
+                };
+                let stamp = Stamp {
+                    id,
+                    exchange_ns: ms_to_ns(book.timestamp_ms),
+                    recv_tsc,
+                };
+                let mut verdict = Verdict::new(stamp, emit);
+                feed_book(sync, &book, ps, ss, &mut |e| verdict.on(e))?;
+                verdict.finish(sync, scaled(&book, ps, ss));
+                Ok(Outcome::Data)
+            }
+        }
+    }
+
+    /// The connection went down: `Disconnected`, then `Gap` and `Resync`
+    /// for every book that was valid.
+    pub fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
+        self.instruments.disconnect(recv_tsc, emit);
+    }
+}
+
+crate::adapter::venue_adapter!(Adapter);
 
 #[cfg(test)]
 mod tests {
@@ -336,5 +532,63 @@ mod tests {
         ] {
             assert!(decode(bad).is_err(), "{bad}");
         }
+    }
+}
+
+#[cfg(test)]
+mod adapter_tests {
+    use super::*;
+
+    #[test]
+    fn trades_books_and_the_heartbeat_answer() {
+        let mut a = Adapter::new(&[InstrumentSpec::new("BTC-PERPETUAL", 2, 1, 100)]);
+        let mut feed = |text: &str| {
+            let mut buf = text.as_bytes().to_vec();
+            let mut ev = Vec::new();
+            let r = a.on_message(&mut buf, text.len(), 3, &mut |e| ev.push(e));
+            (r, ev)
+        };
+        // Shapes from Deribit's documentation ("trades.{instrument_name}.
+        // {interval}", "heartbeat"); values ours.
+        let (r, ev) = feed(
+            r#"{"jsonrpc":"2.0","method":"subscription","params":{"channel":"trades.BTC-PERPETUAL.raw","data":[{"trade_seq":30289432,"trade_id":"48079254","timestamp":1590484156350,"tick_direction":0,"price":8950.5,"mark_price":8948.9,"instrument_name":"BTC-PERPETUAL","index_price":8955.88,"direction":"sell","amount":10.0}]}}"#,
+        );
+        assert_eq!(r, Ok(Outcome::Data));
+        assert_eq!(ev[0].exchange_ns, 1_590_484_156_350_000_000);
+        assert_eq!(
+            ev[0].kind,
+            Kind::Trade {
+                price: 895_050,
+                size: 100,
+                aggressor: Aggressor::Sell,
+                trade_id: 48079254
+            }
+        );
+        let (r, _) =
+            feed(r#"{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}"#);
+        assert_eq!(r, Ok(Outcome::Answer(TEST_ANSWER)));
+        let (r, _) =
+            feed(r#"{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"heartbeat"}}"#);
+        assert_eq!(r, Ok(Outcome::Control));
+        let (_, ev) = feed(
+            r#"{"jsonrpc":"2.0","method":"subscription","params":{"channel":"book.BTC-PERPETUAL.raw","data":{"type":"snapshot","timestamp":1554373962454,"instrument_name":"BTC-PERPETUAL","change_id":297217,"bids":[["new",5042.34,30.0]],"asks":[["new",5042.64,40.0]]}}}"#,
+        );
+        assert_eq!(
+            ev.last().map(|e| e.kind),
+            Some(Kind::BookValid { update_id: 297217 })
+        );
+        let (_, ev) = feed(
+            r#"{"jsonrpc":"2.0","method":"subscription","params":{"channel":"book.BTC-PERPETUAL.raw","data":{"type":"change","timestamp":1554373911330,"prev_change_id":297217,"instrument_name":"BTC-PERPETUAL","change_id":297218,"bids":[["delete",5042.34,0.0]],"asks":[]}}}"#,
+        );
+        assert_eq!(
+            ev[0].kind,
+            Kind::BookDelta {
+                side: Side::Bid,
+                price: 504_234,
+                size: 0,
+                update_id: 297218,
+                last: true
+            }
+        );
     }
 }

@@ -12,7 +12,7 @@ use tickwire_venues::binance::{Adapter, Market};
 use tickwire_venues::book::{Book, Side};
 use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, Outcome};
-use tickwire_venues::{VenueAdapter, bybit, okx};
+use tickwire_venues::{VenueAdapter, bybit, deribit, okx};
 
 #[global_allocator]
 static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
@@ -396,5 +396,35 @@ fn bybit_events_rebuild_the_book() {
     assert_eq!(
         (consumer.snapshots, consumer.gaps, consumer.valid()),
         (1, 0, 1)
+    );
+}
+
+#[test]
+fn deribit_events_rebuild_the_books() {
+    let names = [
+        "BTC-24JUN22-15000-C",
+        "BTC-24SEP21-34000-P",
+        "BTC-24SEP21-8000-P",
+        "BTC-25MAR22-30000-C",
+        "BTC-30JUL21-24000-P",
+        "BTC-31DEC21-300000-C",
+        "BTC-31DEC21-34000-P",
+        "ETH-23JUL21-2300-C",
+        "ETH-27AUG21-4000-P",
+        "ETH-30JUL21-2800-C",
+    ];
+    let specs = names.map(|n| InstrumentSpec::new(n, 8, 4, 1000));
+    let mut adapter = deribit::Adapter::new(&specs);
+    let Some((consumer, _)) = in_band(
+        "deribit",
+        "cryptofeed_DERIBIT.ws.1.0.jsonl",
+        &mut adapter,
+        &[b"\"channel\":\"ticker."],
+    ) else {
+        return;
+    };
+    assert_eq!(
+        (consumer.snapshots, consumer.gaps, consumer.valid()),
+        (10, 0, 10)
     );
 }
