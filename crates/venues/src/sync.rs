@@ -183,6 +183,8 @@ pub struct BookSync {
     pub dropped_diffs: u64,
     /// Diffs ignored as older than the book.
     pub old_diffs: u64,
+    /// REST snapshots ignored because the book was valid already.
+    pub unneeded_snapshots: u64,
 }
 
 /// A level as an adapter hands it over: its side and value, or why it
@@ -201,6 +203,7 @@ impl BookSync {
             spare: Buffer::new(&config),
             dropped_diffs: 0,
             old_diffs: 0,
+            unneeded_snapshots: 0,
         }
     }
 
@@ -231,13 +234,21 @@ impl BookSync {
     }
 
     /// Feeds a snapshot (its last update id and every level), then replays
-    /// the buffered diffs onto it.
+    /// the buffered diffs onto it. A REST snapshot that arrives while the
+    /// book is valid is not needed and is ignored (counted in
+    /// `unneeded_snapshots`): applying it would drop a valid book. To force
+    /// a rebuild, [`invalidate_all`](Self::invalidate_all) first. An
+    /// in-band snapshot always replaces the book (`Valid` again).
     pub fn on_snapshot(
         &mut self,
         last_update_id: u64,
         levels: impl IntoIterator<Item = LevelResult>,
         emit: &mut impl FnMut(SyncEvent),
     ) -> Result<(), DecodeError> {
+        if !self.chain.in_band_snapshot() && self.is_valid() {
+            self.unneeded_snapshots += 1;
+            return Ok(());
+        }
         self.book.clear();
         for level in levels {
             match level {
@@ -585,6 +596,30 @@ mod tests {
             1,
             "the diff after the gap waits for the snapshot"
         );
+    }
+
+    /// Found by the `adapters` fuzz target: a second REST snapshot used to
+    /// drop a valid book silently (back to bridging, no `Gap`).
+    #[test]
+    fn a_rest_snapshot_for_a_valid_book_is_ignored() {
+        let mut s = engine(Chain::BinanceFutures);
+        run(&mut s, |s, e| {
+            s.on_diff(seq(5, 8), [lv(Side::Bid, 99, 1)], &mut { e })
+                .unwrap()
+        });
+        let ev = run(&mut s, |s, e| {
+            s.on_snapshot(6, [lv(Side::Ask, 101, 1)], &mut { e })
+                .unwrap()
+        });
+        assert_eq!(ev, [SyncEvent::Valid { update_id: 8 }]);
+        let ev = run(&mut s, |s, e| {
+            s.on_snapshot(7, [lv(Side::Ask, 105, 1)], &mut { e })
+                .unwrap()
+        });
+        assert_eq!(ev, []);
+        assert_eq!(s.unneeded_snapshots, 1);
+        let book = s.book().expect("still valid");
+        assert_eq!(book.top().map(|(b, a)| (b.price, a.price)), Some((99, 101)));
     }
 
     #[test]
