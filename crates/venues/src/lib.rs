@@ -13,6 +13,9 @@
 //!   connection-wide `sequence_num` check.
 //! - [`deribit`]: Deribit books (`change_id` chain) and trades, read with the
 //!   scanner so that prices sent as JSON numbers stay exact.
+//! - [`plan`]: per venue, the connections a set of instruments needs, the
+//!   frames that subscribe them, and the keep-alive rules.
+//! - [`time`]: venue timestamps to nanoseconds.
 //! - [`book`]: fixed-depth price-level books, allocated at subscription.
 //! - [`sync`]: one synchronisation engine, venue rules as data: buffer
 //!   diffs, snapshot, bridge, chain check, and an explicit `Gap` before any
@@ -38,6 +41,7 @@ pub mod event;
 pub mod json;
 pub mod kraken;
 pub mod okx;
+pub mod plan;
 mod scan;
 pub mod sync;
 pub mod time;
