@@ -1,7 +1,7 @@
 //! Coinbase Advanced Trade market data: `level2` (snapshot and updates per
 //! product), `market_trades`, `heartbeats`, `subscriptions`. Every message
 //! carries the connection's `sequence_num`; see
-//! [`ConnectionSeq`](crate::sync::ConnectionSeq).
+//! [`ConnectionSeq`].
 
 use simd_json::tape::{Array, Value};
 
