@@ -1,0 +1,228 @@
+//! Differential tests against serde_json on every recorded message in
+//! `../shared/samples` (skipped, with a line saying so, when absent): what
+//! the venue decoders read (through simd-json's tape or the one-pass
+//! scanner) is what a reference JSON parser reads, field by field.
+
+mod common;
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::Value as J;
+use tickwire_venues::json::{INPUT_PADDING, JsonParser};
+use tickwire_venues::{binance, bybit, okx};
+
+/// `obj[key]` as a string, or the text of a number.
+fn s(v: &J, key: &str) -> String {
+    match &v[key] {
+        J::String(x) => x.clone(),
+        J::Number(n) => n.to_string(),
+        other => panic!("{key}: {other}"),
+    }
+}
+
+fn u(v: &J, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key}: {}", v[key]))
+}
+
+/// `[[price, size, ...], ...]` as pairs of strings.
+fn levels(v: &J) -> Vec<(String, String)> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l[0].as_str().unwrap().to_owned(),
+                l[1].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn ours(l: &tickwire_venues::json::Levels<'_, '_>) -> Vec<(String, String)> {
+    l.iter()
+        .map(|r| {
+            let (p, q) = r.unwrap();
+            (p.to_owned(), q.to_owned())
+        })
+        .collect()
+}
+
+fn lines(path: &Path) -> Vec<Vec<u8>> {
+    let raw = std::fs::read(path).unwrap();
+    let gz = path.extension().is_some_and(|e| e == "gz");
+    let text = if gz {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    } else {
+        raw
+    };
+    text.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| match l.iter().position(|&b| b == b' ') {
+            Some(space) if gz => l[space + 1..].to_vec(),
+            _ => l.to_vec(),
+        })
+        .collect()
+}
+
+fn padded(line: &[u8]) -> Vec<u8> {
+    let mut buf = line.to_vec();
+    buf.resize(line.len() + INPUT_PADDING, 0);
+    buf
+}
+
+#[test]
+fn binance_reads_what_serde_json_reads() {
+    let Some(dir) = common::samples("binance") else {
+        return;
+    };
+    let files = [
+        "spot/original/hftbacktest_spot_btcusdt_20240808.gz",
+        "usdm/original/hftbacktest_usdm_btcusdt_20240808.gz",
+        "coinm/hftbacktest_cm_btcusd_perp_20240808.first15000.jsonl",
+        "spot/cryptofeed_BINANCE.ws.1.0.jsonl",
+        "usdm/cryptofeed_BINANCE_FUTURES.ws.1.0.jsonl",
+        "coinm/cryptofeed_BINANCE_DELIVERY.ws.1.0.jsonl",
+    ];
+    let mut decoder = binance::Decoder::new();
+    let mut compared = 0;
+    for file in files {
+        for (n, line) in lines(&dir.join(file)).iter().enumerate() {
+            let reference: J = serde_json::from_slice(line).unwrap();
+            let data = reference.get("data").unwrap_or(&reference).clone();
+            let mut buf = padded(line);
+            let at = format!("{file}:{}", n + 1);
+            decoder.decode(&mut buf, line.len(), |m| {
+                match m.unwrap_or_else(|e| panic!("{at}: {e}")) {
+                    binance::Message::Trade(t) | binance::Message::AggTrade(t) => {
+                        let id = if data["e"] == "trade" { "t" } else { "a" };
+                        assert_eq!(
+                            (t.symbol.to_owned(), t.id, t.price.to_owned(), t.qty.to_owned()),
+                            (s(&data, "s"), u(&data, id), s(&data, "p"), s(&data, "q")),
+                            "{at}"
+                        );
+                        assert_eq!(
+                            (t.trade_time_ms, t.event_time_ms, t.buyer_is_maker),
+                            (u(&data, "T"), u(&data, "E"), data["m"].as_bool().unwrap()),
+                            "{at}"
+                        );
+                    }
+                    binance::Message::BookTicker(q) => {
+                        assert_eq!(
+                            (q.symbol.to_owned(), q.update_id),
+                            (s(&data, "s"), u(&data, "u")),
+                            "{at}"
+                        );
+                        assert_eq!(
+                            (q.bid.0, q.bid.1, q.ask.0, q.ask.1),
+                            (
+                                s(&data, "b").as_str(),
+                                s(&data, "B").as_str(),
+                                s(&data, "a").as_str(),
+                                s(&data, "A").as_str()
+                            ),
+                            "{at}"
+                        );
+                        assert_eq!(q.event_time_ms, data["E"].as_u64(), "{at}");
+                    }
+                    binance::Message::Depth(d) => {
+                        assert_eq!(
+                            (d.symbol.to_owned(), d.first_id, d.last_id, d.event_time_ms),
+                            (s(&data, "s"), u(&data, "U"), u(&data, "u"), u(&data, "E")),
+                            "{at}"
+                        );
+                        let pu = data.get("pu").and_then(J::as_u64);
+                        assert_eq!(d.prev_last_id, pu, "{at}");
+                        assert_eq!(ours(&d.bids), levels(&data["b"]), "{at}");
+                        assert_eq!(ours(&d.asks), levels(&data["a"]), "{at}");
+                    }
+                    binance::Message::Snapshot(snap) => {
+                        assert_eq!(snap.last_update_id, u(&data, "lastUpdateId"), "{at}");
+                        assert_eq!(ours(&snap.bids), levels(&data["bids"]), "{at}");
+                        assert_eq!(ours(&snap.asks), levels(&data["asks"]), "{at}");
+                    }
+                    binance::Message::Control | binance::Message::Other(_) => return,
+                }
+                compared += 1;
+            });
+        }
+    }
+    eprintln!("{compared} Binance messages compared field by field");
+    assert!(compared > 100_000, "{compared}");
+}
+
+#[test]
+fn okx_and_bybit_read_what_serde_json_reads() {
+    let mut compared = 0;
+    let mut parser = JsonParser::default();
+    if let Some(dir) = common::samples("okx") {
+        for (n, line) in lines(&dir.join("cryptofeed_OKX.ws.1.0.jsonl")).iter().enumerate() {
+            let reference: J = serde_json::from_slice(line).unwrap();
+            let mut buf = padded(line);
+            let at = format!("okx:{}", n + 1);
+            parser
+                .parse(&mut buf, line.len(), |doc| match okx::decode(doc).unwrap() {
+                    okx::Message::Book(b) => {
+                        let d = &reference["data"][0];
+                        assert_eq!(b.inst_id, reference["arg"]["instId"], "{at}");
+                        assert_eq!(ours(&b.bids), levels(&d["bids"]), "{at}");
+                        assert_eq!(ours(&b.asks), levels(&d["asks"]), "{at}");
+                        assert_eq!(b.checksum, d["checksum"].as_i64(), "{at}");
+                        assert_eq!(b.seq_id, d["seqId"].as_i64(), "{at}");
+                        assert_eq!(b.ts_ms.to_string(), s(d, "ts"), "{at}");
+                        compared += 1;
+                    }
+                    okx::Message::Trades(t) => {
+                        let all: Vec<_> = t.iter().map(Result::unwrap).collect();
+                        let want = reference["data"].as_array().unwrap();
+                        assert_eq!(all.len(), want.len(), "{at}");
+                        for (t, w) in all.iter().zip(want) {
+                            assert_eq!(
+                                (t.trade_id, t.px, t.sz, t.side),
+                                (
+                                    s(w, "tradeId").as_str(),
+                                    s(w, "px").as_str(),
+                                    s(w, "sz").as_str(),
+                                    s(w, "side").as_str()
+                                ),
+                                "{at}"
+                            );
+                        }
+                        compared += 1;
+                    }
+                    _ => {}
+                })
+                .unwrap();
+        }
+    }
+    if let Some(dir) = common::samples("bybit") {
+        let file = "nautilus_2024-12-01_XRPUSDT_ob500.data.jsonl";
+        for (n, line) in lines(&dir.join(file)).iter().enumerate() {
+            let reference: J = serde_json::from_slice(line).unwrap();
+            let mut buf = padded(line);
+            let at = format!("bybit:{}", n + 1);
+            parser
+                .parse(&mut buf, line.len(), |doc| {
+                    let bybit::Message::Book(b) = bybit::decode(doc).unwrap() else {
+                        panic!("{at}")
+                    };
+                    let d = &reference["data"];
+                    assert_eq!(b.symbol, d["s"], "{at}");
+                    assert_eq!(b.update_id, u(d, "u"), "{at}");
+                    assert_eq!(b.ts_ms, u(&reference, "ts"), "{at}");
+                    assert_eq!(ours(&b.bids), levels(&d["b"]), "{at}");
+                    assert_eq!(ours(&b.asks), levels(&d["a"]), "{at}");
+                    compared += 1;
+                })
+                .unwrap();
+        }
+    }
+    eprintln!("{compared} OKX and Bybit messages compared field by field");
+    if compared > 0 {
+        assert!(compared >= 300, "{compared}");
+    }
+}
