@@ -548,6 +548,9 @@ fn text(v: Option<Val<'_>>) -> Option<&str> {
 /// get `None`: simd-json reads level arrays faster. Checked against
 /// [`decode`] on every recorded message and by the fuzzer.
 pub fn scan<'i>(text_in: &'i str) -> Option<Message<'i, 'i>> {
+    if let Some(m) = scan_fixed(text_in) {
+        return Some(m);
+    }
     let mut f = Fields::of(text_in)?;
     if let (Some(data), Some(stream)) = (f.data, f.stream) {
         // A combined-stream envelope: the event is inside.
@@ -1076,3 +1079,413 @@ mod adapter_tests {
     }
 }
 crate::adapter::venue_adapter!(Adapter);
+
+/// The first thing [`scan`] tries: trades, aggregate trades and book
+/// tickers in the exact layouts Binance sends them (spot and futures, raw
+/// or in a combined stream), read by comparing bytes in order. `None` for
+/// anything else, however valid.
+pub fn scan_fixed(text: &str) -> Option<Message<'_, '_>> {
+    fixed::read(text)
+}
+
+/// The fixed layouts Binance sends its flat messages in, field after field:
+/// read by comparing bytes, without looking keys up. Any difference (a
+/// field added, reordered, whitespace, an escape) gives `None` and the
+/// general scanner takes over.
+mod fixed {
+    use super::{BookTicker, Message, Trade};
+
+    #[derive(Clone, Copy)]
+    enum Kind {
+        U64,
+        Str,
+        Bool,
+        /// A string that must be exactly this.
+        Is(&'static str),
+    }
+
+    use Kind::{Bool, Is, Str, U64};
+
+    /// A layout: the first key's literal prefix, then each later field's
+    /// key and kind; what the message is, and where each of its fields sits.
+    struct Layout {
+        prefix: &'static [u8],
+        fields: &'static [(&'static [u8], Kind)],
+        message: Shape,
+    }
+
+    /// Which message a layout is, and the slot index of each field it
+    /// needs (`E`, `s`, id, `p`, `q`, `T`, `m`; or `u`, `s`, `b`, `B`,
+    /// `a`, `A`, `E`). `usize::MAX`: absent.
+    #[derive(Clone, Copy)]
+    enum Shape {
+        Trade { agg: bool, at: [usize; 7] },
+        Ticker { at: [usize; 7] },
+    }
+
+    const NO: usize = usize::MAX;
+
+    /// Spot and futures trades, aggregate trades and book tickers, as
+    /// Binance documents and sends them (checked on the recordings).
+    static LAYOUTS: [Layout; 7] = [
+        // Spot trade: e E s t p q T m M.
+        Layout {
+            prefix: br#"{"e":"trade","E":"#,
+            fields: &[
+                (b"E", U64),
+                (b"s", Str),
+                (b"t", U64),
+                (b"p", Str),
+                (b"q", Str),
+                (b"T", U64),
+                (b"m", Bool),
+                (b"M", Bool),
+            ],
+            message: Shape::Trade {
+                agg: false,
+                at: [0, 1, 2, 3, 4, 5, 6],
+            },
+        },
+        // Futures trade: e E T s t p q X m.
+        Layout {
+            prefix: br#"{"e":"trade","E":"#,
+            fields: &[
+                (b"E", U64),
+                (b"T", U64),
+                (b"s", Str),
+                (b"t", U64),
+                (b"p", Str),
+                (b"q", Str),
+                (b"X", Str),
+                (b"m", Bool),
+            ],
+            message: Shape::Trade {
+                agg: false,
+                at: [0, 2, 3, 4, 5, 1, 7],
+            },
+        },
+        // Spot aggTrade: e E s a p q f l T m M.
+        Layout {
+            prefix: br#"{"e":"aggTrade","E":"#,
+            fields: &[
+                (b"E", U64),
+                (b"s", Str),
+                (b"a", U64),
+                (b"p", Str),
+                (b"q", Str),
+                (b"f", U64),
+                (b"l", U64),
+                (b"T", U64),
+                (b"m", Bool),
+                (b"M", Bool),
+            ],
+            message: Shape::Trade {
+                agg: true,
+                at: [0, 1, 2, 3, 4, 7, 8],
+            },
+        },
+        // Futures aggTrade: e E a s p q f l T m.
+        Layout {
+            prefix: br#"{"e":"aggTrade","E":"#,
+            fields: &[
+                (b"E", U64),
+                (b"a", U64),
+                (b"s", Str),
+                (b"p", Str),
+                (b"q", Str),
+                (b"f", U64),
+                (b"l", U64),
+                (b"T", U64),
+                (b"m", Bool),
+            ],
+            message: Shape::Trade {
+                agg: true,
+                at: [0, 2, 1, 3, 4, 7, 8],
+            },
+        },
+        // Spot bookTicker: u s b B a A.
+        Layout {
+            prefix: br#"{"u":"#,
+            fields: &[
+                (b"u", U64),
+                (b"s", Str),
+                (b"b", Str),
+                (b"B", Str),
+                (b"a", Str),
+                (b"A", Str),
+            ],
+            message: Shape::Ticker {
+                at: [0, 1, 2, 3, 4, 5, NO],
+            },
+        },
+        // COIN-M bookTicker: u e s ps b B a A T E.
+        Layout {
+            prefix: br#"{"u":"#,
+            fields: &[
+                (b"u", U64),
+                (b"e", Is("bookTicker")),
+                (b"s", Str),
+                (b"ps", Str),
+                (b"b", Str),
+                (b"B", Str),
+                (b"a", Str),
+                (b"A", Str),
+                (b"T", U64),
+                (b"E", U64),
+            ],
+            message: Shape::Ticker {
+                at: [0, 2, 4, 5, 6, 7, 9],
+            },
+        },
+        // USD-M bookTicker: e u s b B a A T E.
+        Layout {
+            prefix: br#"{"e":"bookTicker","u":"#,
+            fields: &[
+                (b"u", U64),
+                (b"s", Str),
+                (b"b", Str),
+                (b"B", Str),
+                (b"a", Str),
+                (b"A", Str),
+                (b"T", U64),
+                (b"E", U64),
+            ],
+            message: Shape::Ticker {
+                at: [0, 1, 2, 3, 4, 5, 7],
+            },
+        },
+    ];
+
+    /// An unsigned integer at `i` (JSON: no leading zero) and the index
+    /// after it.
+    #[inline(always)]
+    fn uint(b: &[u8], i: usize) -> Option<(u64, usize)> {
+        let digits = digits_at(b, i)?;
+        // 19 digits always fit in 64 bits: no overflow check per digit (a
+        // dependent multiply-and-check per digit was most of the cost).
+        if digits == 0 || digits > 19 || (b[i] == b'0' && digits > 1) {
+            return None;
+        }
+        let v = b[i..i + digits]
+            .iter()
+            .fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
+        Some((v, i + digits))
+    }
+
+    /// A string without escapes or control characters at `i` (its opening
+    /// quote), and the index after its closing quote.
+    #[inline(always)]
+    fn string(s: &str, i: usize) -> Option<(&str, usize)> {
+        let b = s.as_bytes();
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let close = string_stop(b, i + 1)?;
+        if b[close] != b'"' {
+            return None;
+        }
+        Some((s.get(i + 1..close)?, close + 1))
+    }
+
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+    /// Eight bytes at `i`, little-endian, if there are eight.
+    #[inline(always)]
+    fn word(b: &[u8], i: usize) -> Option<u64> {
+        Some(u64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?))
+    }
+
+    /// How many ASCII digits start at `i`, eight bytes at a time: a byte
+    /// below `'0'` borrows into its high bit when `0x30` is taken away,
+    /// a byte above `'9'` carries into it when `0x46` is added. A borrow
+    /// or carry can only mark bytes above a byte that is itself marked, so
+    /// the lowest mark is the first non-digit.
+    #[inline(always)]
+    fn digits_at(b: &[u8], i: usize) -> Option<usize> {
+        let mut j = i;
+        while let Some(w) = word(b, j) {
+            let marks = (w.wrapping_sub(0x30 * ONES) | w.wrapping_add(0x46 * ONES)) & HIGHS;
+            if marks != 0 {
+                return Some(j - i + (marks.trailing_zeros() / 8) as usize);
+            }
+            j += 8;
+        }
+        Some(
+            j - i
+                + b.get(j..)?
+                    .iter()
+                    .take_while(|d| d.is_ascii_digit())
+                    .count(),
+        )
+    }
+
+    /// The index of the first `"`, `\\` or control character at or after
+    /// `i`, eight bytes at a time (the classic "has a zero byte" test on
+    /// the bytes XORed with each character; control characters borrow
+    /// when `0x20` is taken away). As above, the lowest mark is exact.
+    #[inline(always)]
+    fn string_stop(b: &[u8], i: usize) -> Option<usize> {
+        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+        let mut j = i;
+        while let Some(w) = word(b, j) {
+            let marks = zero(w ^ (b'"' as u64 * ONES))
+                | zero(w ^ (b'\\' as u64 * ONES))
+                | (w.wrapping_sub(0x20 * ONES) & !w & HIGHS);
+            if marks != 0 {
+                return Some(j + (marks.trailing_zeros() / 8) as usize);
+            }
+            j += 8;
+        }
+        b.get(j..)?
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+            .map(|n| j + n)
+    }
+
+    /// Reads a raw event occupying `s[i..]` up to its closing brace, which
+    /// must be at `s.len() - tail`.
+    fn event<'i>(s: &'i str, i: usize, tail: usize) -> Option<Message<'i, 'i>> {
+        let b = s.as_bytes();
+        let rest = b.get(i..)?;
+        'layouts: for layout in &LAYOUTS {
+            // Bytes 2 and 6 (`e`/`u`, and the event's first letter) tell
+            // most layouts apart before a full comparison.
+            let p = layout.prefix;
+            if rest.get(2) != p.get(2)
+                || (p.len() > 6 && rest.get(6) != p.get(6))
+                || !rest.starts_with(p)
+            {
+                continue;
+            }
+            // Each field's value, by position, in the array of its kind.
+            let mut nums = [0u64; 10];
+            let mut strs = [""; 10];
+            let mut bools = [false; 10];
+            let mut j = i + layout.prefix.len();
+            for (n, &(key, kind)) in layout.fields.iter().enumerate() {
+                if n > 0 {
+                    // `,"<key>":`
+                    match b.get(j..j + key.len() + 4) {
+                        Some(sep)
+                            if sep[0] == b','
+                                && sep[1] == b'"'
+                                && sep[2..2 + key.len()].iter().zip(key).all(|(a, b)| a == b)
+                                && sep[2 + key.len()] == b'"'
+                                && sep[3 + key.len()] == b':' =>
+                        {
+                            j += key.len() + 4;
+                        }
+                        _ => continue 'layouts,
+                    }
+                }
+                let next = match kind {
+                    U64 => uint(b, j).map(|(v, e)| {
+                        nums[n] = v;
+                        e
+                    }),
+                    Str => string(s, j).map(|(v, e)| {
+                        strs[n] = v;
+                        e
+                    }),
+                    Is(want) => string(s, j).filter(|(v, _)| *v == want).map(|(v, e)| {
+                        strs[n] = v;
+                        e
+                    }),
+                    Bool => {
+                        let rest = &b[j..];
+                        if rest.starts_with(b"true") {
+                            bools[n] = true;
+                            Some(j + 4)
+                        } else if rest.starts_with(b"false") {
+                            Some(j + 5)
+                        } else {
+                            None
+                        }
+                    }
+                };
+                let Some(next) = next else {
+                    continue 'layouts;
+                };
+                j = next;
+            }
+            if b.get(j) != Some(&b'}') || j + 1 + tail != b.len() {
+                continue;
+            }
+            return Some(match layout.message {
+                Shape::Trade { agg, at } => {
+                    let t = Trade {
+                        event_time_ms: nums[at[0]],
+                        symbol: strs[at[1]],
+                        id: nums[at[2]],
+                        price: strs[at[3]],
+                        qty: strs[at[4]],
+                        trade_time_ms: nums[at[5]],
+                        buyer_is_maker: bools[at[6]],
+                    };
+                    if agg {
+                        Message::AggTrade(t)
+                    } else {
+                        Message::Trade(t)
+                    }
+                }
+                Shape::Ticker { at } => Message::BookTicker(BookTicker {
+                    update_id: nums[at[0]],
+                    symbol: strs[at[1]],
+                    bid: (strs[at[2]], strs[at[3]]),
+                    ask: (strs[at[4]], strs[at[5]]),
+                    event_time_ms: (at[6] != NO).then(|| nums[at[6]]),
+                }),
+            });
+        }
+        None
+    }
+
+    /// A raw event, or one wrapped in a combined-stream envelope
+    /// (`{"stream":"...","data":{...}}`), in a fixed layout.
+    pub(super) fn read(s: &str) -> Option<Message<'_, '_>> {
+        const STREAM: &[u8] = br#"{"stream":""#;
+        let b = s.as_bytes();
+        if !b.starts_with(STREAM) {
+            return event(s, 0, 0);
+        }
+        let (_, end) = string(s, STREAM.len() - 1)?;
+        const DATA: &[u8] = br#","data":"#;
+        if !b.get(end..)?.starts_with(DATA) {
+            return None;
+        }
+        // The envelope's closing brace must be the last byte.
+        if b.last() != Some(&b'}') {
+            return None;
+        }
+        event(s, end + DATA.len(), 1)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// The eight-at-a-time scans agree with byte-by-byte ones on
+            /// any bytes, at any offset.
+            #[test]
+            fn word_scans_match_byte_scans(
+                bytes in proptest::collection::vec(
+                    prop_oneof![Just(b'"'), Just(b'\\'), 0x30u8..0x3a, any::<u8>()],
+                    0..40,
+                ),
+                at in 0usize..8,
+            ) {
+                let at = at.min(bytes.len());
+                let digits = bytes[at..].iter().take_while(|d| d.is_ascii_digit()).count();
+                prop_assert_eq!(digits_at(&bytes, at), Some(digits));
+                let stop = bytes[at..]
+                    .iter()
+                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                    .map(|n| at + n);
+                prop_assert_eq!(string_stop(&bytes, at), stop);
+            }
+        }
+    }
+}

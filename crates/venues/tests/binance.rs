@@ -74,7 +74,7 @@ fn every_recorded_message_decodes() {
     ];
     let mut parser = JsonParser::default();
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
-    let (mut scanned, mut total) = (0usize, 0usize);
+    let (mut scanned, mut total, mut fixed_layouts) = (0usize, 0usize, 0usize);
     for file in files {
         // crypto-msg-parser's file mixes in REST answers (open interest) that
         // are not stream messages; its tags file names each line's kind.
@@ -112,7 +112,17 @@ fn every_recorded_message_decodes() {
             *kinds.entry(kind).or_default() += 1;
             // The one-pass scanner, where it answers, reads the same.
             total += 1;
-            if let Some(fast) = binance::scan(std::str::from_utf8(&original[..len]).unwrap()) {
+            let text = std::str::from_utf8(&original[..len]).unwrap();
+            if let Some(fixed) = binance::scan_fixed(text) {
+                fixed_layouts += 1;
+                let slow = parser
+                    .parse(&mut original.clone(), len, |doc| {
+                        format!("{:?}", binance::decode(doc).unwrap())
+                    })
+                    .unwrap();
+                assert_eq!(format!("{fixed:?}"), slow, "{file}:{}", i + 1);
+            }
+            if let Some(fast) = binance::scan(text) {
                 scanned += 1;
                 let slow = parser
                     .parse(&mut original.clone(), len, |doc| {
@@ -123,13 +133,18 @@ fn every_recorded_message_decodes() {
             }
         }
     }
-    eprintln!("the scanner read {scanned} of {total} messages");
+    eprintln!("the scanner read {scanned} of {total} messages, {fixed_layouts} in a fixed layout");
     // It takes every flat message (depth and snapshots go to simd-json).
     let flat: usize = ["trade", "aggTrade", "bookTicker"]
         .iter()
         .map(|k| kinds[*k])
         .sum();
     assert!(scanned >= flat, "{scanned} scanned, {flat} flat messages");
+    // Nearly every flat message comes in one of the fixed layouts.
+    assert!(
+        fixed_layouts * 100 >= flat * 95,
+        "{fixed_layouts} of {flat} flat messages in a fixed layout"
+    );
     eprintln!("{kinds:?}");
     for supported in ["trade", "aggTrade", "bookTicker", "depth", "snapshot"] {
         assert!(

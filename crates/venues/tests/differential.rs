@@ -22,7 +22,9 @@ fn s(v: &J, key: &str) -> String {
 }
 
 fn u(v: &J, key: &str) -> u64 {
-    v[key].as_u64().unwrap_or_else(|| panic!("{key}: {}", v[key]))
+    v[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key}: {}", v[key]))
 }
 
 /// `[[price, size, ...], ...]` as pairs of strings.
@@ -101,7 +103,12 @@ fn binance_reads_what_serde_json_reads() {
                     binance::Message::Trade(t) | binance::Message::AggTrade(t) => {
                         let id = if data["e"] == "trade" { "t" } else { "a" };
                         assert_eq!(
-                            (t.symbol.to_owned(), t.id, t.price.to_owned(), t.qty.to_owned()),
+                            (
+                                t.symbol.to_owned(),
+                                t.id,
+                                t.price.to_owned(),
+                                t.qty.to_owned()
+                            ),
                             (s(&data, "s"), u(&data, id), s(&data, "p"), s(&data, "q")),
                             "{at}"
                         );
@@ -160,41 +167,46 @@ fn okx_and_bybit_read_what_serde_json_reads() {
     let mut compared = 0;
     let mut parser = JsonParser::default();
     if let Some(dir) = common::samples("okx") {
-        for (n, line) in lines(&dir.join("cryptofeed_OKX.ws.1.0.jsonl")).iter().enumerate() {
+        for (n, line) in lines(&dir.join("cryptofeed_OKX.ws.1.0.jsonl"))
+            .iter()
+            .enumerate()
+        {
             let reference: J = serde_json::from_slice(line).unwrap();
             let mut buf = padded(line);
             let at = format!("okx:{}", n + 1);
             parser
-                .parse(&mut buf, line.len(), |doc| match okx::decode(doc).unwrap() {
-                    okx::Message::Book(b) => {
-                        let d = &reference["data"][0];
-                        assert_eq!(b.inst_id, reference["arg"]["instId"], "{at}");
-                        assert_eq!(ours(&b.bids), levels(&d["bids"]), "{at}");
-                        assert_eq!(ours(&b.asks), levels(&d["asks"]), "{at}");
-                        assert_eq!(b.checksum, d["checksum"].as_i64(), "{at}");
-                        assert_eq!(b.seq_id, d["seqId"].as_i64(), "{at}");
-                        assert_eq!(b.ts_ms.to_string(), s(d, "ts"), "{at}");
-                        compared += 1;
-                    }
-                    okx::Message::Trades(t) => {
-                        let all: Vec<_> = t.iter().map(Result::unwrap).collect();
-                        let want = reference["data"].as_array().unwrap();
-                        assert_eq!(all.len(), want.len(), "{at}");
-                        for (t, w) in all.iter().zip(want) {
-                            assert_eq!(
-                                (t.trade_id, t.px, t.sz, t.side),
-                                (
-                                    s(w, "tradeId").as_str(),
-                                    s(w, "px").as_str(),
-                                    s(w, "sz").as_str(),
-                                    s(w, "side").as_str()
-                                ),
-                                "{at}"
-                            );
+                .parse(&mut buf, line.len(), |doc| {
+                    match okx::decode(doc).unwrap() {
+                        okx::Message::Book(b) => {
+                            let d = &reference["data"][0];
+                            assert_eq!(b.inst_id, reference["arg"]["instId"], "{at}");
+                            assert_eq!(ours(&b.bids), levels(&d["bids"]), "{at}");
+                            assert_eq!(ours(&b.asks), levels(&d["asks"]), "{at}");
+                            assert_eq!(b.checksum, d["checksum"].as_i64(), "{at}");
+                            assert_eq!(b.seq_id, d["seqId"].as_i64(), "{at}");
+                            assert_eq!(b.ts_ms.to_string(), s(d, "ts"), "{at}");
+                            compared += 1;
                         }
-                        compared += 1;
+                        okx::Message::Trades(t) => {
+                            let all: Vec<_> = t.iter().map(Result::unwrap).collect();
+                            let want = reference["data"].as_array().unwrap();
+                            assert_eq!(all.len(), want.len(), "{at}");
+                            for (t, w) in all.iter().zip(want) {
+                                assert_eq!(
+                                    (t.trade_id, t.px, t.sz, t.side),
+                                    (
+                                        s(w, "tradeId").as_str(),
+                                        s(w, "px").as_str(),
+                                        s(w, "sz").as_str(),
+                                        s(w, "side").as_str()
+                                    ),
+                                    "{at}"
+                                );
+                            }
+                            compared += 1;
+                        }
+                        _ => {}
                     }
-                    _ => {}
                 })
                 .unwrap();
         }
