@@ -3,8 +3,9 @@
 
 use std::collections::HashMap;
 
+use crate::DecodeError;
 use crate::book::{Book, Side};
-use crate::event::{Event, InstrumentId, InstrumentSpec, Kind};
+use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
 use crate::sync::{BookSync, Chain, LevelResult, Resync, SyncConfig, SyncEvent};
 
 /// What an adapter made of one message.
@@ -90,6 +91,108 @@ impl Instruments {
         self.get(id)?.sync.as_ref()?.book()
     }
 
+    /// Emits one trade of `symbol` (price and size as sent); `Ok(false)`
+    /// when the symbol is not in the table.
+    #[allow(clippy::too_many_arguments)] // one call per venue, all named
+    #[inline]
+    pub(crate) fn trade(
+        &self,
+        symbol: &str,
+        price: &str,
+        size: &str,
+        aggressor: Aggressor,
+        trade_id: u64,
+        exchange_ns: u64,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> Result<bool, DecodeError> {
+        let Some(id) = self.find(symbol) else {
+            return Ok(false);
+        };
+        let spec = &self.list[id.0 as usize].spec;
+        let level = crate::decimal::level(price, size, spec.price_scale, spec.size_scale)?;
+        emit(Event {
+            instrument: id,
+            exchange_ns,
+            recv_tsc,
+            kind: Kind::Trade {
+                price: level.price,
+                size: level.size,
+                aggressor,
+                trade_id,
+            },
+        });
+        Ok(true)
+    }
+
+    /// Emits the best bid and ask of `symbol` (`(price, size)` as sent);
+    /// `Ok(false)` when the symbol is not in the table.
+    #[allow(clippy::too_many_arguments)] // one call per venue, all named
+    #[inline]
+    pub(crate) fn quote(
+        &self,
+        symbol: &str,
+        bid: (&str, &str),
+        ask: (&str, &str),
+        update_id: u64,
+        exchange_ns: u64,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> Result<bool, DecodeError> {
+        let Some(id) = self.find(symbol) else {
+            return Ok(false);
+        };
+        let spec = &self.list[id.0 as usize].spec;
+        let (ps, ss) = (spec.price_scale, spec.size_scale);
+        let bid = crate::decimal::level(bid.0, bid.1, ps, ss)?;
+        let ask = crate::decimal::level(ask.0, ask.1, ps, ss)?;
+        emit(Event {
+            instrument: id,
+            exchange_ns,
+            recv_tsc,
+            kind: Kind::Quote {
+                bid_price: bid.price,
+                bid_size: bid.size,
+                ask_price: ask.price,
+                ask_size: ask.size,
+                update_id,
+            },
+        });
+        Ok(true)
+    }
+
+    /// Runs one book message of `symbol` through its engine: `feed` hands
+    /// it over (given the engine, the price and size scales and the
+    /// engine's `emit`), then `levels` reads its levels again for the
+    /// deltas. `Ignored` when the symbol is unknown or has no book.
+    pub(crate) fn book_message<I: Iterator<Item = LevelResult>>(
+        &mut self,
+        symbol: &str,
+        exchange_ns: u64,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+        feed: impl FnOnce(&mut BookSync, u8, u8, &mut dyn FnMut(SyncEvent)) -> Result<(), DecodeError>,
+        levels: impl FnOnce(u8, u8) -> I,
+    ) -> Result<Outcome, DecodeError> {
+        let Some(id) = self.find(symbol) else {
+            return Ok(Outcome::Ignored);
+        };
+        let instrument = &mut self.list[id.0 as usize];
+        let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
+        let Some(sync) = instrument.sync.as_mut() else {
+            return Ok(Outcome::Ignored);
+        };
+        let stamp = Stamp {
+            id,
+            exchange_ns,
+            recv_tsc,
+        };
+        let mut verdict = Verdict::new(stamp, emit);
+        feed(sync, ps, ss, &mut |e| verdict.on(e))?;
+        verdict.finish(sync, levels(ps, ss));
+        Ok(Outcome::Data)
+    }
+
     /// Something that concerns every book of the connection (a gap in its
     /// own sequence): `Gap(why)` and `Resync` for each book that was valid.
     pub(crate) fn invalidate_all(
@@ -141,6 +244,16 @@ impl Stamp {
             recv_tsc: self.recv_tsc,
             kind,
         }
+    }
+}
+
+/// The taker's side as venues spell it (`buy`, `Buy`, `sell`, `Sell`).
+#[inline]
+pub(crate) fn taker(side: &str) -> Aggressor {
+    match side {
+        "buy" | "Buy" => Aggressor::Buy,
+        "sell" | "Sell" => Aggressor::Sell,
+        _ => Aggressor::Unknown,
     }
 }
 
@@ -253,7 +366,7 @@ pub trait VenueAdapter {
         len: usize,
         recv_tsc: u64,
         emit: &mut dyn FnMut(Event),
-    ) -> Result<Outcome, crate::DecodeError>;
+    ) -> Result<Outcome, DecodeError>;
 
     /// The connection went down: `Disconnected`, then `Gap` and `Resync`
     /// for every book that was valid.
@@ -268,6 +381,18 @@ pub trait VenueAdapter {
 
 macro_rules! venue_adapter {
     ($t:ty) => {
+        impl $t {
+            /// The instrument the venue calls `symbol`.
+            pub fn instrument(&self, symbol: &str) -> Option<$crate::event::InstrumentId> {
+                self.instruments.find(symbol)
+            }
+
+            /// An instrument's book, while it is valid.
+            pub fn book(&self, id: $crate::event::InstrumentId) -> Option<&$crate::book::Book> {
+                self.instruments.book(id)
+            }
+        }
+
         impl $crate::adapter::VenueAdapter for $t {
             fn on_message(
                 &mut self,

@@ -630,7 +630,7 @@ impl Market {
 }
 
 use crate::adapter::{Instruments, Outcome, Stamp, Verdict, ms_to_ns};
-use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
+use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec};
 
 /// Binance messages in, normalised [`Event`]s out, for one connection's
 /// instruments: trades and aggregate trades, book tickers as quotes, and
@@ -663,19 +663,9 @@ impl Adapter {
         self.market
     }
 
-    /// The instrument called `symbol`.
-    pub fn instrument(&self, symbol: &str) -> Option<InstrumentId> {
-        self.instruments.find(symbol)
-    }
-
     /// The instruments, in [`InstrumentId`] order.
     pub fn instruments(&self) -> impl Iterator<Item = &InstrumentSpec> {
         self.instruments.specs()
-    }
-
-    /// An instrument's book, while it is valid.
-    pub fn book(&self, id: InstrumentId) -> Option<&crate::book::Book> {
-        self.instruments.book(id)
     }
 
     /// Decodes one stream message, `buf[..len]` followed by
@@ -693,75 +683,45 @@ impl Adapter {
         let instruments = &mut self.instruments;
         self.decoder.decode(buf, len, |message| match message? {
             Message::Trade(t) | Message::AggTrade(t) => {
-                let Some(id) = instruments.find(t.symbol) else {
-                    return Ok(Outcome::Ignored);
+                let aggressor = if t.buyer_is_maker {
+                    Aggressor::Sell
+                } else {
+                    Aggressor::Buy
                 };
-                let spec = &instruments.get(id).expect("found").spec;
-                let price = crate::decimal::parse_scaled(t.price.as_bytes(), spec.price_scale)
-                    .map_err(|e| DecodeError::Decimal("p", e))?;
-                let size = crate::decimal::parse_scaled(t.qty.as_bytes(), spec.size_scale)
-                    .map_err(|e| DecodeError::Decimal("q", e))?;
-                emit(Event {
-                    instrument: id,
-                    exchange_ns: ms_to_ns(t.trade_time_ms),
+                let known = instruments.trade(
+                    t.symbol,
+                    t.price,
+                    t.qty,
+                    aggressor,
+                    t.id,
+                    ms_to_ns(t.trade_time_ms),
                     recv_tsc,
-                    kind: Kind::Trade {
-                        price,
-                        size,
-                        aggressor: if t.buyer_is_maker {
-                            Aggressor::Sell
-                        } else {
-                            Aggressor::Buy
-                        },
-                        trade_id: t.id,
-                    },
-                });
-                Ok(Outcome::Data)
+                    emit,
+                )?;
+                Ok(if known {
+                    Outcome::Data
+                } else {
+                    Outcome::Ignored
+                })
             }
             Message::BookTicker(q) => {
-                let Some(id) = instruments.find(q.symbol) else {
-                    return Ok(Outcome::Ignored);
-                };
-                let spec = &instruments.get(id).expect("found").spec;
-                let (ps, ss) = (spec.price_scale, spec.size_scale);
-                let bid = crate::decimal::level(q.bid.0, q.bid.1, ps, ss)?;
-                let ask = crate::decimal::level(q.ask.0, q.ask.1, ps, ss)?;
-                emit(Event {
-                    instrument: id,
-                    exchange_ns: q.event_time_ms.map_or(0, ms_to_ns),
-                    recv_tsc,
-                    kind: Kind::Quote {
-                        bid_price: bid.price,
-                        bid_size: bid.size,
-                        ask_price: ask.price,
-                        ask_size: ask.size,
-                        update_id: q.update_id,
-                    },
-                });
-                Ok(Outcome::Data)
+                let ns = q.event_time_ms.map_or(0, ms_to_ns);
+                let known =
+                    instruments.quote(q.symbol, q.bid, q.ask, q.update_id, ns, recv_tsc, emit)?;
+                Ok(if known {
+                    Outcome::Data
+                } else {
+                    Outcome::Ignored
+                })
             }
-            Message::Depth(d) if !d.partial => {
-                let Some(id) = instruments.find(d.symbol) else {
-                    return Ok(Outcome::Ignored);
-                };
-                let instrument = instruments.get_mut(id).expect("found");
-                let Some(sync) = instrument.sync.as_mut() else {
-                    return Ok(Outcome::Ignored);
-                };
-                let scales = Scales {
-                    price: instrument.spec.price_scale,
-                    qty: instrument.spec.size_scale,
-                };
-                let stamp = Stamp {
-                    id,
-                    exchange_ns: ms_to_ns(d.event_time_ms),
-                    recv_tsc,
-                };
-                let mut verdict = Verdict::new(stamp, emit);
-                feed_depth(sync, &d, scales, &mut |e| verdict.on(e))?;
-                verdict.finish(sync, scaled_levels(d.bids, d.asks, scales));
-                Ok(Outcome::Data)
-            }
+            Message::Depth(d) if !d.partial => instruments.book_message(
+                d.symbol,
+                ms_to_ns(d.event_time_ms),
+                recv_tsc,
+                emit,
+                |sync, price, qty, emit| feed_depth(sync, &d, Scales { price, qty }, &mut { emit }),
+                |price, qty| scaled_levels(d.bids, d.asks, Scales { price, qty }),
+            ),
             // Partial depth (`@depth5`...) is the top of the book, whole:
             // not normalised into book events.
             Message::Depth(_) | Message::Other(_) => Ok(Outcome::Ignored),
@@ -821,6 +781,7 @@ impl Adapter {
 mod adapter_tests {
     use super::*;
     use crate::book::Side;
+    use crate::event::Kind;
     use crate::json::INPUT_PADDING;
     use crate::sync::Resync;
 

@@ -277,8 +277,8 @@ mod tests {
     }
 }
 
-use crate::adapter::{Instruments, Outcome, Stamp, Verdict, ms_to_ns};
-use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
+use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
+use crate::event::{Event, InstrumentSpec};
 use crate::json::JsonParser;
 
 /// Bybit v5 messages in, normalised [`Event`]s out, for one connection's
@@ -301,16 +301,6 @@ impl Adapter {
         }
     }
 
-    /// The instrument called `symbol`.
-    pub fn instrument(&self, symbol: &str) -> Option<InstrumentId> {
-        self.instruments.find(symbol)
-    }
-
-    /// An instrument's book, while it is valid.
-    pub fn book(&self, id: InstrumentId) -> Option<&crate::book::Book> {
-        self.instruments.book(id)
-    }
-
     /// Decodes one message, `buf[..len]` followed by
     /// [`INPUT_PADDING`](crate::json::INPUT_PADDING) writable bytes, and
     /// emits its events. Replies (`subscribe`, `pong`) are control
@@ -330,54 +320,26 @@ impl Adapter {
                 let mut outcome = Outcome::Ignored;
                 for trade in trades.iter() {
                     let t = trade?;
-                    let Some(id) = instruments.find(t.symbol) else {
-                        continue;
-                    };
-                    let spec = &instruments.get(id).expect("found").spec;
-                    let level =
-                        crate::decimal::level(t.price, t.size, spec.price_scale, spec.size_scale)?;
-                    emit(Event {
-                        instrument: id,
-                        exchange_ns: ms_to_ns(t.time_ms),
-                        recv_tsc,
-                        kind: Kind::Trade {
-                            price: level.price,
-                            size: level.size,
-                            aggressor: match t.side {
-                                "Buy" => Aggressor::Buy,
-                                "Sell" => Aggressor::Sell,
-                                _ => Aggressor::Unknown,
-                            },
-                            trade_id: t.id.parse().unwrap_or(0),
-                        },
-                    });
-                    outcome = Outcome::Data;
+                    let id = t.id.parse().unwrap_or(0);
+                    let (ns, side) = (ms_to_ns(t.time_ms), taker(t.side));
+                    if instruments.trade(t.symbol, t.price, t.size, side, id, ns, recv_tsc, emit)? {
+                        outcome = Outcome::Data;
+                    }
                 }
                 Ok(outcome)
             }
-            Message::Book(book) => {
-                let Some(id) = instruments.find(book.symbol) else {
-                    return Ok(Outcome::Ignored);
-                };
-                let instrument = instruments.get_mut(id).expect("found");
-                let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
-                let Some(sync) = instrument.sync.as_mut() else {
-                    return Ok(Outcome::Ignored);
-                };
-                let stamp = Stamp {
-                    id,
-                    exchange_ns: ms_to_ns(book.ts_ms),
-                    recv_tsc,
-                };
-                let mut verdict = Verdict::new(stamp, emit);
-                feed_book(sync, &book, ps, ss, &mut |e| verdict.on(e))?;
-                let levels =
+            Message::Book(book) => instruments.book_message(
+                book.symbol,
+                ms_to_ns(book.ts_ms),
+                recv_tsc,
+                emit,
+                |sync, ps, ss, emit| feed_book(sync, &book, ps, ss, &mut { emit }),
+                |ps, ss| {
                     book.bids
                         .scaled(Side::Bid, ps, ss)
-                        .chain(book.asks.scaled(Side::Ask, ps, ss));
-                verdict.finish(sync, levels);
-                Ok(Outcome::Data)
-            }
+                        .chain(book.asks.scaled(Side::Ask, ps, ss))
+                },
+            ),
         })?
     }
 
@@ -392,6 +354,7 @@ crate::adapter::venue_adapter!(Adapter);
 #[cfg(test)]
 mod adapter_tests {
     use super::*;
+    use crate::event::{Aggressor, Kind};
     use crate::json::INPUT_PADDING;
     use crate::sync::Resync;
 

@@ -179,8 +179,8 @@ pub fn feed_book(
     sync.on_unsequenced(event.snapshot, levels, emit)
 }
 
-use crate::adapter::{Instruments, Outcome, Stamp, Verdict};
-use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
+use crate::adapter::{Instruments, Outcome};
+use crate::event::{Aggressor, Event, InstrumentSpec};
 use crate::json::JsonParser;
 use crate::sync::ConnectionSeq;
 use crate::time::rfc3339_ns;
@@ -211,16 +211,6 @@ impl Adapter {
         }
     }
 
-    /// The instrument called `product_id`.
-    pub fn instrument(&self, product_id: &str) -> Option<InstrumentId> {
-        self.instruments.find(product_id)
-    }
-
-    /// An instrument's book, while it is valid.
-    pub fn book(&self, id: InstrumentId) -> Option<&crate::book::Book> {
-        self.instruments.book(id)
-    }
-
     /// Decodes one message, `buf[..len]` followed by
     /// [`INPUT_PADDING`](crate::json::INPUT_PADDING) writable bytes, and
     /// emits its events.
@@ -248,28 +238,20 @@ impl Adapter {
                     let mut outcome = Outcome::Ignored;
                     for trade in events.trades() {
                         let t = trade?;
-                        let Some(id) = instruments.find(t.product_id) else {
-                            continue;
-                        };
-                        let spec = &instruments.get(id).expect("found").spec;
-                        let level = crate::decimal::level(
+                        let ns = rfc3339_ns(t.time).unwrap_or(0);
+                        let (id, side) = (t.trade_id.parse().unwrap_or(0), Aggressor::Unknown);
+                        if instruments.trade(
+                            t.product_id,
                             t.price,
                             t.size,
-                            spec.price_scale,
-                            spec.size_scale,
-                        )?;
-                        emit(Event {
-                            instrument: id,
-                            exchange_ns: rfc3339_ns(t.time).unwrap_or(0),
+                            side,
+                            id,
+                            ns,
                             recv_tsc,
-                            kind: Kind::Trade {
-                                price: level.price,
-                                size: level.size,
-                                aggressor: Aggressor::Unknown,
-                                trade_id: t.trade_id.parse().unwrap_or(0),
-                            },
-                        });
-                        outcome = Outcome::Data;
+                            emit,
+                        )? {
+                            outcome = Outcome::Data;
+                        }
                     }
                     Ok(outcome)
                 }
@@ -277,27 +259,22 @@ impl Adapter {
                     let mut outcome = Outcome::Ignored;
                     for event in events.books() {
                         let event = event?;
-                        let Some(id) = instruments.find(event.product_id) else {
-                            continue;
-                        };
-                        let instrument = instruments.get_mut(id).expect("found");
-                        let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
-                        let Some(sync) = instrument.sync.as_mut() else {
-                            continue;
-                        };
-                        let stamp = Stamp {
-                            id,
-                            exchange_ns: 0,
+                        let done = instruments.book_message(
+                            event.product_id,
+                            0,
                             recv_tsc,
-                        };
-                        let mut verdict = Verdict::new(stamp, emit);
-                        feed_book(sync, &event, ps, ss, &mut |e| verdict.on(e))?;
-                        let levels = event.updates().map(move |u| {
-                            let (side, p, q) = u?;
-                            Ok((side, crate::decimal::level(p, q, ps, ss)?))
-                        });
-                        verdict.finish(sync, levels);
-                        outcome = Outcome::Data;
+                            emit,
+                            |sync, ps, ss, emit| feed_book(sync, &event, ps, ss, &mut { emit }),
+                            |ps, ss| {
+                                event.updates().map(move |u| {
+                                    let (side, p, q) = u?;
+                                    Ok((side, crate::decimal::level(p, q, ps, ss)?))
+                                })
+                            },
+                        )?;
+                        if done == Outcome::Data {
+                            outcome = done;
+                        }
                     }
                     Ok(outcome)
                 }
@@ -320,6 +297,7 @@ crate::adapter::venue_adapter!(Adapter);
 mod adapter_tests {
     use super::tests::{SNAPSHOT, TRADES, UPDATE};
     use super::*;
+    use crate::event::{InstrumentId, Kind};
     use crate::json::INPUT_PADDING;
     use crate::sync::Resync;
 

@@ -323,8 +323,8 @@ pub fn feed_book(
     }
 }
 
-use crate::adapter::{Instruments, Outcome, Stamp, Verdict, ms_to_ns};
-use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
+use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
+use crate::event::{Event, InstrumentSpec};
 
 /// What to send when Deribit's heartbeat asks (`test_request`).
 pub const TEST_ANSWER: &str = r#"{"jsonrpc":"2.0","id":0,"method":"public/test","params":{}}"#;
@@ -345,16 +345,6 @@ impl Adapter {
         Adapter {
             instruments: Instruments::new(instruments, crate::sync::Chain::Deribit),
         }
-    }
-
-    /// The instrument called `name`.
-    pub fn instrument(&self, name: &str) -> Option<InstrumentId> {
-        self.instruments.find(name)
-    }
-
-    /// An instrument's book, while it is valid.
-    pub fn book(&self, id: InstrumentId) -> Option<&crate::book::Book> {
-        self.instruments.book(id)
     }
 
     /// Decodes one message, `buf[..len]` (read in place with the scanner:
@@ -380,54 +370,31 @@ impl Adapter {
                 let mut outcome = Outcome::Ignored;
                 for trade in trades.iter() {
                     let t = trade?;
-                    let Some(id) = instruments.find(t.instrument) else {
-                        continue;
-                    };
-                    let spec = &instruments.get(id).expect("found").spec;
-                    let level = crate::decimal::level(
+                    let (ns, side) = (ms_to_ns(t.timestamp_ms), taker(t.direction));
+                    let id = t.trade_id.parse().unwrap_or(0);
+                    if instruments.trade(
+                        t.instrument,
                         t.price,
                         t.amount,
-                        spec.price_scale,
-                        spec.size_scale,
-                    )?;
-                    emit(Event {
-                        instrument: id,
-                        exchange_ns: ms_to_ns(t.timestamp_ms),
+                        side,
+                        id,
+                        ns,
                         recv_tsc,
-                        kind: Kind::Trade {
-                            price: level.price,
-                            size: level.size,
-                            aggressor: match t.direction {
-                                "buy" => Aggressor::Buy,
-                                "sell" => Aggressor::Sell,
-                                _ => Aggressor::Unknown,
-                            },
-                            trade_id: t.trade_id.parse().unwrap_or(0),
-                        },
-                    });
-                    outcome = Outcome::Data;
+                        emit,
+                    )? {
+                        outcome = Outcome::Data;
+                    }
                 }
                 Ok(outcome)
             }
-            Message::Book(book) => {
-                let Some(id) = instruments.find(book.instrument) else {
-                    return Ok(Outcome::Ignored);
-                };
-                let instrument = instruments.get_mut(id).expect("found");
-                let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
-                let Some(sync) = instrument.sync.as_mut() else {
-                    return Ok(Outcome::Ignored);
-                };
-                let stamp = Stamp {
-                    id,
-                    exchange_ns: ms_to_ns(book.timestamp_ms),
-                    recv_tsc,
-                };
-                let mut verdict = Verdict::new(stamp, emit);
-                feed_book(sync, &book, ps, ss, &mut |e| verdict.on(e))?;
-                verdict.finish(sync, scaled(&book, ps, ss));
-                Ok(Outcome::Data)
-            }
+            Message::Book(book) => instruments.book_message(
+                book.instrument,
+                ms_to_ns(book.timestamp_ms),
+                recv_tsc,
+                emit,
+                |sync, ps, ss, emit| feed_book(sync, &book, ps, ss, &mut { emit }),
+                |ps, ss| scaled(&book, ps, ss),
+            ),
         }
     }
 
@@ -538,6 +505,7 @@ mod tests {
 #[cfg(test)]
 mod adapter_tests {
     use super::*;
+    use crate::event::{Aggressor, Kind};
 
     #[test]
     fn trades_books_and_the_heartbeat_answer() {

@@ -565,8 +565,8 @@ pub mod v2 {
         ))
     }
 
-    use crate::adapter::{Instruments, Outcome, Stamp, Verdict};
-    use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
+    use crate::adapter::{Instruments, Outcome, taker};
+    use crate::event::{Event, InstrumentSpec};
     use crate::time::rfc3339_ns;
 
     /// Kraken spot v2 messages in, normalised [`Event`]s out, for one
@@ -593,16 +593,6 @@ pub mod v2 {
             }
         }
 
-        /// The instrument called `symbol`.
-        pub fn instrument(&self, symbol: &str) -> Option<InstrumentId> {
-            self.instruments.find(symbol)
-        }
-
-        /// An instrument's book, while it is valid.
-        pub fn book(&self, id: InstrumentId) -> Option<&crate::book::Book> {
-            self.instruments.book(id)
-        }
-
         /// Decodes one message, `buf[..len]` (read in place, without
         /// simd-json: no padding needed), and emits its events.
         pub fn on_message(
@@ -614,7 +604,10 @@ pub mod v2 {
         ) -> Result<Outcome, DecodeError> {
             let bytes = buf.get(..len).ok_or(DecodeError::Missing("message"))?;
             let text = simdutf8::basic::from_utf8(bytes).map_err(|_| DecodeError::Utf8)?;
-            let instruments = &mut self.instruments;
+            let Adapter {
+                instruments,
+                checksums_verified,
+            } = self;
             match decode(text)? {
                 Message::Control(_) => Ok(Outcome::Control),
                 Message::Other(_) => Ok(Outcome::Ignored),
@@ -622,93 +615,48 @@ pub mod v2 {
                     let mut outcome = Outcome::Ignored;
                     for trade in trades.iter() {
                         let t = trade?;
-                        let Some(id) = instruments.find(t.symbol) else {
-                            continue;
-                        };
-                        let spec = &instruments.get(id).expect("found").spec;
-                        let level = crate::decimal::level(
-                            t.price,
-                            t.qty,
-                            spec.price_scale,
-                            spec.size_scale,
-                        )?;
-                        emit(Event {
-                            instrument: id,
-                            exchange_ns: rfc3339_ns(t.timestamp).unwrap_or(0),
-                            recv_tsc,
-                            kind: Kind::Trade {
-                                price: level.price,
-                                size: level.size,
-                                aggressor: match t.side {
-                                    "buy" => Aggressor::Buy,
-                                    "sell" => Aggressor::Sell,
-                                    _ => Aggressor::Unknown,
-                                },
-                                trade_id: t.trade_id,
-                            },
-                        });
-                        outcome = Outcome::Data;
+                        let ns = rfc3339_ns(t.timestamp).unwrap_or(0);
+                        let (id, side) = (t.trade_id, taker(t.side));
+                        if instruments
+                            .trade(t.symbol, t.price, t.qty, side, id, ns, recv_tsc, emit)?
+                        {
+                            outcome = Outcome::Data;
+                        }
                     }
                     Ok(outcome)
                 }
                 Message::Ticker(q) => {
-                    let Some(id) = instruments.find(q.symbol) else {
-                        return Ok(Outcome::Ignored);
-                    };
-                    let spec = &instruments.get(id).expect("found").spec;
-                    let (ps, ss) = (spec.price_scale, spec.size_scale);
-                    let bid = crate::decimal::level(q.bid.0, q.bid.1, ps, ss)?;
-                    let ask = crate::decimal::level(q.ask.0, q.ask.1, ps, ss)?;
-                    emit(Event {
-                        instrument: id,
-                        exchange_ns: q.timestamp.and_then(rfc3339_ns).unwrap_or(0),
-                        recv_tsc,
-                        kind: Kind::Quote {
-                            bid_price: bid.price,
-                            bid_size: bid.size,
-                            ask_price: ask.price,
-                            ask_size: ask.size,
-                            update_id: 0,
-                        },
-                    });
-                    Ok(Outcome::Data)
+                    let ns = q.timestamp.and_then(rfc3339_ns).unwrap_or(0);
+                    let known = instruments.quote(q.symbol, q.bid, q.ask, 0, ns, recv_tsc, emit)?;
+                    Ok(if known {
+                        Outcome::Data
+                    } else {
+                        Outcome::Ignored
+                    })
                 }
-                Message::Book(book) => {
-                    let Some(id) = instruments.find(book.symbol) else {
-                        return Ok(Outcome::Ignored);
-                    };
-                    let instrument = instruments.get_mut(id).expect("found");
-                    let precision = Precision {
-                        price: instrument.spec.price_scale,
-                        qty: instrument.spec.size_scale,
-                    };
-                    let Some(sync) = instrument.sync.as_mut() else {
-                        return Ok(Outcome::Ignored);
-                    };
-                    let stamp = Stamp {
-                        id,
-                        exchange_ns: book.timestamp.and_then(rfc3339_ns).unwrap_or(0),
-                        recv_tsc,
-                    };
-                    let mut verdict = Verdict::new(stamp, emit);
-                    let verified = feed_book(sync, &book, precision, &mut |e| verdict.on(e))?;
-                    self.checksums_verified += u64::from(verified);
-                    let scaled = |side| {
-                        move |l: Result<(&str, &str), DecodeError>| -> LevelResult {
-                            let (p, q) = l?;
-                            Ok((
-                                side,
-                                crate::decimal::level(p, q, precision.price, precision.qty)?,
-                            ))
-                        }
-                    };
-                    let levels = book
-                        .levels(Side::Bid)
-                        .map(scaled(Side::Bid))
-                        .chain(book.levels(Side::Ask).map(scaled(Side::Ask)));
-                    verdict.finish(sync, levels);
-                    Ok(Outcome::Data)
-                }
+                Message::Book(book) => instruments.book_message(
+                    book.symbol,
+                    book.timestamp.and_then(rfc3339_ns).unwrap_or(0),
+                    recv_tsc,
+                    emit,
+                    |sync, price, qty, emit| {
+                        let precision = Precision { price, qty };
+                        let verified = feed_book(sync, &book, precision, &mut { emit })?;
+                        *checksums_verified += u64::from(verified);
+                        Ok(())
+                    },
+                    |price, qty| {
+                        let scaled = move |side| {
+                            move |l: Result<(&str, &str), DecodeError>| -> LevelResult {
+                                let (p, q) = l?;
+                                Ok((side, crate::decimal::level(p, q, price, qty)?))
+                            }
+                        };
+                        book.levels(Side::Bid)
+                            .map(scaled(Side::Bid))
+                            .chain(book.levels(Side::Ask).map(scaled(Side::Ask)))
+                    },
+                ),
             }
         }
 

@@ -357,8 +357,8 @@ mod tests {
     }
 }
 
-use crate::adapter::{Instruments, Outcome, Stamp, Verdict, ms_to_ns};
-use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
+use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
+use crate::event::{Event, InstrumentSpec, Kind};
 use crate::json::JsonParser;
 
 /// OKX v5 messages in, normalised [`Event`]s out, for one connection's
@@ -383,16 +383,6 @@ impl Adapter {
             instruments: Instruments::new(instruments, crate::sync::Chain::OkxSeq),
             checksums_verified: 0,
         }
-    }
-
-    /// The instrument called `inst_id`.
-    pub fn instrument(&self, inst_id: &str) -> Option<InstrumentId> {
-        self.instruments.find(inst_id)
-    }
-
-    /// An instrument's book, while it is valid.
-    pub fn book(&self, id: InstrumentId) -> Option<&Book> {
-        self.instruments.book(id)
     }
 
     /// Decodes one message, `buf[..len]` followed by
@@ -421,85 +411,68 @@ impl Adapter {
                 let mut outcome = Outcome::Ignored;
                 for trade in trades.iter() {
                     let t = trade?;
-                    let Some(id) = instruments.find(t.inst_id) else {
-                        continue;
-                    };
-                    let spec = &instruments.get(id).expect("found").spec;
-                    let level =
-                        crate::decimal::level(t.px, t.sz, spec.price_scale, spec.size_scale)?;
-                    let aggressor = match t.side {
-                        "buy" => Aggressor::Buy,
-                        "sell" => Aggressor::Sell,
-                        _ => Aggressor::Unknown,
-                    };
-                    emit(Event {
-                        instrument: id,
-                        exchange_ns: ms_to_ns(t.ts_ms),
-                        recv_tsc,
-                        kind: Kind::Trade {
-                            price: level.price,
-                            size: level.size,
-                            aggressor,
-                            trade_id: t.trade_id.parse().unwrap_or(0),
-                        },
-                    });
-                    outcome = Outcome::Data;
+                    let id = t.trade_id.parse().unwrap_or(0);
+                    let (ns, side) = (ms_to_ns(t.ts_ms), taker(t.side));
+                    if instruments.trade(t.inst_id, t.px, t.sz, side, id, ns, recv_tsc, emit)? {
+                        outcome = Outcome::Data;
+                    }
                 }
                 Ok(outcome)
             }
-            Message::Book(book) => {
-                let Some(id) = instruments.find(book.inst_id) else {
-                    return Ok(Outcome::Ignored);
-                };
-                let instrument = instruments.get_mut(id).expect("found");
-                let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
-                let stamp = Stamp {
-                    id,
-                    exchange_ns: ms_to_ns(book.ts_ms),
+            Message::Book(book) => match book.channel {
+                "books" | "books-l2-tbt" | "books50-l2-tbt" => instruments.book_message(
+                    book.inst_id,
+                    ms_to_ns(book.ts_ms),
                     recv_tsc,
-                };
-                match book.channel {
-                    "books" | "books-l2-tbt" | "books50-l2-tbt" => {
-                        let Some(sync) = instrument.sync.as_mut() else {
-                            return Ok(Outcome::Ignored);
-                        };
-                        let mut verdict = Verdict::new(stamp, emit);
-                        let verified = feed_book(sync, &book, ps, ss, &mut |e| verdict.on(e))?;
+                    emit,
+                    |sync, ps, ss, emit| {
+                        let verified = feed_book(sync, &book, ps, ss, &mut { emit })?;
                         *checksums_verified += u64::from(verified);
-                        let levels = book.bids.scaled(Side::Bid, ps, ss).chain(book.asks.scaled(
+                        Ok(())
+                    },
+                    |ps, ss| {
+                        book.bids.scaled(Side::Bid, ps, ss).chain(book.asks.scaled(
                             Side::Ask,
                             ps,
                             ss,
-                        ));
-                        verdict.finish(sync, levels);
-                        Ok(Outcome::Data)
-                    }
-                    "bbo-tbt" => {
-                        let top = |levels: Levels<'_, '_>| -> Result<(i64, i64), DecodeError> {
-                            match levels.iter().next() {
-                                None => Ok((0, 0)),
-                                Some(l) => {
-                                    let (p, q) = l?;
-                                    let l = crate::decimal::level(p, q, ps, ss)?;
-                                    Ok((l.price, l.size))
-                                }
+                        ))
+                    },
+                ),
+                "bbo-tbt" => {
+                    let Some(id) = instruments.find(book.inst_id) else {
+                        return Ok(Outcome::Ignored);
+                    };
+                    let spec = &instruments.get(id).expect("found").spec;
+                    let (ps, ss) = (spec.price_scale, spec.size_scale);
+                    let top = |levels: Levels<'_, '_>| -> Result<(i64, i64), DecodeError> {
+                        match levels.iter().next() {
+                            None => Ok((0, 0)),
+                            Some(l) => {
+                                let (p, q) = l?;
+                                let l = crate::decimal::level(p, q, ps, ss)?;
+                                Ok((l.price, l.size))
                             }
-                        };
-                        let (bid_price, bid_size) = top(book.bids)?;
-                        let (ask_price, ask_size) = top(book.asks)?;
-                        emit(stamp.event(Kind::Quote {
+                        }
+                    };
+                    let (bid_price, bid_size) = top(book.bids)?;
+                    let (ask_price, ask_size) = top(book.asks)?;
+                    emit(Event {
+                        instrument: id,
+                        exchange_ns: ms_to_ns(book.ts_ms),
+                        recv_tsc,
+                        kind: Kind::Quote {
                             bid_price,
                             bid_size,
                             ask_price,
                             ask_size,
                             update_id: book.seq_id.unwrap_or(0).max(0) as u64,
-                        }));
-                        Ok(Outcome::Data)
-                    }
-                    // `books5`: the top five, whole, every time.
-                    _ => Ok(Outcome::Ignored),
+                        },
+                    });
+                    Ok(Outcome::Data)
                 }
-            }
+                // `books5`: the top five, whole, every time.
+                _ => Ok(Outcome::Ignored),
+            },
         })?
     }
 
@@ -514,6 +487,7 @@ crate::adapter::venue_adapter!(Adapter);
 #[cfg(test)]
 mod adapter_tests {
     use super::*;
+    use crate::event::{Aggressor, InstrumentId};
     use crate::json::INPUT_PADDING;
     use crate::sync::Resync;
 

@@ -6,7 +6,6 @@
 //! scanner takes every flat message and reads it exactly as simd-json does.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::PathBuf;
 
 use tickwire_venues::binance::{self, Message, Scales, feed_depth, feed_snapshot};
@@ -24,34 +23,8 @@ fn samples() -> Option<PathBuf> {
     common::samples("binance")
 }
 
-/// The messages of a sample file, each followed by padding. `.gz` files are
-/// hftbacktest's originals: `<recv_ns> <text>` per line.
 fn messages(path: &std::path::Path) -> Vec<(Vec<u8>, usize)> {
-    let raw = std::fs::read(path).unwrap();
-    let text = if path.extension().is_some_and(|e| e == "gz") {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(&raw[..])
-            .read_to_end(&mut out)
-            .unwrap();
-        out
-    } else {
-        raw
-    };
-    let gz = path.extension().is_some_and(|e| e == "gz");
-    text.split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|line| {
-            let msg = if gz {
-                let space = line.iter().position(|&b| b == b' ').unwrap();
-                &line[space + 1..]
-            } else {
-                line
-            };
-            let mut buf = msg.to_vec();
-            buf.resize(msg.len() + INPUT_PADDING, 0);
-            (buf, msg.len())
-        })
-        .collect()
+    common::recorded_padded(path)
 }
 
 /// Every byte-exact Binance file: every message decodes, as a market event

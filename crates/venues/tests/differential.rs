@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value as J;
@@ -51,24 +50,7 @@ fn ours(l: &tickwire_venues::json::Levels<'_, '_>) -> Vec<(String, String)> {
 }
 
 fn lines(path: &Path) -> Vec<Vec<u8>> {
-    let raw = std::fs::read(path).unwrap();
-    let gz = path.extension().is_some_and(|e| e == "gz");
-    let text = if gz {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(&raw[..])
-            .read_to_end(&mut out)
-            .unwrap();
-        out
-    } else {
-        raw
-    };
-    text.split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| match l.iter().position(|&b| b == b' ') {
-            Some(space) if gz => l[space + 1..].to_vec(),
-            _ => l.to_vec(),
-        })
-        .collect()
+    common::recorded(path)
 }
 
 fn padded(line: &[u8]) -> Vec<u8> {

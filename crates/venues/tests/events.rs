@@ -5,12 +5,9 @@
 //! quote message yields its event; and, once warm, nothing allocates.
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::path::Path;
 
 use tickwire_venues::binance::{Adapter, Market};
 use tickwire_venues::book::{Book, Side};
-use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, Outcome};
 use tickwire_venues::{VenueAdapter, bybit, deribit, okx};
 
@@ -19,32 +16,8 @@ static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAl
 
 mod common;
 
-/// The messages of a sample file, each followed by padding. `.gz` files are
-/// hftbacktest's originals: `<recv_ns> <text>` per line.
-fn messages(path: &Path) -> Vec<(Vec<u8>, usize)> {
-    let raw = std::fs::read(path).unwrap();
-    let gz = path.extension().is_some_and(|e| e == "gz");
-    let text = if gz {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(&raw[..])
-            .read_to_end(&mut out)
-            .unwrap();
-        out
-    } else {
-        raw
-    };
-    text.split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|line| {
-            let msg = match line.iter().position(|&b| b == b' ') {
-                Some(space) if gz => &line[space + 1..],
-                _ => line,
-            };
-            let mut buf = msg.to_vec();
-            buf.resize(msg.len() + INPUT_PADDING, 0);
-            (buf, msg.len())
-        })
-        .collect()
+fn messages(path: &std::path::Path) -> Vec<(Vec<u8>, usize)> {
+    common::recorded_padded(path)
 }
 
 /// One book rebuilt from events alone.

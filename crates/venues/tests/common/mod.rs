@@ -31,3 +31,42 @@ pub(crate) fn padded_lines(text: &[u8]) -> impl Iterator<Item = (usize, Vec<u8>,
             (i + 1, buf, line.len())
         })
 }
+
+/// The messages of a recording, one per non-empty line. `.gz` files are
+/// hftbacktest's originals, `<recv_ns> <text>` per line: the text alone.
+#[allow(dead_code)] // not every test binary reads recordings this way
+pub(crate) fn recorded(path: &std::path::Path) -> Vec<Vec<u8>> {
+    use std::io::Read;
+    let raw = std::fs::read(path).unwrap();
+    let gz = path.extension().is_some_and(|e| e == "gz");
+    let text = if gz {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    } else {
+        raw
+    };
+    text.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| match l.iter().position(|&b| b == b' ') {
+            Some(space) if gz => l[space + 1..].to_vec(),
+            _ => l.to_vec(),
+        })
+        .collect()
+}
+
+/// [`recorded`], each message followed by the parser's padding:
+/// `(buffer, length)`.
+#[allow(dead_code)]
+pub(crate) fn recorded_padded(path: &std::path::Path) -> Vec<(Vec<u8>, usize)> {
+    recorded(path)
+        .into_iter()
+        .map(|mut m| {
+            let len = m.len();
+            m.resize(len + INPUT_PADDING, 0);
+            (m, len)
+        })
+        .collect()
+}
