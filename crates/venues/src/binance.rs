@@ -637,7 +637,7 @@ use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec};
 /// diff depth kept in step with REST snapshots.
 ///
 /// The owner fetches a depth snapshot whenever a
-/// [`Kind::Resync`] event names a book, and hands the response to
+/// [`Kind::Resync`](crate::Kind::Resync) event names a book, and hands the response to
 /// [`Adapter::on_snapshot`]; diffs arriving meanwhile are buffered (the
 /// one that bridges the snapshot usually arrives before the snapshot
 /// does). Nothing allocates once the decoder has seen the largest message.

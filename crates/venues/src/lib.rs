@@ -20,14 +20,46 @@
 //! - [`sync`]: one synchronisation engine, venue rules as data: buffer
 //!   diffs, snapshot, bridge, chain check, and an explicit `Gap` before any
 //!   book state is dropped.
-//!
 //! - [`event`]: the normalised events every adapter emits (trades, quotes,
 //!   book snapshots and deltas, `BookValid`, `Gap`, `Resync`), with
 //!   integer prices, exchange time and the receive stamp.
 //!
-//! Adapters ([`binance::Adapter`], ...) put it together: a venue's text
+//! Adapters ([`binance::Adapter`], [`okx::Adapter`], [`bybit::Adapter`],
+//! [`kraken::v2::Adapter`], [`coinbase::Adapter`], [`deribit::Adapter`];
+//! [`VenueAdapter`] over all of them) put it together: a venue's text
 //! messages in, [`Event`]s out, books kept in step, nothing allocated per
-//! message.
+//! message once warm.
+//!
+//! ```
+//! use tickwire_venues::binance::{Adapter, Market};
+//! use tickwire_venues::json::INPUT_PADDING;
+//! use tickwire_venues::{Event, InstrumentSpec, Kind, Outcome};
+//!
+//! // BTCUSDT: prices to 2 decimals, sizes to 5, a book of 1000 levels a side.
+//! let mut adapter = Adapter::new(Market::Spot, &[InstrumentSpec::new("BTCUSDT", 2, 5, 1000)]);
+//!
+//! // A message as tickwire-net hands it over: the text, then padding that
+//! // the parser may write into.
+//! let text = br#"{"e":"trade","E":1,"s":"BTCUSDT","t":7,"p":"61737.63","q":"0.00123","T":1,"m":true,"M":true}"#;
+//! let mut buf = text.to_vec();
+//! buf.resize(text.len() + INPUT_PADDING, 0);
+//!
+//! let mut events: Vec<Event> = Vec::new();
+//! let outcome = adapter.on_message(&mut buf, text.len(), 0, &mut |e| events.push(e))?;
+//! assert_eq!(outcome, Outcome::Data);
+//! let Kind::Trade { price, size, .. } = events[0].kind else { unreachable!() };
+//! assert_eq!((price, size), (6_173_763, 123)); // exact: 61737.63 and 0.00123
+//!
+//! // A depth diff before any snapshot: the book asks for one (`Resync`)
+//! // and says nothing else until a REST snapshot bridges it.
+//! let text = br#"{"e":"depthUpdate","E":2,"s":"BTCUSDT","U":10,"u":12,"b":[["61737.60","1.5"]],"a":[]}"#;
+//! let mut buf = text.to_vec();
+//! buf.resize(text.len() + INPUT_PADDING, 0);
+//! events.clear();
+//! adapter.on_message(&mut buf, text.len(), 0, &mut |e| events.push(e))?;
+//! assert_eq!(events.iter().map(|e| e.kind).collect::<Vec<_>>(), [Kind::Resync]);
+//! # Ok::<(), tickwire_venues::DecodeError>(())
+//! ```
 
 mod adapter;
 pub mod binance;
