@@ -217,7 +217,7 @@ pub enum UrlError {
 impl fmt::Display for UrlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            UrlError::UnsupportedScheme => "the scheme must be ws:// or wss://",
+            UrlError::UnsupportedScheme => "the scheme must be ws://, wss://, http:// or https://",
             UrlError::MissingHost => "the URL has no host",
             UrlError::InvalidPort => "the port is not a number from 1 to 65535",
             UrlError::Unsupported => "user info and fragments are not supported",
@@ -230,12 +230,20 @@ impl fmt::Display for UrlError {
 impl std::error::Error for UrlError {}
 
 impl Endpoint {
-    /// Parses `ws://host[:port][/path][?query]` or the `wss://` form.
-    /// IPv6 literals go in brackets: `ws://[::1]:9001/`.
+    /// Parses `ws://host[:port][/path][?query]` or the `wss://` form
+    /// (`http://` and `https://` are accepted as the same, for
+    /// [`Driver::fetch`](crate::Driver::fetch)). IPv6 literals go in
+    /// brackets: `ws://[::1]:9001/`.
     pub fn parse(url: &str) -> Result<Endpoint, UrlError> {
-        let (tls, rest) = if let Some(r) = strip_prefix_ignore_case(url, "wss://") {
+        // `https://` and `http://` name the same transports, for
+        // `Driver::fetch`.
+        let (tls, rest) = if let Some(r) = strip_prefix_ignore_case(url, "wss://")
+            .or_else(|| strip_prefix_ignore_case(url, "https://"))
+        {
             (true, r)
-        } else if let Some(r) = strip_prefix_ignore_case(url, "ws://") {
+        } else if let Some(r) = strip_prefix_ignore_case(url, "ws://")
+            .or_else(|| strip_prefix_ignore_case(url, "http://"))
+        {
             (false, r)
         } else {
             return Err(UrlError::UnsupportedScheme);
@@ -433,7 +441,7 @@ mod tests {
     #[test]
     fn bad_urls_are_refused_with_a_reason() {
         for (url, err) in [
-            ("http://example.com/", UrlError::UnsupportedScheme),
+            ("ftp://example.com/", UrlError::UnsupportedScheme),
             ("ws:///path", UrlError::MissingHost),
             ("ws://example.com:0/", UrlError::InvalidPort),
             ("ws://example.com:99999/", UrlError::InvalidPort),
@@ -445,6 +453,10 @@ mod tests {
         ] {
             assert_eq!(Endpoint::parse(url), Err(err), "{url}");
         }
+        // http(s):// name the same transports as ws(s):// (for fetch).
+        let e = Endpoint::parse("https://api.example.com/v1?x=1").unwrap();
+        assert_eq!((e.is_tls(), e.port(), e.path()), (true, 443, "/v1?x=1"));
+        assert!(!Endpoint::parse("http://h/").unwrap().is_tls());
         let e = Endpoint::parse("ws://h/").unwrap();
         assert_eq!(
             e.header("X", "a\r\nb").err(),

@@ -10,8 +10,8 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 use tickwire_codec::handshake::{
-    ClientHandshake, HandshakeStatus, RequestStatus, ServerHandshake, write_rejection,
-    write_response,
+    ClientHandshake, HandshakeError, HandshakeStatus, RequestStatus, ServerHandshake,
+    write_rejection, write_response,
 };
 use tickwire_codec::{CloseCode, MAX_CONTROL_FRAME_LEN, OpCode, ProtocolError, Role};
 
@@ -20,7 +20,7 @@ use tickwire_tsc::Clock;
 
 use crate::event::{ConnId, Disconnect, DriverError, Handler, Reconnect, Stamps, Timeout, TlsInfo};
 use crate::outgoing::{CloseRequest, Conn, Outgoing, SendError};
-use crate::payload::{Frame, next_frame};
+use crate::payload::{Frame, PAYLOAD_PADDING, next_frame};
 use crate::receive::{Incoming, open_tls};
 use crate::region::Region;
 use crate::resolve::{Lookup, Resolved, Resolver};
@@ -73,6 +73,8 @@ struct Slot {
     rx: Incoming,
     tx: Outgoing,
     attempt: u32,
+    /// A one-shot HTTP GET ([`Driver::fetch`]), not a WebSocket.
+    fetch: bool,
     local_close: bool,
     await_close_frame: bool,
     /// Why the connection is closing, reported when it ends.
@@ -251,6 +253,7 @@ impl<H: Handler> Driver<H> {
                     config.send_burst,
                 ),
                 attempt: 0,
+                fetch: false,
                 local_close: false,
                 await_close_frame: false,
                 reason: None,
@@ -319,9 +322,27 @@ impl<H: Handler> Driver<H> {
         slot.role = Role::Client;
         slot.endpoint = Some(endpoint);
         slot.attempt = 0;
+        slot.fetch = false;
         slot.local_close = false;
         self.start_connect(index);
         Ok(self.slots[index].id(index))
+    }
+
+    /// Fetches `endpoint` (`https://host/path?query`, or `http://`) with
+    /// one HTTP/1.1 GET, on this driver's poll like any connection: the
+    /// other connections keep flowing meanwhile. The response goes to
+    /// [`Handler::on_response`], in place in the slot's receive buffer (a
+    /// response larger than [`Config::read_buffer_size`] fails with
+    /// [`FetchError::TooLarge`](crate::FetchError::TooLarge)); then the
+    /// slot ends with [`Disconnect::Fetched`] and is free again. A fetch that
+    /// fails (refused, TLS, timeout) is retried with backoff unless
+    /// [`Handler::on_close`] says not to. The whole fetch (connect aside)
+    /// must finish within [`Config::handshake_timeout`]. Extra request
+    /// headers come from [`Endpoint::header`].
+    pub fn fetch(&mut self, endpoint: Endpoint) -> Result<ConnId, DriverError> {
+        let id = self.connect(endpoint)?;
+        self.slots[id.index()].fetch = true;
+        Ok(id)
     }
 
     /// Accepts WebSocket clients on `addr` (plain `ws://` only), each into a
@@ -634,6 +655,24 @@ impl<H: Handler> Driver<H> {
                 Err(e) => return self.end(index, Disconnect::Tls(e)),
             }
         }
+        if slot.fetch {
+            let tx = &mut slot.tx;
+            let written = endpoint.with_request(|request| {
+                tx.push_handshake(|out| {
+                    crate::fetch::write_request(out, request.host, request.path, request.headers)
+                        .ok_or(HandshakeError::InsufficientSize {
+                            required: out.len() + 1,
+                        })
+                })
+            });
+            if let Err(e) = written {
+                return self.end(index, Disconnect::Handshake(e));
+            }
+            if let Err(reason) = self.flush(index) {
+                self.end(index, reason);
+            }
+            return;
+        }
         let mut nonce = [0u8; 16];
         self.rng.fill_bytes(&mut nonce);
         let hs = ClientHandshake::new(nonce);
@@ -715,6 +754,9 @@ impl<H: Handler> Driver<H> {
             let slot = &mut self.slots[index];
             slot.rx.compact();
             if slot.rx.cipher_end == slot.rx.cap {
+                if slot.fetch {
+                    return self.end(index, Disconnect::Fetch(crate::FetchError::TooLarge));
+                }
                 // Cannot happen: the decoder never keeps more than
                 // input_capacity waiting, which leaves room for a record.
                 return self.fail(index, Disconnect::Protocol(ProtocolError::MessageTooLarge));
@@ -779,6 +821,13 @@ impl<H: Handler> Driver<H> {
     }
 
     fn on_eof(&mut self, index: usize) {
+        if self.slots[index].fetch && self.slots[index].phase == Phase::Handshaking {
+            let reason = match self.process_fetch(index, true) {
+                After::End(reason) => reason,
+                After::Continue => Disconnect::Fetch(crate::FetchError::Truncated),
+            };
+            return self.end(index, reason);
+        }
         let slot = &mut self.slots[index];
         let reason = match slot.phase {
             Phase::Closing => slot.reason.take().unwrap_or(Disconnect::Eof),
@@ -789,6 +838,9 @@ impl<H: Handler> Driver<H> {
 
     /// Processes the bytes in the receive buffer according to the phase.
     fn process(&mut self, index: usize) -> After {
+        if self.slots[index].fetch {
+            return self.process_fetch(index, false);
+        }
         if self.slots[index].phase == Phase::Handshaking {
             match self.process_handshake(index) {
                 After::Continue => {}
@@ -799,6 +851,33 @@ impl<H: Handler> Driver<H> {
             Phase::Open | Phase::Closing => self.process_frames(index),
             _ => After::Continue,
         }
+    }
+
+    /// A fetch's response: once complete, to the handler, then the end.
+    fn process_fetch(&mut self, index: usize, eof: bool) -> After {
+        let slot = &mut self.slots[index];
+        if slot.phase != Phase::Handshaking {
+            return After::Continue;
+        }
+        let id = slot.id(index);
+        let rx = &mut slot.rx;
+        let response = match crate::fetch::parse_response(&mut rx.buf[rx.start..rx.end], eof) {
+            Ok(Some(r)) => r,
+            Ok(None) if rx.end - rx.start + MAX_RECORD >= rx.cap => {
+                // Not complete, and no room left for another TLS record.
+                return After::End(Disconnect::Fetch(crate::FetchError::TooLarge));
+            }
+            Ok(None) => return After::Continue,
+            Err(e) => return After::End(Disconnect::Fetch(e)),
+        };
+        let start = rx.start + response.body_start;
+        // The body and the padding after it (the buffer always has
+        // PAYLOAD_PADDING bytes past its capacity): what follows the body is
+        // the rest of this response or ciphertext no longer needed.
+        let body = &mut rx.buf[start..start + response.body_len + PAYLOAD_PADDING];
+        self.handler
+            .on_response(id, response.status, body, response.body_len);
+        After::End(Disconnect::Fetched)
     }
 
     fn process_handshake(&mut self, index: usize) -> After {
@@ -1177,7 +1256,7 @@ impl<H: Handler> Driver<H> {
         let reconnect = role == Role::Client
             && !slot.local_close
             && decision == Reconnect::Yes
-            && !matches!(reason, Disconnect::Local { .. })
+            && !matches!(reason, Disconnect::Local { .. } | Disconnect::Fetched)
             && was_connection;
         if reconnect {
             slot.attempt = slot.attempt.saturating_add(1);

@@ -102,6 +102,11 @@ pub enum Disconnect {
     Timeout(Timeout),
     /// The peer does not read: the send buffer overflowed.
     SendBufferFull,
+    /// A [`Driver::fetch`](crate::Driver::fetch) got its response (handed
+    /// to [`Handler::on_response`]); the connection is not reconnected.
+    Fetched,
+    /// A fetch's response could not be read.
+    Fetch(crate::fetch::FetchError),
 }
 
 impl fmt::Display for Disconnect {
@@ -118,6 +123,8 @@ impl fmt::Display for Disconnect {
             Disconnect::Eof => f.write_str("connection ended without a close frame"),
             Disconnect::Timeout(t) => write!(f, "timed out: {t:?}"),
             Disconnect::SendBufferFull => f.write_str("send buffer full"),
+            Disconnect::Fetched => f.write_str("the fetch completed"),
+            Disconnect::Fetch(e) => write!(f, "fetch failed: {e}"),
         }
     }
 }
@@ -149,6 +156,16 @@ pub trait Handler {
     /// A text or binary message arrived. Pings, pongs and closes are
     /// handled by the driver.
     fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, stamps: Stamps);
+
+    /// The response to a [`Driver::fetch`](crate::Driver::fetch): its
+    /// status and its body, `body[..len]`, in place in the connection's
+    /// receive buffer with [`PAYLOAD_PADDING`](crate::PAYLOAD_PADDING)
+    /// writable bytes after it (a JSON parser may parse it in place). Then
+    /// the connection ends with [`Disconnect::Fetched`]. Called for any
+    /// status: a 429 or a 5xx body says why.
+    fn on_response(&mut self, id: ConnId, status: u16, body: &mut [u8], len: usize) {
+        let _ = (id, status, body, len);
+    }
 
     /// A connection ended. For client connections not closed by the
     /// application, the return value decides whether to reconnect.

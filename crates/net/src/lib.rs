@@ -46,6 +46,7 @@
 mod config;
 mod driver;
 mod event;
+mod fetch;
 #[cfg(any(fuzzing, feature = "internals"))]
 #[doc(hidden)]
 pub mod internals;
@@ -59,6 +60,7 @@ mod tls;
 pub use config::{Backoff, Config, Endpoint, MAX_HEADERS, MAX_PROTOCOLS, PollMode, UrlError};
 pub use driver::{Driver, SetupError};
 pub use event::{ConnId, Disconnect, DriverError, Handler, Reconnect, Stamps, Timeout, TlsInfo};
+pub use fetch::FetchError;
 pub use outgoing::{Conn, SendError};
 pub use payload::{PAYLOAD_PADDING, Payload};
 pub use tickwire_codec::{CloseCode, ProtocolError, Role, handshake::HandshakeError};

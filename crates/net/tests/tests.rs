@@ -5,6 +5,7 @@
 static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
 
 mod alloc;
+mod fetch;
 mod interop;
 mod plain;
 mod records;

@@ -341,6 +341,18 @@ impl Peer {
         }
     }
 
+    /// Reads a plain HTTP request head (up to the empty line) and returns
+    /// it.
+    pub(crate) fn read_http_head(&mut self) -> io::Result<String> {
+        loop {
+            if let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head: Vec<u8> = self.buf.drain(..end + 4).collect();
+                return Ok(String::from_utf8_lossy(&head).into_owned());
+            }
+            self.fill()?;
+        }
+    }
+
     /// Reads until the client closes the TCP connection (or sends a close).
     pub(crate) fn drain_until_eof(&mut self) {
         while self.fill().is_ok() {}
@@ -416,6 +428,8 @@ pub(crate) struct Recorder {
     pub(crate) messages: Vec<(ConnId, Ev)>,
     pub(crate) closed: Vec<(ConnId, Disconnect)>,
     pub(crate) reconnecting: Vec<(ConnId, u32, Duration)>,
+    /// Fetch responses: status and body.
+    pub(crate) responses: Vec<(ConnId, u16, Vec<u8>)>,
     /// Sent from `on_open`, every time.
     pub(crate) subscribe: Vec<String>,
     /// What `on_close` answers.
@@ -465,6 +479,13 @@ impl Handler for Recorder {
             }
         }
         self.messages.push((conn.id(), ev));
+    }
+
+    fn on_response(&mut self, id: ConnId, status: u16, body: &mut [u8], len: usize) {
+        // The promised padding is there and writable.
+        assert!(body.len() >= len + tickwire_net::PAYLOAD_PADDING);
+        body[len..].fill(0xff);
+        self.responses.push((id, status, body[..len].to_vec()));
     }
 
     fn on_close(&mut self, id: ConnId, _role: Role, reason: &Disconnect) -> Reconnect {
