@@ -268,3 +268,14 @@ pub fn tls_config(ca_pem: &[u8]) -> TlsConfig {
 
 /// The server configuration type the targets build.
 pub type ServerConfig = Arc<rustls::ServerConfig>;
+
+/// [`Driver::fetch`](crate::Driver::fetch)'s response reader on `buf`
+/// (joined in place if chunked): `Ok(Some((status, body range)))` once
+/// complete.
+pub fn fetch_response(
+    buf: &mut [u8],
+    eof: bool,
+) -> Result<Option<(u16, Range<usize>)>, crate::FetchError> {
+    Ok(crate::fetch::parse_response(buf, eof)?
+        .map(|r| (r.status, r.body_start..r.body_start + r.body_len)))
+}
