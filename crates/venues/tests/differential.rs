@@ -220,3 +220,53 @@ fn okx_and_bybit_read_what_serde_json_reads() {
         assert!(compared >= 300, "{compared}");
     }
 }
+
+/// Deribit sends prices as JSON numbers; the scanner keeps their text. Its
+/// text parsed as a float must be the float serde_json reads, and every
+/// other field the same.
+#[test]
+fn deribit_reads_what_serde_json_reads() {
+    use tickwire_venues::book::Side;
+    use tickwire_venues::deribit;
+    let Some(dir) = common::samples("deribit") else {
+        return;
+    };
+    let mut compared = 0;
+    for (n, line) in lines(&dir.join("cryptofeed_DERIBIT.ws.1.0.jsonl"))
+        .iter()
+        .enumerate()
+    {
+        let at = format!("deribit:{}", n + 1);
+        let reference: J = serde_json::from_slice(line).unwrap();
+        let text = std::str::from_utf8(line).unwrap();
+        let deribit::Message::Book(b) = deribit::decode(text).unwrap() else {
+            continue;
+        };
+        let d = &reference["params"]["data"];
+        assert_eq!(b.instrument, d["instrument_name"], "{at}");
+        assert_eq!(b.change_id, u(d, "change_id"), "{at}");
+        assert_eq!(b.prev_change_id, d["prev_change_id"].as_u64(), "{at}");
+        assert_eq!(b.timestamp_ms, u(d, "timestamp"), "{at}");
+        for (side, key) in [(Side::Bid, "bids"), (Side::Ask, "asks")] {
+            let ours: Vec<_> = b.levels(side).map(Result::unwrap).collect();
+            let theirs = d[key].as_array().unwrap();
+            assert_eq!(ours.len(), theirs.len(), "{at}");
+            for (o, t) in ours.iter().zip(theirs) {
+                assert_eq!(o.action, t[0], "{at}");
+                assert_eq!(
+                    o.price.parse::<f64>().unwrap(),
+                    t[1].as_f64().unwrap(),
+                    "{at}"
+                );
+                assert_eq!(
+                    o.amount.parse::<f64>().unwrap(),
+                    t[2].as_f64().unwrap(),
+                    "{at}"
+                );
+            }
+        }
+        compared += 1;
+    }
+    eprintln!("{compared} Deribit book messages compared field by field");
+    assert_eq!(compared, 46);
+}
