@@ -208,7 +208,7 @@ fn decode(c: &mut Criterion) {
                 black_box(n)
             })
         });
-        if name == "binance trade" || name == "binance bookTicker" {
+        if name.starts_with("binance") {
             // The one-pass scanner (what `binance::Decoder` tries first).
             group.bench_function(BenchmarkId::new("tickwire scan", name), |b| {
                 b.iter(|| {
@@ -217,6 +217,12 @@ fn decode(c: &mut Criterion) {
                     let n: usize = match binance::scan(text).unwrap() {
                         binance::Message::Trade(t) => t.price.len() + t.qty.len() + t.id as usize,
                         binance::Message::BookTicker(t) => t.bid.0.len() + t.ask.1.len(),
+                        binance::Message::Depth(d) => d
+                            .bids
+                            .iter()
+                            .chain(d.asks.iter())
+                            .map(|l| l.unwrap().0.len())
+                            .sum(),
                         _ => 0,
                     };
                     black_box(n)

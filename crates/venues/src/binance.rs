@@ -541,11 +541,13 @@ fn text(v: Option<Val<'_>>) -> Option<&str> {
     }
 }
 
-/// The one-pass path, without simd-json: `Some` only for flat messages
-/// (trade, aggTrade, bookTicker, replies, other events; no string
-/// escapes), read exactly as [`decode`] reads them; `None` means "use
-/// simd-json" ([`Decoder`] does both). Depth updates and snapshots always
-/// get `None`: simd-json reads level arrays faster. Checked against
+/// The one-pass path, without simd-json: first [`scan_fixed`] (Binance's
+/// exact layouts, depth updates included), then a general scanner for
+/// other flat messages (trade, aggTrade, bookTicker, replies, other
+/// events; no string escapes), read exactly as [`decode`] reads them;
+/// `None` means "use simd-json" ([`Decoder`] does both). REST snapshots,
+/// and depth updates in any other layout, always get `None`: the general
+/// scanner reads level arrays slower than simd-json. Checked against
 /// [`decode`] on every recorded message and by the fuzzer.
 pub fn scan<'i>(text_in: &'i str) -> Option<Message<'i, 'i>> {
     if let Some(m) = scan_fixed(text_in) {
@@ -1041,10 +1043,12 @@ mod adapter_tests {
 }
 crate::adapter::venue_adapter!(Adapter);
 
-/// The first thing [`scan`] tries: trades, aggregate trades and book
-/// tickers in the exact layouts Binance sends them (spot and futures, raw
-/// or in a combined stream), read by comparing bytes in order. `None` for
-/// anything else, however valid.
+/// The first thing [`scan`] tries: trades, aggregate trades, book tickers
+/// and depth updates in the exact layouts Binance sends them (spot, USD-M
+/// and COIN-M, raw or in a combined stream), read by comparing bytes in
+/// order; a depth update's levels are checked in the same pass and read
+/// from the text later ([`Levels`]). `None` for anything else, however
+/// valid.
 pub fn scan_fixed(text: &str) -> Option<Message<'_, '_>> {
     fixed::read(text)
 }
@@ -1054,7 +1058,9 @@ pub fn scan_fixed(text: &str) -> Option<Message<'_, '_>> {
 /// field added, reordered, whitespace, an escape) gives `None` and the
 /// general scanner takes over.
 mod fixed {
-    use super::{BookTicker, Message, Trade};
+    use super::{BookTicker, Depth, Message, Trade};
+    use crate::json::{Levels, pairs_at};
+    use crate::scan::{digits_at, string_stop};
 
     #[derive(Clone, Copy)]
     enum Kind {
@@ -1063,9 +1069,11 @@ mod fixed {
         Bool,
         /// A string that must be exactly this.
         Is(&'static str),
+        /// Price levels: `[["p","q"],...]`.
+        Pairs,
     }
 
-    use Kind::{Bool, Is, Str, U64};
+    use Kind::{Bool, Is, Pairs, Str, U64};
 
     /// A layout: the first key's literal prefix, then each later field's
     /// key and kind; what the message is, and where each of its fields sits.
@@ -1080,15 +1088,74 @@ mod fixed {
     /// `a`, `A`, `E`). `usize::MAX`: absent.
     #[derive(Clone, Copy)]
     enum Shape {
-        Trade { agg: bool, at: [usize; 7] },
-        Ticker { at: [usize; 7] },
+        Trade {
+            agg: bool,
+            at: [usize; 7],
+        },
+        Ticker {
+            at: [usize; 7],
+        },
+        /// `E`, `s`, `U`, `u`, `pu`, `b`, `a`.
+        Depth {
+            at: [usize; 7],
+        },
     }
 
     const NO: usize = usize::MAX;
 
     /// Spot and futures trades, aggregate trades and book tickers, as
     /// Binance documents and sends them (checked on the recordings).
-    static LAYOUTS: [Layout; 7] = [
+    static LAYOUTS: [Layout; 10] = [
+        // Spot depth: e E s U u b a.
+        Layout {
+            prefix: br#"{"e":"depthUpdate","E":"#,
+            fields: &[
+                (b"E", U64),
+                (b"s", Str),
+                (b"U", U64),
+                (b"u", U64),
+                (b"b", Pairs),
+                (b"a", Pairs),
+            ],
+            message: Shape::Depth {
+                at: [0, 1, 2, 3, NO, 4, 5],
+            },
+        },
+        // USD-M depth: e E T s U u pu b a.
+        Layout {
+            prefix: br#"{"e":"depthUpdate","E":"#,
+            fields: &[
+                (b"E", U64),
+                (b"T", U64),
+                (b"s", Str),
+                (b"U", U64),
+                (b"u", U64),
+                (b"pu", U64),
+                (b"b", Pairs),
+                (b"a", Pairs),
+            ],
+            message: Shape::Depth {
+                at: [0, 2, 3, 4, 5, 6, 7],
+            },
+        },
+        // COIN-M depth: e E T s ps U u pu b a.
+        Layout {
+            prefix: br#"{"e":"depthUpdate","E":"#,
+            fields: &[
+                (b"E", U64),
+                (b"T", U64),
+                (b"s", Str),
+                (b"ps", Str),
+                (b"U", U64),
+                (b"u", U64),
+                (b"pu", U64),
+                (b"b", Pairs),
+                (b"a", Pairs),
+            ],
+            message: Shape::Depth {
+                at: [0, 2, 4, 5, 6, 7, 8],
+            },
+        },
         // Spot trade: e E s t p q T m M.
         Layout {
             prefix: br#"{"e":"trade","E":"#,
@@ -1248,65 +1315,9 @@ mod fixed {
         Some((s.get(i + 1..close)?, close + 1))
     }
 
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-    /// Eight bytes at `i`, little-endian, if there are eight.
-    #[inline(always)]
-    fn word(b: &[u8], i: usize) -> Option<u64> {
-        Some(u64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?))
-    }
-
-    /// How many ASCII digits start at `i`, eight bytes at a time: a byte
-    /// below `'0'` borrows into its high bit when `0x30` is taken away,
-    /// a byte above `'9'` carries into it when `0x46` is added. A borrow
-    /// or carry can only mark bytes above a byte that is itself marked, so
-    /// the lowest mark is the first non-digit.
-    #[inline(always)]
-    fn digits_at(b: &[u8], i: usize) -> Option<usize> {
-        let mut j = i;
-        while let Some(w) = word(b, j) {
-            let marks = (w.wrapping_sub(0x30 * ONES) | w.wrapping_add(0x46 * ONES)) & HIGHS;
-            if marks != 0 {
-                return Some(j - i + (marks.trailing_zeros() / 8) as usize);
-            }
-            j += 8;
-        }
-        Some(
-            j - i
-                + b.get(j..)?
-                    .iter()
-                    .take_while(|d| d.is_ascii_digit())
-                    .count(),
-        )
-    }
-
-    /// The index of the first `"`, `\\` or control character at or after
-    /// `i`, eight bytes at a time (the classic "has a zero byte" test on
-    /// the bytes XORed with each character; control characters borrow
-    /// when `0x20` is taken away). As above, the lowest mark is exact.
-    #[inline(always)]
-    fn string_stop(b: &[u8], i: usize) -> Option<usize> {
-        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-        let mut j = i;
-        while let Some(w) = word(b, j) {
-            let marks = zero(w ^ (b'"' as u64 * ONES))
-                | zero(w ^ (b'\\' as u64 * ONES))
-                | (w.wrapping_sub(0x20 * ONES) & !w & HIGHS);
-            if marks != 0 {
-                return Some(j + (marks.trailing_zeros() / 8) as usize);
-            }
-            j += 8;
-        }
-        b.get(j..)?
-            .iter()
-            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-            .map(|n| j + n)
-    }
-
     /// Reads a raw event occupying `s[i..]` up to its closing brace, which
     /// must be at `s.len() - tail`.
-    fn event<'i>(s: &'i str, i: usize, tail: usize) -> Option<Message<'i, 'i>> {
+    fn event<'i>(s: &'i str, i: usize, tail: usize, partial: bool) -> Option<Message<'i, 'i>> {
         let b = s.as_bytes();
         let rest = b.get(i..)?;
         'layouts: for layout in &LAYOUTS {
@@ -1323,6 +1334,7 @@ mod fixed {
             let mut nums = [0u64; 10];
             let mut strs = [""; 10];
             let mut bools = [false; 10];
+            let mut pairs = [(0usize, 0usize, 0usize); 10];
             let mut j = i + layout.prefix.len();
             for (n, &(key, kind)) in layout.fields.iter().enumerate() {
                 if n > 0 {
@@ -1352,6 +1364,10 @@ mod fixed {
                     Is(want) => string(s, j).filter(|(v, _)| *v == want).map(|(v, e)| {
                         strs[n] = v;
                         e
+                    }),
+                    Pairs => pairs_at(s, j).map(|(end, count)| {
+                        pairs[n] = (j, end, count);
+                        end
                     }),
                     Bool => {
                         let rest = &b[j..];
@@ -1390,6 +1406,22 @@ mod fixed {
                         Message::Trade(t)
                     }
                 }
+                Shape::Depth { at } => {
+                    let levels = |k: usize| {
+                        let (start, end, count) = pairs[k];
+                        Levels::pairs(&s[start..end], count)
+                    };
+                    Message::Depth(Depth {
+                        event_time_ms: nums[at[0]],
+                        symbol: strs[at[1]],
+                        first_id: nums[at[2]],
+                        last_id: nums[at[3]],
+                        prev_last_id: (at[4] != NO).then(|| nums[at[4]]),
+                        partial,
+                        bids: levels(at[5]),
+                        asks: levels(at[6]),
+                    })
+                }
                 Shape::Ticker { at } => Message::BookTicker(BookTicker {
                     update_id: nums[at[0]],
                     symbol: strs[at[1]],
@@ -1408,9 +1440,14 @@ mod fixed {
         const STREAM: &[u8] = br#"{"stream":""#;
         let b = s.as_bytes();
         if !b.starts_with(STREAM) {
-            return event(s, 0, 0);
+            return event(s, 0, 0, false);
         }
-        let (_, end) = string(s, STREAM.len() - 1)?;
+        let (stream, end) = string(s, STREAM.len() - 1)?;
+        // `<symbol>@depth5`, `@depth10`, `@depth20`: the top, whole, not
+        // diffs (as `decode` reads the stream name).
+        let partial = stream
+            .split_once("@depth")
+            .is_some_and(|(_, rest)| rest.starts_with(|c: char| c.is_ascii_digit()));
         const DATA: &[u8] = br#","data":"#;
         if !b.get(end..)?.starts_with(DATA) {
             return None;
@@ -1419,7 +1456,7 @@ mod fixed {
         if b.last() != Some(&b'}') {
             return None;
         }
-        event(s, end + DATA.len(), 1)
+        event(s, end + DATA.len(), 1, partial)
     }
 
     #[cfg(test)]
@@ -1446,6 +1483,8 @@ mod fixed {
                     .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
                     .map(|n| at + n);
                 prop_assert_eq!(string_stop(&bytes, at), stop);
+                let quote = bytes[at..].iter().position(|&c| c == b'"').map(|n| at + n);
+                prop_assert_eq!(crate::scan::quote_at(&bytes, at), quote);
             }
         }
     }

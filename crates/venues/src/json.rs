@@ -87,18 +87,38 @@ impl Default for JsonParser {
 }
 
 /// Price levels as sent: `[["price","qty", ...], ...]` (entries after the
-/// first two are ignored), on simd-json's tape.
+/// first two are ignored), on simd-json's tape, or as the array's own text
+/// when a one-pass reader has checked it.
 #[derive(Clone, Copy)]
-pub struct Levels<'t, 'i>(Array<'t, 'i>);
+pub struct Levels<'t, 'i>(Repr<'t, 'i>);
+
+#[derive(Clone, Copy)]
+enum Repr<'t, 'i> {
+    Tape(Array<'t, 'i>),
+    /// `[["p","q"],...]` exactly (no whitespace, no escapes), `len` pairs,
+    /// checked by [`pairs_at`].
+    Pairs {
+        text: &'i str,
+        len: usize,
+    },
+}
 
 impl<'t, 'i> Levels<'t, 'i> {
     pub(crate) fn tape(a: Array<'t, 'i>) -> Levels<'t, 'i> {
-        Levels(a)
+        Levels(Repr::Tape(a))
+    }
+
+    /// The array whose text [`pairs_at`] found at `text`.
+    pub(crate) fn pairs(text: &'i str, len: usize) -> Levels<'t, 'i> {
+        Levels(Repr::Pairs { text, len })
     }
 
     /// How many levels.
     pub fn len(&self) -> usize {
-        self.0.len()
+        match self.0 {
+            Repr::Tape(a) => a.len(),
+            Repr::Pairs { len, .. } => len,
+        }
     }
 
     /// Each level as a book level of `side`, exact at the given scales.
@@ -121,13 +141,73 @@ impl<'t, 'i> Levels<'t, 'i> {
 
     /// Each level's price and quantity strings.
     pub fn iter(&self) -> LevelsIter<'t, 'i> {
-        let levels = self.0;
-        LevelsIter(levels.iter())
+        LevelsIter(match self.0 {
+            Repr::Tape(a) => IterRepr::Tape(a.iter()),
+            Repr::Pairs { text, len } => IterRepr::Pairs {
+                text,
+                at: 1,
+                left: len,
+            },
+        })
     }
 }
 
+/// If `s[i..]` starts with an array of string pairs in the tightest form,
+/// `[["p","q"],["p","q"]]` (no whitespace, strings without escapes or
+/// control characters; `[]` too), the index after it and the number of
+/// pairs. `None` for anything else.
+pub(crate) fn pairs_at(s: &str, i: usize) -> Option<(usize, usize)> {
+    let b = s.as_bytes();
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    let mut j = i + 1;
+    if b.get(j) == Some(&b']') {
+        return Some((j + 1, 0));
+    }
+    let mut n = 0;
+    // The structure, from the quotes alone; then one pass over the whole
+    // array (which the compiler vectorises) for what a string may not hold
+    // unescaped: a backslash would start an escape, control characters are
+    // not allowed.
+    let end = loop {
+        // `["`
+        if b.get(j..j + 2)? != b"[\"" {
+            return None;
+        }
+        let end = crate::scan::quote_at(b, j + 2)?;
+        // `","`
+        if b.get(end..end + 3)? != b"\",\"" {
+            return None;
+        }
+        let end = crate::scan::quote_at(b, end + 3)?;
+        // `"]` then `,` or `]`
+        if b.get(end..end + 2)? != b"\"]" {
+            return None;
+        }
+        n += 1;
+        match b.get(end + 2)? {
+            b',' => j = end + 3,
+            b']' => break end + 3,
+            _ => return None,
+        }
+    };
+    let clean = b[i..end].iter().fold(true, |ok, &c| ok & (c != b'\\') & (c >= 0x20));
+    clean.then_some((end, n))
+}
+
 /// The iterator of [`Levels::iter`].
-pub struct LevelsIter<'t, 'i>(simd_json::tape::array::Iter<'t, 'i>);
+pub struct LevelsIter<'t, 'i>(IterRepr<'t, 'i>);
+
+enum IterRepr<'t, 'i> {
+    Tape(simd_json::tape::array::Iter<'t, 'i>),
+    Pairs {
+        text: &'i str,
+        /// The `[` of the next pair.
+        at: usize,
+        left: usize,
+    },
+}
 
 fn level_pair<'i>(
     first: Option<&'i str>,
@@ -142,15 +222,34 @@ fn level_pair<'i>(
 impl<'t, 'i> Iterator for LevelsIter<'t, 'i> {
     type Item = Result<(&'i str, &'i str), DecodeError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        let level = self.0.next()?;
-        Some(match level.as_array() {
-            None => Err(DecodeError::Type("price level")),
-            Some(pair) => level_pair(
-                pair.get(0).and_then(|v| v.into_string()),
-                pair.get(1).and_then(|v| v.into_string()),
-            ),
-        })
+        match &mut self.0 {
+            IterRepr::Tape(levels) => {
+                let level = levels.next()?;
+                Some(match level.as_array() {
+                    None => Err(DecodeError::Type("price level")),
+                    Some(pair) => level_pair(
+                        pair.get(0).and_then(|v| v.into_string()),
+                        pair.get(1).and_then(|v| v.into_string()),
+                    ),
+                })
+            }
+            IterRepr::Pairs { text, at, left } => {
+                if *left == 0 {
+                    return None;
+                }
+                *left -= 1;
+                // Checked by `pairs_at`: `["p","q"]` then `,` or `]`.
+                let b = text.as_bytes();
+                let p_start = *at + 2;
+                let p_end = crate::scan::quote_at(b, p_start)?;
+                let q_start = p_end + 3;
+                let q_end = crate::scan::quote_at(b, q_start)?;
+                *at = q_end + 3;
+                Some(Ok((text.get(p_start..p_end)?, text.get(q_start..q_end)?)))
+            }
+        }
     }
 }
 

@@ -288,6 +288,80 @@ pub(crate) fn valid(v: Val<'_>, numbers: Numbers, depth: usize) -> bool {
     }
 }
 
+// ----- eight bytes at a time ------------------------------------------------
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Eight bytes at `i`, little-endian, if there are eight.
+#[inline(always)]
+fn word(b: &[u8], i: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?))
+}
+
+/// How many ASCII digits start at `i`, eight bytes at a time: a byte
+/// below `'0'` borrows into its high bit when `0x30` is taken away,
+/// a byte above `'9'` carries into it when `0x46` is added. A borrow
+/// or carry can only mark bytes above a byte that is itself marked, so
+/// the lowest mark is the first non-digit.
+#[inline(always)]
+pub(crate) fn digits_at(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i;
+    while let Some(w) = word(b, j) {
+        let marks = (w.wrapping_sub(0x30 * ONES) | w.wrapping_add(0x46 * ONES)) & HIGHS;
+        if marks != 0 {
+            return Some(j - i + (marks.trailing_zeros() / 8) as usize);
+        }
+        j += 8;
+    }
+    Some(
+        j - i
+            + b.get(j..)?
+                .iter()
+                .take_while(|d| d.is_ascii_digit())
+                .count(),
+    )
+}
+
+/// The index of the first `"`, `\\` or control character at or after
+/// `i`, eight bytes at a time (the classic "has a zero byte" test on
+/// the bytes XORed with each character; control characters borrow
+/// when `0x20` is taken away). As above, the lowest mark is exact.
+#[inline(always)]
+pub(crate) fn string_stop(b: &[u8], i: usize) -> Option<usize> {
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut j = i;
+    while let Some(w) = word(b, j) {
+        let marks = zero(w ^ (b'"' as u64 * ONES))
+            | zero(w ^ (b'\\' as u64 * ONES))
+            | (w.wrapping_sub(0x20 * ONES) & !w & HIGHS);
+        if marks != 0 {
+            return Some(j + (marks.trailing_zeros() / 8) as usize);
+        }
+        j += 8;
+    }
+    b.get(j..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|n| j + n)
+}
+
+/// The index of the first `"` at or after `i`, eight bytes at a time: for
+/// text already checked by [`string_stop`], where only the quote matters.
+#[inline(always)]
+pub(crate) fn quote_at(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i;
+    while let Some(w) = word(b, j) {
+        let x = w ^ (b'"' as u64 * ONES);
+        let marks = x.wrapping_sub(ONES) & !x & HIGHS;
+        if marks != 0 {
+            return Some(j + (marks.trailing_zeros() / 8) as usize);
+        }
+        j += 8;
+    }
+    b.get(j..)?.iter().position(|&c| c == b'"').map(|n| j + n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
