@@ -61,38 +61,40 @@ fn main() {
             return;
         };
         let n = msgs.len() as f64;
-        let spec = [InstrumentSpec::new("BTCUSDT", 8, 8, 5000)];
-        let mut decoder = Decoder::new();
-        let mut adapter = Adapter::new(market, &spec);
-        let mut events = 0u64;
-        let (mut decode_ns, mut adapt_ns) = (Vec::new(), Vec::new());
-        for _ in 0..runs + 1 {
-            let t = Instant::now();
-            for (buf, len) in msgs.iter_mut() {
-                black_box(decoder.decode(buf, *len, |m| m.is_ok()));
+        for depth in [5000, 100] {
+            let spec = [InstrumentSpec::new("BTCUSDT", 8, 8, depth)];
+            let mut decoder = Decoder::new();
+            let mut adapter = Adapter::new(market, &spec);
+            let mut events = 0u64;
+            let (mut decode_ns, mut adapt_ns) = (Vec::new(), Vec::new());
+            for _ in 0..runs + 1 {
+                let t = Instant::now();
+                for (buf, len) in msgs.iter_mut() {
+                    black_box(decoder.decode(buf, *len, |m| m.is_ok()));
+                }
+                decode_ns.push(t.elapsed().as_nanos() as f64 / n);
+                adapter.on_disconnect(0, &mut |_| ());
+                let t = Instant::now();
+                for (buf, len) in msgs.iter_mut() {
+                    let r = if buf[..*len].windows(14).any(|w| w == b"\"lastUpdateId\"") {
+                        adapter.on_snapshot(InstrumentId(0), buf, *len, 0, &mut |_| events += 1)
+                    } else {
+                        adapter.on_message(buf, *len, 0, &mut |_| events += 1)
+                    };
+                    black_box(r.is_ok());
+                }
+                adapt_ns.push(t.elapsed().as_nanos() as f64 / n);
             }
-            decode_ns.push(t.elapsed().as_nanos() as f64 / n);
-            adapter.on_disconnect(0, &mut |_| ());
-            let t = Instant::now();
-            for (buf, len) in msgs.iter_mut() {
-                let r = if buf[..*len].windows(14).any(|w| w == b"\"lastUpdateId\"") {
-                    adapter.on_snapshot(InstrumentId(0), buf, *len, 0, &mut |_| events += 1)
-                } else {
-                    adapter.on_message(buf, *len, 0, &mut |_| events += 1)
-                };
-                black_box(r.is_ok());
-            }
-            adapt_ns.push(t.elapsed().as_nanos() as f64 / n);
+            // The first of each is warm-up.
+            decode_ns.remove(0);
+            adapt_ns.remove(0);
+            let (d, a) = (median(decode_ns), median(adapt_ns));
+            println!(
+                "{file}, book depth {depth}: {} messages, {:.2} events each; median of {runs} replays: decode {d:.0} ns/message, adapter {a:.0} ns/message (book and events add {:.0})",
+                msgs.len(),
+                events as f64 / (n * (runs + 1) as f64),
+                a - d
+            );
         }
-        // The first of each is warm-up.
-        decode_ns.remove(0);
-        adapt_ns.remove(0);
-        let (d, a) = (median(decode_ns), median(adapt_ns));
-        println!(
-            "{file}: {} messages, {:.2} events each; median of {runs} replays: decode {d:.0} ns/message, adapter {a:.0} ns/message (book and events add {:.0})",
-            msgs.len(),
-            events as f64 / (n * (runs + 1) as f64),
-            a - d
-        );
     }
 }

@@ -1445,9 +1445,11 @@ mod fixed {
         let (stream, end) = string(s, STREAM.len() - 1)?;
         // `<symbol>@depth5`, `@depth10`, `@depth20`: the top, whole, not
         // diffs (as `decode` reads the stream name).
-        let partial = stream
-            .split_once("@depth")
-            .is_some_and(|(_, rest)| rest.starts_with(|c: char| c.is_ascii_digit()));
+        let sb = stream.as_bytes();
+        let partial = sb
+            .windows(6)
+            .position(|w| w == b"@depth")
+            .is_some_and(|at| sb.get(at + 6).is_some_and(u8::is_ascii_digit));
         const DATA: &[u8] = br#","data":"#;
         if !b.get(end..)?.starts_with(DATA) {
             return None;

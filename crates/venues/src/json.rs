@@ -192,7 +192,9 @@ pub(crate) fn pairs_at(s: &str, i: usize) -> Option<(usize, usize)> {
             _ => return None,
         }
     };
-    let clean = b[i..end].iter().fold(true, |ok, &c| ok & (c != b'\\') & (c >= 0x20));
+    let clean = b[i..end]
+        .iter()
+        .fold(true, |ok, &c| ok & (c != b'\\') & (c >= 0x20));
     clean.then_some((end, n))
 }
 
