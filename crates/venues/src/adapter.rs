@@ -338,6 +338,19 @@ impl<'e, E: FnMut(Event)> Verdict<'e, E> {
             }
             emit(stamp.event(Kind::BookValid { update_id }));
         } else if let Some(update_id) = updated {
+            if let Some(applied) = sync.last_applied() {
+                // What the engine applied, kept as it went: no second parse.
+                for (n, &(side, level)) in applied.iter().enumerate() {
+                    emit(stamp.event(Kind::BookDelta {
+                        side,
+                        price: level.price,
+                        size: level.size,
+                        update_id,
+                        last: n + 1 == applied.len(),
+                    }));
+                }
+                return;
+            }
             // Read once already by the engine without error.
             let mut levels = levels.filter_map(Result::ok).peekable();
             while let Some((side, level)) = levels.next() {

@@ -185,6 +185,12 @@ pub struct BookSync {
     pub old_diffs: u64,
     /// REST snapshots ignored because the book was valid already.
     pub unneeded_snapshots: u64,
+    /// The levels the last applied diff set, in order (up to its
+    /// capacity, allocated here): what the adapters emit as deltas,
+    /// without parsing the message again.
+    applied: Vec<(Side, Level)>,
+    /// The last diff had more levels than `applied` holds.
+    applied_overflow: bool,
 }
 
 /// A level as an adapter hands it over: its side and value, or why it
@@ -204,6 +210,8 @@ impl BookSync {
             dropped_diffs: 0,
             old_diffs: 0,
             unneeded_snapshots: 0,
+            applied: Vec::with_capacity((2 * config.depth).clamp(64, 4096)),
+            applied_overflow: false,
         }
     }
 
@@ -215,6 +223,12 @@ impl BookSync {
     /// Whether the book is valid.
     pub fn is_valid(&self) -> bool {
         matches!(self.state, State::Valid { .. })
+    }
+
+    /// The levels of the last diff applied, in order, unless it had more
+    /// than are kept for this.
+    pub(crate) fn last_applied(&self) -> Option<&[(Side, Level)]> {
+        (!self.applied_overflow).then_some(&self.applied[..])
     }
 
     /// How many diffs wait for a snapshot.
@@ -445,9 +459,18 @@ impl BookSync {
         levels: impl IntoIterator<Item = LevelResult>,
         emit: &mut impl FnMut(SyncEvent),
     ) -> Result<(), DecodeError> {
+        self.applied.clear();
+        self.applied_overflow = false;
         for level in levels {
             match level {
-                Ok((side, level)) => self.book.set_level(side, level),
+                Ok((side, level)) => {
+                    self.book.set_level(side, level);
+                    if self.applied.len() < self.applied.capacity() {
+                        self.applied.push((side, level));
+                    } else {
+                        self.applied_overflow = true;
+                    }
+                }
                 Err(e) => {
                     self.invalidate(Resync::BadLevel, emit);
                     return Err(e);
