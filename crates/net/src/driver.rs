@@ -314,6 +314,11 @@ impl<H: Handler> Driver<H> {
     /// it drops, until closed with [`close`](Self::close) or refused by
     /// [`Handler::on_close`].
     pub fn connect(&mut self, endpoint: Endpoint) -> Result<ConnId, DriverError> {
+        self.open(endpoint, false)
+    }
+
+    /// A client slot for `endpoint`: a WebSocket, or (`fetch`) one GET.
+    fn open(&mut self, endpoint: Endpoint, fetch: bool) -> Result<ConnId, DriverError> {
         let index = self.free.pop().ok_or(DriverError::NoFreeSlot)?;
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1).max(1);
@@ -322,7 +327,7 @@ impl<H: Handler> Driver<H> {
         slot.role = Role::Client;
         slot.endpoint = Some(endpoint);
         slot.attempt = 0;
-        slot.fetch = false;
+        slot.fetch = fetch;
         slot.local_close = false;
         self.start_connect(index);
         Ok(self.slots[index].id(index))
@@ -340,9 +345,7 @@ impl<H: Handler> Driver<H> {
     /// must finish within [`Config::handshake_timeout`]. Extra request
     /// headers come from [`Endpoint::header`].
     pub fn fetch(&mut self, endpoint: Endpoint) -> Result<ConnId, DriverError> {
-        let id = self.connect(endpoint)?;
-        self.slots[id.index()].fetch = true;
-        Ok(id)
+        self.open(endpoint, true)
     }
 
     /// Accepts WebSocket clients on `addr` (plain `ws://` only), each into a
