@@ -247,6 +247,14 @@ impl Stamp {
     }
 }
 
+/// `buf[..len]` as text, for the adapters that read it with the scanner
+/// (no simd-json, so nobody else checks the UTF-8).
+#[inline]
+pub(crate) fn text(buf: &[u8], len: usize) -> Result<&str, DecodeError> {
+    let bytes = buf.get(..len).ok_or(DecodeError::Missing("message"))?;
+    simdutf8::basic::from_utf8(bytes).map_err(|_| DecodeError::Utf8)
+}
+
 /// The taker's side as venues spell it (`buy`, `Buy`, `sell`, `Sell`).
 #[inline]
 pub(crate) fn taker(side: &str) -> Aggressor {

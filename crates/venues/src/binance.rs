@@ -1060,7 +1060,7 @@ pub fn scan_fixed(text: &str) -> Option<Message<'_, '_>> {
 mod fixed {
     use super::{BookTicker, Depth, Message, Trade};
     use crate::json::{Levels, pairs_at};
-    use crate::scan::{digits_at, string_stop};
+    use crate::scan::{digits_at, string_end};
 
     #[derive(Clone, Copy)]
     enum Kind {
@@ -1304,15 +1304,11 @@ mod fixed {
     /// quote), and the index after its closing quote.
     #[inline(always)]
     fn string(s: &str, i: usize) -> Option<(&str, usize)> {
-        let b = s.as_bytes();
-        if b.get(i) != Some(&b'"') {
+        if s.as_bytes().get(i) != Some(&b'"') {
             return None;
         }
-        let close = string_stop(b, i + 1)?;
-        if b[close] != b'"' {
-            return None;
-        }
-        Some((s.get(i + 1..close)?, close + 1))
+        let end = string_end(s.as_bytes(), i)?;
+        Some((s.get(i + 1..end - 1)?, end))
     }
 
     /// Reads a raw event occupying `s[i..]` up to its closing brace, which
@@ -1459,35 +1455,5 @@ mod fixed {
             return None;
         }
         event(s, end + DATA.len(), 1, partial)
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-        use proptest::prelude::*;
-
-        proptest! {
-            /// The eight-at-a-time scans agree with byte-by-byte ones on
-            /// any bytes, at any offset.
-            #[test]
-            fn word_scans_match_byte_scans(
-                bytes in proptest::collection::vec(
-                    prop_oneof![Just(b'"'), Just(b'\\'), 0x30u8..0x3a, any::<u8>()],
-                    0..40,
-                ),
-                at in 0usize..8,
-            ) {
-                let at = at.min(bytes.len());
-                let digits = bytes[at..].iter().take_while(|d| d.is_ascii_digit()).count();
-                prop_assert_eq!(digits_at(&bytes, at), Some(digits));
-                let stop = bytes[at..]
-                    .iter()
-                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-                    .map(|n| at + n);
-                prop_assert_eq!(string_stop(&bytes, at), stop);
-                let quote = bytes[at..].iter().position(|&c| c == b'"').map(|n| at + n);
-                prop_assert_eq!(crate::scan::quote_at(&bytes, at), quote);
-            }
-        }
     }
 }

@@ -602,8 +602,7 @@ pub mod v2 {
             recv_tsc: u64,
             emit: &mut impl FnMut(Event),
         ) -> Result<Outcome, DecodeError> {
-            let bytes = buf.get(..len).ok_or(DecodeError::Missing("message"))?;
-            let text = simdutf8::basic::from_utf8(bytes).map_err(|_| DecodeError::Utf8)?;
+            let text = crate::adapter::text(buf, len)?;
             let Adapter {
                 instruments,
                 checksums_verified,

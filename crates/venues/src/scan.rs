@@ -41,13 +41,12 @@ fn ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The end (exclusive) of the string whose opening quote is at `i`.
-fn string_end(b: &[u8], i: usize) -> Option<usize> {
-    let rest = b.get(i + 1..)?;
-    let close = rest
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-    (rest[close] == b'"').then_some(i + 1 + close + 1)
+/// The end (exclusive) of the string whose opening quote is at `i`;
+/// `None` if it holds an escape or a control character, or is not closed.
+#[inline]
+pub(crate) fn string_end(b: &[u8], i: usize) -> Option<usize> {
+    let close = string_stop(b, i + 1)?;
+    (b[close] == b'"').then_some(close + 1)
 }
 
 /// The end of the number starting at `i`, per the JSON grammar.
@@ -365,6 +364,31 @@ pub(crate) fn quote_at(b: &[u8], i: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The eight-at-a-time scans agree with byte-by-byte ones on
+        /// any bytes, at any offset.
+        #[test]
+        fn word_scans_match_byte_scans(
+            bytes in proptest::collection::vec(
+                prop_oneof![Just(b'"'), Just(b'\\'), 0x30u8..0x3a, any::<u8>()],
+                0..40,
+            ),
+            at in 0usize..8,
+        ) {
+            let at = at.min(bytes.len());
+            let digits = bytes[at..].iter().take_while(|d| d.is_ascii_digit()).count();
+            prop_assert_eq!(digits_at(&bytes, at), Some(digits));
+            let stop = bytes[at..]
+                .iter()
+                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                .map(|n| at + n);
+            prop_assert_eq!(string_stop(&bytes, at), stop);
+            let quote = bytes[at..].iter().position(|&c| c == b'"').map(|n| at + n);
+            prop_assert_eq!(quote_at(&bytes, at), quote);
+        }
+    }
 
     #[test]
     fn flat_objects_and_what_is_refused() {
