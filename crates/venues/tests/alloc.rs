@@ -1,0 +1,147 @@
+//! The adapters the recordings cannot cover (no Kraken v2 or Coinbase
+//! Advanced Trade traffic in `../shared/samples`): once warm, messages
+//! through them allocate nothing, books kept valid all the while.
+
+use tickwire_venues::book::{Book, Side};
+use tickwire_venues::json::INPUT_PADDING;
+use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, coinbase, kraken};
+
+#[global_allocator]
+static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
+
+fn padded(text: &str) -> (Vec<u8>, usize) {
+    let mut b = text.as_bytes().to_vec();
+    b.resize(text.len() + INPUT_PADDING, 0);
+    (b, text.len())
+}
+
+/// Runs `msgs` through `on_message` twice (the first pass warms up) and
+/// returns the second pass's allocations and events.
+fn twice(
+    msgs: &mut [(Vec<u8>, usize)],
+    mut on_message: impl FnMut(&mut [u8], usize, &mut Vec<Event>),
+) -> (u64, Vec<Event>) {
+    let mut events = Vec::with_capacity(msgs.len() * 8);
+    for (buf, len) in msgs.iter_mut() {
+        on_message(buf, *len, &mut events);
+    }
+    events.clear();
+    let ((), allocations) = tickwire_testkit::allocations(|| {
+        for (buf, len) in msgs.iter_mut() {
+            on_message(buf, *len, &mut events);
+        }
+    });
+    (allocations, events)
+}
+
+#[test]
+fn kraken_v2_allocates_nothing_once_warm() {
+    // The book alternates between two states; each update carries the
+    // checksum Kraken would send for the state it leads to.
+    let (ps, qs) = (1, 8);
+    let state = |bid_qty: i64| {
+        let mut b = Book::new(10);
+        b.set_level(Side::Bid, level(452_835, bid_qty));
+        b.set_level(Side::Ask, level(452_852, 100_000));
+        kraken::checksum(&b, ps, qs)
+    };
+    fn level(price: i64, size: i64) -> tickwire_venues::book::Level {
+        tickwire_venues::book::Level {
+            price,
+            size,
+            price_digits: 1,
+            size_digits: 8,
+        }
+    }
+    let mut msgs = vec![padded(&format!(
+        r#"{{"channel":"book","type":"snapshot","data":[{{"symbol":"BTC/USD","bids":[{{"price":45283.5,"qty":0.1}}],"asks":[{{"price":45285.2,"qty":0.001}}],"checksum":{}}}]}}"#,
+        state(10_000_000)
+    ))];
+    for i in 0..500 {
+        let (qty, units) = if i % 2 == 0 {
+            ("0.25", 25_000_000)
+        } else {
+            ("0.1", 10_000_000)
+        };
+        msgs.push(padded(&format!(
+            r#"{{"channel":"book","type":"update","data":[{{"symbol":"BTC/USD","bids":[{{"price":45283.5,"qty":{qty}}}],"asks":[],"checksum":{},"timestamp":"2023-10-06T17:35:55.440295Z"}}]}}"#,
+            state(units)
+        )));
+        msgs.push(padded(r#"{"channel":"trade","type":"update","data":[{"symbol":"BTC/USD","side":"buy","price":45283.5,"qty":0.00027625,"ord_type":"limit","trade_id":10218208,"timestamp":"2023-10-06T17:35:55.440295Z"}]}"#));
+        msgs.push(padded(r#"{"channel":"ticker","type":"update","data":[{"symbol":"BTC/USD","bid":45283.5,"bid_qty":0.1,"ask":45285.2,"ask_qty":0.001}]}"#));
+        msgs.push(padded(r#"{"channel":"heartbeat"}"#));
+    }
+    let mut adapter = kraken::v2::Adapter::new(&[InstrumentSpec::new("BTC/USD", ps, qs, 10)]);
+    let (allocations, events) = twice(&mut msgs, |buf, len, events| {
+        adapter
+            .on_message(buf, len, 0, &mut |e| events.push(e))
+            .unwrap();
+    });
+    assert_eq!(allocations, 0);
+    assert!(!events.iter().any(|e| matches!(e.kind, Kind::Gap { .. })));
+    let count = |f: fn(&Kind) -> bool| events.iter().filter(|e| f(&e.kind)).count();
+    assert_eq!(count(|k| matches!(k, Kind::Trade { .. })), 500);
+    assert_eq!(count(|k| matches!(k, Kind::Quote { .. })), 500);
+    assert_eq!(count(|k| matches!(k, Kind::BookDelta { .. })), 500 + 2);
+    assert!(adapter.book(InstrumentId(0)).is_some());
+}
+
+#[test]
+fn coinbase_allocates_nothing_once_warm() {
+    let mut msgs = Vec::new();
+    let mut seq = 0;
+    let mut next = || {
+        seq += 1;
+        seq - 1
+    };
+    msgs.push(padded(&format!(
+        r#"{{"channel":"l2_data","client_id":"","timestamp":"2023-02-09T20:32:50.714964855Z","sequence_num":{},"events":[{{"type":"snapshot","product_id":"BTC-USD","updates":[{{"side":"bid","event_time":"1970-01-01T00:00:00Z","price_level":"21921.73","new_quantity":"0.06317902"}},{{"side":"offer","event_time":"1970-01-01T00:00:00Z","price_level":"21921.74","new_quantity":"0.5"}}]}}]}}"#,
+        next()
+    )));
+    for i in 0..500 {
+        let qty = if i % 2 == 0 { "1.25" } else { "0" };
+        msgs.push(padded(&format!(
+            r#"{{"channel":"l2_data","client_id":"","timestamp":"2023-02-09T20:32:50.714964855Z","sequence_num":{},"events":[{{"type":"update","product_id":"BTC-USD","updates":[{{"side":"bid","event_time":"2023-02-09T20:32:50.714964855Z","price_level":"21921.70","new_quantity":"{qty}"}}]}}]}}"#,
+            next()
+        )));
+        msgs.push(padded(&format!(
+            r#"{{"channel":"market_trades","client_id":"","timestamp":"2023-02-09T20:19:35.39625135Z","sequence_num":{},"events":[{{"type":"update","trades":[{{"trade_id":"{i}","product_id":"BTC-USD","price":"21921.73","size":"0.3","side":"BUY","time":"2019-08-14T20:42:27.265Z"}}]}}]}}"#,
+            next()
+        )));
+    }
+    let mut adapter = coinbase::Adapter::new(&[InstrumentSpec::new("BTC-USD", 2, 8, 100)]);
+    let mut events = Vec::with_capacity(msgs.len() * 8);
+    for (buf, len) in msgs.iter_mut() {
+        adapter
+            .on_message(buf, *len, 0, &mut |e| events.push(e))
+            .unwrap();
+    }
+    events.clear();
+    // The second pass is a new connection: its sequence starts again.
+    let ((), allocations) = tickwire_testkit::allocations(|| {
+        adapter.on_disconnect(0, &mut |e| events.push(e));
+        for (buf, len) in msgs.iter_mut() {
+            adapter
+                .on_message(buf, *len, 0, &mut |e| events.push(e))
+                .unwrap();
+        }
+    });
+    assert_eq!(allocations, 0);
+    let gaps: Vec<Kind> = events
+        .iter()
+        .map(|e| e.kind)
+        .filter(|k| matches!(k, Kind::Gap { .. }))
+        .collect();
+    assert_eq!(
+        gaps,
+        [Kind::Gap {
+            why: tickwire_venues::sync::Resync::Disconnected
+        }],
+        "only the disconnect's gap: the new connection's sequence is a new chain"
+    );
+    let count = |f: fn(&Kind) -> bool| events.iter().filter(|e| f(&e.kind)).count();
+    assert_eq!(count(|k| matches!(k, Kind::Trade { .. })), 500);
+    assert_eq!(count(|k| matches!(k, Kind::BookValid { .. })), 1);
+    assert_eq!(count(|k| matches!(k, Kind::BookDelta { .. })), 500 + 2);
+    assert!(adapter.book(InstrumentId(0)).is_some());
+}
