@@ -197,9 +197,10 @@ fn unreadable_responses_are_typed_errors() {
 /// TLS on the same driver, while the diff stream keeps flowing, and the
 /// book bridged from it. A Binance-shaped stream sends 120 diffs, one every
 /// 2 ms; the first makes the adapter ask for a snapshot; the handler's
-/// owner fetches it from a second server that answers after 30 ms (chunked,
-/// as a CDN would); the book becomes valid once, never gaps, and ends equal
-/// to the snapshot with every later diff applied.
+/// owner fetches it from a second server, which answers (chunked, as a CDN
+/// would) only once five more diffs were handled with the request
+/// outstanding; the book becomes valid once, never gaps, and ends equal to
+/// the snapshot with every later diff applied.
 #[test]
 fn a_binance_book_is_bridged_from_a_fetched_snapshot() {
     use tickwire_net::{Conn, Handler, Payload, Stamps};
@@ -257,10 +258,16 @@ fn a_binance_book_is_bridged_from_a_fetched_snapshot() {
         Ok(())
     });
     let body = snapshot.clone();
+    // The REST server answers only when told to: after the client has
+    // handled more diffs with the request outstanding.
+    let answer = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let go = std::sync::Arc::clone(&answer);
     let rest = TestServer::start(Some(pki().server.clone()), move |peer, _, log| {
         let head = peer.read_http_head()?;
         let _ = log.send(head.lines().next().unwrap_or_default().to_owned());
-        std::thread::sleep(Duration::from_millis(30));
+        while !go.load(std::sync::atomic::Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let (a, b) = body.split_at(body.len() / 2);
         peer.write(
             format!(
@@ -279,7 +286,21 @@ fn a_binance_book_is_bridged_from_a_fetched_snapshot() {
         events: Vec<Event>,
         wants_snapshot: bool,
         messages: usize,
+        /// Diffs handled when the book became valid.
+        valid_after: Option<usize>,
         closed: usize,
+    }
+    impl Feed {
+        fn note_valid(&mut self) {
+            if self.valid_after.is_none()
+                && self
+                    .events
+                    .iter()
+                    .any(|e| matches!(e.kind, Kind::BookValid { .. }))
+            {
+                self.valid_after = Some(self.messages);
+            }
+        }
     }
     impl Handler for Feed {
         fn on_message(&mut self, _: &mut Conn<'_>, payload: Payload<'_>, stamps: Stamps) {
@@ -293,6 +314,7 @@ fn a_binance_book_is_bridged_from_a_fetched_snapshot() {
                     events.push(e);
                 })
                 .expect("a valid diff");
+            self.note_valid();
         }
         fn on_response(
             &mut self,
@@ -306,6 +328,7 @@ fn a_binance_book_is_bridged_from_a_fetched_snapshot() {
             self.adapter
                 .on_snapshot(InstrumentId(0), body, len, 0, &mut |e| events.push(e))
                 .expect("a valid snapshot");
+            self.note_valid();
         }
         fn on_close(
             &mut self,
@@ -322,6 +345,7 @@ fn a_binance_book_is_bridged_from_a_fetched_snapshot() {
         events: Vec::new(),
         wants_snapshot: false,
         messages: 0,
+        valid_after: None,
         closed: 0,
     };
     let mut driver = Driver::new(test_config(), &test_tls(), feed).unwrap();
@@ -338,6 +362,9 @@ fn a_binance_book_is_bridged_from_a_fetched_snapshot() {
                 .fetch(https(&rest, "/api/v3/depth?symbol=BTCUSDT&limit=1000"))
                 .unwrap();
             fetched_at = Some(driver.handler().messages);
+        }
+        if fetched_at.is_some_and(|at| driver.handler().messages >= at + 5) {
+            answer.store(true, std::sync::atomic::Ordering::Release);
         }
     }
     assert_eq!(
@@ -361,14 +388,14 @@ fn a_binance_book_is_bridged_from_a_fetched_snapshot() {
         .filter(|k| matches!(k, Kind::BookValid { .. }))
         .count();
     assert_eq!(valid, 1);
-    // Diffs kept arriving (and were buffered) while the snapshot was fetched.
+    // Diffs kept arriving (and were buffered) while the snapshot was
+    // fetched: at least the five the response was held back for.
     let asked = fetched_at.expect("a snapshot was fetched");
-    let valid_at = h
-        .events
-        .iter()
-        .position(|e| matches!(e.kind, Kind::BookValid { .. }))
-        .unwrap();
-    assert!(asked < 20 && valid_at > 0, "asked after {asked} messages");
+    let valid_after = h.valid_after.expect("valid");
+    assert!(
+        valid_after >= asked + 5,
+        "asked after {asked} diffs, valid after {valid_after}"
+    );
     let book = h.adapter.book(InstrumentId(0)).expect("valid at the end");
     let ours = |side| -> Vec<(i64, i64)> {
         book.levels(side)
