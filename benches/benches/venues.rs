@@ -1,6 +1,7 @@
 //! `venues`: decoding one exchange message into borrowed fields, tickwire
-//! (simd-json tape reused, in place; and for Binance's flat messages the
-//! one-pass scanner that `binance::Decoder` tries first) against serde_json and sonic-rs into
+//! (simd-json tape reused, in place; and, as "tickwire scan", the fixed
+//! layouts and one-pass scanner that `binance::Decoder` and `okx::Decoder`
+//! try first) against serde_json and sonic-rs into
 //! equivalent borrowed serde structs (`ArrayVec` levels: no allocation on
 //! any side), same inputs, same run. Every iteration copies the message
 //! into the parser's buffer first (simd-json parses in place; the copy is
@@ -209,9 +210,9 @@ fn decode(c: &mut Criterion) {
             })
         });
         if name.starts_with("binance") {
-            // `binance::Decoder`, as the adapter uses it: UTF-8 checked
-            // (simdutf8), then the fixed layouts and the one-pass scanner,
-            // simd-json only for what they do not take.
+            // `binance::Decoder`, as the adapter uses it: UTF-8 checked,
+            // then the fixed layouts and the one-pass scanner, simd-json
+            // only for what they do not take.
             let mut decoder = binance::Decoder::new();
             group.bench_function(BenchmarkId::new("tickwire scan", name), |b| {
                 b.iter(|| {
@@ -224,6 +225,26 @@ fn decode(c: &mut Criterion) {
                             .iter()
                             .chain(d.asks.iter())
                             .map(|l| l.unwrap().0.len())
+                            .sum(),
+                        _ => 0,
+                    });
+                    black_box(n)
+                })
+            });
+        }
+        if name.starts_with("okx") {
+            // `okx::Decoder`, as the adapter uses it: UTF-8 checked, then
+            // the fixed book layout, simd-json for what it does not take.
+            let mut decoder = okx::Decoder::new();
+            group.bench_function(BenchmarkId::new("tickwire scan", name), |b| {
+                b.iter(|| {
+                    buf[..len].copy_from_slice(text.as_bytes());
+                    let n: usize = decoder.decode(&mut buf, len, |m| match m.unwrap() {
+                        okx::Message::Book(b) => b
+                            .bids
+                            .iter()
+                            .chain(b.asks.iter())
+                            .map(|l| l.unwrap().1.len())
                             .sum(),
                         _ => 0,
                     });

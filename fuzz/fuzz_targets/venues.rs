@@ -1,7 +1,9 @@
 //! Every venue decoder on arbitrary bytes: parse in place, decode, read
 //! every level at a scale, feed books to sync engines, check checksums.
 //! Nothing may panic and a valid book is never crossed; errors are fine.
-//! Binance's one-pass scanner is checked against simd-json on every input.
+//! Binance's one-pass scanner and OKX's fixed-layout reader, alone and as
+//! their `Decoder`s run them (with the level marks), are checked against
+//! simd-json on every input.
 //!
 //! The first byte picks the venue (by its value mod 6: Binance, OKX,
 //! Kraken, Bybit, Coinbase, Deribit) and the scales;
@@ -42,12 +44,27 @@ fuzz_target!(|data: &[u8]| {
         _ => vec![BookSync::new(Chain::Deribit, config)],
     };
     let mut parser = JsonParser::new(256);
+    let mut binance_decoder = binance::Decoder::new();
+    let mut okx_decoder = okx::Decoder::new();
     for msg in data.split(|&b| b == b'\n') {
-        // Binance's one-pass scanner must read what it accepts exactly as
-        // simd-json does, and accept only valid JSON.
+        // Binance's one-pass scanner and OKX's fixed-layout reader must
+        // read what they accept exactly as simd-json does, and accept only
+        // valid JSON.
         let fast = match std::str::from_utf8(msg) {
             Ok(text) if venue == 0 => binance::scan(text).map(|m| format!("{m:?}")),
+            Ok(text) if venue == 1 => okx::scan_fixed(text).map(|m| format!("{m:?}")),
             _ => None,
+        };
+        // What the decoders make of it (their fast paths, else simd-json).
+        let decoded = {
+            let mut copy = msg.to_vec();
+            copy.resize(msg.len() + INPUT_PADDING, 0);
+            match venue {
+                0 => binance_decoder
+                    .decode(&mut copy, msg.len(), |m| m.ok().map(|m| format!("{m:?}"))),
+                1 => okx_decoder.decode(&mut copy, msg.len(), |m| m.ok().map(|m| format!("{m:?}"))),
+                _ => None,
+            }
         };
         if venue == 5 {
             // Deribit is read by the scanner alone, from the text.
@@ -82,8 +99,20 @@ fuzz_target!(|data: &[u8]| {
         buf.resize(msg.len() + INPUT_PADDING, 0);
         let parsed = parser.parse(&mut buf, msg.len(), |doc| {
             if let Some(fast) = &fast {
-                let slow = binance::decode(doc).map(|m| format!("{m:?}"));
+                let slow = if venue == 0 {
+                    binance::decode(doc).map(|m| format!("{m:?}"))
+                } else {
+                    okx::decode(doc).map(|m| format!("{m:?}"))
+                };
                 assert_eq!(Ok(fast), slow.as_ref(), "scanner and simd-json disagree");
+            }
+            if venue <= 1 {
+                let slow = if venue == 0 {
+                    binance::decode(doc).ok().map(|m| format!("{m:?}"))
+                } else {
+                    okx::decode(doc).ok().map(|m| format!("{m:?}"))
+                };
+                assert_eq!(decoded, slow, "decoder and simd-json disagree");
             }
             for sync in &mut engines {
                 let mut emit = |_| {};
@@ -136,7 +165,7 @@ fuzz_target!(|data: &[u8]| {
             }
         });
         assert!(
-            parsed.is_ok() || fast.is_none(),
+            parsed.is_ok() || (fast.is_none() && decoded.is_none()),
             "the scanner accepted what simd-json rejects"
         );
     }

@@ -411,7 +411,14 @@ mod tests {
 /// message once warm.
 pub struct Decoder {
     parser: JsonParser,
+    /// Where the levels of a depth update in a fixed layout are, found
+    /// while checking them (see [`Levels`]).
+    marks: Vec<[u32; 4]>,
 }
+
+/// Depth levels a [`Decoder`] marks while checking them; an update with
+/// more (a rare, large diff) is read from its text instead.
+const MARKED_LEVELS: usize = 2048;
 
 impl Default for Decoder {
     fn default() -> Decoder {
@@ -424,6 +431,7 @@ impl Decoder {
     pub fn new() -> Decoder {
         Decoder {
             parser: JsonParser::new(64 * 1024),
+            marks: vec![[0; 4]; MARKED_LEVELS],
         }
     }
 
@@ -435,12 +443,13 @@ impl Decoder {
         len: usize,
         f: impl for<'t, 'i> FnOnce(Result<Message<'t, 'i>, DecodeError>) -> R,
     ) -> R {
-        if let Some(text) = buf
-            .get(..len)
-            .and_then(|b| simdutf8::basic::from_utf8(b).ok())
-            && let Some(m) = scan(text)
-        {
-            return f(Ok(m));
+        if let Some(text) = buf.get(..len).and_then(crate::adapter::utf8) {
+            if let Some(m) = fixed::read(text, &mut self.marks) {
+                return f(Ok(m));
+            }
+            if let Some(m) = scan_general(text) {
+                return f(Ok(m));
+            }
         }
         let mut f = Some(f);
         match self.parser.parse(buf, len, |doc| {
@@ -550,9 +559,11 @@ fn text(v: Option<Val<'_>>) -> Option<&str> {
 /// scanner reads level arrays slower than simd-json. Checked against
 /// [`decode`] on every recorded message and by the fuzzer.
 pub fn scan<'i>(text_in: &'i str) -> Option<Message<'i, 'i>> {
-    if let Some(m) = scan_fixed(text_in) {
-        return Some(m);
-    }
+    scan_fixed(text_in).or_else(|| scan_general(text_in))
+}
+
+/// [`scan`] past the fixed layouts.
+fn scan_general(text_in: &str) -> Option<Message<'_, '_>> {
     let mut f = Fields::of(text_in)?;
     if let (Some(data), Some(stream)) = (f.data, f.stream) {
         // A combined-stream envelope: the event is inside.
@@ -1050,395 +1061,328 @@ crate::adapter::venue_adapter!(Adapter);
 /// from the text later ([`Levels`]). `None` for anything else, however
 /// valid.
 pub fn scan_fixed(text: &str) -> Option<Message<'_, '_>> {
-    fixed::read(text)
+    fixed::read(text, &mut [])
 }
 
 /// The fixed layouts Binance sends its flat messages in, field after field:
 /// read by comparing bytes, without looking keys up. Any difference (a
 /// field added, reordered, whitespace, an escape) gives `None` and the
-/// general scanner takes over.
+/// general scanner takes over. Each layout is its own straight-line
+/// function: a table of layouts walked by one generic loop cost about
+/// twice as much per message (BENCHMARKS.md).
 mod fixed {
     use super::{BookTicker, Depth, Message, Trade};
-    use crate::json::{Levels, pairs_at};
-    use crate::scan::{digits_at, string_end};
+    use crate::scan::Reader;
 
-    #[derive(Clone, Copy)]
-    enum Kind {
-        U64,
-        Str,
-        Bool,
-        /// A string that must be exactly this.
-        Is(&'static str),
-        /// Price levels: `[["p","q"],...]`.
-        Pairs,
+    /// Spot trade: e E s t p q T m M.
+    fn spot_trade<'i>(c: &mut Reader<'i>) -> Option<Trade<'i>> {
+        let event_time_ms = c.uint()?;
+        c.key(br#","s":"#)?;
+        let symbol = c.string()?;
+        c.key(br#","t":"#)?;
+        let id = c.uint()?;
+        c.key(br#","p":"#)?;
+        let price = c.string()?;
+        c.key(br#","q":"#)?;
+        let qty = c.string()?;
+        c.key(br#","T":"#)?;
+        let trade_time_ms = c.uint()?;
+        c.key(br#","m":"#)?;
+        let buyer_is_maker = c.boolean()?;
+        c.key(br#","M":"#)?;
+        c.boolean()?;
+        Some(Trade {
+            event_time_ms,
+            symbol,
+            id,
+            price,
+            qty,
+            trade_time_ms,
+            buyer_is_maker,
+        })
     }
 
-    use Kind::{Bool, Is, Pairs, Str, U64};
-
-    /// A layout: the first key's literal prefix, then each later field's
-    /// key and kind; what the message is, and where each of its fields sits.
-    struct Layout {
-        prefix: &'static [u8],
-        fields: &'static [(&'static [u8], Kind)],
-        message: Shape,
+    /// Futures trade: e E T s t p q X m.
+    fn futures_trade<'i>(c: &mut Reader<'i>) -> Option<Trade<'i>> {
+        let event_time_ms = c.uint()?;
+        c.key(br#","T":"#)?;
+        let trade_time_ms = c.uint()?;
+        c.key(br#","s":"#)?;
+        let symbol = c.string()?;
+        c.key(br#","t":"#)?;
+        let id = c.uint()?;
+        c.key(br#","p":"#)?;
+        let price = c.string()?;
+        c.key(br#","q":"#)?;
+        let qty = c.string()?;
+        c.key(br#","X":"#)?;
+        c.string()?;
+        c.key(br#","m":"#)?;
+        let buyer_is_maker = c.boolean()?;
+        Some(Trade {
+            event_time_ms,
+            symbol,
+            id,
+            price,
+            qty,
+            trade_time_ms,
+            buyer_is_maker,
+        })
     }
 
-    /// Which message a layout is, and the slot index of each field it
-    /// needs (`E`, `s`, id, `p`, `q`, `T`, `m`; or `u`, `s`, `b`, `B`,
-    /// `a`, `A`, `E`). `usize::MAX`: absent.
-    #[derive(Clone, Copy)]
-    enum Shape {
-        Trade {
-            agg: bool,
-            at: [usize; 7],
-        },
-        Ticker {
-            at: [usize; 7],
-        },
-        /// `E`, `s`, `U`, `u`, `pu`, `b`, `a`.
-        Depth {
-            at: [usize; 7],
-        },
+    /// Spot aggTrade: e E s a p q f l T m M.
+    fn spot_agg_trade<'i>(c: &mut Reader<'i>) -> Option<Trade<'i>> {
+        let event_time_ms = c.uint()?;
+        c.key(br#","s":"#)?;
+        let symbol = c.string()?;
+        c.key(br#","a":"#)?;
+        let id = c.uint()?;
+        let (price, qty, trade_time_ms, buyer_is_maker) = agg_rest(c)?;
+        c.key(br#","M":"#)?;
+        c.boolean()?;
+        Some(Trade {
+            event_time_ms,
+            symbol,
+            id,
+            price,
+            qty,
+            trade_time_ms,
+            buyer_is_maker,
+        })
     }
 
-    const NO: usize = usize::MAX;
+    /// Futures aggTrade: e E a s p q f l T m.
+    fn futures_agg_trade<'i>(c: &mut Reader<'i>) -> Option<Trade<'i>> {
+        let event_time_ms = c.uint()?;
+        c.key(br#","a":"#)?;
+        let id = c.uint()?;
+        c.key(br#","s":"#)?;
+        let symbol = c.string()?;
+        let (price, qty, trade_time_ms, buyer_is_maker) = agg_rest(c)?;
+        Some(Trade {
+            event_time_ms,
+            symbol,
+            id,
+            price,
+            qty,
+            trade_time_ms,
+            buyer_is_maker,
+        })
+    }
 
-    /// Spot and futures trades, aggregate trades and book tickers, as
-    /// Binance documents and sends them (checked on the recordings).
-    static LAYOUTS: [Layout; 10] = [
-        // Spot depth: e E s U u b a.
-        Layout {
-            prefix: br#"{"e":"depthUpdate","E":"#,
-            fields: &[
-                (b"E", U64),
-                (b"s", Str),
-                (b"U", U64),
-                (b"u", U64),
-                (b"b", Pairs),
-                (b"a", Pairs),
-            ],
-            message: Shape::Depth {
-                at: [0, 1, 2, 3, NO, 4, 5],
-            },
-        },
-        // USD-M depth: e E T s U u pu b a.
-        Layout {
-            prefix: br#"{"e":"depthUpdate","E":"#,
-            fields: &[
-                (b"E", U64),
-                (b"T", U64),
-                (b"s", Str),
-                (b"U", U64),
-                (b"u", U64),
-                (b"pu", U64),
-                (b"b", Pairs),
-                (b"a", Pairs),
-            ],
-            message: Shape::Depth {
-                at: [0, 2, 3, 4, 5, 6, 7],
-            },
-        },
-        // COIN-M depth: e E T s ps U u pu b a.
-        Layout {
-            prefix: br#"{"e":"depthUpdate","E":"#,
-            fields: &[
-                (b"E", U64),
-                (b"T", U64),
-                (b"s", Str),
-                (b"ps", Str),
-                (b"U", U64),
-                (b"u", U64),
-                (b"pu", U64),
-                (b"b", Pairs),
-                (b"a", Pairs),
-            ],
-            message: Shape::Depth {
-                at: [0, 2, 4, 5, 6, 7, 8],
-            },
-        },
-        // Spot trade: e E s t p q T m M.
-        Layout {
-            prefix: br#"{"e":"trade","E":"#,
-            fields: &[
-                (b"E", U64),
-                (b"s", Str),
-                (b"t", U64),
-                (b"p", Str),
-                (b"q", Str),
-                (b"T", U64),
-                (b"m", Bool),
-                (b"M", Bool),
-            ],
-            message: Shape::Trade {
-                agg: false,
-                at: [0, 1, 2, 3, 4, 5, 6],
-            },
-        },
-        // Futures trade: e E T s t p q X m.
-        Layout {
-            prefix: br#"{"e":"trade","E":"#,
-            fields: &[
-                (b"E", U64),
-                (b"T", U64),
-                (b"s", Str),
-                (b"t", U64),
-                (b"p", Str),
-                (b"q", Str),
-                (b"X", Str),
-                (b"m", Bool),
-            ],
-            message: Shape::Trade {
-                agg: false,
-                at: [0, 2, 3, 4, 5, 1, 7],
-            },
-        },
-        // Spot aggTrade: e E s a p q f l T m M.
-        Layout {
-            prefix: br#"{"e":"aggTrade","E":"#,
-            fields: &[
-                (b"E", U64),
-                (b"s", Str),
-                (b"a", U64),
-                (b"p", Str),
-                (b"q", Str),
-                (b"f", U64),
-                (b"l", U64),
-                (b"T", U64),
-                (b"m", Bool),
-                (b"M", Bool),
-            ],
-            message: Shape::Trade {
-                agg: true,
-                at: [0, 1, 2, 3, 4, 7, 8],
-            },
-        },
-        // Futures aggTrade: e E a s p q f l T m.
-        Layout {
-            prefix: br#"{"e":"aggTrade","E":"#,
-            fields: &[
-                (b"E", U64),
-                (b"a", U64),
-                (b"s", Str),
-                (b"p", Str),
-                (b"q", Str),
-                (b"f", U64),
-                (b"l", U64),
-                (b"T", U64),
-                (b"m", Bool),
-            ],
-            message: Shape::Trade {
-                agg: true,
-                at: [0, 2, 1, 3, 4, 7, 8],
-            },
-        },
-        // Spot bookTicker: u s b B a A.
-        Layout {
-            prefix: br#"{"u":"#,
-            fields: &[
-                (b"u", U64),
-                (b"s", Str),
-                (b"b", Str),
-                (b"B", Str),
-                (b"a", Str),
-                (b"A", Str),
-            ],
-            message: Shape::Ticker {
-                at: [0, 1, 2, 3, 4, 5, NO],
-            },
-        },
-        // COIN-M bookTicker: u e s ps b B a A T E.
-        Layout {
-            prefix: br#"{"u":"#,
-            fields: &[
-                (b"u", U64),
-                (b"e", Is("bookTicker")),
-                (b"s", Str),
-                (b"ps", Str),
-                (b"b", Str),
-                (b"B", Str),
-                (b"a", Str),
-                (b"A", Str),
-                (b"T", U64),
-                (b"E", U64),
-            ],
-            message: Shape::Ticker {
-                at: [0, 2, 4, 5, 6, 7, 9],
-            },
-        },
-        // USD-M bookTicker: e u s b B a A T E.
-        Layout {
-            prefix: br#"{"e":"bookTicker","u":"#,
-            fields: &[
-                (b"u", U64),
-                (b"s", Str),
-                (b"b", Str),
-                (b"B", Str),
-                (b"a", Str),
-                (b"A", Str),
-                (b"T", U64),
-                (b"E", U64),
-            ],
-            message: Shape::Ticker {
-                at: [0, 1, 2, 3, 4, 5, 7],
-            },
-        },
-    ];
-
-    /// An unsigned integer at `i` (JSON: no leading zero) and the index
-    /// after it.
+    /// An aggTrade's p q f l T m, as spot and futures both send them.
     #[inline(always)]
-    fn uint(b: &[u8], i: usize) -> Option<(u64, usize)> {
-        let digits = digits_at(b, i)?;
-        // 19 digits always fit in 64 bits: no overflow check per digit (a
-        // dependent multiply-and-check per digit was most of the cost).
-        if digits == 0 || digits > 19 || (b[i] == b'0' && digits > 1) {
-            return None;
-        }
-        let v = b[i..i + digits]
-            .iter()
-            .fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
-        Some((v, i + digits))
+    fn agg_rest<'i>(c: &mut Reader<'i>) -> Option<(&'i str, &'i str, u64, bool)> {
+        c.key(br#","p":"#)?;
+        let price = c.string()?;
+        c.key(br#","q":"#)?;
+        let qty = c.string()?;
+        c.key(br#","f":"#)?;
+        c.uint()?;
+        c.key(br#","l":"#)?;
+        c.uint()?;
+        c.key(br#","T":"#)?;
+        let trade_time_ms = c.uint()?;
+        c.key(br#","m":"#)?;
+        Some((price, qty, trade_time_ms, c.boolean()?))
     }
 
-    /// A string without escapes or control characters at `i` (its opening
-    /// quote), and the index after its closing quote.
+    /// A book ticker's b B a A.
     #[inline(always)]
-    fn string(s: &str, i: usize) -> Option<(&str, usize)> {
-        if s.as_bytes().get(i) != Some(&b'"') {
-            return None;
+    fn quotes<'i>(c: &mut Reader<'i>) -> Option<[&'i str; 4]> {
+        c.key(br#","b":"#)?;
+        let bid = c.string()?;
+        c.key(br#","B":"#)?;
+        let bid_qty = c.string()?;
+        c.key(br#","a":"#)?;
+        let ask = c.string()?;
+        c.key(br#","A":"#)?;
+        Some([bid, bid_qty, ask, c.string()?])
+    }
+
+    /// Spot bookTicker: u s b B a A.
+    fn spot_ticker<'i>(c: &mut Reader<'i>) -> Option<BookTicker<'i>> {
+        let update_id = c.uint()?;
+        c.key(br#","s":"#)?;
+        let symbol = c.string()?;
+        let [b, bq, a, aq] = quotes(c)?;
+        Some(BookTicker {
+            update_id,
+            symbol,
+            bid: (b, bq),
+            ask: (a, aq),
+            event_time_ms: None,
+        })
+    }
+
+    /// COIN-M bookTicker: u e s ps b B a A T E.
+    fn coinm_ticker<'i>(c: &mut Reader<'i>) -> Option<BookTicker<'i>> {
+        let update_id = c.uint()?;
+        c.key(br#","e":"#)?;
+        c.is("bookTicker")?;
+        c.key(br#","s":"#)?;
+        let symbol = c.string()?;
+        c.key(br#","ps":"#)?;
+        c.string()?;
+        let [b, bq, a, aq] = quotes(c)?;
+        c.key(br#","T":"#)?;
+        c.uint()?;
+        c.key(br#","E":"#)?;
+        let event_time_ms = c.uint()?;
+        Some(BookTicker {
+            update_id,
+            symbol,
+            bid: (b, bq),
+            ask: (a, aq),
+            event_time_ms: Some(event_time_ms),
+        })
+    }
+
+    /// USD-M bookTicker: e u s b B a A T E.
+    fn usdm_ticker<'i>(c: &mut Reader<'i>) -> Option<BookTicker<'i>> {
+        let update_id = c.uint()?;
+        c.key(br#","s":"#)?;
+        let symbol = c.string()?;
+        let [b, bq, a, aq] = quotes(c)?;
+        c.key(br#","T":"#)?;
+        c.uint()?;
+        c.key(br#","E":"#)?;
+        let event_time_ms = c.uint()?;
+        Some(BookTicker {
+            update_id,
+            symbol,
+            bid: (b, bq),
+            ask: (a, aq),
+            event_time_ms: Some(event_time_ms),
+        })
+    }
+
+    /// Depth updates: spot `e E s U u b a`, USD-M `e E T s U u pu b a`,
+    /// COIN-M `e E T s ps U u pu b a`.
+    fn depth<'t, 'i>(
+        c: &mut Reader<'i>,
+        partial: bool,
+        marks: &mut &'t mut [[u32; 4]],
+    ) -> Option<Depth<'t, 'i>> {
+        let event_time_ms = c.uint()?;
+        let futures = c.key(br#","T":"#).is_some();
+        if futures {
+            c.uint()?;
         }
-        let end = string_end(s.as_bytes(), i)?;
-        Some((s.get(i + 1..end - 1)?, end))
+        c.key(br#","s":"#)?;
+        let symbol = c.string()?;
+        if futures && c.key(br#","ps":"#).is_some() {
+            c.string()?;
+        }
+        c.key(br#","U":"#)?;
+        let first_id = c.uint()?;
+        c.key(br#","u":"#)?;
+        let last_id = c.uint()?;
+        let prev_last_id = if futures {
+            c.key(br#","pu":"#)?;
+            Some(c.uint()?)
+        } else {
+            None
+        };
+        c.key(br#","b":"#)?;
+        let bids = c.levels_into(2, marks)?;
+        c.key(br#","a":"#)?;
+        let asks = c.levels_into(2, marks)?;
+        Some(Depth {
+            symbol,
+            first_id,
+            last_id,
+            prev_last_id,
+            event_time_ms,
+            partial,
+            bids,
+            asks,
+        })
     }
 
     /// Reads a raw event occupying `s[i..]` up to its closing brace, which
     /// must be at `s.len() - tail`.
-    fn event<'i>(s: &'i str, i: usize, tail: usize, partial: bool) -> Option<Message<'i, 'i>> {
-        let b = s.as_bytes();
-        let rest = b.get(i..)?;
-        'layouts: for layout in &LAYOUTS {
-            // Bytes 2 and 6 (`e`/`u`, and the event's first letter) tell
-            // most layouts apart before a full comparison.
-            let p = layout.prefix;
-            if rest.get(2) != p.get(2)
-                || (p.len() > 6 && rest.get(6) != p.get(6))
-                || !rest.starts_with(p)
-            {
-                continue;
-            }
-            // Each field's value, by position, in the array of its kind.
-            let mut nums = [0u64; 10];
-            let mut strs = [""; 10];
-            let mut bools = [false; 10];
-            let mut pairs = [(0usize, 0usize, 0usize); 10];
-            let mut j = i + layout.prefix.len();
-            for (n, &(key, kind)) in layout.fields.iter().enumerate() {
-                if n > 0 {
-                    // `,"<key>":`
-                    match b.get(j..j + key.len() + 4) {
-                        Some(sep)
-                            if sep[0] == b','
-                                && sep[1] == b'"'
-                                && sep[2..2 + key.len()].iter().zip(key).all(|(a, b)| a == b)
-                                && sep[2 + key.len()] == b'"'
-                                && sep[3 + key.len()] == b':' =>
-                        {
-                            j += key.len() + 4;
-                        }
-                        _ => continue 'layouts,
-                    }
-                }
-                let next = match kind {
-                    U64 => uint(b, j).map(|(v, e)| {
-                        nums[n] = v;
-                        e
-                    }),
-                    Str => string(s, j).map(|(v, e)| {
-                        strs[n] = v;
-                        e
-                    }),
-                    Is(want) => string(s, j).filter(|(v, _)| *v == want).map(|(v, e)| {
-                        strs[n] = v;
-                        e
-                    }),
-                    Pairs => pairs_at(s, j).map(|(end, count)| {
-                        pairs[n] = (j, end, count);
-                        end
-                    }),
-                    Bool => {
-                        let rest = &b[j..];
-                        if rest.starts_with(b"true") {
-                            bools[n] = true;
-                            Some(j + 4)
-                        } else if rest.starts_with(b"false") {
-                            Some(j + 5)
-                        } else {
-                            None
-                        }
-                    }
-                };
-                let Some(next) = next else {
-                    continue 'layouts;
-                };
-                j = next;
-            }
-            if b.get(j) != Some(&b'}') || j + 1 + tail != b.len() {
-                continue;
-            }
-            return Some(match layout.message {
-                Shape::Trade { agg, at } => {
-                    let t = Trade {
-                        event_time_ms: nums[at[0]],
-                        symbol: strs[at[1]],
-                        id: nums[at[2]],
-                        price: strs[at[3]],
-                        qty: strs[at[4]],
-                        trade_time_ms: nums[at[5]],
-                        buyer_is_maker: bools[at[6]],
-                    };
-                    if agg {
-                        Message::AggTrade(t)
-                    } else {
-                        Message::Trade(t)
-                    }
-                }
-                Shape::Depth { at } => {
-                    let levels = |k: usize| {
-                        let (start, end, count) = pairs[k];
-                        Levels::pairs(&s[start..end], count)
-                    };
-                    Message::Depth(Depth {
-                        event_time_ms: nums[at[0]],
-                        symbol: strs[at[1]],
-                        first_id: nums[at[2]],
-                        last_id: nums[at[3]],
-                        prev_last_id: (at[4] != NO).then(|| nums[at[4]]),
-                        partial,
-                        bids: levels(at[5]),
-                        asks: levels(at[6]),
+    fn event<'t, 'i>(
+        s: &'i str,
+        i: usize,
+        tail: usize,
+        partial: bool,
+        marks: &mut &'t mut [[u32; 4]],
+    ) -> Option<Message<'t, 'i>> {
+        let rest = s.as_bytes().get(i..)?;
+        // Each layout's first key and value, up to the value of its second
+        // key, which is where each reader starts.
+        let layout = |prefix: &[u8]| {
+            rest.starts_with(prefix).then(|| Reader {
+                s,
+                at: i + prefix.len(),
+            })
+        };
+        // Byte 2 (`e` or `u`) and byte 6 (the event's first letter) tell
+        // the layouts apart.
+        let m = match (rest.get(2)?, rest.get(6)?) {
+            (b'e', b't') => {
+                let start = layout(br#"{"e":"trade","E":"#)?;
+                let mut c = Reader { ..start };
+                spot_trade(&mut c)
+                    .or_else(|| {
+                        c = Reader { ..start };
+                        futures_trade(&mut c)
                     })
-                }
-                Shape::Ticker { at } => Message::BookTicker(BookTicker {
-                    update_id: nums[at[0]],
-                    symbol: strs[at[1]],
-                    bid: (strs[at[2]], strs[at[3]]),
-                    ask: (strs[at[4]], strs[at[5]]),
-                    event_time_ms: (at[6] != NO).then(|| nums[at[6]]),
-                }),
-            });
-        }
-        None
+                    .map(|t| (c.at, Message::Trade(t)))
+            }
+            (b'e', b'a') => {
+                let start = layout(br#"{"e":"aggTrade","E":"#)?;
+                let mut c = Reader { ..start };
+                spot_agg_trade(&mut c)
+                    .or_else(|| {
+                        c = Reader { ..start };
+                        futures_agg_trade(&mut c)
+                    })
+                    .map(|t| (c.at, Message::AggTrade(t)))
+            }
+            (b'e', b'd') => {
+                let mut c = layout(br#"{"e":"depthUpdate","E":"#)?;
+                depth(&mut c, partial, marks).map(|d| (c.at, Message::Depth(d)))
+            }
+            (b'e', b'b') => {
+                let mut c = layout(br#"{"e":"bookTicker","u":"#)?;
+                usdm_ticker(&mut c).map(|t| (c.at, Message::BookTicker(t)))
+            }
+            (b'u', _) => {
+                let start = layout(br#"{"u":"#)?;
+                let mut c = Reader { ..start };
+                spot_ticker(&mut c)
+                    .or_else(|| {
+                        c = Reader { ..start };
+                        coinm_ticker(&mut c)
+                    })
+                    .map(|t| (c.at, Message::BookTicker(t)))
+            }
+            _ => None,
+        };
+        let (at, m) = m?;
+        Reader { s, at }.close(tail)?;
+        Some(m)
     }
 
     /// A raw event, or one wrapped in a combined-stream envelope
-    /// (`{"stream":"...","data":{...}}`), in a fixed layout.
-    pub(super) fn read(s: &str) -> Option<Message<'_, '_>> {
+    /// (`{"stream":"...","data":{...}}`), in a fixed layout. A depth
+    /// update's level bounds go to the front of `marks` while they fit.
+    pub(super) fn read<'t, 'i>(
+        s: &'i str,
+        mut marks: &'t mut [[u32; 4]],
+    ) -> Option<Message<'t, 'i>> {
         const STREAM: &[u8] = br#"{"stream":""#;
         let b = s.as_bytes();
         if !b.starts_with(STREAM) {
-            return event(s, 0, 0, false);
+            return event(s, 0, 0, false, &mut marks);
         }
-        let (stream, end) = string(s, STREAM.len() - 1)?;
+        let mut c = Reader {
+            s,
+            at: STREAM.len() - 1,
+        };
+        let stream = c.string()?;
         // `<symbol>@depth5`, `@depth10`, `@depth20`: the top, whole, not
         // diffs (as `decode` reads the stream name).
         let sb = stream.as_bytes();
@@ -1446,14 +1390,11 @@ mod fixed {
             .windows(6)
             .position(|w| w == b"@depth")
             .is_some_and(|at| sb.get(at + 6).is_some_and(u8::is_ascii_digit));
-        const DATA: &[u8] = br#","data":"#;
-        if !b.get(end..)?.starts_with(DATA) {
-            return None;
-        }
+        c.key(br#","data":"#)?;
         // The envelope's closing brace must be the last byte.
         if b.last() != Some(&b'}') {
             return None;
         }
-        event(s, end + DATA.len(), 1, partial)
+        event(s, c.at, 1, partial, &mut marks)
     }
 }

@@ -95,11 +95,18 @@ pub struct Levels<'t, 'i>(Repr<'t, 'i>);
 #[derive(Clone, Copy)]
 enum Repr<'t, 'i> {
     Tape(Array<'t, 'i>),
-    /// `[["p","q"],...]` exactly (no whitespace, no escapes), `len` pairs,
-    /// checked by [`pairs_at`].
-    Pairs {
+    /// `[["p","q",...],...]` exactly (no whitespace, no escapes), `len`
+    /// levels of `width` strings each, checked by [`levels_marked`].
+    Text {
         text: &'i str,
         len: usize,
+        width: usize,
+    },
+    /// The same, with each level's price and quantity bounds found while
+    /// checking it: `[price start, price end, qty start, qty end]`.
+    Marked {
+        text: &'i str,
+        marks: &'t [[u32; 4]],
     },
 }
 
@@ -108,16 +115,23 @@ impl<'t, 'i> Levels<'t, 'i> {
         Levels(Repr::Tape(a))
     }
 
-    /// The array whose text [`pairs_at`] found at `text`.
-    pub(crate) fn pairs(text: &'i str, len: usize) -> Levels<'t, 'i> {
-        Levels(Repr::Pairs { text, len })
+    /// The array whose text [`levels_marked`] found at `text`: `len` levels of
+    /// `width` strings.
+    pub(crate) fn text(text: &'i str, len: usize, width: usize) -> Levels<'t, 'i> {
+        Levels(Repr::Text { text, len, width })
+    }
+
+    /// The array whose levels [`levels_marked`] marked in `text`.
+    pub(crate) fn marked(text: &'i str, marks: &'t [[u32; 4]]) -> Levels<'t, 'i> {
+        Levels(Repr::Marked { text, marks })
     }
 
     /// How many levels.
     pub fn len(&self) -> usize {
         match self.0 {
             Repr::Tape(a) => a.len(),
-            Repr::Pairs { len, .. } => len,
+            Repr::Text { len, .. } => len,
+            Repr::Marked { marks, .. } => marks.len(),
         }
     }
 
@@ -143,59 +157,78 @@ impl<'t, 'i> Levels<'t, 'i> {
     pub fn iter(&self) -> LevelsIter<'t, 'i> {
         LevelsIter(match self.0 {
             Repr::Tape(a) => IterRepr::Tape(a.iter()),
-            Repr::Pairs { text, len } => IterRepr::Pairs {
+            Repr::Text { text, len, width } => IterRepr::Text {
                 text,
-                at: 1,
+                quotes: crate::simd::Quotes::new(text.as_bytes(), 0),
                 left: len,
+                width,
+            },
+            Repr::Marked { text, marks } => IterRepr::Marked {
+                text,
+                marks: marks.iter(),
             },
         })
     }
 }
 
-/// If `s[i..]` starts with an array of string pairs in the tightest form,
-/// `[["p","q"],["p","q"]]` (no whitespace, strings without escapes or
-/// control characters; `[]` too), the index after it and the number of
-/// pairs. `None` for anything else.
-pub(crate) fn pairs_at(s: &str, i: usize) -> Option<(usize, usize)> {
+/// If `s[i..]` starts with an array of levels of `width` (at least 2)
+/// strings each in the tightest form, `[["p","q"],["p","q"]]` (no
+/// whitespace, strings without escapes or control characters; `[]` too),
+/// the index after it and the number of levels. `None` for anything else.
+/// If `s[i..]` starts with an array of levels of `width` (at least 2)
+/// strings each in the tightest form, `[["p","q"],["p","q"]]` (no
+/// whitespace, strings without escapes or control characters; `[]` too),
+/// the index after it and the number of levels; `None` for anything else.
+/// On the way, `mark` gets each level's number and the bounds of its
+/// price and quantity (they count only if the whole array passes).
+#[inline(always)]
+pub(crate) fn levels_marked(
+    s: &str,
+    i: usize,
+    width: usize,
+    mut mark: impl FnMut(usize, [u32; 4]),
+) -> Option<(usize, usize)> {
     let b = s.as_bytes();
-    if b.get(i) != Some(&b'[') {
+    if b.get(i) != Some(&b'[') || width < 2 {
         return None;
     }
-    let mut j = i + 1;
-    if b.get(j) == Some(&b']') {
-        return Some((j + 1, 0));
+    if b.get(i + 1) == Some(&b']') {
+        return Some((i + 2, 0));
     }
+    // Quote to quote: every byte outside the strings is then checked to be
+    // exactly `[`, `","`, `]` and `,`; inside them, no backslash (an
+    // escape) or control character.
+    let mut quotes = crate::simd::Quotes::new(b, i);
+    let mut j = i + 1;
     let mut n = 0;
-    // The structure, from the quotes alone; then one pass over the whole
-    // array (which the compiler vectorises) for what a string may not hold
-    // unescaped: a backslash would start an escape, control characters are
-    // not allowed.
-    let end = loop {
+    loop {
         // `["`
-        if b.get(j..j + 2)? != b"[\"" {
+        if b.get(j) != Some(&b'[') || quotes.next_quote()? != j + 1 {
             return None;
         }
-        let end = crate::scan::quote_at(b, j + 2)?;
-        // `","`
-        if b.get(end..end + 3)? != b"\",\"" {
-            return None;
+        let mut close = quotes.next_quote()?;
+        let mut bounds = [j + 2, close, 0, 0];
+        for k in 1..width {
+            // `","`
+            if b.get(close + 1) != Some(&b',') || quotes.next_quote()? != close + 2 {
+                return None;
+            }
+            let open = close + 3;
+            close = quotes.next_quote()?;
+            if k == 1 {
+                (bounds[2], bounds[3]) = (open, close);
+            }
         }
-        let end = crate::scan::quote_at(b, end + 3)?;
-        // `"]` then `,` or `]`
-        if b.get(end..end + 2)? != b"\"]" {
-            return None;
-        }
+        // Texts past 4 GiB are not marked (no venue sends one).
+        mark(n, bounds.map(|x| x as u32));
         n += 1;
-        match b.get(end + 2)? {
-            b',' => j = end + 3,
-            b']' => break end + 3,
+        // `"]` then `,` or `]`
+        match b.get(close + 1..close + 3)? {
+            b"]," => j = close + 3,
+            b"]]" => return quotes.clean_until(close + 3).then_some((close + 3, n)),
             _ => return None,
         }
-    };
-    let clean = b[i..end]
-        .iter()
-        .fold(true, |ok, &c| ok & (c != b'\\') & (c >= 0x20));
-    clean.then_some((end, n))
+    }
 }
 
 /// The iterator of [`Levels::iter`].
@@ -203,11 +236,16 @@ pub struct LevelsIter<'t, 'i>(IterRepr<'t, 'i>);
 
 enum IterRepr<'t, 'i> {
     Tape(simd_json::tape::array::Iter<'t, 'i>),
-    Pairs {
+    Text {
         text: &'i str,
-        /// The `[` of the next pair.
-        at: usize,
+        /// The quotes still ahead.
+        quotes: crate::simd::Quotes<'i>,
         left: usize,
+        width: usize,
+    },
+    Marked {
+        text: &'i str,
+        marks: core::slice::Iter<'t, [u32; 4]>,
     },
 }
 
@@ -224,35 +262,63 @@ fn level_pair<'i>(
 impl<'t, 'i> Iterator for LevelsIter<'t, 'i> {
     type Item = Result<(&'i str, &'i str), DecodeError>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
+        // The marked levels inline, in the caller's loop; the other two
+        // out of line, where their size does not crowd it.
         match &mut self.0 {
-            IterRepr::Tape(levels) => {
-                let level = levels.next()?;
-                Some(match level.as_array() {
-                    None => Err(DecodeError::Type("price level")),
-                    Some(pair) => level_pair(
-                        pair.get(0).and_then(|v| v.into_string()),
-                        pair.get(1).and_then(|v| v.into_string()),
-                    ),
-                })
+            IterRepr::Marked { text, marks } => {
+                let &[p, p_end, q, q_end] = marks.next()?;
+                let at = |a: u32, b: u32| text.get(a as usize..b as usize);
+                Some(Ok((at(p, p_end)?, at(q, q_end)?)))
             }
-            IterRepr::Pairs { text, at, left } => {
-                if *left == 0 {
-                    return None;
-                }
-                *left -= 1;
-                // Checked by `pairs_at`: `["p","q"]` then `,` or `]`.
-                let b = text.as_bytes();
-                let p_start = *at + 2;
-                let p_end = crate::scan::quote_at(b, p_start)?;
-                let q_start = p_end + 3;
-                let q_end = crate::scan::quote_at(b, q_start)?;
-                *at = q_end + 3;
-                Some(Ok((text.get(p_start..p_end)?, text.get(q_start..q_end)?)))
-            }
+            IterRepr::Tape(levels) => next_on_tape(levels),
+            IterRepr::Text {
+                text,
+                quotes,
+                left,
+                width,
+            } => next_in_text(text, quotes, left, *width),
         }
     }
+}
+
+#[inline(never)]
+fn next_on_tape<'i>(
+    levels: &mut simd_json::tape::array::Iter<'_, 'i>,
+) -> Option<Result<(&'i str, &'i str), DecodeError>> {
+    let level = levels.next()?;
+    Some(match level.as_array() {
+        None => Err(DecodeError::Type("price level")),
+        Some(pair) => level_pair(
+            pair.get(0).and_then(|v| v.into_string()),
+            pair.get(1).and_then(|v| v.into_string()),
+        ),
+    })
+}
+
+#[inline(never)]
+fn next_in_text<'i>(
+    text: &'i str,
+    quotes: &mut crate::simd::Quotes<'i>,
+    left: &mut usize,
+    width: usize,
+) -> Option<Result<(&'i str, &'i str), DecodeError>> {
+    if *left == 0 {
+        return None;
+    }
+    *left -= 1;
+    // Checked by `levels_marked`: `["p","q",...]`, so the next four quotes
+    // enclose the price and the quantity.
+    let p = quotes.next_quote()? + 1;
+    let p_end = quotes.next_quote()?;
+    let q = quotes.next_quote()? + 1;
+    let q_end = quotes.next_quote()?;
+    for _ in 2..width {
+        quotes.next_quote()?;
+        quotes.next_quote()?;
+    }
+    Some(Ok((text.get(p..p_end)?, text.get(q..q_end)?)))
 }
 
 impl fmt::Debug for Levels<'_, '_> {
@@ -298,4 +364,52 @@ pub(crate) fn with_doc<R>(text: &str, f: impl for<'t, 'i> FnOnce(Value<'t, 'i>) 
     JsonParser::default()
         .parse(&mut buf, text.len(), f)
         .expect("valid JSON")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `levels_marked` takes a tightly written array of levels exactly
+        /// when no string needs an escape, and its levels, read from the
+        /// text or from the marks, read as simd-json's.
+        #[test]
+        fn text_levels_read_as_the_tape(
+            width in 2usize..5,
+            levels in proptest::collection::vec(
+                proptest::collection::vec("[0-9.a\"\\\\\u{1}é]{0,12}", 4),
+                0..6,
+            ),
+        ) {
+            let levels: Vec<Vec<String>> =
+                levels.into_iter().map(|mut l| { l.truncate(width); l }).collect();
+            let text = serde_json::to_string(&levels).unwrap();
+            let plain = levels.iter().flatten().all(|s| {
+                !s.contains(['"', '\\', '\u{1}'])
+            });
+            let mut marks = Vec::new();
+            let at = levels_marked(&text, 0, width, |k, m| {
+                assert_eq!(k, marks.len());
+                marks.push(m);
+            });
+            prop_assert_eq!(at.is_some(), plain, "{}", text);
+            if let Some((end, len)) = at {
+                prop_assert_eq!((end, len), (text.len(), levels.len()));
+                let read = |l: Levels<'_, '_>| -> Vec<(String, String)> {
+                    l.iter()
+                        .map(|l| l.map(|(p, q)| (p.to_owned(), q.to_owned())).unwrap())
+                        .collect()
+                };
+                let tape = with_doc(&text, |doc| read(Levels::tape(doc.as_array().unwrap())));
+                prop_assert_eq!(read(Levels::text(&text, len, width)), tape.clone());
+                prop_assert_eq!(read(Levels::marked(&text, &marks)), tape);
+            }
+            // Another width never reads it.
+            if !levels.is_empty() {
+                prop_assert_eq!(levels_marked(&text, 0, width + 1, |_, _| {}), None);
+            }
+        }
+    }
 }

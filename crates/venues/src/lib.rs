@@ -61,6 +61,8 @@
 //! # Ok::<(), tickwire_venues::DecodeError>(())
 //! ```
 
+#![deny(unsafe_code)]
+
 mod adapter;
 pub mod binance;
 pub mod book;
@@ -75,6 +77,8 @@ pub mod kraken;
 pub mod okx;
 pub mod plan;
 mod scan;
+#[allow(unsafe_code)]
+mod simd;
 pub mod sync;
 pub mod time;
 

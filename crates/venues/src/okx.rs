@@ -169,6 +169,144 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
     }
 }
 
+/// Book messages (`books`, `books-l2-tbt`, `books50-l2-tbt`, `books5`,
+/// `bbo-tbt`) in the exact layout OKX sends them, read by comparing bytes
+/// in order, levels checked in the same pass and read from the text later
+/// ([`Levels`]): `{"arg":{"channel":..,"instId":..},"action":..,"data":[
+/// {"asks":[..],"bids":[..], then "ts", "checksum", "prevSeqId", "seqId"
+/// (and `books5`'s "instId") in any order}]}`. `None` for anything else, however valid (trades,
+/// events, whitespace, escapes, a field OKX adds): [`decode`] reads those.
+pub fn scan_fixed(s: &str) -> Option<Message<'_, '_>> {
+    fixed(s, &mut &mut [][..])
+}
+
+/// [`scan_fixed`], keeping the bounds of the levels' prices and sizes in
+/// the front of `marks` while they fit (so reading them later finds them
+/// without another scan).
+fn fixed<'t, 'i>(s: &'i str, marks: &mut &'t mut [[u32; 4]]) -> Option<Message<'t, 'i>> {
+    use crate::scan::Reader;
+    const ARG: &[u8] = br#"{"arg":{"channel":"#;
+    if !s.as_bytes().starts_with(ARG) {
+        return None;
+    }
+    let mut r = Reader { s, at: ARG.len() };
+    let channel = r.string()?;
+    if !matches!(
+        channel,
+        "books" | "books-l2-tbt" | "books50-l2-tbt" | "books5" | "bbo-tbt"
+    ) {
+        return None;
+    }
+    r.key(br#","instId":"#)?;
+    let inst_id = r.string()?;
+    let action = if r.key(br#"},"action":"#).is_some() {
+        let action = match r.string()? {
+            "snapshot" => Action::Snapshot,
+            "update" => Action::Update,
+            _ => return None,
+        };
+        r.key(br#","data":[{"asks":"#)?;
+        action
+    } else {
+        r.key(br#"},"data":[{"asks":"#)?;
+        Action::Snapshot
+    };
+    let asks = r.levels_into(4, marks)?;
+    r.key(br#","bids":"#)?;
+    let bids = r.levels_into(4, marks)?;
+    let (mut ts_ms, mut checksum, mut seq_id, mut prev_seq_id) = (None, None, None, None);
+    let mut data_inst_id = None;
+    // Each once, in any order (a repeated key: the general path).
+    fn once<T>(slot: &mut Option<T>, v: Option<T>) -> Option<()> {
+        match slot {
+            Some(_) => None,
+            None => {
+                *slot = Some(v?);
+                Some(())
+            }
+        }
+    }
+    while r.key(b"}]}").is_none() {
+        if r.key(br#","ts":"#).is_some() {
+            once(&mut ts_ms, r.string()?.parse().ok())?;
+        } else if r.key(br#","checksum":"#).is_some() {
+            once(&mut checksum, r.int())?;
+        } else if r.key(br#","seqId":"#).is_some() {
+            once(&mut seq_id, r.int())?;
+        } else if r.key(br#","prevSeqId":"#).is_some() {
+            once(&mut prev_seq_id, r.int())?;
+        } else if r.key(br#","instId":"#).is_some() {
+            // `books5` repeats the instrument here.
+            once(&mut data_inst_id, r.string())?;
+        } else {
+            return None;
+        }
+    }
+    (r.at == s.len()).then_some(())?;
+    Some(Message::Book(BookData {
+        channel,
+        inst_id,
+        action,
+        asks,
+        bids,
+        ts_ms: ts_ms?,
+        checksum,
+        seq_id,
+        prev_seq_id,
+    }))
+}
+
+/// Decodes OKX messages: book messages by [`scan_fixed`] (most of the
+/// traffic), simd-json for the rest. Reuses its buffers: no allocation per
+/// message once warm.
+pub struct Decoder {
+    parser: JsonParser,
+    /// Where the levels of a book message in the fixed layout are.
+    marks: Vec<[u32; 4]>,
+}
+
+/// Levels a [`Decoder`] marks while checking them (`books` snapshots have
+/// 400 a side); a message with more is read from its text instead.
+const MARKED_LEVELS: usize = 1024;
+
+impl Default for Decoder {
+    fn default() -> Decoder {
+        Decoder::new()
+    }
+}
+
+impl Decoder {
+    /// A decoder with a parser sized for 64 KiB messages.
+    pub fn new() -> Decoder {
+        Decoder {
+            parser: JsonParser::new(64 * 1024),
+            marks: vec![[0; 4]; MARKED_LEVELS],
+        }
+    }
+
+    /// Decodes `buf[..len]` (followed by [`INPUT_PADDING`](crate::json::INPUT_PADDING)
+    /// bytes) and hands the result to `f`.
+    pub fn decode<R>(
+        &mut self,
+        buf: &mut [u8],
+        len: usize,
+        f: impl for<'t, 'i> FnOnce(Result<Message<'t, 'i>, DecodeError>) -> R,
+    ) -> R {
+        if let Some(text) = buf.get(..len).and_then(crate::adapter::utf8)
+            && let Some(m) = fixed(text, &mut &mut self.marks[..])
+        {
+            return f(Ok(m));
+        }
+        let mut f = Some(f);
+        match self.parser.parse(buf, len, |doc| {
+            (f.take().expect("called once"))(decode(doc))
+        }) {
+            Ok(r) => r,
+            Err(e) => (f.take().expect("not called"))(Err(DecodeError::Json(e))),
+        }
+    }
+}
+
 /// OKX's book checksum: CRC32 of the top 25 levels as
 /// `bid1px:bid1sz:ask1px:ask1sz:bid2px:...` (a side that runs out is
 /// skipped), with the wire strings as sent, as a signed 32-bit integer.
@@ -260,6 +398,56 @@ mod tests {
 
     // Fixtures written from the OKX v5 documentation ("Order book channel",
     // "Trades channel", "Checksum"): shapes as documented, values ours.
+
+    /// `scan_fixed` reads a book message exactly as `decode` does, or
+    /// declines it.
+    fn fixed_or_none(text: &str) -> Option<String> {
+        let fast = scan_fixed(text).map(|m| format!("{m:?}"));
+        if let Some(fast) = &fast {
+            let slow = crate::json::with_doc(text, |doc| format!("{:?}", decode(doc).unwrap()));
+            assert_eq!(fast, &slow, "{text}");
+        }
+        fast
+    }
+
+    #[test]
+    fn the_fixed_layout_reads_documented_books_and_declines_the_rest() {
+        let docs = r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"snapshot","data":[{"asks":[["8476.98","415","0","13"],["8477","7","0","2"]],"bids":[["8476.97","256","0","12"]],"ts":"1597026383085","checksum":-855196043,"prevSeqId":-1,"seqId":123456}]}"#;
+        let read = fixed_or_none(docs).expect("the documented layout");
+        assert!(read.contains("prev_seq_id: Some(-1)"), "{read}");
+        assert!(read.contains("checksum: Some(-855196043)"), "{read}");
+        // The tail fields in another order; bbo-tbt without an action and
+        // without a checksum; books5 with the instrument repeated.
+        for text in [
+            r#"{"arg":{"channel":"books-l2-tbt","instId":"BTC-USDT"},"action":"update","data":[{"asks":[],"bids":[["1","2","0","1"]],"seqId":7,"ts":"1","prevSeqId":6,"checksum":0}]}"#,
+            r#"{"arg":{"channel":"bbo-tbt","instId":"BTC-USDT"},"data":[{"asks":[["8476.98","415","0","13"]],"bids":[["8476.97","256","0","12"]],"ts":"1597026383085","seqId":123480}]}"#,
+            r#"{"arg":{"channel":"books5","instId":"BTC-USDT"},"data":[{"asks":[],"bids":[],"instId":"BTC-USDT","ts":"1597026383085"}]}"#,
+        ] {
+            assert!(fixed_or_none(text).is_some(), "{text}");
+        }
+        // Valid, but not the exact layout: simd-json reads these.
+        for text in [
+            // whitespace
+            r#"{"arg": {"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[],"bids":[],"ts":"1"}]}"#,
+            // a field OKX might add
+            r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[],"bids":[],"ts":"1","x":1}]}"#,
+            // a repeated field
+            r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[],"bids":[],"ts":"1","ts":"2"}]}"#,
+            // an escape in a price
+            r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[["\u0031","2","0","1"]],"bids":[],"ts":"1"}]}"#,
+            // a level of three strings
+            r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[["1","2","0"]],"bids":[],"ts":"1"}]}"#,
+            // trades, events
+            r#"{"arg":{"channel":"trades","instId":"BTC-USDT"},"data":[{"instId":"BTC-USDT","tradeId":"1","px":"1","sz":"1","side":"buy","ts":"1"}]}"#,
+            r#"{"event":"subscribe","arg":{"channel":"books","instId":"BTC-USDT"}}"#,
+            // an unknown action, a missing ts, bytes after the end
+            r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"partial","data":[{"asks":[],"bids":[],"ts":"1"}]}"#,
+            r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[],"bids":[],"seqId":1}]}"#,
+            r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[],"bids":[],"ts":"1"}]} "#,
+        ] {
+            assert_eq!(scan_fixed(text).map(|m| format!("{m:?}")), None, "{text}");
+        }
+    }
 
     #[test]
     fn book_snapshot_update_and_sequence() {
@@ -369,7 +557,7 @@ use crate::json::JsonParser;
 /// A book that breaks emits `Gap` then `Resync`: its owner resubscribes
 /// the book channel, and the next snapshot makes it valid again.
 pub struct Adapter {
-    parser: JsonParser,
+    decoder: Decoder,
     instruments: Instruments,
     /// Book messages whose checksum was compared (and matched).
     pub checksums_verified: u64,
@@ -379,7 +567,7 @@ impl Adapter {
     /// An adapter for `instruments`, with their books.
     pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
         Adapter {
-            parser: JsonParser::new(64 * 1024),
+            decoder: Decoder::new(),
             instruments: Instruments::new(instruments, crate::sync::Chain::OkxSeq),
             checksums_verified: 0,
         }
@@ -400,11 +588,11 @@ impl Adapter {
             return Ok(Outcome::Control);
         }
         let Adapter {
-            parser,
+            decoder,
             instruments,
             checksums_verified,
         } = self;
-        parser.parse(buf, len, |doc| match decode(doc)? {
+        decoder.decode(buf, len, |message| match message? {
             Message::Event(_) => Ok(Outcome::Control),
             Message::Other(_) => Ok(Outcome::Ignored),
             Message::Trades(trades) => {
@@ -473,7 +661,7 @@ impl Adapter {
                 // `books5`: the top five, whole, every time.
                 _ => Ok(Outcome::Ignored),
             },
-        })?
+        })
     }
 
     /// The connection went down: `Disconnected`, then `Gap` and `Resync`

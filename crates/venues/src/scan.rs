@@ -345,20 +345,125 @@ pub(crate) fn string_stop(b: &[u8], i: usize) -> Option<usize> {
         .map(|n| j + n)
 }
 
-/// The index of the first `"` at or after `i`, eight bytes at a time: for
-/// text already checked by [`string_stop`], where only the quote matters.
-#[inline(always)]
-pub(crate) fn quote_at(b: &[u8], i: usize) -> Option<usize> {
-    let mut j = i;
-    while let Some(w) = word(b, j) {
-        let x = w ^ (b'"' as u64 * ONES);
-        let marks = x.wrapping_sub(ONES) & !x & HIGHS;
-        if marks != 0 {
-            return Some(j + (marks.trailing_zeros() / 8) as usize);
-        }
-        j += 8;
+/// A read position in a message's text, for the readers of exact layouts:
+/// each step reads one piece or answers `None`.
+#[derive(Clone, Copy)]
+pub(crate) struct Reader<'i> {
+    pub(crate) s: &'i str,
+    pub(crate) at: usize,
+}
+
+impl<'i> Reader<'i> {
+    /// The separator and key `,"<key>":`, exactly.
+    #[inline(always)]
+    pub(crate) fn key<const N: usize>(&mut self, sep: &[u8; N]) -> Option<()> {
+        let here: &[u8; N] = self
+            .s
+            .as_bytes()
+            .get(self.at..self.at + N)?
+            .try_into()
+            .ok()?;
+        (here == sep).then(|| self.at += N)
     }
-    b.get(j..)?.iter().position(|&c| c == b'"').map(|n| j + n)
+
+    /// An unsigned integer (JSON: no leading zero).
+    #[inline(always)]
+    pub(crate) fn uint(&mut self) -> Option<u64> {
+        let b = self.s.as_bytes();
+        let i = self.at;
+        let digits = digits_at(b, i)?;
+        // 19 digits always fit in 64 bits: no overflow check per digit
+        // (a dependent multiply-and-check per digit was most of the
+        // cost).
+        if digits == 0 || digits > 19 || (b[i] == b'0' && digits > 1) {
+            return None;
+        }
+        let v = b[i..i + digits]
+            .iter()
+            .fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
+        self.at = i + digits;
+        Some(v)
+    }
+
+    /// A signed integer that fits an `i64` (JSON: no leading zero).
+    #[inline(always)]
+    pub(crate) fn int(&mut self) -> Option<i64> {
+        let negative = self.s.as_bytes().get(self.at) == Some(&b'-');
+        self.at += usize::from(negative);
+        let v = i64::try_from(self.uint()?).ok()?;
+        Some(if negative { -v } else { v })
+    }
+
+    /// A string without escapes or control characters.
+    #[inline(always)]
+    pub(crate) fn string(&mut self) -> Option<&'i str> {
+        let i = self.at;
+        if self.s.as_bytes().get(i) != Some(&b'"') {
+            return None;
+        }
+        let end = string_end(self.s.as_bytes(), i)?;
+        self.at = end;
+        self.s.get(i + 1..end - 1)
+    }
+
+    /// A string that must be exactly `want`.
+    #[inline(always)]
+    pub(crate) fn is(&mut self, want: &str) -> Option<()> {
+        (self.string()? == want).then_some(())
+    }
+
+    #[inline(always)]
+    pub(crate) fn boolean(&mut self) -> Option<bool> {
+        let rest = self.s.as_bytes().get(self.at..)?;
+        if rest.starts_with(b"true") {
+            self.at += 4;
+            Some(true)
+        } else if rest.starts_with(b"false") {
+            self.at += 5;
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// Price levels of `width` strings each, `[["p","q"],...]`, checked
+    /// now, with each level's bounds kept in the front of `marks` (which
+    /// then moves past them), so that reading the levels later finds them
+    /// without another scan. Levels that do not fit are read from the text
+    /// instead.
+    #[inline(always)]
+    pub(crate) fn levels_into<'t>(
+        &mut self,
+        width: usize,
+        marks: &mut &'t mut [[u32; 4]],
+    ) -> Option<crate::json::Levels<'t, 'i>> {
+        let room = marks.len();
+        let fits = self.s.len() <= u32::MAX as usize;
+        let mut all = fits;
+        let into: &mut [[u32; 4]] = marks;
+        let (end, n) = crate::json::levels_marked(self.s, self.at, width, |k, bounds| match into
+            .get_mut(k)
+        {
+            Some(slot) => *slot = bounds,
+            None => all = false,
+        })?;
+        let levels = if all && n <= room {
+            let (used, rest) = core::mem::take(marks).split_at_mut(n);
+            *marks = rest;
+            crate::json::Levels::marked(self.s, used)
+        } else {
+            crate::json::Levels::text(self.s.get(self.at..end)?, n, width)
+        };
+        self.at = end;
+        Some(levels)
+    }
+
+    /// The event's closing brace, `tail` bytes before the end.
+    #[inline(always)]
+    pub(crate) fn close(&self, tail: usize) -> Option<()> {
+        let b = self.s.as_bytes();
+        (b.get(self.at) == Some(&b'}') && self.at + 1 + tail == b.len()).then_some(())
+    }
 }
 
 #[cfg(test)]
@@ -385,8 +490,6 @@ mod tests {
                 .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
                 .map(|n| at + n);
             prop_assert_eq!(string_stop(&bytes, at), stop);
-            let quote = bytes[at..].iter().position(|&c| c == b'"').map(|n| at + n);
-            prop_assert_eq!(quote_at(&bytes, at), quote);
         }
     }
 
