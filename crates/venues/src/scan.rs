@@ -43,7 +43,7 @@ fn ws(b: &[u8], mut i: usize) -> usize {
 
 /// The end (exclusive) of the string whose opening quote is at `i`;
 /// `None` if it holds an escape or a control character, or is not closed.
-#[inline]
+#[inline(always)]
 pub(crate) fn string_end(b: &[u8], i: usize) -> Option<usize> {
     let close = string_stop(b, i + 1)?;
     (b[close] == b'"').then_some(close + 1)
@@ -323,26 +323,10 @@ pub(crate) fn digits_at(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// The index of the first `"`, `\\` or control character at or after
-/// `i`, eight bytes at a time (the classic "has a zero byte" test on
-/// the bytes XORed with each character; control characters borrow
-/// when `0x20` is taken away). As above, the lowest mark is exact.
+/// `i` (sixteen bytes at a time, see `simd`).
 #[inline(always)]
 pub(crate) fn string_stop(b: &[u8], i: usize) -> Option<usize> {
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let mut j = i;
-    while let Some(w) = word(b, j) {
-        let marks = zero(w ^ (b'"' as u64 * ONES))
-            | zero(w ^ (b'\\' as u64 * ONES))
-            | (w.wrapping_sub(0x20 * ONES) & !w & HIGHS);
-        if marks != 0 {
-            return Some(j + (marks.trailing_zeros() / 8) as usize);
-        }
-        j += 8;
-    }
-    b.get(j..)?
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-        .map(|n| j + n)
+    crate::simd::stop(b, i)
 }
 
 /// A read position in a message's text, for the readers of exact layouts:

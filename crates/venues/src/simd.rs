@@ -4,10 +4,12 @@
 //! masks, so finding a string's end no longer waits on the load that found
 //! the previous one (BENCHMARKS.md, "Depth levels by quote masks").
 //!
-//! SSE2 on x86-64, where every CPU has it; eight bytes at a time
-//! elsewhere. **The crate's only `unsafe`** is the one call into the SSE2
-//! function below: Rust asks for it even though SSE2 is part of the
-//! x86-64 baseline.
+//! Also the end of one string, sixteen bytes at a time, for the readers of
+//! exact layouts.
+//!
+//! SSE2 on x86-64, where every CPU has it; portable code elsewhere. **The
+//! crate's only `unsafe`** is the two calls into the SSE2 functions below:
+//! Rust asks for it even though SSE2 is part of the x86-64 baseline.
 
 /// One block's classes, bit `k` for byte `k`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +95,58 @@ fn classify_words(c: &[u8; 64]) -> Masks {
         bad |= gather(x) << (8 * k);
     }
     Masks { quotes, bad }
+}
+
+/// The index of the first `"`, `\\` or control character at or after
+/// `at`, sixteen bytes at a time: the end of a string (or why it is not a
+/// plain one) in one step for most values venues send.
+#[inline(always)]
+pub(crate) fn stop(b: &[u8], at: usize) -> Option<usize> {
+    let mut j = at;
+    while let Some(lane) = b.get(j..j + 16) {
+        let m = stops16(lane.try_into().expect("16 bytes"));
+        if m != 0 {
+            return Some(j + m.trailing_zeros() as usize);
+        }
+        j += 16;
+    }
+    let rest = b.get(j..)?;
+    let mut tail = [b' '; 16];
+    tail[..rest.len()].copy_from_slice(rest);
+    let m = stops16(&tail);
+    (m != 0).then(|| j + m.trailing_zeros() as usize)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn stops16(c: &[u8; 16]) -> u32 {
+    // SAFETY: as for `classify`: SSE2 is part of the x86-64 baseline, and
+    // the function reads nothing but `c`.
+    unsafe { stops16_sse2(c) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn stops16_sse2(c: &[u8; 16]) -> u32 {
+    use core::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x,
+        _mm_set1_epi8,
+    };
+    let word = |at: usize| i64::from_le_bytes(c[at..at + 8].try_into().expect("8 bytes"));
+    let v = _mm_set_epi64x(word(8), word(0));
+    let below_space = _mm_set1_epi8(0x1f);
+    let control = _mm_cmpeq_epi8(_mm_max_epu8(v, below_space), below_space);
+    let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+    let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+    _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn stops16(c: &[u8; 16]) -> u32 {
+    c.iter().enumerate().fold(0, |m, (k, &x)| {
+        m | (u32::from(x == b'"' || x == b'\\' || x < 0x20) << k)
+    })
 }
 
 /// The quotes from `at` on, in order, 64 bytes at a time; and whether a
@@ -196,6 +250,24 @@ mod tests {
             let c: &[u8; 64] = bytes.as_slice().try_into().unwrap();
             prop_assert_eq!(classify(c), reference(c));
             prop_assert_eq!(classify_words(c), reference(c));
+        }
+
+        /// `stop` finds the first quote, backslash or control character
+        /// from any start, near the end of the bytes too.
+        #[test]
+        fn stop_finds_the_first_mark(
+            bytes in proptest::collection::vec(
+                prop_oneof![Just(b'"'), Just(b'\\'), Just(0x1f), 0x20u8..0x7f, any::<u8>()],
+                0..80,
+            ),
+            at in 0usize..80,
+        ) {
+            let at = at.min(bytes.len());
+            let want = bytes[at..]
+                .iter()
+                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                .map(|n| at + n);
+            prop_assert_eq!(stop(&bytes, at), want);
         }
 
         /// The walker hands out every quote in order, from any start, and
