@@ -1,0 +1,573 @@
+//! The recording format: what came off the wire (and what was sent, and
+//! the REST responses books were bridged from), one record per message,
+//! with the receive TSC and wall-clock time, so a session can be replayed
+//! through the same decoders and books at full speed or at its own pace.
+//!
+//! A file starts with a 32-byte header, then records, each a 32-byte
+//! header and its payload. Every record carries a CRC32 of its header and
+//! payload, so a torn write (a crash) or a flipped bit is a typed error at
+//! that record, never a wrong message. All integers are little-endian.
+//!
+//! ```text
+//! file header   magic "tickwire" | version u32 | flags u32 (0)
+//!               | created, Unix ns u64 | TSC ticks per second, f64 bits
+//! record header payload length u32 | CRC32 of the rest u32 | receive TSC u64
+//!               | wall clock, Unix ns u64 | connection u32 | kind u8
+//!               | flags u8 (bit 0: binary) | reserved u16 (0)
+//! ```
+//!
+//! [`Writer`] rotates to a new file (`<base>.<n>.twrec`) when the current
+//! one would pass its size limit; [`files`] lists a series in order.
+//! [`Reader`] reads one file with a bounded buffer, reused: a record
+//! longer than its limit is refused before anything is allocated for it.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The first eight bytes of every recording.
+pub const MAGIC: [u8; 8] = *b"tickwire";
+/// The format version this module writes and reads.
+pub const VERSION: u32 = 1;
+/// The size of the file header.
+pub const FILE_HEADER: usize = 32;
+/// The size of a record's header.
+pub const RECORD_HEADER: usize = 32;
+/// The largest payload [`Reader::new`] accepts by default (16 MiB: more
+/// than any venue message or REST snapshot).
+pub const DEFAULT_MAX_PAYLOAD: usize = 16 << 20;
+
+/// What a record holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// A message received on a WebSocket connection.
+    Received = 0,
+    /// A message this side sent (subscriptions, pings answered in text).
+    Sent = 1,
+    /// A REST response body (a depth snapshot), as handed to the books.
+    Response = 2,
+    /// A connection opened; the payload is its endpoint.
+    Opened = 3,
+    /// A connection closed; the payload says why.
+    Closed = 4,
+}
+
+impl Kind {
+    fn from_u8(b: u8) -> Option<Kind> {
+        Some(match b {
+            0 => Kind::Received,
+            1 => Kind::Sent,
+            2 => Kind::Response,
+            3 => Kind::Opened,
+            4 => Kind::Closed,
+            _ => return None,
+        })
+    }
+}
+
+/// One record, its payload borrowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// What it is.
+    pub kind: Kind,
+    /// The connection it belongs to (the feed's own numbering).
+    pub conn: u32,
+    /// The TSC when the bytes were read (or sent).
+    pub tsc: u64,
+    /// The wall clock at the same moment, Unix ns.
+    pub wall_ns: u64,
+    /// A binary message (text otherwise).
+    pub binary: bool,
+    /// The message.
+    pub payload: &'a [u8],
+}
+
+/// The file header.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Header {
+    /// When the file was started, Unix ns.
+    pub created_unix_ns: u64,
+    /// The TSC's rate on the recording machine (0 if unknown), to turn
+    /// differences of [`Record::tsc`] into time.
+    pub ticks_per_second: f64,
+}
+
+/// Why a recording could not be read.
+#[derive(Debug)]
+pub enum RecordingError {
+    /// The file does not start with [`MAGIC`].
+    NotARecording,
+    /// A version this build does not read.
+    Version(u32),
+    /// The file ends inside a record (a write that did not finish), at
+    /// this byte offset.
+    Truncated {
+        /// Where the unfinished record starts.
+        at: u64,
+    },
+    /// A record whose CRC does not match, or whose kind or reserved bits
+    /// are unknown, at this byte offset.
+    Corrupt {
+        /// Where the record starts.
+        at: u64,
+    },
+    /// A record longer than the reader's limit, at this byte offset.
+    TooLarge {
+        /// Where the record starts.
+        at: u64,
+        /// Its payload length.
+        len: u32,
+    },
+    /// Reading or writing failed.
+    Io(io::Error),
+}
+
+impl fmt::Display for RecordingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordingError::NotARecording => write!(f, "not a tickwire recording"),
+            RecordingError::Version(v) => {
+                write!(
+                    f,
+                    "recording format version {v}; this build reads {VERSION}"
+                )
+            }
+            RecordingError::Truncated { at } => {
+                write!(f, "the recording ends inside the record at byte {at}")
+            }
+            RecordingError::Corrupt { at } => write!(f, "corrupt record at byte {at}"),
+            RecordingError::TooLarge { at, len } => {
+                write!(
+                    f,
+                    "record at byte {at} claims {len} bytes, more than allowed"
+                )
+            }
+            RecordingError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for RecordingError {}
+
+impl From<io::Error> for RecordingError {
+    fn from(e: io::Error) -> RecordingError {
+        RecordingError::Io(e)
+    }
+}
+
+/// The CRC of a record: its header after the CRC field, then its payload.
+fn crc(header_rest: &[u8], payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(header_rest);
+    h.update(payload);
+    h.finalize()
+}
+
+/// Reads a recording, one record at a time, into one reused buffer.
+pub struct Reader<R> {
+    input: R,
+    header: Header,
+    buf: Vec<u8>,
+    max_payload: usize,
+    /// The byte offset of the next record.
+    at: u64,
+}
+
+impl<R: Read> Reader<R> {
+    /// Reads the file header; payloads up to [`DEFAULT_MAX_PAYLOAD`].
+    pub fn new(input: R) -> Result<Reader<R>, RecordingError> {
+        Reader::with_limit(input, DEFAULT_MAX_PAYLOAD)
+    }
+
+    /// Reads the file header; payloads up to `max_payload` bytes.
+    pub fn with_limit(mut input: R, max_payload: usize) -> Result<Reader<R>, RecordingError> {
+        let mut h = [0u8; FILE_HEADER];
+        match read_full(&mut input, &mut h)? {
+            FILE_HEADER => {}
+            _ => return Err(RecordingError::NotARecording),
+        }
+        if h[..8] != MAGIC {
+            return Err(RecordingError::NotARecording);
+        }
+        let version = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
+        let flags = u32::from_le_bytes(h[12..16].try_into().expect("4 bytes"));
+        if version != VERSION || flags != 0 {
+            return Err(RecordingError::Version(version));
+        }
+        let header = Header {
+            created_unix_ns: u64::from_le_bytes(h[16..24].try_into().expect("8 bytes")),
+            ticks_per_second: f64::from_bits(u64::from_le_bytes(
+                h[24..32].try_into().expect("8 bytes"),
+            )),
+        };
+        Ok(Reader {
+            input,
+            header,
+            buf: Vec::new(),
+            max_payload,
+            at: FILE_HEADER as u64,
+        })
+    }
+
+    /// The file header.
+    pub fn header(&self) -> Header {
+        self.header
+    }
+
+    /// The next record, `None` at a clean end of file.
+    pub fn next_record(&mut self) -> Result<Option<Record<'_>>, RecordingError> {
+        let at = self.at;
+        let mut h = [0u8; RECORD_HEADER];
+        match read_full(&mut self.input, &mut h)? {
+            0 => return Ok(None),
+            RECORD_HEADER => {}
+            _ => return Err(RecordingError::Truncated { at }),
+        }
+        let field = |r: std::ops::Range<usize>| -> u64 {
+            let mut b = [0u8; 8];
+            b[..r.len()].copy_from_slice(&h[r]);
+            u64::from_le_bytes(b)
+        };
+        let len = field(0..4) as u32;
+        if len as usize > self.max_payload {
+            return Err(RecordingError::TooLarge { at, len });
+        }
+        let len = len as usize;
+        if self.buf.len() < len {
+            self.buf.resize(len, 0);
+        }
+        if read_full(&mut self.input, &mut self.buf[..len])? != len {
+            return Err(RecordingError::Truncated { at });
+        }
+        let payload = &self.buf[..len];
+        let (kind, flags, reserved) = (h[28], h[29], field(30..32));
+        let kind = Kind::from_u8(kind);
+        if field(4..8) as u32 != crc(&h[8..], payload) || flags > 1 || reserved != 0 {
+            return Err(RecordingError::Corrupt { at });
+        }
+        let Some(kind) = kind else {
+            return Err(RecordingError::Corrupt { at });
+        };
+        self.at += (RECORD_HEADER + len) as u64;
+        Ok(Some(Record {
+            kind,
+            conn: field(24..28) as u32,
+            tsc: field(8..16),
+            wall_ns: field(16..24),
+            binary: flags == 1,
+            payload,
+        }))
+    }
+}
+
+/// Reads until `buf` is full or the input ends; how many bytes were read.
+fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Writes records to `<base>.<n>.twrec`, starting a new file when the
+/// current one would grow past its limit (a record larger than the limit
+/// gets a file of its own).
+pub struct Writer {
+    base: PathBuf,
+    max_file_bytes: u64,
+    header: Header,
+    out: BufWriter<File>,
+    /// Bytes in the current file.
+    written: u64,
+    /// The current file's number.
+    index: u32,
+}
+
+impl Writer {
+    /// Starts `<base>.0.twrec` (replacing it if it exists).
+    pub fn create(
+        base: impl Into<PathBuf>,
+        max_file_bytes: u64,
+        header: Header,
+    ) -> Result<Writer, RecordingError> {
+        let base = base.into();
+        let out = start_file(&file_name(&base, 0), header)?;
+        Ok(Writer {
+            base,
+            max_file_bytes,
+            header,
+            out,
+            written: FILE_HEADER as u64,
+            index: 0,
+        })
+    }
+
+    /// Appends one record (buffered; see [`flush`](Self::flush)).
+    pub fn write(&mut self, record: &Record<'_>) -> Result<(), RecordingError> {
+        let len = u32::try_from(record.payload.len())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "payload over 4 GiB"))?;
+        let size = (RECORD_HEADER + record.payload.len()) as u64;
+        if self.written > FILE_HEADER as u64 && self.written + size > self.max_file_bytes {
+            self.out.flush()?;
+            self.index += 1;
+            self.out = start_file(&file_name(&self.base, self.index), self.header)?;
+            self.written = FILE_HEADER as u64;
+        }
+        let mut h = [0u8; RECORD_HEADER];
+        h[0..4].copy_from_slice(&len.to_le_bytes());
+        h[8..16].copy_from_slice(&record.tsc.to_le_bytes());
+        h[16..24].copy_from_slice(&record.wall_ns.to_le_bytes());
+        h[24..28].copy_from_slice(&record.conn.to_le_bytes());
+        h[28] = record.kind as u8;
+        h[29] = u8::from(record.binary);
+        let sum = crc(&h[8..], record.payload);
+        h[4..8].copy_from_slice(&sum.to_le_bytes());
+        self.out.write_all(&h)?;
+        self.out.write_all(record.payload)?;
+        self.written += size;
+        Ok(())
+    }
+
+    /// Pushes buffered records to the file.
+    pub fn flush(&mut self) -> Result<(), RecordingError> {
+        Ok(self.out.flush()?)
+    }
+
+    /// The file being written.
+    pub fn current_file(&self) -> PathBuf {
+        file_name(&self.base, self.index)
+    }
+
+    /// Flushes and closes the current file.
+    pub fn finish(mut self) -> Result<(), RecordingError> {
+        self.out.flush()?;
+        self.out.get_ref().sync_data()?;
+        Ok(())
+    }
+}
+
+fn file_name(base: &Path, index: u32) -> PathBuf {
+    let mut name = base.as_os_str().to_owned();
+    name.push(format!(".{index}.twrec"));
+    PathBuf::from(name)
+}
+
+fn start_file(path: &Path, header: Header) -> Result<BufWriter<File>, RecordingError> {
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    let mut h = [0u8; FILE_HEADER];
+    h[..8].copy_from_slice(&MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[16..24].copy_from_slice(&header.created_unix_ns.to_le_bytes());
+    h[24..32].copy_from_slice(&header.ticks_per_second.to_bits().to_le_bytes());
+    out.write_all(&h)?;
+    Ok(out)
+}
+
+/// The files of the series a [`Writer`] with this `base` wrote, in order
+/// (`<base>.0.twrec`, `<base>.1.twrec`, ... up to the first one missing).
+pub fn files(base: &Path) -> Vec<PathBuf> {
+    (0..)
+        .map(|i| file_name(base, i))
+        .take_while(|p| p.exists())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const HEADER: Header = Header {
+        created_unix_ns: 1_700_000_000_000_000_000,
+        ticks_per_second: 2.5e9,
+    };
+
+    fn kinds() -> impl Strategy<Value = Kind> {
+        prop_oneof![
+            Just(Kind::Received),
+            Just(Kind::Sent),
+            Just(Kind::Response),
+            Just(Kind::Opened),
+            Just(Kind::Closed),
+        ]
+    }
+
+    type Owned = (Kind, u32, u64, u64, bool, Vec<u8>);
+
+    fn owned(r: Record<'_>) -> Owned {
+        (
+            r.kind,
+            r.conn,
+            r.tsc,
+            r.wall_ns,
+            r.binary,
+            r.payload.to_vec(),
+        )
+    }
+
+    fn read_all(paths: &[PathBuf]) -> Vec<Owned> {
+        let mut all = Vec::new();
+        for p in paths {
+            let mut r = Reader::new(File::open(p).unwrap()).unwrap();
+            assert_eq!(r.header(), HEADER);
+            while let Some(rec) = r.next_record().unwrap() {
+                all.push(owned(rec));
+            }
+        }
+        all
+    }
+
+    proptest! {
+        /// What is written reads back the same, in order, across rotated
+        /// files, none of which passes the limit unless one record alone
+        /// does.
+        #[test]
+        fn records_round_trip_across_rotation(
+            records in proptest::collection::vec(
+                (kinds(), any::<u32>(), any::<u64>(), any::<u64>(), any::<bool>(),
+                 proptest::collection::vec(any::<u8>(), 0..300)),
+                0..40,
+            ),
+            limit in 100u64..2000,
+        ) {
+            let dir = std::env::temp_dir().join(format!(
+                "tickwire-rec-{}-{}", std::process::id(), rand_suffix()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            let base = dir.join("feed");
+            let mut w = Writer::create(&base, limit, HEADER).unwrap();
+            for (kind, conn, tsc, wall_ns, binary, payload) in &records {
+                w.write(&Record {
+                    kind: *kind, conn: *conn, tsc: *tsc, wall_ns: *wall_ns,
+                    binary: *binary, payload,
+                }).unwrap();
+            }
+            w.finish().unwrap();
+            let paths = files(&base);
+            for p in &paths {
+                let size = std::fs::metadata(p).unwrap().len();
+                let records_in = read_all(std::slice::from_ref(p)).len();
+                prop_assert!(size <= limit || records_in == 1, "{}: {size}", p.display());
+            }
+            prop_assert_eq!(read_all(&paths), records);
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    fn rand_suffix() -> u64 {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn sample() -> Vec<u8> {
+        let dir = std::env::temp_dir().join(format!(
+            "tickwire-rec-sample-{}-{}",
+            std::process::id(),
+            rand_suffix()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let base = dir.join("s");
+        let mut w = Writer::create(&base, u64::MAX, HEADER).unwrap();
+        for (i, payload) in [&b"{\"a\":1}"[..], b"second", b""].iter().enumerate() {
+            w.write(&Record {
+                kind: Kind::Received,
+                conn: 7,
+                tsc: 1000 + i as u64,
+                wall_ns: 5000 + i as u64,
+                binary: false,
+                payload,
+            })
+            .unwrap();
+        }
+        w.finish().unwrap();
+        let bytes = std::fs::read(files(&base)[0].clone()).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        bytes
+    }
+
+    fn read_bytes(bytes: &[u8]) -> Result<Vec<Owned>, RecordingError> {
+        let mut r = Reader::new(bytes)?;
+        let mut all = Vec::new();
+        while let Some(rec) = r.next_record()? {
+            all.push(owned(rec));
+        }
+        Ok(all)
+    }
+
+    #[test]
+    fn a_torn_write_is_truncated_at_the_record_that_did_not_finish() {
+        let bytes = sample();
+        assert_eq!(read_bytes(&bytes).unwrap().len(), 3);
+        // Cut inside the second record's payload: the first reads, then
+        // the error names where the second starts.
+        let second = FILE_HEADER + RECORD_HEADER + 7;
+        let cut = &bytes[..second + RECORD_HEADER + 2];
+        let mut r = Reader::new(cut).unwrap();
+        assert!(r.next_record().unwrap().is_some());
+        assert!(matches!(
+            r.next_record(),
+            Err(RecordingError::Truncated { at }) if at == second as u64
+        ));
+        // Cut inside a record header.
+        let cut = &bytes[..second + 5];
+        let mut r = Reader::new(cut).unwrap();
+        r.next_record().unwrap();
+        assert!(matches!(
+            r.next_record(),
+            Err(RecordingError::Truncated { .. })
+        ));
+    }
+
+    #[test]
+    fn every_flipped_bit_in_a_record_is_caught() {
+        let bytes = sample();
+        // Every bit of the first record (header and payload) except the
+        // length field, whose change shows up as a different error.
+        for byte in FILE_HEADER + 4..FILE_HEADER + RECORD_HEADER + 7 {
+            for bit in 0..8 {
+                let mut b = bytes.clone();
+                b[byte] ^= 1 << bit;
+                let got = read_bytes(&b);
+                assert!(
+                    matches!(got, Err(RecordingError::Corrupt { at: 32 })),
+                    "byte {byte} bit {bit}: {got:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn foreign_files_and_huge_lengths_are_refused_before_allocating() {
+        assert!(matches!(
+            read_bytes(b"not a recording at all, 32 bytes+"),
+            Err(RecordingError::NotARecording)
+        ));
+        assert!(matches!(
+            read_bytes(b"tick"),
+            Err(RecordingError::NotARecording)
+        ));
+        let mut bytes = sample();
+        bytes[8] = 2;
+        assert!(matches!(
+            read_bytes(&bytes),
+            Err(RecordingError::Version(2))
+        ));
+        let mut bytes = sample();
+        bytes[FILE_HEADER..FILE_HEADER + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(
+            read_bytes(&bytes),
+            Err(RecordingError::TooLarge {
+                at: 32,
+                len: u32::MAX
+            })
+        ));
+    }
+}
