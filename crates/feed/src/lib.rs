@@ -5,4 +5,8 @@
 //!   `replay` reads: every message received or sent, with its receive TSC
 //!   and wall-clock time, CRC-checked, in rotated files.
 
+//! - [`sink`]: the queue between the I/O thread and the sinks (never
+//!   waits, drops and counts when full) and the JSON Lines sink.
+
 pub mod recording;
+pub mod sink;
