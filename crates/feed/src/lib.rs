@@ -8,5 +8,9 @@
 //! - [`sink`]: the queue between the I/O thread and the sinks (never
 //!   waits, drops and counts when full) and the JSON Lines sink.
 
+//! - [`replay`]: a recording through the venue adapters, as fast as
+//!   possible or at its own pace.
+
 pub mod recording;
+pub mod replay;
 pub mod sink;

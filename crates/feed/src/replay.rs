@@ -1,0 +1,309 @@
+//! Replaying a recording through the same adapters (decoders, books,
+//! events) the live feed uses, as fast as possible (a benchmark) or at the
+//! recording's own pace.
+//!
+//! Per record: a received message goes to the venue's adapter; a REST
+//! response goes to the book whose symbol the fetch's URL names (the
+//! `symbol=` of the `Opened` record on the same connection); a closed
+//! connection tells the adapter it dropped (every valid book gaps and
+//! resyncs, as live). Sent messages and openings are context only.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use tickwire_venues::json::INPUT_PADDING;
+use tickwire_venues::{
+    DecodeError, Event, InstrumentSpec, VenueAdapter, binance, bybit, coinbase, deribit, kraken,
+    okx,
+};
+
+use crate::recording::{self, Kind, Reader, RecordingError};
+
+/// The venues a recording can be replayed as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Venue {
+    /// Binance spot.
+    BinanceSpot,
+    /// Binance USD-M futures.
+    BinanceUsdM,
+    /// Binance COIN-M futures.
+    BinanceCoinM,
+    /// OKX v5.
+    Okx,
+    /// Bybit v5.
+    Bybit,
+    /// Kraken spot v2.
+    Kraken,
+    /// Coinbase Advanced Trade.
+    Coinbase,
+    /// Deribit.
+    Deribit,
+}
+
+impl Venue {
+    /// Every venue, with the name [`FromStr`] takes.
+    pub const ALL: [(&'static str, Venue); 8] = [
+        ("binance-spot", Venue::BinanceSpot),
+        ("binance-usdm", Venue::BinanceUsdM),
+        ("binance-coinm", Venue::BinanceCoinM),
+        ("okx", Venue::Okx),
+        ("bybit", Venue::Bybit),
+        ("kraken", Venue::Kraken),
+        ("coinbase", Venue::Coinbase),
+        ("deribit", Venue::Deribit),
+    ];
+
+    /// The venue's name, as [`FromStr`] takes it.
+    pub fn name(self) -> &'static str {
+        Venue::ALL
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map_or("?", |(n, _)| n)
+    }
+}
+
+impl FromStr for Venue {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Venue, String> {
+        Venue::ALL
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, v)| *v)
+            .ok_or_else(|| {
+                let names: Vec<_> = Venue::ALL.iter().map(|(n, _)| *n).collect();
+                format!("unknown venue `{s}` (one of: {})", names.join(", "))
+            })
+    }
+}
+
+/// How fast to replay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// As fast as the adapter goes.
+    Max,
+    /// Each record when its wall-clock time, relative to the first, is due.
+    Original,
+}
+
+/// What a replay did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Records read.
+    pub records: u64,
+    /// Received messages given to the adapter.
+    pub messages: u64,
+    /// REST responses given to a book.
+    pub responses: u64,
+    /// Messages the adapter could not decode (counted, not fatal, as live).
+    pub decode_errors: u64,
+    /// Events emitted.
+    pub events: u64,
+    /// Time spent, from the first record to the last.
+    pub elapsed: Duration,
+}
+
+/// Why a replay stopped.
+#[derive(Debug)]
+pub enum ReplayError {
+    /// A file could not be opened.
+    Open(PathBuf, std::io::Error),
+    /// A file's records could not be read.
+    Recording(PathBuf, RecordingError),
+}
+
+impl fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReplayError::Open(p, e) => write!(f, "{}: {e}", p.display()),
+            ReplayError::Recording(p, e) => write!(f, "{}: {e}", p.display()),
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+/// The adapter, with Binance apart: only it takes REST snapshots.
+enum Adapter {
+    Binance(Box<binance::Adapter>),
+    Other(Box<dyn VenueAdapter>),
+}
+
+impl Adapter {
+    fn new(venue: Venue, instruments: &[InstrumentSpec]) -> Adapter {
+        use binance::Market;
+        match venue {
+            Venue::BinanceSpot => {
+                Adapter::Binance(Box::new(binance::Adapter::new(Market::Spot, instruments)))
+            }
+            Venue::BinanceUsdM => {
+                Adapter::Binance(Box::new(binance::Adapter::new(Market::UsdM, instruments)))
+            }
+            Venue::BinanceCoinM => {
+                Adapter::Binance(Box::new(binance::Adapter::new(Market::CoinM, instruments)))
+            }
+            Venue::Okx => Adapter::Other(Box::new(okx::Adapter::new(instruments))),
+            Venue::Bybit => Adapter::Other(Box::new(bybit::Adapter::new(instruments))),
+            Venue::Kraken => Adapter::Other(Box::new(kraken::v2::Adapter::new(instruments))),
+            Venue::Coinbase => Adapter::Other(Box::new(coinbase::Adapter::new(instruments))),
+            Venue::Deribit => Adapter::Other(Box::new(deribit::Adapter::new(instruments))),
+        }
+    }
+
+    fn adapter(&mut self) -> &mut dyn VenueAdapter {
+        match self {
+            Adapter::Binance(a) => a.as_mut(),
+            Adapter::Other(a) => a.as_mut(),
+        }
+    }
+}
+
+/// The `symbol=` of a URL's query.
+fn symbol_of(url: &str) -> Option<&str> {
+    let query = url.split_once('?')?.1;
+    query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("symbol="))
+}
+
+/// Replays `files` (one recording's series, in order) as `venue` with
+/// `instruments`, handing every event to `emit`.
+pub fn replay(
+    files: &[PathBuf],
+    venue: Venue,
+    instruments: &[InstrumentSpec],
+    pace: Pace,
+    mut emit: impl FnMut(Event),
+) -> Result<Stats, ReplayError> {
+    let mut adapter = Adapter::new(venue, instruments);
+    let mut stats = Stats::default();
+    let mut endpoints: HashMap<u32, String> = HashMap::new();
+    let mut buf = Vec::new();
+    let started = Instant::now();
+    let mut first_wall = None;
+    for path in files {
+        let file = File::open(path).map_err(|e| ReplayError::Open(path.clone(), e))?;
+        let mut reader = Reader::new(BufReader::with_capacity(1 << 20, file))
+            .map_err(|e| ReplayError::Recording(path.clone(), e))?;
+        while let Some(record) = reader
+            .next_record()
+            .map_err(|e| ReplayError::Recording(path.clone(), e))?
+        {
+            stats.records += 1;
+            if pace == Pace::Original {
+                let first = *first_wall.get_or_insert(record.wall_ns);
+                let due = Duration::from_nanos(record.wall_ns.saturating_sub(first));
+                if let Some(wait) = due.checked_sub(started.elapsed()) {
+                    std::thread::sleep(wait);
+                }
+            }
+            let mut count = |e: Event| {
+                stats.events += 1;
+                emit(e);
+            };
+            // The adapters decode in place, with padding after the text.
+            let padded = |buf: &mut Vec<u8>, payload: &[u8]| {
+                buf.clear();
+                buf.extend_from_slice(payload);
+                buf.resize(payload.len() + INPUT_PADDING, 0);
+            };
+            let result: Result<(), DecodeError> = match record.kind {
+                Kind::Received if !record.binary => {
+                    stats.messages += 1;
+                    padded(&mut buf, record.payload);
+                    adapter
+                        .adapter()
+                        .on_message(&mut buf, record.payload.len(), record.tsc, &mut count)
+                        .map(drop)
+                }
+                Kind::Response => {
+                    stats.responses += 1;
+                    let symbol = endpoints.get(&record.conn).and_then(|u| symbol_of(u));
+                    match (&mut adapter, symbol) {
+                        (Adapter::Binance(a), Some(symbol)) => match a.instrument(symbol) {
+                            Some(id) => {
+                                padded(&mut buf, record.payload);
+                                a.on_snapshot(
+                                    id,
+                                    &mut buf,
+                                    record.payload.len(),
+                                    record.tsc,
+                                    &mut count,
+                                )
+                                .map(drop)
+                            }
+                            None => Ok(()),
+                        },
+                        _ => Ok(()),
+                    }
+                }
+                Kind::Opened => {
+                    endpoints.insert(
+                        record.conn,
+                        String::from_utf8_lossy(record.payload).into_owned(),
+                    );
+                    Ok(())
+                }
+                Kind::Closed => {
+                    // A fetch's connection ending is not a stream dropping.
+                    let fetch = endpoints
+                        .remove(&record.conn)
+                        .is_some_and(|u| u.starts_with("https://") || u.starts_with("http://"));
+                    if !fetch {
+                        adapter.adapter().on_disconnect(record.tsc, &mut count);
+                    }
+                    Ok(())
+                }
+                Kind::Received | Kind::Sent => Ok(()),
+            };
+            if result.is_err() {
+                stats.decode_errors += 1;
+            }
+        }
+    }
+    stats.elapsed = started.elapsed();
+    Ok(stats)
+}
+
+/// The files to replay for `path`: the file itself, or, for the base name
+/// a [`Writer`](recording::Writer) was given, its whole series.
+pub fn files_for(path: &Path) -> Vec<PathBuf> {
+    if path.is_file() {
+        vec![path.to_path_buf()]
+    } else {
+        recording::files(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn venue_names_round_trip_and_unknown_ones_are_listed() {
+        for (name, venue) in Venue::ALL {
+            assert_eq!(name.parse::<Venue>(), Ok(venue));
+            assert_eq!(venue.name(), name);
+        }
+        let e = "binance".parse::<Venue>().unwrap_err();
+        assert!(e.contains("binance-spot") && e.contains("deribit"), "{e}");
+    }
+
+    #[test]
+    fn the_snapshot_symbol_comes_from_the_fetched_url() {
+        assert_eq!(
+            symbol_of("https://api.binance.com/api/v3/depth?symbol=BTCUSDT&limit=5000"),
+            Some("BTCUSDT")
+        );
+        assert_eq!(
+            symbol_of("https://x/depth?limit=5&symbol=ETHUSDT"),
+            Some("ETHUSDT")
+        );
+        assert_eq!(symbol_of("wss://stream.binance.com:9443/stream"), None);
+    }
+}
