@@ -10,7 +10,13 @@
 
 //! - [`replay`]: a recording through the venue adapters, as fast as
 //!   possible or at its own pace.
+//! - [`shm`]: the shared-memory event ring (one writer, any number of
+//!   readers in other processes, overruns detected and counted).
+
+#![deny(unsafe_code)]
 
 pub mod recording;
 pub mod replay;
+#[allow(unsafe_code)]
+pub mod shm;
 pub mod sink;

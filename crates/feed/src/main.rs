@@ -62,6 +62,13 @@ enum Command {
         /// possible.
         #[arg(long)]
         real_time: bool,
+        /// Also publish every event to a shared-memory ring at this path
+        /// (e.g. /dev/shm/tickwire), for readers in other processes.
+        #[arg(long)]
+        shm: Option<PathBuf>,
+        /// The ring's capacity in events (a power of two; 128 bytes each).
+        #[arg(long, default_value_t = 1 << 16, requires = "shm")]
+        shm_capacity: usize,
     },
 }
 
@@ -109,7 +116,19 @@ fn main() -> ExitCode {
             instruments,
             jsonl,
             real_time,
-        } => run_replay(&recordings, venue, &instruments, jsonl, real_time),
+            shm,
+            shm_capacity,
+        } => {
+            let ring = match shm.map(|p| tickwire_feed::shm::Writer::create(&p, shm_capacity)) {
+                None => None,
+                Some(Ok(w)) => Some(w),
+                Some(Err(e)) => {
+                    eprintln!("tickwire-feed replay: --shm: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            run_replay(&recordings, venue, &instruments, jsonl, real_time, ring)
+        }
     }
 }
 
@@ -119,6 +138,7 @@ fn run_replay(
     instruments: &[InstrumentSpec],
     jsonl: Option<PathBuf>,
     real_time: bool,
+    mut ring: Option<tickwire_feed::shm::Writer>,
 ) -> ExitCode {
     use std::io::Write;
     let mut files = Vec::new();
@@ -161,6 +181,9 @@ fn run_replay(
     let mut write_error = None;
     let pace = if real_time { Pace::Original } else { Pace::Max };
     let result = replay::replay(&files, venue, instruments, pace, |event| {
+        if let Some(ring) = ring.as_mut() {
+            ring.publish(&event);
+        }
         if let (Some(out), None) = (out.as_mut(), &write_error)
             && let Some(name) = names.get(event.instrument.0 as usize)
         {

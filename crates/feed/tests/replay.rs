@@ -1,7 +1,8 @@
 //! A recording written with `recording::Writer` and replayed, through the
 //! library and through the `tickwire-feed replay` command: a Binance spot
 //! book bridged from a REST snapshot fetched mid-stream, a trade, and a
-//! dropped connection.
+//! dropped connection; the events as JSON lines and through the
+//! shared-memory ring.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -172,6 +173,7 @@ fn the_replay_command_writes_every_event_as_json_lines() {
     let base = dir.join("session");
     write_session(&base, u64::MAX);
     let out = dir.join("events.jsonl");
+    let ring = dir.join("ring");
     let run = Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
         .args([
             "replay",
@@ -182,6 +184,9 @@ fn the_replay_command_writes_every_event_as_json_lines() {
             "--jsonl",
         ])
         .arg(&out)
+        .arg("--shm")
+        .arg(&ring)
+        .args(["--shm-capacity", "64"])
         .arg(&base)
         .output()
         .unwrap();
@@ -222,6 +227,20 @@ fn the_replay_command_writes_every_event_as_json_lines() {
         lines.iter().filter(|l| l["type"] == "book_valid").count(),
         1
     );
+    // The same events went to the shared-memory ring, in order.
+    let mut reader = tickwire_feed::shm::Reader::open(&ring).unwrap();
+    reader.rewind();
+    let name = tickwire_feed::sink::Instrument {
+        venue: "binance-spot".into(),
+        symbol: "BTCUSDT".into(),
+        price_scale: 2,
+        size_scale: 8,
+    };
+    let mut from_ring = Vec::new();
+    while let tickwire_feed::shm::Read::Event(e) = reader.read() {
+        tickwire_feed::sink::json_line(&e, &name, &mut from_ring);
+    }
+    assert_eq!(String::from_utf8(from_ring).unwrap(), text);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

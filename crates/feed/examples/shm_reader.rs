@@ -1,0 +1,61 @@
+//! A bot's side of the shared-memory ring: reads the feed's events from
+//! another process, without a system call per event, and prints them
+//! (or, with `--count`, only how many of each kind arrived and how many
+//! were lost because this reader fell a lap behind).
+//!
+//! ```text
+//! cargo run --release -p tickwire-feed --example shm_reader -- /dev/shm/tickwire [--count] [--seconds 10] [--from-oldest]
+//! ```
+
+#![allow(clippy::print_stdout, clippy::print_stderr)] // An example prints what it reads.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use tickwire_feed::shm::{Read, Reader};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(path) = args.first() else {
+        eprintln!("usage: shm_reader <ring path> [--count] [--seconds N] [--from-oldest]");
+        std::process::exit(2);
+    };
+    let count_only = args.iter().any(|a| a == "--count");
+    let seconds = args
+        .iter()
+        .position(|a| a == "--seconds")
+        .and_then(|i| args.get(i + 1))
+        .map_or(10, |s| s.parse().expect("--seconds takes a number"));
+    let mut reader = match Reader::open(path) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            std::process::exit(1);
+        }
+    };
+    if args.iter().any(|a| a == "--from-oldest") {
+        reader.rewind();
+    }
+    let until = Instant::now() + Duration::from_secs(seconds);
+    let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
+    let mut lost = 0;
+    while Instant::now() < until {
+        match reader.read() {
+            Read::Event(e) if count_only => {
+                let name = format!("{:?}", e.kind);
+                let name = name.split([' ', '{', '(']).next().unwrap_or("?").to_owned();
+                *kinds.entry(name).or_default() += 1;
+            }
+            Read::Event(e) => println!("{e:?}"),
+            Read::Lost(n) => lost += n,
+            // A bot would spin here on its own core; an example naps.
+            Read::Empty => std::thread::sleep(Duration::from_micros(50)),
+        }
+    }
+    if count_only {
+        for (kind, n) in &kinds {
+            println!("{kind:>14} {n}");
+        }
+    }
+    println!("lost (lapped by the writer): {lost}");
+}
