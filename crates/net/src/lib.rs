@@ -15,7 +15,9 @@
 //!   [`Handler::on_open`] are paced by `send_rate`, so a reconnect storm
 //!   never floods a venue.
 //! - A minimal server role ([`Driver::listen`]) accepts plain WebSocket
-//!   clients into the same slots, for tests, benchmarks and simulators.
+//!   clients into the same slots, for tests, benchmarks and simulators;
+//!   [`server`] is a blocking TLS (or plain) WebSocket and HTTP server, one
+//!   thread per client, for exchange simulators.
 //!
 //! Name resolution runs on a helper thread so that a slow DNS answer never
 //! stalls the other connections. Nothing here panics on input from the
@@ -55,6 +57,7 @@ mod payload;
 mod receive;
 mod region;
 mod resolve;
+pub mod server;
 mod tls;
 
 pub use config::{Backoff, Config, Endpoint, MAX_HEADERS, MAX_PROTOCOLS, PollMode, UrlError};

@@ -9,5 +9,6 @@ mod fetch;
 mod interop;
 mod plain;
 mod records;
+mod server;
 mod tls;
 mod util;

@@ -1,0 +1,173 @@
+//! The blocking server role (`tickwire_net::server`) against the driver as
+//! its client, over TLS on loopback: the upgrade, messages both ways, a
+//! ping, the close handshake, a plain GET answered as REST, and bad
+//! upgrade requests answered 400/426 with a typed error.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tickwire_codec::handshake::HandshakeError;
+use tickwire_net::server::{Incoming, Request, Server, ServerError, ServerTls};
+use tickwire_net::{CloseCode, Disconnect, Driver, Endpoint};
+
+use crate::util::{Ev, Recorder, pki, test_config, test_tls};
+
+fn tls_server() -> Server {
+    let tls = ServerTls::from_pem(
+        pki().server_cert_pem.as_bytes(),
+        pki().server_key_pem.as_bytes(),
+    )
+    .expect("the test certificate");
+    Server::bind("127.0.0.1:0".parse().unwrap(), Some(tls)).unwrap()
+}
+
+#[test]
+fn a_tls_websocket_session_and_a_rest_answer() {
+    let server = tls_server();
+    let port = server.local_addr().unwrap().port();
+    let peer = thread::spawn(move || -> Result<Vec<String>, ServerError> {
+        let mut log = Vec::new();
+        for _ in 0..2 {
+            let mut s = server
+                .accept(Duration::from_secs(10))?
+                .expect("a client within 10 s");
+            match s.read_request(Duration::from_secs(5))? {
+                Request::Get { path } => {
+                    log.push(format!("GET {path}"));
+                    s.respond(200, "application/json", br#"{"lastUpdateId":7}"#)?;
+                }
+                Request::WebSocket { path } => {
+                    log.push(format!("WS {path}"));
+                    s.accept_websocket()?;
+                    match s.recv(Duration::from_secs(5))? {
+                        Some(Incoming::Text(t)) => log.push(t),
+                        other => panic!("expected the subscription, got {other:?}"),
+                    }
+                    s.send_ping(b"hb")?;
+                    for i in 0..100 {
+                        s.send_text(&format!("{{\"n\":{i}}}"))?;
+                    }
+                    s.send_close(CloseCode::NORMAL, "done")?;
+                    // The client answers the close.
+                    loop {
+                        match s.recv(Duration::from_secs(5)) {
+                            Ok(Some(Incoming::Closed(code))) => {
+                                log.push(format!("closed {code:?}"));
+                                break;
+                            }
+                            Ok(_) => {}
+                            Err(ServerError::Eof) => {
+                                log.push("eof".into());
+                                break;
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+            }
+        }
+        Ok(log)
+    });
+
+    let mut recorder = Recorder::once();
+    recorder.subscribe = vec![r#"{"method":"SUBSCRIBE","id":1}"#.into()];
+    let mut driver = Driver::new(test_config(), &test_tls(), recorder).unwrap();
+    driver
+        .connect(Endpoint::parse(&format!("wss://localhost:{port}/stream?streams=a")).unwrap())
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while driver.handler().closed.is_empty() {
+        assert!(Instant::now() < deadline, "stalled");
+        driver.poll_timeout(Duration::from_millis(5)).unwrap();
+    }
+    driver
+        .fetch(Endpoint::parse(&format!("https://localhost:{port}/depth?symbol=X")).unwrap())
+        .unwrap();
+    while driver.handler().responses.is_empty() {
+        assert!(Instant::now() < deadline, "stalled");
+        driver.poll_timeout(Duration::from_millis(5)).unwrap();
+    }
+    let log = peer.join().unwrap().expect("the server side");
+    let h = driver.handler();
+    let texts: Vec<String> = h
+        .messages
+        .iter()
+        .map(|(_, ev)| match ev {
+            Ev::Text(t) => t.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let want: Vec<String> = (0..100).map(|i| format!("{{\"n\":{i}}}")).collect();
+    assert_eq!(texts, want);
+    assert!(
+        matches!(
+            h.closed[0].1,
+            Disconnect::Remote {
+                code: Some(CloseCode::NORMAL)
+            }
+        ),
+        "{:?}",
+        h.closed
+    );
+    assert_eq!(
+        log[..2],
+        [
+            "WS /stream?streams=a".to_string(),
+            r#"{"method":"SUBSCRIBE","id":1}"#.to_string()
+        ]
+    );
+    assert!(
+        log[2] == "closed Some(CloseCode(1000))" || log[2] == "eof",
+        "{log:?}"
+    );
+    assert_eq!(log[3], "GET /depth?symbol=X");
+    assert_eq!(h.responses[0].1, 200);
+    assert_eq!(h.responses[0].2, br#"{"lastUpdateId":7}"#);
+}
+
+/// Sends `request` to a plain server and returns its answer and the
+/// session's error.
+fn bad_request(request: &str) -> (String, ServerError) {
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), None).unwrap();
+    let addr: SocketAddr = server.local_addr().unwrap();
+    let peer = thread::spawn(move || {
+        let mut s = server.accept(Duration::from_secs(10)).unwrap().unwrap();
+        s.read_request(Duration::from_secs(5)).unwrap_err()
+    });
+    let mut c = TcpStream::connect(addr).unwrap();
+    c.write_all(request.as_bytes()).unwrap();
+    let error = peer.join().unwrap();
+    let mut answer = String::new();
+    c.read_to_string(&mut answer).unwrap();
+    (answer, error)
+}
+
+#[test]
+fn bad_upgrades_are_answered_and_typed() {
+    let (answer, e) = bad_request(
+        "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    );
+    assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+    assert!(
+        matches!(e, ServerError::Handshake(HandshakeError::InvalidKey)),
+        "{e:?}"
+    );
+
+    let (answer, e) = bad_request(
+        "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n",
+    );
+    assert!(answer.starts_with("HTTP/1.1 426 "), "{answer}");
+    assert!(
+        matches!(
+            e,
+            ServerError::Handshake(HandshakeError::UnsupportedVersion)
+        ),
+        "{e:?}"
+    );
+
+    let (answer, e) = bad_request("POST /api HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+    assert!(matches!(e, ServerError::Handshake(_)), "{e:?}");
+}
