@@ -15,8 +15,10 @@
 
 #![deny(unsafe_code)]
 
+pub mod live;
 pub mod recording;
 pub mod replay;
 #[allow(unsafe_code)]
 pub mod shm;
+pub mod sim;
 pub mod sink;

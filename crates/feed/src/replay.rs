@@ -17,11 +17,9 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use tickwire_venues::json::INPUT_PADDING;
-use tickwire_venues::{
-    DecodeError, Event, InstrumentSpec, VenueAdapter, binance, bybit, coinbase, deribit, kraken,
-    okx,
-};
+use tickwire_venues::{DecodeError, Event, InstrumentSpec};
 
+use crate::live::Adapter;
 use crate::recording::{self, Kind, Reader, RecordingError};
 
 /// The venues a recording can be replayed as.
@@ -127,41 +125,6 @@ impl fmt::Display for ReplayError {
 }
 
 impl std::error::Error for ReplayError {}
-
-/// The adapter, with Binance apart: only it takes REST snapshots.
-enum Adapter {
-    Binance(Box<binance::Adapter>),
-    Other(Box<dyn VenueAdapter>),
-}
-
-impl Adapter {
-    fn new(venue: Venue, instruments: &[InstrumentSpec]) -> Adapter {
-        use binance::Market;
-        match venue {
-            Venue::BinanceSpot => {
-                Adapter::Binance(Box::new(binance::Adapter::new(Market::Spot, instruments)))
-            }
-            Venue::BinanceUsdM => {
-                Adapter::Binance(Box::new(binance::Adapter::new(Market::UsdM, instruments)))
-            }
-            Venue::BinanceCoinM => {
-                Adapter::Binance(Box::new(binance::Adapter::new(Market::CoinM, instruments)))
-            }
-            Venue::Okx => Adapter::Other(Box::new(okx::Adapter::new(instruments))),
-            Venue::Bybit => Adapter::Other(Box::new(bybit::Adapter::new(instruments))),
-            Venue::Kraken => Adapter::Other(Box::new(kraken::v2::Adapter::new(instruments))),
-            Venue::Coinbase => Adapter::Other(Box::new(coinbase::Adapter::new(instruments))),
-            Venue::Deribit => Adapter::Other(Box::new(deribit::Adapter::new(instruments))),
-        }
-    }
-
-    fn adapter(&mut self) -> &mut dyn VenueAdapter {
-        match self {
-            Adapter::Binance(a) => a.as_mut(),
-            Adapter::Other(a) => a.as_mut(),
-        }
-    }
-}
 
 /// The `symbol=` of a URL's query.
 fn symbol_of(url: &str) -> Option<&str> {

@@ -1,0 +1,243 @@
+//! The feed against the exchange simulator, over TLS on loopback: Binance
+//! spot streams and REST snapshots for two instruments, both books bridged
+//! and valid, every trade and quote the simulator sent arriving as the
+//! same event on the JSON Lines sink, the shared-memory ring holding the
+//! same events, the books equal to the simulator's once it pauses, and
+//! most messages' wire latency measured through the side channel.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup};
+use tickwire_feed::replay::Venue;
+use tickwire_feed::shm;
+use tickwire_feed::sim::{self, Sent, SimConfig, SimInstrument, Simulator};
+use tickwire_feed::sink;
+use tickwire_net::{Config as NetConfig, TlsConfig};
+use tickwire_tsc::{HistogramConfig, Metrics};
+use tickwire_venues::book::Side;
+use tickwire_venues::plan::Channels;
+use tickwire_venues::{InstrumentId, InstrumentSpec};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tickwire-live-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn wait(feed: &mut Feed, what: &str, secs: u64, mut done: impl FnMut(&Feed) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !done(feed) {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        feed.poll().unwrap();
+    }
+}
+
+#[test]
+fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
+    let dir = temp_dir("sim");
+    let (tls, ca) = sim::self_signed().unwrap();
+    let instruments = vec![
+        SimInstrument {
+            levels: 40,
+            ..SimInstrument::btcusdt()
+        },
+        SimInstrument {
+            levels: 40,
+            ..SimInstrument::ethusdt()
+        },
+    ];
+    let simulator = Simulator::start(SimConfig {
+        tls: Some(tls),
+        instruments: instruments.clone(),
+        rate: 3000,
+        keep_sent: true,
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let port = simulator.addr().port();
+
+    let mut trust = TlsConfig::empty();
+    trust.add_ca_pem(ca.as_bytes()).unwrap();
+    let specs: Vec<InstrumentSpec> = instruments
+        .iter()
+        .map(|i| InstrumentSpec::new(&i.symbol, i.price_scale, i.size_scale, 1000))
+        .collect();
+    let (queue, events) = sink::queue(1 << 20);
+    let jsonl = dir.join("events.jsonl");
+    let ring_path = dir.join("ring");
+    let ring = shm::Writer::create(&ring_path, 1 << 18).unwrap();
+    let metrics = Metrics::new(HistogramConfig::default());
+    let net = NetConfig {
+        send_rate: None,
+        ..NetConfig::default()
+    };
+    let symbols = instruments.iter().map(|i| i.symbol.clone()).collect();
+    let mut feed = Feed::new(
+        vec![VenueSetup {
+            name: "sim".into(),
+            venue: Venue::BinanceSpot,
+            instruments: specs.clone(),
+            channels: Channels::default(),
+            endpoint: Some(format!("wss://localhost:{port}")),
+            rest: Some(format!("https://localhost:{port}")),
+        }],
+        net,
+        &trust,
+        &metrics,
+        Sinks {
+            queue: Some(queue),
+            ring: Some(ring),
+            recording: None,
+        },
+        Some((simulator.stamps(), symbols)),
+    )
+    .unwrap();
+    let writer = sink::spawn_json_lines(
+        events,
+        feed.instruments().to_vec(),
+        Box::new(std::fs::File::create(&jsonl).unwrap()),
+    )
+    .unwrap();
+    let stats: Arc<FeedStats> = feed.stats();
+
+    wait(&mut feed, "both books valid", 20, |_| {
+        FeedStats::get(&stats.books_valid) == 2
+    });
+    let at = FeedStats::get(&stats.messages);
+    wait(&mut feed, "2000 more messages", 30, |_| {
+        FeedStats::get(&stats.messages) >= at + 2000
+    });
+    simulator.pause(true);
+    // Quiet for 300 ms: everything sent has arrived.
+    let mut last = (FeedStats::get(&stats.messages), Instant::now());
+    wait(&mut feed, "the stream to go quiet", 10, |_| {
+        let now = FeedStats::get(&stats.messages);
+        if now != last.0 {
+            last = (now, Instant::now());
+        }
+        last.1.elapsed() > Duration::from_millis(300)
+    });
+
+    assert_eq!(FeedStats::get(&stats.books_valid), 2);
+    assert_eq!(FeedStats::get(&stats.gaps), 0);
+    assert_eq!(FeedStats::get(&stats.decode_errors), 0);
+    assert_eq!(FeedStats::get(&stats.reconnects), 0);
+    assert_eq!(FeedStats::get(&stats.snapshots), 2);
+    for (n, spec) in specs.iter().enumerate() {
+        let (_, bids, asks) = simulator.book(n, spec.depth).unwrap();
+        let book = feed.book(0, InstrumentId(n as u32)).expect("valid");
+        let ours = |side| -> Vec<(i64, i64)> {
+            book.levels(side)
+                .iter()
+                .map(|l| (l.price, l.size))
+                .collect()
+        };
+        assert_eq!(ours(Side::Bid), bids, "{} bids", spec.symbol);
+        assert_eq!(ours(Side::Ask), asks, "{} asks", spec.symbol);
+    }
+    let stamped = FeedStats::get(&stats.wire_stamped);
+    let messages = FeedStats::get(&stats.messages);
+    // Every market-data message but those buffered before a snapshot (and
+    // the subscription answers) is matched to its send stamp.
+    assert!(
+        stamped * 10 >= messages * 9,
+        "{stamped} of {messages} stamped"
+    );
+
+    let sinks = feed.shutdown(Duration::from_secs(2)).unwrap();
+    let sent = simulator.sent();
+    let sim_stats = simulator.stop();
+    assert_eq!(sim_stats.dropped_clients, 0);
+    let Sinks { queue, ring, .. } = sinks;
+    assert_eq!(queue.as_ref().unwrap().dropped(), 0);
+    drop(queue);
+    let lines = writer.join().unwrap().unwrap();
+
+    // The JSON lines: every trade and quote the simulator sent, in order.
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    assert_eq!(text.lines().count() as u64, lines);
+    let mut got = Vec::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let n = specs
+            .iter()
+            .position(|s| s.symbol == v["symbol"].as_str().unwrap())
+            .unwrap();
+        let int = |k: &str, scale: u8| -> i64 {
+            let s = v[k].as_str().unwrap().replace('.', "");
+            assert_eq!(
+                v[k].as_str().unwrap().split('.').nth(1).map_or(0, str::len),
+                usize::from(scale)
+            );
+            s.parse().unwrap()
+        };
+        let spec = &specs[n];
+        match v["type"].as_str().unwrap() {
+            "trade" => got.push(Sent::Trade {
+                instrument: n,
+                id: v["trade_id"].as_u64().unwrap(),
+                price: int("price", spec.price_scale),
+                size: int("size", spec.size_scale),
+                buyer_aggressor: v["aggressor"] == "buy",
+            }),
+            "quote" => got.push(Sent::Quote {
+                instrument: n,
+                update_id: v["update_id"].as_u64().unwrap(),
+                bid: (
+                    int("bid_price", spec.price_scale),
+                    int("bid_size", spec.size_scale),
+                ),
+                ask: (
+                    int("ask_price", spec.price_scale),
+                    int("ask_size", spec.size_scale),
+                ),
+            }),
+            _ => {}
+        }
+    }
+    assert!(sent.len() > 500, "{}", sent.len());
+    assert_eq!(got.len(), sent.len());
+    assert!(
+        got == sent,
+        "the events differ from what the simulator sent"
+    );
+
+    // The ring: the same events, as the same lines.
+    drop(ring);
+    let mut reader = shm::Reader::open(&ring_path).unwrap();
+    reader.rewind();
+    let mut from_ring = String::new();
+    let mut line = Vec::new();
+    loop {
+        match reader.read() {
+            shm::Read::Event(e) => {
+                line.clear();
+                sink::json_line(&e, &feed_names(&specs)[e.instrument.0 as usize], &mut line);
+                from_ring.push_str(std::str::from_utf8(&line).unwrap());
+            }
+            shm::Read::Empty => break,
+            shm::Read::Lost(n) => panic!("lost {n}"),
+        }
+    }
+    assert_eq!(from_ring.len(), text.len());
+    assert!(
+        from_ring == text,
+        "the ring's events differ from the JSON lines"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn feed_names(specs: &[InstrumentSpec]) -> Vec<sink::Instrument> {
+    specs
+        .iter()
+        .map(|s| sink::Instrument {
+            venue: "sim".into(),
+            symbol: s.symbol.clone(),
+            price_scale: s.price_scale,
+            size_scale: s.size_scale,
+        })
+        .collect()
+}
