@@ -15,6 +15,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod demo;
 pub mod live;
 pub mod recording;
 pub mod replay;
@@ -22,3 +23,4 @@ pub mod replay;
 pub mod shm;
 pub mod sim;
 pub mod sink;
+pub mod threads;

@@ -1,15 +1,18 @@
-//! `tickwire-feed`: the feed handler binary. So far it has two commands:
-//! `report`, which reads the latency log (`.hlog`) that tickwire-tsc's
-//! exporter writes, and `replay`, which runs a recording through the
-//! venue adapters; `run`, `sim`, `demo` and `record` come with the feed
-//! itself.
+//! `tickwire-feed`: the feed handler binary. `demo` (also what it does with
+//! no command) runs the exchange simulator and the feed together offline;
+//! `sim` serves the simulator alone; `replay` runs a recording through the
+//! venue adapters; `report` reads a latency log (`.hlog`).
 
 #![allow(clippy::print_stdout)] // A command-line tool reports on stdout.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use tickwire_feed::demo::DemoConfig;
 use tickwire_feed::replay::{self, Pace, Venue};
 use tickwire_feed::sink::{self, Instrument};
 use tickwire_tsc::Report;
@@ -19,11 +22,16 @@ use tickwire_venues::InstrumentSpec;
 #[command(name = "tickwire-feed", version, about)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the exchange simulator and the feed together, offline, over TLS
+    /// on loopback: a status line each second, then the per-stage latency
+    /// table, the `.hlog` and its SVG plot. What the binary does when given
+    /// no command.
+    Demo(DemoArgs),
     /// Print the percentile table of a latency log and plot it to SVG.
     ///
     /// The log is an HdrHistogram interval log (`.hlog`) as tickwire's
@@ -106,9 +114,109 @@ fn parse_instrument(s: &str) -> Result<InstrumentSpec, String> {
     ))
 }
 
+#[derive(clap::Args, Clone, Debug)]
+struct DemoArgs {
+    /// How long to run, in seconds.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// Simulator market steps per second (about 1.6 messages each).
+    #[arg(long, default_value_t = 20_000)]
+    rate: u32,
+    /// Pin the feed thread to this core [default: the last one].
+    #[arg(long)]
+    core: Option<usize>,
+    /// Spin on the sockets instead of blocking in epoll (burns the core).
+    #[arg(long)]
+    busy_poll: bool,
+    /// Where to write the latency log (the plot goes next to it, `.svg`).
+    #[arg(long, default_value = "tickwire-demo.hlog")]
+    hlog: PathBuf,
+}
+
+impl Default for DemoArgs {
+    fn default() -> DemoArgs {
+        DemoArgs {
+            seconds: 10,
+            rate: 20_000,
+            core: None,
+            busy_poll: false,
+            hlog: PathBuf::from("tickwire-demo.hlog"),
+        }
+    }
+}
+
+/// A flag SIGINT and SIGTERM set: the run loops stop, flush and exit 0.
+fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&stop))?;
+    }
+    Ok(stop)
+}
+
+fn demo(args: &DemoArgs) -> ExitCode {
+    let stop = match stop_on_signals() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("tickwire-feed demo: cannot install signal handlers: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let config = DemoConfig {
+        duration: Duration::from_secs(args.seconds),
+        rate: args.rate,
+        core: args.core,
+        busy_poll: args.busy_poll,
+        hlog: args.hlog.clone(),
+        svg: true,
+    };
+    eprintln!(
+        "tickwire demo: a Binance-like simulator (BTCUSDT, ETHUSDT; {} steps/s) and the feed, \
+         over TLS on loopback, for {} s",
+        args.rate, args.seconds
+    );
+    match tickwire_feed::demo::run(&config, &stop, |line| eprintln!("{line}")) {
+        Ok(s) => {
+            println!();
+            print!("{}", s.table);
+            let secs = s.elapsed.as_secs_f64().max(1e-9);
+            println!(
+                "feed on core {}: {} messages ({:.0}/s), {} events, books valid {}/2, \
+                 {} gaps, {} reconnects, {} undecodable",
+                s.core,
+                s.messages,
+                s.messages as f64 / secs,
+                s.events,
+                s.books_valid,
+                s.gaps,
+                s.reconnects,
+                s.decode_errors
+            );
+            println!(
+                "latency log: {}  plot: {}",
+                args.hlog.display(),
+                args.hlog.with_extension("svg").display()
+            );
+            println!(
+                "stages: exchange = simulator send -> feed read (the wire, TLS write included); \
+                 total = read -> handled"
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("tickwire-feed demo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let Some(command) = cli.command else {
+        return demo(&DemoArgs::default());
+    };
+    match command {
+        Command::Demo(args) => demo(&args),
         Command::Report { log, svg, no_svg } => report(&log, svg, no_svg),
         Command::Replay {
             recordings,
