@@ -146,6 +146,7 @@ pub fn run(
                     &metrics,
                     Sinks::default(),
                     Some((stamps, symbols)),
+                    0,
                 )
                 .map_err(|e| io::Error::other(e.to_string()))?;
                 let _ = stats_tx.send(feed.stats());

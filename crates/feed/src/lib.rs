@@ -15,10 +15,12 @@
 
 #![deny(unsafe_code)]
 
+pub mod config;
 pub mod demo;
 pub mod live;
 pub mod recording;
 pub mod replay;
+pub mod runner;
 #[allow(unsafe_code)]
 pub mod shm;
 pub mod sim;

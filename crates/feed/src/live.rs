@@ -196,8 +196,10 @@ struct Core {
     send_stamps: Option<Arc<SendStamps>>,
     /// Snapshots to fetch: venue, instrument.
     want_snapshot: Vec<(usize, InstrumentId)>,
-    /// Books valid now, by global instrument id.
+    /// Books valid now, by instrument id less `first`.
     valid: Vec<bool>,
+    /// The first instrument id of this feed.
+    first: u32,
     stopping: bool,
     /// Record numbering of connections: the `ConnId` index and serial.
     record_errors: u64,
@@ -231,6 +233,15 @@ impl Core {
     }
 }
 
+/// Where an adapter's events come from: its venue (index), its first
+/// instrument id, and the feed's first.
+#[derive(Clone, Copy)]
+struct Origin {
+    venue: usize,
+    base: u32,
+    first: u32,
+}
+
 /// Hands one adapter's events on: global ids, book validity, counters,
 /// the ring, the queue.
 fn emit_to(
@@ -238,13 +249,13 @@ fn emit_to(
     stats: &FeedStats,
     valid: &mut [bool],
     want_snapshot: &mut Vec<(usize, InstrumentId)>,
-    venue: usize,
-    base: u32,
+    origin: Origin,
     mut e: Event,
 ) {
+    let Origin { venue, base, first } = origin;
     let local = e.instrument;
     e.instrument = InstrumentId(base + local.0);
-    let slot = valid.get_mut(e.instrument.0 as usize);
+    let slot = valid.get_mut((e.instrument.0 - first) as usize);
     match e.kind {
         Kind::BookValid { .. } => {
             if let Some(v) = slot
@@ -325,6 +336,7 @@ impl Handler for Core {
             send_stamps,
             calibration,
             clock,
+            first: first_id,
             ..
         } = self;
         let state = &mut venues[v];
@@ -339,7 +351,18 @@ impl Handler for Core {
                 if first.is_none() {
                     first = Some(e);
                 }
-                emit_to(sinks, stats, valid, want_snapshot, v, base, e);
+                emit_to(
+                    sinks,
+                    stats,
+                    valid,
+                    want_snapshot,
+                    Origin {
+                        venue: v,
+                        base,
+                        first: *first_id,
+                    },
+                    e,
+                );
             });
         stamps.parsed = clock.now();
         match result {
@@ -351,6 +374,7 @@ impl Handler for Core {
         }
         if let (Some(board), Some(e)) = (send_stamps.as_ref(), first)
             && let Some((kind, id)) = stamp_key(&e)
+            // `first` still has the adapter's own (local) instrument id.
             && let Some(Some(n)) = sim_index.get(e.instrument.0 as usize)
             && let Some(sent) = board.get(*n, kind, id)
         {
@@ -387,13 +411,25 @@ impl Handler for Core {
             stats,
             valid,
             want_snapshot,
+            first,
             ..
         } = self;
         let state = &mut venues[v];
         let base = state.base;
         if let Adapter::Binance(a) = &mut state.adapter {
             let r = a.on_snapshot(instrument, body, len, tsc, &mut |e| {
-                emit_to(sinks, stats, valid, want_snapshot, v, base, e);
+                emit_to(
+                    sinks,
+                    stats,
+                    valid,
+                    want_snapshot,
+                    Origin {
+                        venue: v,
+                        base,
+                        first: *first,
+                    },
+                    e,
+                );
             });
             if r.is_err() {
                 FeedStats::add(&stats.decode_errors, 1);
@@ -416,11 +452,23 @@ impl Handler for Core {
                     stats,
                     valid,
                     want_snapshot,
+                    first,
                     ..
                 } = self;
                 let base = venues[v].base;
                 venues[v].adapter.adapter().on_disconnect(tsc, &mut |e| {
-                    emit_to(sinks, stats, valid, want_snapshot, v, base, e);
+                    emit_to(
+                        sinks,
+                        stats,
+                        valid,
+                        want_snapshot,
+                        Origin {
+                            venue: v,
+                            base,
+                            first: *first,
+                        },
+                        e,
+                    );
                 });
                 if self.stopping {
                     Reconnect::No
@@ -483,8 +531,9 @@ struct PingTimer {
 pub struct Feed {
     driver: Driver<Core>,
     pings: Vec<PingTimer>,
-    /// Fetch endpoint per venue and instrument, prepared at start-up.
-    fetches: Vec<Vec<Option<Endpoint>>>,
+    /// Fetch endpoint (and its URL, as recorded) per venue and
+    /// instrument, prepared at start-up.
+    fetches: Vec<Vec<Option<(Endpoint, String)>>>,
     /// Instrument names by global id, for sinks.
     names: Vec<sink::Instrument>,
 }
@@ -519,6 +568,7 @@ impl Feed {
         metrics: &Metrics,
         sinks: Sinks,
         send_stamps: Option<(Arc<SendStamps>, Vec<String>)>,
+        first_instrument: u32,
     ) -> Result<Feed, FeedError> {
         let mut states = Vec::new();
         let mut names = Vec::new();
@@ -556,10 +606,11 @@ impl Feed {
                             }
                             None => format!("https://{host}{path}"),
                         };
-                        Some(
+                        Some((
                             Endpoint::parse(&url)
                                 .map_err(|e| FeedError::Url(url.clone(), e.to_string()))?,
-                        )
+                            url,
+                        ))
                     }
                     _ => None,
                 });
@@ -576,7 +627,7 @@ impl Feed {
             states.push(VenueState {
                 recorder: metrics.recorder(&setup.name),
                 adapter: Adapter::new(setup.venue, &setup.instruments),
-                base: (names.len() - setup.instruments.len()) as u32,
+                base: first_instrument + (names.len() - setup.instruments.len()) as u32,
                 sim_index,
                 plans,
                 setup,
@@ -586,6 +637,7 @@ impl Feed {
         net.max_connections = net.max_connections.max(streams + names.len() + 1);
         let core = Core {
             valid: vec![false; names.len()],
+            first: first_instrument,
             venues: states,
             links: HashMap::new(),
             sinks,
@@ -621,7 +673,10 @@ impl Feed {
                 let id = driver
                     .connect(endpoint)
                     .map_err(|e| FeedError::Setup(e.to_string()))?;
-                driver.handler_mut().links.insert(id, Link::Stream(v, p));
+                let core = driver.handler_mut();
+                core.links.insert(id, Link::Stream(v, p));
+                let tsc = core.clock.now();
+                core.record(recording::Kind::Opened, id, tsc, url.as_bytes());
                 if let Some(ping) = ping {
                     pings.push(PingTimer {
                         id,
@@ -645,7 +700,8 @@ impl Feed {
         Arc::clone(&self.driver.handler().stats)
     }
 
-    /// Every instrument, by the global id events carry.
+    /// Every instrument of this feed; events carry ids from the
+    /// `first_instrument` given to [`Feed::new`] on, in this order.
     pub fn instruments(&self) -> &[sink::Instrument] {
         &self.names
     }
@@ -675,7 +731,7 @@ impl Feed {
 
     fn chores(&mut self) {
         while let Some((v, instrument)) = self.driver.handler_mut().want_snapshot.pop() {
-            let Some(Some(endpoint)) = self
+            let Some(Some((endpoint, url))) = self
                 .fetches
                 .get(v)
                 .and_then(|f| f.get(instrument.0 as usize))
@@ -685,7 +741,6 @@ impl Feed {
             match self.driver.fetch(endpoint.clone()) {
                 Ok(id) => {
                     let tsc = self.driver.handler().clock.now();
-                    let url = endpoint.to_string();
                     let core = self.driver.handler_mut();
                     core.links.insert(id, Link::Fetch(v, instrument));
                     core.record(recording::Kind::Opened, id, tsc, url.as_bytes());

@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use tickwire_feed::config::FeedConfig;
 use tickwire_feed::demo::DemoConfig;
 use tickwire_feed::replay::{self, Pace, Venue};
 use tickwire_feed::sink::{self, Instrument};
@@ -32,6 +33,58 @@ enum Command {
     /// table, the `.hlog` and its SVG plot. What the binary does when given
     /// no command.
     Demo(DemoArgs),
+    /// Run the feed: the venues, instruments, threads, sinks and metrics
+    /// of a TOML file (see examples/feed.toml), overridable with
+    /// TICKWIRE_* environment variables. Stops cleanly on SIGINT/SIGTERM.
+    /// Exit code 2: the configuration is invalid (nothing was connected).
+    Run {
+        /// The configuration file.
+        #[arg(long)]
+        config: PathBuf,
+        /// Check the configuration, print the plan, and exit.
+        #[arg(long)]
+        check: bool,
+    },
+    /// `run`, recording every frame received and sent (and every REST
+    /// snapshot) to rotated binary files `<out>.<n>.twrec` for `replay`.
+    Record {
+        /// The configuration file.
+        #[arg(long)]
+        config: PathBuf,
+        /// The recording's base name (overrides `[record] path`).
+        #[arg(long)]
+        out: PathBuf,
+        /// Rotate after this many MiB.
+        #[arg(long, default_value_t = 256)]
+        max_file_mb: u64,
+    },
+    /// Serve the exchange simulator: Binance spot's WebSocket streams and
+    /// REST depth snapshots over TLS, with a random-walk market, until
+    /// SIGINT/SIGTERM. Point a feed at it with `endpoint`, `rest` and
+    /// `tls.ca_file` (see examples/sim.toml).
+    Sim {
+        /// Listen here.
+        #[arg(long, default_value = "127.0.0.1:9443")]
+        listen: std::net::SocketAddr,
+        /// Market steps per second (about 1.6 messages each).
+        #[arg(long, default_value_t = 20_000)]
+        rate: u32,
+        /// Steps sent back to back at each tick.
+        #[arg(long, default_value_t = 1)]
+        burst: u32,
+        /// Write the throw-away CA certificate that clients must trust here.
+        #[arg(long, default_value = "sim-ca.pem")]
+        ca_out: PathBuf,
+        /// Serve plain ws:// and http:// instead of TLS.
+        #[arg(long)]
+        plain: bool,
+        /// The random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Stop after this many seconds (default: at SIGINT/SIGTERM).
+        #[arg(long)]
+        seconds: Option<u64>,
+    },
     /// Print the percentile table of a latency log and plot it to SVG.
     ///
     /// The log is an HdrHistogram interval log (`.hlog`) as tickwire's
@@ -61,7 +114,7 @@ enum Command {
         venue: Venue,
         /// An instrument to keep: SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS, and
         /// optionally :BOOK_DEPTH (default 1000). Repeat for each.
-        #[arg(long = "instrument", required = true, value_parser = parse_instrument)]
+        #[arg(long = "instrument", required = true, value_parser = tickwire_feed::config::parse_instrument)]
         instruments: Vec<InstrumentSpec>,
         /// Write every event as JSON Lines to this file (`-`: stdout).
         #[arg(long)]
@@ -78,40 +131,6 @@ enum Command {
         #[arg(long, default_value_t = 1 << 16, requires = "shm")]
         shm_capacity: usize,
     },
-}
-
-/// `SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:DEPTH]`.
-fn parse_instrument(s: &str) -> Result<InstrumentSpec, String> {
-    let parts: Vec<&str> = s.split(':').collect();
-    let (symbol, price, size, depth) = match parts[..] {
-        [symbol, price, size] => (symbol, price, size, "1000"),
-        [symbol, price, size, depth] => (symbol, price, size, depth),
-        _ => {
-            return Err(format!(
-                "`{s}`: expected SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:BOOK_DEPTH]"
-            ));
-        }
-    };
-    let decimals = |what: &str, v: &str| -> Result<u8, String> {
-        v.parse::<u8>()
-            .ok()
-            .filter(|d| *d <= 18)
-            .ok_or_else(|| format!("`{s}`: {what} decimals must be 0 to 18, not `{v}`"))
-    };
-    let depth = depth
-        .parse::<usize>()
-        .ok()
-        .filter(|d| (1..=100_000).contains(d))
-        .ok_or_else(|| format!("`{s}`: book depth must be 1 to 100000, not `{depth}`"))?;
-    if symbol.is_empty() {
-        return Err(format!("`{s}`: the symbol is empty"));
-    }
-    Ok(InstrumentSpec::new(
-        symbol,
-        decimals("price", price)?,
-        decimals("size", size)?,
-        depth,
-    ))
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -210,6 +229,163 @@ fn demo(args: &DemoArgs) -> ExitCode {
     }
 }
 
+fn run(path: &std::path::Path, record: Option<(PathBuf, u64)>, check: bool) -> ExitCode {
+    let mut config = match FeedConfig::load(path) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("tickwire-feed: {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    };
+    if let Some((out, mb)) = record {
+        if !(1..=1 << 20).contains(&mb) {
+            eprintln!("tickwire-feed record: --max-file-mb {mb}: must be between 1 and 1048576");
+            return ExitCode::from(2);
+        }
+        config.record = Some(tickwire_feed::config::RecordConfig {
+            path: out,
+            max_file_bytes: mb << 20,
+        });
+    }
+    for (n, t) in config.threads.iter().enumerate() {
+        let venues: Vec<&str> = t
+            .venues
+            .iter()
+            .map(|&v| config.venues[v].name.as_str())
+            .collect();
+        eprintln!(
+            "thread {n}: core {}, {}, venues {}",
+            t.core.map_or("unpinned".to_string(), |c| c.to_string()),
+            t.priority
+                .map_or("normal priority".to_string(), |p| format!("SCHED_FIFO {p}")),
+            venues.join(", ")
+        );
+    }
+    for v in &config.venues {
+        let plans =
+            tickwire_feed::live::plans(v.venue, &v.instruments, v.channels).unwrap_or_default();
+        eprintln!(
+            "venue {} ({}): {} instruments on {} connection(s){}",
+            v.name,
+            v.venue.name(),
+            v.instruments.len(),
+            plans.len(),
+            v.endpoint
+                .as_ref()
+                .map_or(String::new(), |e| format!(" to {e}"))
+        );
+    }
+    if check {
+        println!("configuration ok");
+        return ExitCode::SUCCESS;
+    }
+    let stop = match stop_on_signals() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("tickwire-feed: cannot install signal handlers: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match tickwire_feed::runner::run(&config, &stop, |line| eprintln!("{line}")) {
+        Ok(s) => {
+            eprintln!(
+                "stopped after {:.1} s: {} messages, {} events, {} JSON lines ({} dropped), \
+                 {} gaps, {} reconnects, {} undecodable",
+                s.elapsed.as_secs_f64(),
+                s.messages,
+                s.events,
+                s.lines,
+                s.dropped,
+                s.gaps,
+                s.reconnects,
+                s.decode_errors
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("tickwire-feed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve_sim(
+    listen: std::net::SocketAddr,
+    rate: u32,
+    burst: u32,
+    ca_out: &std::path::Path,
+    plain: bool,
+    seed: u64,
+    seconds: Option<u64>,
+) -> ExitCode {
+    use tickwire_feed::sim::{self, SimConfig, SimInstrument, Simulator};
+    let stop = match stop_on_signals() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("tickwire-feed sim: cannot install signal handlers: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let tls = if plain {
+        None
+    } else {
+        let (tls, ca) = match sim::self_signed() {
+            Ok(pair) => pair,
+            Err(e) => {
+                eprintln!("tickwire-feed sim: cannot make a certificate: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if let Err(e) = std::fs::write(ca_out, ca) {
+            eprintln!("tickwire-feed sim: --ca-out {}: {e}", ca_out.display());
+            return ExitCode::from(2);
+        }
+        Some(tls)
+    };
+    let simulator = match Simulator::start(SimConfig {
+        addr: listen,
+        tls,
+        instruments: vec![SimInstrument::btcusdt(), SimInstrument::ethusdt()],
+        rate,
+        burst,
+        seed,
+        ..SimConfig::default()
+    }) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("tickwire-feed sim: --listen {listen}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (ws, http) = if plain {
+        ("ws", "http")
+    } else {
+        ("wss", "https")
+    };
+    let port = simulator.addr().port();
+    eprintln!(
+        "simulating Binance spot BTCUSDT and ETHUSDT at {rate} steps/s: streams at \
+         {ws}://localhost:{port}/stream, snapshots at {http}://localhost:{port}/api/v3/depth{}",
+        if plain {
+            String::new()
+        } else {
+            format!("; trust {}", ca_out.display())
+        }
+    );
+    let started = std::time::Instant::now();
+    while !stop.load(std::sync::atomic::Ordering::Relaxed)
+        && seconds.is_none_or(|s| started.elapsed() < Duration::from_secs(s))
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stats = simulator.stop();
+    eprintln!(
+        "simulator stopped: {} steps, {} messages to {} clients ({} dropped), {} snapshots",
+        stats.steps, stats.messages, stats.clients, stats.dropped_clients, stats.snapshots
+    );
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let Some(command) = cli.command else {
@@ -217,6 +393,21 @@ fn main() -> ExitCode {
     };
     match command {
         Command::Demo(args) => demo(&args),
+        Command::Run { config, check } => run(&config, None, check),
+        Command::Record {
+            config,
+            out,
+            max_file_mb,
+        } => run(&config, Some((out, max_file_mb)), false),
+        Command::Sim {
+            listen,
+            rate,
+            burst,
+            ca_out,
+            plain,
+            seed,
+            seconds,
+        } => serve_sim(listen, rate, burst, &ca_out, plain, seed, seconds),
         Command::Report { log, svg, no_svg } => report(&log, svg, no_svg),
         Command::Replay {
             recordings,

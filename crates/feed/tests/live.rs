@@ -93,6 +93,7 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
             recording: None,
         },
         Some((simulator.stamps(), symbols)),
+        0,
     )
     .unwrap();
     let writer = sink::spawn_json_lines(

@@ -1,0 +1,762 @@
+//! The feed's configuration file (TOML), environment overrides, and the
+//! checks that run before anything connects.
+//!
+//! ```toml
+//! poll = "blocking"            # blocking | busy-poll | busy-read
+//!
+//! [metrics]
+//! hlog = "feed.hlog"           # HdrHistogram interval log
+//! interval_ms = 1000
+//! prometheus_port = 9100       # serve /metrics on 127.0.0.1 (optional)
+//!
+//! [sinks]
+//! jsonl = "events.jsonl"       # or "-" for standard output
+//! shm = "/dev/shm/tickwire"    # the shared-memory ring (one feed thread)
+//! shm_capacity = 65536         # events, a power of two
+//! queue = 65536                # events between the feed and the JSONL writer
+//!
+//! [record]
+//! path = "rec/feed"            # <path>.<n>.twrec, rotated
+//! max_file_mb = 256
+//!
+//! [tls]
+//! ca_file = "sim-ca.pem"       # trust this CA too (e.g. the simulator's)
+//!
+//! [[thread]]
+//! core = 1                     # pinned; fails loudly if it cannot be
+//! priority = 50                # SCHED_FIFO 1-99 (optional)
+//! venues = ["binance"]
+//!
+//! [[venue]]
+//! name = "binance"
+//! venue = "binance-spot"
+//! instruments = ["BTCUSDT:2:5:1000"]   # SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:DEPTH]
+//! trades = true
+//! quotes = true
+//! books = true
+//! endpoint = "wss://localhost:9443"   # instead of the venue's host (optional)
+//! rest = "https://localhost:9443"     # REST snapshots from here (optional)
+//! ```
+//!
+//! Every key can be overridden from the environment:
+//! `TICKWIRE_<SECTION>_<KEY>` for a section's key (`TICKWIRE_SINKS_JSONL`),
+//! `TICKWIRE_<KEY>` for a top-level one (`TICKWIRE_POLL`), and
+//! `TICKWIRE_VENUE_<NAME>_<KEY>` for one venue's (`TICKWIRE_VENUE_BINANCE_ENDPOINT`).
+//! Values are read as TOML where they parse (`true`, `42`, `["a"]`), as
+//! strings otherwise.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use tickwire_net::{Endpoint, PollMode};
+use tickwire_venues::InstrumentSpec;
+use tickwire_venues::plan::Channels;
+
+use crate::live::{VenueSetup, plans};
+use crate::replay::Venue;
+
+/// A configuration that cannot be used: which key, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The key, as a path (`venue[0].instruments[1]`, `sinks.shm`), or the
+    /// file when the problem is not one key's.
+    pub key: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.key, self.problem)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn error(key: impl Into<String>, problem: impl Into<String>) -> ConfigError {
+    ConfigError {
+        key: key.into(),
+        problem: problem.into(),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    poll: Option<String>,
+    #[serde(default)]
+    metrics: RawMetrics,
+    #[serde(default)]
+    sinks: RawSinks,
+    #[serde(default)]
+    record: Option<RawRecord>,
+    #[serde(default)]
+    tls: RawTls,
+    #[serde(default)]
+    thread: Vec<RawThread>,
+    #[serde(default)]
+    venue: Vec<RawVenue>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMetrics {
+    hlog: Option<PathBuf>,
+    interval_ms: Option<u64>,
+    prometheus_port: Option<u16>,
+    #[serde(default)]
+    stderr: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSinks {
+    jsonl: Option<PathBuf>,
+    shm: Option<PathBuf>,
+    shm_capacity: Option<usize>,
+    queue: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRecord {
+    path: PathBuf,
+    max_file_mb: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTls {
+    ca_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawThread {
+    core: Option<usize>,
+    priority: Option<u8>,
+    #[serde(default)]
+    venues: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVenue {
+    name: Option<String>,
+    venue: String,
+    instruments: Vec<String>,
+    trades: Option<bool>,
+    aggregate: Option<bool>,
+    quotes: Option<bool>,
+    books: Option<bool>,
+    endpoint: Option<String>,
+    rest: Option<String>,
+}
+
+/// The metrics exporter's settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetricsConfig {
+    /// The HdrHistogram interval log.
+    pub hlog: Option<PathBuf>,
+    /// How often histograms are collected.
+    pub interval_ms: u64,
+    /// Serve Prometheus text on 127.0.0.1 at this port.
+    pub prometheus_port: Option<u16>,
+    /// Print a line per stage each interval on stderr.
+    pub stderr: bool,
+}
+
+/// The sinks' settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SinksConfig {
+    /// JSON Lines to this file (`-`: standard output).
+    pub jsonl: Option<PathBuf>,
+    /// The shared-memory ring.
+    pub shm: Option<PathBuf>,
+    /// Its capacity in events.
+    pub shm_capacity: usize,
+    /// Events queued between the feed threads and the JSONL writer.
+    pub queue: usize,
+}
+
+/// The raw recording's settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordConfig {
+    /// Base name: `<path>.<n>.twrec`.
+    pub path: PathBuf,
+    /// Rotate after this many bytes.
+    pub max_file_bytes: u64,
+}
+
+/// A feed thread: its core, its priority, its venues (indices into
+/// [`FeedConfig::venues`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadConfig {
+    /// The core it is pinned to (`None`: not pinned).
+    pub core: Option<usize>,
+    /// SCHED_FIFO priority.
+    pub priority: Option<u8>,
+    /// The venues it runs.
+    pub venues: Vec<usize>,
+}
+
+/// A checked configuration.
+#[derive(Clone, Debug)]
+pub struct FeedConfig {
+    /// How the feed threads wait for data.
+    pub poll: PollMode,
+    /// Metrics.
+    pub metrics: MetricsConfig,
+    /// Sinks.
+    pub sinks: SinksConfig,
+    /// Raw recording.
+    pub record: Option<RecordConfig>,
+    /// An extra CA to trust.
+    pub ca_file: Option<PathBuf>,
+    /// The feed threads.
+    pub threads: Vec<ThreadConfig>,
+    /// The venues.
+    pub venues: Vec<VenueSetup>,
+}
+
+/// `SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:DEPTH]`.
+pub fn parse_instrument(s: &str) -> Result<InstrumentSpec, String> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let (symbol, price, size, depth) = match parts[..] {
+        [symbol, price, size] => (symbol, price, size, "1000"),
+        [symbol, price, size, depth] => (symbol, price, size, depth),
+        _ => {
+            return Err(format!(
+                "`{s}`: expected SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:BOOK_DEPTH]"
+            ));
+        }
+    };
+    let decimals = |what: &str, v: &str| -> Result<u8, String> {
+        v.parse::<u8>()
+            .ok()
+            .filter(|d| *d <= 18)
+            .ok_or_else(|| format!("`{s}`: {what} decimals must be 0 to 18, not `{v}`"))
+    };
+    let depth = depth
+        .parse::<usize>()
+        .ok()
+        .filter(|d| (1..=100_000).contains(d))
+        .ok_or_else(|| format!("`{s}`: book depth must be 1 to 100000, not `{depth}`"))?;
+    if symbol.is_empty() {
+        return Err(format!("`{s}`: the symbol is empty"));
+    }
+    Ok(InstrumentSpec::new(
+        symbol,
+        decimals("price", price)?,
+        decimals("size", size)?,
+        depth,
+    ))
+}
+
+/// The value of an environment override: TOML where it parses, a string
+/// otherwise.
+fn env_value(raw: &str) -> toml::Value {
+    let doc = format!("v = {raw}");
+    match doc.parse::<toml::Table>() {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(raw.into())),
+        Err(_) => toml::Value::String(raw.into()),
+    }
+}
+
+const SECTIONS: [&str; 4] = ["metrics", "sinks", "record", "tls"];
+
+/// Applies `TICKWIRE_*` overrides to the parsed file.
+fn apply_env(
+    table: &mut toml::Table,
+    vars: impl IntoIterator<Item = (String, String)>,
+) -> Result<(), ConfigError> {
+    for (name, raw) in vars {
+        let Some(rest) = name.strip_prefix("TICKWIRE_") else {
+            continue;
+        };
+        let lower = rest.to_ascii_lowercase();
+        let value = env_value(&raw);
+        if let Some(venue_key) = lower.strip_prefix("venue_") {
+            // TICKWIRE_VENUE_<NAME>_<KEY>: the longest venue name that fits.
+            let venues = table
+                .get_mut("venue")
+                .and_then(|v| v.as_array_mut())
+                .ok_or_else(|| error(&name, "there is no [[venue]] to override"))?;
+            let mut matched = false;
+            for v in venues.iter_mut() {
+                let Some(t) = v.as_table_mut() else { continue };
+                let vname = t
+                    .get("name")
+                    .or_else(|| t.get("venue"))
+                    .and_then(|n| n.as_str())
+                    .unwrap_or_default()
+                    .to_ascii_lowercase()
+                    .replace('-', "_");
+                if let Some(key) = venue_key
+                    .strip_prefix(&vname)
+                    .and_then(|k| k.strip_prefix('_'))
+                    && !key.is_empty()
+                {
+                    t.insert(key.to_owned(), value.clone());
+                    matched = true;
+                }
+            }
+            if !matched {
+                return Err(error(
+                    &name,
+                    "names no [[venue]] (TICKWIRE_VENUE_<NAME>_<KEY>)",
+                ));
+            }
+            continue;
+        }
+        let section = SECTIONS
+            .iter()
+            .find(|s| lower.starts_with(&format!("{s}_")));
+        match section {
+            Some(s) => {
+                let key = &lower[s.len() + 1..];
+                let entry = table
+                    .entry(s.to_string())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                let Some(t) = entry.as_table_mut() else {
+                    return Err(error(*s, "is not a table"));
+                };
+                t.insert(key.to_owned(), value);
+            }
+            None => {
+                table.insert(lower, value);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The key a serde error is about, from its message.
+fn key_of_serde(e: &toml::de::Error) -> String {
+    let msg = e.message();
+    if let Some(start) = msg.find('`')
+        && let Some(len) = msg[start + 1..].find('`')
+    {
+        return msg[start + 1..start + 1 + len].to_owned();
+    }
+    "file".into()
+}
+
+impl FeedConfig {
+    /// Reads `path`, applies the process's `TICKWIRE_*` variables, checks.
+    pub fn load(path: &Path) -> Result<FeedConfig, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| error(path.display().to_string(), format!("cannot read: {e}")))?;
+        FeedConfig::parse(&text, std::env::vars())
+    }
+
+    /// Parses and checks `text` with the overrides `env`.
+    pub fn parse(
+        text: &str,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<FeedConfig, ConfigError> {
+        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            let span = e
+                .span()
+                .map(|s| {
+                    let line = text[..s.start.min(text.len())].lines().count().max(1);
+                    format!(" (line {line})")
+                })
+                .unwrap_or_default();
+            error(key_of_serde(&e), format!("{}{span}", e.message().trim()))
+        })?;
+        apply_env(&mut table, env)?;
+        let raw = RawConfig::deserialize(toml::Value::Table(table))
+            .map_err(|e| error(key_of_serde(&e), e.message().trim().to_owned()))?;
+        FeedConfig::check(raw)
+    }
+
+    fn check(raw: RawConfig) -> Result<FeedConfig, ConfigError> {
+        let poll = match raw.poll.as_deref() {
+            None | Some("blocking") => PollMode::Blocking,
+            Some("busy-poll") => PollMode::BusyPoll,
+            Some("busy-read") => PollMode::BusyRead,
+            Some(other) => {
+                return Err(error(
+                    "poll",
+                    format!("`{other}` is not one of blocking, busy-poll, busy-read"),
+                ));
+            }
+        };
+        let interval_ms = raw.metrics.interval_ms.unwrap_or(1000);
+        if !(10..=3_600_000).contains(&interval_ms) {
+            return Err(error(
+                "metrics.interval_ms",
+                format!("{interval_ms} is not between 10 and 3600000"),
+            ));
+        }
+        let shm_capacity = raw.sinks.shm_capacity.unwrap_or(1 << 16);
+        if !shm_capacity.is_power_of_two() || !(64..=1 << 24).contains(&shm_capacity) {
+            return Err(error(
+                "sinks.shm_capacity",
+                format!("{shm_capacity} must be a power of two from 64 to 16777216"),
+            ));
+        }
+        let queue = raw.sinks.queue.unwrap_or(1 << 16);
+        if !(16..=1 << 24).contains(&queue) {
+            return Err(error(
+                "sinks.queue",
+                format!("{queue} must be between 16 and 16777216"),
+            ));
+        }
+        let record = match raw.record {
+            None => None,
+            Some(r) => {
+                let mb = r.max_file_mb.unwrap_or(256);
+                if !(1..=1 << 20).contains(&mb) {
+                    return Err(error(
+                        "record.max_file_mb",
+                        format!("{mb} must be between 1 and 1048576"),
+                    ));
+                }
+                Some(RecordConfig {
+                    path: r.path,
+                    max_file_bytes: mb << 20,
+                })
+            }
+        };
+        if let Some(ca) = &raw.tls.ca_file
+            && !ca.is_file()
+        {
+            return Err(error(
+                "tls.ca_file",
+                format!("{}: no such file", ca.display()),
+            ));
+        }
+        if raw.venue.is_empty() {
+            return Err(error("venue", "no [[venue]]: nothing to connect to"));
+        }
+        let mut venues = Vec::new();
+        let mut names = BTreeSet::new();
+        for (n, v) in raw.venue.iter().enumerate() {
+            let key = |k: &str| format!("venue[{n}].{k}");
+            let venue: Venue = v
+                .venue
+                .parse()
+                .map_err(|e: String| error(key("venue"), e))?;
+            let name = v.name.clone().unwrap_or_else(|| v.venue.clone());
+            if !names.insert(name.clone()) {
+                return Err(error(
+                    key("name"),
+                    format!("`{name}` names two venues; give each a distinct `name`"),
+                ));
+            }
+            if v.instruments.is_empty() {
+                return Err(error(key("instruments"), "is empty"));
+            }
+            let mut instruments = Vec::new();
+            for (k, s) in v.instruments.iter().enumerate() {
+                let spec = parse_instrument(s)
+                    .map_err(|e| error(format!("venue[{n}].instruments[{k}]"), e))?;
+                if instruments
+                    .iter()
+                    .any(|i: &InstrumentSpec| i.symbol == spec.symbol)
+                {
+                    return Err(error(
+                        format!("venue[{n}].instruments[{k}]"),
+                        format!("{} is listed twice", spec.symbol),
+                    ));
+                }
+                instruments.push(spec);
+            }
+            let channels = Channels {
+                trades: v.trades.unwrap_or(true),
+                aggregate: v.aggregate.unwrap_or(false),
+                quotes: v.quotes.unwrap_or(true),
+                books: v.books.unwrap_or(true),
+            };
+            if !(channels.trades || channels.quotes || channels.books) {
+                return Err(error(key("trades"), "trades, quotes and books are all off"));
+            }
+            for (k, url) in [("endpoint", &v.endpoint), ("rest", &v.rest)] {
+                if let Some(url) = url {
+                    let scheme_ok = if k == "endpoint" {
+                        url.starts_with("wss://") || url.starts_with("ws://")
+                    } else {
+                        url.starts_with("https://") || url.starts_with("http://")
+                    };
+                    let probe = url
+                        .replacen("https://", "wss://", 1)
+                        .replacen("http://", "ws://", 1);
+                    if !scheme_ok {
+                        return Err(error(
+                            key(k),
+                            format!(
+                                "`{url}`: expected {}",
+                                if k == "endpoint" {
+                                    "wss:// or ws://"
+                                } else {
+                                    "https:// or http://"
+                                }
+                            ),
+                        ));
+                    }
+                    Endpoint::parse(&probe).map_err(|e| error(key(k), format!("`{url}`: {e}")))?;
+                }
+            }
+            plans(venue, &instruments, channels)
+                .map_err(|e| error(key("instruments"), e.to_string()))?;
+            venues.push(VenueSetup {
+                name,
+                venue,
+                instruments,
+                channels,
+                endpoint: v.endpoint.clone(),
+                rest: v.rest.clone(),
+            });
+        }
+        let mut threads = Vec::new();
+        let mut placed = vec![false; venues.len()];
+        let cores = crate::threads::cores();
+        for (n, t) in raw.thread.iter().enumerate() {
+            if let Some(core) = t.core
+                && !cores.contains(&core)
+            {
+                return Err(error(
+                    format!("thread[{n}].core"),
+                    format!("core {core} is not available (this process may use {cores:?})"),
+                ));
+            }
+            if let Some(p) = t.priority
+                && !(1..=99).contains(&p)
+            {
+                return Err(error(
+                    format!("thread[{n}].priority"),
+                    format!("{p} is not a SCHED_FIFO priority (1 to 99)"),
+                ));
+            }
+            let mut list = Vec::new();
+            for (k, name) in t.venues.iter().enumerate() {
+                let key = format!("thread[{n}].venues[{k}]");
+                let v = venues
+                    .iter()
+                    .position(|v| v.name == *name)
+                    .ok_or_else(|| error(&key, format!("no [[venue]] is named `{name}`")))?;
+                if placed[v] {
+                    return Err(error(&key, format!("`{name}` is on two threads")));
+                }
+                placed[v] = true;
+                list.push(v);
+            }
+            if list.is_empty() {
+                return Err(error(format!("thread[{n}].venues"), "is empty"));
+            }
+            threads.push(ThreadConfig {
+                core: t.core,
+                priority: t.priority,
+                venues: list,
+            });
+        }
+        if threads.is_empty() {
+            threads.push(ThreadConfig {
+                core: crate::threads::last_core(),
+                priority: None,
+                venues: (0..venues.len()).collect(),
+            });
+        } else if let Some(v) = placed.iter().position(|p| !p) {
+            return Err(error(
+                "thread",
+                format!("venue `{}` is on no [[thread]]", venues[v].name),
+            ));
+        }
+        if raw.sinks.shm.is_some() && threads.len() > 1 {
+            return Err(error(
+                "sinks.shm",
+                "the ring has a single writer: use one [[thread]] with it",
+            ));
+        }
+        Ok(FeedConfig {
+            poll,
+            metrics: MetricsConfig {
+                hlog: raw.metrics.hlog,
+                interval_ms,
+                prometheus_port: raw.metrics.prometheus_port,
+                stderr: raw.metrics.stderr,
+            },
+            sinks: SinksConfig {
+                jsonl: raw.sinks.jsonl,
+                shm: raw.sinks.shm,
+                shm_capacity,
+                queue,
+            },
+            record,
+            ca_file: raw.tls.ca_file,
+            threads,
+            venues,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+poll = "busy-read"
+[sinks]
+jsonl = "-"
+[[venue]]
+name = "bn"
+venue = "binance-spot"
+instruments = ["BTCUSDT:2:5:1000", "ETHUSDT:2:4"]
+endpoint = "wss://localhost:9443"
+rest = "https://localhost:9443"
+[[venue]]
+venue = "okx"
+instruments = ["BTC-USDT:1:8:400"]
+"#;
+
+    type Env<'a> = &'a [(&'a str, &'a str)];
+
+    fn parse(text: &str, env: &[(&str, &str)]) -> Result<FeedConfig, ConfigError> {
+        FeedConfig::parse(
+            text,
+            env.iter().map(|(k, v)| (k.to_string(), v.to_string())),
+        )
+    }
+
+    #[test]
+    fn a_good_file_is_read_whole() {
+        let c = parse(GOOD, &[]).unwrap();
+        assert_eq!(c.poll, PollMode::BusyRead);
+        assert_eq!(c.venues.len(), 2);
+        assert_eq!(c.venues[0].name, "bn");
+        assert_eq!(c.venues[1].name, "okx");
+        assert_eq!(
+            c.venues[0].instruments[1],
+            InstrumentSpec::new("ETHUSDT", 2, 4, 1000)
+        );
+        assert_eq!(c.sinks.jsonl.as_deref(), Some(Path::new("-")));
+        assert_eq!(c.threads.len(), 1);
+        assert_eq!(c.threads[0].venues, [0, 1]);
+        assert_eq!(c.metrics.interval_ms, 1000);
+    }
+
+    #[test]
+    fn environment_variables_override_the_file() {
+        let c = parse(
+            GOOD,
+            &[
+                ("TICKWIRE_POLL", "blocking"),
+                ("TICKWIRE_SINKS_JSONL", "out.jsonl"),
+                ("TICKWIRE_METRICS_INTERVAL_MS", "250"),
+                ("TICKWIRE_VENUE_BN_ENDPOINT", "wss://127.0.0.1:1"),
+                ("TICKWIRE_VENUE_OKX_QUOTES", "false"),
+                ("OTHER", "ignored"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.poll, PollMode::Blocking);
+        assert_eq!(c.sinks.jsonl.as_deref(), Some(Path::new("out.jsonl")));
+        assert_eq!(c.metrics.interval_ms, 250);
+        assert_eq!(c.venues[0].endpoint.as_deref(), Some("wss://127.0.0.1:1"));
+        assert!(!c.venues[1].channels.quotes);
+    }
+
+    /// Each bad value is refused with its key named.
+    #[test]
+    fn bad_values_name_their_key() {
+        // (file, environment, the key the error must name)
+        let cases: &[(&str, Env<'_>, &str)] = &[
+            (GOOD, &[("TICKWIRE_POLL", "spin")], "poll"),
+            (
+                GOOD,
+                &[("TICKWIRE_SINKS_SHM_CAPACITY", "1000")],
+                "sinks.shm_capacity",
+            ),
+            (
+                GOOD,
+                &[("TICKWIRE_METRICS_INTERVAL_MS", "1")],
+                "metrics.interval_ms",
+            ),
+            (
+                GOOD,
+                &[("TICKWIRE_VENUE_BN_VENUE", "binance")],
+                "venue[0].venue",
+            ),
+            (
+                GOOD,
+                &[("TICKWIRE_VENUE_BN_ENDPOINT", "https://x")],
+                "venue[0].endpoint",
+            ),
+            (
+                GOOD,
+                &[("TICKWIRE_VENUE_BN_REST", "wss://x")],
+                "venue[0].rest",
+            ),
+            (
+                "[[venue]]\nvenue = \"kraken\"\ninstruments = [\"BTC/USD:1:8:7\"]",
+                &[],
+                "venue[0].instruments",
+            ),
+            (
+                GOOD,
+                &[("TICKWIRE_VENUE_BN_INSTRUMENTS", r#"["BTCUSDT:2"]"#)],
+                "venue[0].instruments[0]",
+            ),
+            (GOOD, &[("TICKWIRE_SINKS_COLOUR", "red")], "colour"),
+            (
+                GOOD,
+                &[("TICKWIRE_VENUE_NOPE_X", "1")],
+                "TICKWIRE_VENUE_NOPE_X",
+            ),
+            (
+                GOOD,
+                &[("TICKWIRE_TLS_CA_FILE", "/no/such/ca.pem")],
+                "tls.ca_file",
+            ),
+            ("", &[], "venue"),
+            (
+                "poll = \"blocking\"\n[[venue]]\nvenue = \"okx\"\n",
+                &[],
+                "instruments",
+            ),
+            (
+                "[[venue]]\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\", \"A:1:1:400\"]",
+                &[],
+                "venue[0].instruments[1]",
+            ),
+            (
+                "[[venue]]\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\"]\n[[thread]]\nvenues = [\"kraken\"]",
+                &[],
+                "thread[0].venues[0]",
+            ),
+            (
+                "[[venue]]\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\"]\n[[thread]]\ncore = 4096\nvenues = [\"okx\"]",
+                &[],
+                "thread[0].core",
+            ),
+            (
+                "[[venue]]\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\"]\n[[thread]]\npriority = 0\nvenues = [\"okx\"]",
+                &[],
+                "thread[0].priority",
+            ),
+            (
+                "[[venue]]\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\"]\n[[venue]]\nname = \"b\"\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\"]\n[[thread]]\nvenues = [\"okx\"]",
+                &[],
+                "thread",
+            ),
+        ];
+        for (text, env, key) in cases {
+            let e = parse(text, env).expect_err(key);
+            assert_eq!(e.key, *key, "{e}");
+            assert!(!e.problem.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_syntax_error_says_where() {
+        let e = parse("poll = \n", &[]).unwrap_err();
+        assert!(e.problem.contains("line 1"), "{e}");
+    }
+}

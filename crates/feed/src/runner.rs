@@ -1,0 +1,304 @@
+//! `tickwire-feed run`: a checked [`FeedConfig`] brought to life. Sinks and
+//! the metrics exporter first, then one pinned thread per `[[thread]]`,
+//! each with its own driver and venues; every thread must be up (pinned,
+//! prioritised, its feed built) before the run counts as started. On
+//! `stop` every feed closes its connections, the recordings are finished,
+//! the JSON Lines flushed and the last histogram interval written.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tickwire_net::{Config as NetConfig, TlsConfig};
+use tickwire_tsc::{ExportConfig, HistogramConfig, Metrics};
+
+use crate::config::FeedConfig;
+use crate::live::{Feed, FeedStats, Sinks};
+use crate::recording::{self, Header};
+use crate::{shm, sink, threads};
+
+/// Why a run could not start or ended badly.
+#[derive(Debug)]
+pub enum RunError {
+    /// A file, socket or thread could not be set up.
+    Setup(String),
+    /// A feed thread failed while running.
+    Feed(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Setup(e) => write!(f, "cannot start: {e}"),
+            RunError::Feed(e) => write!(f, "a feed thread failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct RunSummary {
+    /// Messages received over all threads.
+    pub messages: u64,
+    /// Events emitted.
+    pub events: u64,
+    /// Events the JSON Lines sink dropped for being behind.
+    pub dropped: u64,
+    /// JSON lines written.
+    pub lines: u64,
+    /// Gaps, reconnects, undecodable messages.
+    pub gaps: u64,
+    /// Reconnects.
+    pub reconnects: u64,
+    /// Undecodable messages.
+    pub decode_errors: u64,
+    /// How long it ran.
+    pub elapsed: Duration,
+}
+
+fn setup(what: &str, e: impl fmt::Display) -> RunError {
+    RunError::Setup(format!("{what}: {e}"))
+}
+
+/// Runs `config` until `stop` is set; `status` gets a line a second.
+pub fn run(
+    config: &FeedConfig,
+    stop: &Arc<AtomicBool>,
+    mut status: impl FnMut(&str),
+) -> Result<RunSummary, RunError> {
+    let mut tls = TlsConfig::webpki_roots();
+    if let Some(ca) = &config.ca_file {
+        tls.add_ca_file(ca)
+            .map_err(|e| setup(&format!("tls.ca_file {}", ca.display()), e))?;
+    }
+    let metrics = Metrics::new(HistogramConfig::default());
+    let exporter = metrics
+        .export(ExportConfig {
+            interval: Duration::from_millis(config.metrics.interval_ms),
+            hlog: config.metrics.hlog.clone(),
+            prometheus_port: config.metrics.prometheus_port,
+            stderr: config.metrics.stderr,
+        })
+        .map_err(|e| setup("metrics", e))?;
+
+    // Instrument ids: thread by thread, venue by venue.
+    let mut names = Vec::new();
+    let mut firsts = Vec::new();
+    for t in &config.threads {
+        firsts.push(names.len() as u32);
+        for &v in &t.venues {
+            let venue = &config.venues[v];
+            names.extend(venue.instruments.iter().map(|i| sink::Instrument {
+                venue: venue.name.clone(),
+                symbol: i.symbol.clone(),
+                price_scale: i.price_scale,
+                size_scale: i.size_scale,
+            }));
+        }
+    }
+    let (queue, writer) = match &config.sinks.jsonl {
+        None => (None, None),
+        Some(path) => {
+            let out: Box<dyn io::Write + Send> = if path.as_os_str() == "-" {
+                Box::new(io::stdout())
+            } else {
+                Box::new(
+                    std::fs::File::create(path)
+                        .map_err(|e| setup(&format!("sinks.jsonl {}", path.display()), e))?,
+                )
+            };
+            let (publisher, events) = sink::queue(config.sinks.queue);
+            let writer = sink::spawn_json_lines(events, names.clone(), out)
+                .map_err(|e| setup("the JSON Lines thread", e))?;
+            (Some(publisher), Some(writer))
+        }
+    };
+    let mut ring = match &config.sinks.shm {
+        None => None,
+        Some(path) => Some(
+            shm::Writer::create(path, config.sinks.shm_capacity)
+                .map_err(|e| setup(&format!("sinks.shm {}", path.display()), e))?,
+        ),
+    };
+    let cal = tickwire_tsc::calibration();
+    let mut feeds = Vec::new();
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<Arc<FeedStats>, String>>();
+    let feed_stop = Arc::new(AtomicBool::new(false));
+    for (n, t) in config.threads.iter().enumerate() {
+        let recording = match &config.record {
+            None => None,
+            Some(r) => {
+                let base = if config.threads.len() > 1 {
+                    let mut p = r.path.clone().into_os_string();
+                    p.push(format!(".t{n}"));
+                    p.into()
+                } else {
+                    r.path.clone()
+                };
+                if let Some(dir) = r.path.parent()
+                    && !dir.as_os_str().is_empty()
+                {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| setup(&format!("record.path {}", dir.display()), e))?;
+                }
+                Some(
+                    recording::Writer::create(
+                        base,
+                        r.max_file_bytes,
+                        Header {
+                            created_unix_ns: cal.to_unix_ns(cal.clock().now()),
+                            ticks_per_second: cal.ticks_per_second(),
+                        },
+                    )
+                    .map_err(|e| setup("record.path", e))?,
+                )
+            }
+        };
+        let sinks = Sinks {
+            queue: queue.clone(),
+            ring: ring.take(),
+            recording,
+        };
+        let venues: Vec<_> = t.venues.iter().map(|&v| config.venues[v].clone()).collect();
+        let net = NetConfig {
+            poll_mode: config.poll,
+            ..NetConfig::default()
+        };
+        let (core, priority, first) = (t.core, t.priority, firsts[n]);
+        let tls = tls.clone();
+        let metrics = metrics.clone();
+        let ready = ready_tx.clone();
+        let feed_stop = Arc::clone(&feed_stop);
+        let handle = thread::Builder::new()
+            .name(format!("tickwire-feed-{n}"))
+            .spawn(move || -> Result<Sinks, String> {
+                let started = (|| {
+                    if let Some(core) = core {
+                        threads::pin(core).map_err(|e| format!("thread[{n}]: {e}"))?;
+                    }
+                    if let Some(p) = priority {
+                        threads::fifo(p).map_err(|e| format!("thread[{n}]: {e}"))?;
+                    }
+                    Feed::new(venues, net, &tls, &metrics, sinks, None, first)
+                        .map_err(|e| format!("thread[{n}]: {e}"))
+                })();
+                let feed = match started {
+                    Ok(f) => f,
+                    Err(e) => {
+                        let _ = ready.send(Err(e.clone()));
+                        return Err(e);
+                    }
+                };
+                let _ = ready.send(Ok(feed.stats()));
+                feed.run(&feed_stop, Duration::from_secs(2))
+                    .map_err(|e| format!("thread[{n}]: {e}"))
+            })
+            .map_err(|e| setup("a feed thread", e))?;
+        feeds.push(handle);
+    }
+    drop(ready_tx);
+    drop(queue);
+    let mut stats = Vec::new();
+    let mut failure = None;
+    for _ in 0..feeds.len() {
+        match ready_rx.recv() {
+            Ok(Ok(s)) => stats.push(s),
+            Ok(Err(e)) => {
+                failure = Some(e);
+                break;
+            }
+            Err(_) => {
+                failure = Some("a feed thread ended before starting".into());
+                break;
+            }
+        }
+    }
+    let started = Instant::now();
+    if failure.is_none() {
+        let mut last = (0u64, Instant::now());
+        while !stop.load(Ordering::Relaxed) {
+            thread::sleep(Duration::from_millis(50));
+            if feeds.iter().any(|f| f.is_finished()) {
+                break;
+            }
+            if last.1.elapsed() >= Duration::from_secs(1) {
+                let sum = |f: fn(&FeedStats) -> &std::sync::atomic::AtomicU64| -> u64 {
+                    stats.iter().map(|s| FeedStats::get(f(s))).sum()
+                };
+                let messages = sum(|s| &s.messages);
+                let rate = (messages - last.0) as f64 / last.1.elapsed().as_secs_f64();
+                last = (messages, Instant::now());
+                status(&format!(
+                    "{:>7.1}s  {:>9.0} msg/s  {:>11} messages  books valid {}/{}  gaps {}  reconnects {}  undecodable {}",
+                    started.elapsed().as_secs_f64(),
+                    rate,
+                    messages,
+                    sum(|s| &s.books_valid),
+                    names.len(),
+                    sum(|s| &s.gaps),
+                    sum(|s| &s.reconnects),
+                    sum(|s| &s.decode_errors),
+                ));
+            }
+        }
+    }
+    let elapsed = started.elapsed();
+    feed_stop.store(true, Ordering::Relaxed);
+    let mut summary = RunSummary {
+        elapsed,
+        ..RunSummary::default()
+    };
+    for s in &stats {
+        summary.messages += FeedStats::get(&s.messages);
+        summary.events += FeedStats::get(&s.events);
+        summary.gaps += FeedStats::get(&s.gaps);
+        summary.reconnects += FeedStats::get(&s.reconnects);
+        summary.decode_errors += FeedStats::get(&s.decode_errors);
+    }
+    for f in feeds {
+        match f.join() {
+            Ok(Ok(sinks)) => {
+                if let Some(q) = &sinks.queue {
+                    summary.dropped += q.dropped();
+                }
+                if let Some(rec) = sinks.recording
+                    && let Err(e) = rec.finish()
+                    && failure.is_none()
+                {
+                    failure = Some(format!("finishing the recording: {e}"));
+                }
+            }
+            Ok(Err(e)) => {
+                failure.get_or_insert(e);
+            }
+            Err(_) => {
+                failure.get_or_insert("a feed thread panicked".into());
+            }
+        }
+    }
+    if let Some(w) = writer {
+        match w.join() {
+            Ok(Ok(lines)) => summary.lines = lines,
+            Ok(Err(e)) => {
+                failure.get_or_insert(format!("writing JSON lines: {e}"));
+            }
+            Err(_) => {
+                failure.get_or_insert("the JSON Lines thread panicked".into());
+            }
+        }
+    }
+    if let Err(e) = exporter.finish() {
+        failure.get_or_insert(format!("writing the latency log: {e}"));
+    }
+    match failure {
+        None => Ok(summary),
+        Some(e) if stats.len() < config.threads.len() => Err(RunError::Setup(e)),
+        Some(e) => Err(RunError::Feed(e)),
+    }
+}

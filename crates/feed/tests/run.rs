@@ -1,0 +1,178 @@
+//! The `tickwire-feed` binary as a user runs it: `run --config` against the
+//! simulator over TLS (a config file, an environment override, a recording
+//! and the latency log), stopped with SIGTERM: exit 0, everything flushed
+//! and closed; then the recording replayed to the same books. And an
+//! invalid configuration: exit 2 with the key named, before connecting.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tickwire_feed::replay::{self, Pace, Venue};
+use tickwire_feed::sim::{self, SimConfig, Simulator};
+use tickwire_venues::{InstrumentSpec, Kind};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tickwire-run-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
+}
+
+#[test]
+fn run_against_the_simulator_then_sigterm_flushes_everything_and_exits_0() {
+    let dir = temp_dir("sim");
+    let (tls, ca) = sim::self_signed().unwrap();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca).unwrap();
+    let simulator = Simulator::start(SimConfig {
+        tls: Some(tls),
+        rate: 2000,
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let port = simulator.addr().port();
+    let config = dir.join("feed.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[metrics]
+hlog = "{hlog}"
+interval_ms = 200
+[sinks]
+jsonl = "{jsonl}"
+[record]
+path = "{rec}"
+max_file_mb = 1
+[tls]
+ca_file = "{ca}"
+[[venue]]
+name = "sim"
+venue = "binance-spot"
+instruments = ["BTCUSDT:2:5:1000", "ETHUSDT:2:4:1000"]
+endpoint = "wss://localhost:1"
+rest = "https://localhost:{port}"
+"#,
+            hlog = dir.join("feed.hlog").display(),
+            jsonl = dir.join("events.jsonl").display(),
+            rec = dir.join("rec").display(),
+            ca = ca_file.display(),
+        ),
+    )
+    .unwrap();
+    // The stream endpoint in the file is wrong on purpose: the environment
+    // puts it right.
+    let mut child = bin()
+        .args(["run", "--config"])
+        .arg(&config)
+        .env(
+            "TICKWIRE_VENUE_SIM_ENDPOINT",
+            format!("wss://localhost:{port}"),
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Run until at least one record file rotated past 1 MiB, at most 30 s.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !dir.join("rec.1.twrec").exists() {
+        assert!(Instant::now() < deadline, "no rotation within 30 s");
+        assert!(child.try_wait().unwrap().is_none(), "the feed exited early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("stopped after"), "{stderr}");
+    simulator.stop();
+
+    // The JSON lines: both books valid, trades and quotes, nothing torn.
+    let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let mut valid = 0;
+    let mut trades = 0;
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("whole JSON lines");
+        match v["type"].as_str().unwrap() {
+            "book_valid" => valid += 1,
+            "trade" => trades += 1,
+            _ => {}
+        }
+    }
+    assert_eq!(valid, 2, "{stderr}");
+    assert!(trades > 10);
+    // The latency log was flushed: it parses and has the stages.
+    let report = tickwire_tsc::Report::read(&dir.join("feed.hlog")).unwrap();
+    assert!(report.table().contains("sim/total"), "{}", report.table());
+
+    // The recording (closed cleanly, rotated) replays to the same events.
+    let files = replay::files_for(&dir.join("rec"));
+    assert!(files.len() >= 2, "{files:?}");
+    let specs = [
+        InstrumentSpec::new("BTCUSDT", 2, 5, 1000),
+        InstrumentSpec::new("ETHUSDT", 2, 4, 1000),
+    ];
+    let mut replayed = Vec::new();
+    let stats = replay::replay(&files, Venue::BinanceSpot, &specs, Pace::Max, |e| {
+        replayed.push(e)
+    })
+    .unwrap();
+    assert_eq!(stats.decode_errors, 0);
+    assert_eq!(stats.responses, 2);
+    let replay_valid = replayed
+        .iter()
+        .filter(|e| matches!(e.kind, Kind::BookValid { .. }))
+        .count();
+    assert_eq!(replay_valid, 2);
+    let replay_trades = replayed
+        .iter()
+        .filter(|e| matches!(e.kind, Kind::Trade { .. }))
+        .count();
+    assert_eq!(replay_trades, trades);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_invalid_config_exits_2_naming_the_key_before_connecting() {
+    let dir = temp_dir("bad");
+    let config = dir.join("feed.toml");
+    std::fs::write(
+        &config,
+        "[[venue]]\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT:2:99\"]\n",
+    )
+    .unwrap();
+    let out = bin()
+        .args(["run", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`venue[0].instruments[0]`"), "{stderr}");
+    assert!(stderr.contains("size decimals must be 0 to 18"), "{stderr}");
+
+    let out = bin()
+        .args(["run", "--config"])
+        .arg(&config)
+        .env("TICKWIRE_SINKS_QUEUE", "3")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = bin()
+        .args(["run", "--config"])
+        .arg(dir.join("missing.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
