@@ -84,6 +84,10 @@ pub fn run(
     stop: &Arc<AtomicBool>,
     mut status: impl FnMut(&str),
 ) -> io::Result<DemoSummary> {
+    let core = match config.core {
+        Some(c) => c,
+        None => threads::last_core().ok_or_else(|| io::Error::other("no CPU cores found"))?,
+    };
     let (tls, ca) = sim::self_signed().map_err(io::Error::other)?;
     let instruments = vec![SimInstrument::btcusdt(), SimInstrument::ethusdt()];
     let simulator = Simulator::start(SimConfig {
@@ -91,6 +95,8 @@ pub fn run(
         instruments: instruments.clone(),
         rate: config.rate,
         burst: 1,
+        // The market thread on another core than the feed's, if there is one.
+        core: threads::cores().into_iter().find(|&c| c != core),
         ..SimConfig::default()
     })?;
     let port = simulator.addr().port();
@@ -104,10 +110,6 @@ pub fn run(
         hlog: Some(config.hlog.clone()),
         ..ExportConfig::default()
     })?;
-    let core = match config.core {
-        Some(c) => c,
-        None => threads::last_core().ok_or_else(|| io::Error::other("no CPU cores found"))?,
-    };
     let specs: Vec<InstrumentSpec> = instruments
         .iter()
         .map(|i| InstrumentSpec::new(&i.symbol, i.price_scale, i.size_scale, 1000))

@@ -104,6 +104,9 @@ pub struct SimConfig {
     pub keep_sent: bool,
     /// Drop a client whose socket takes longer than this to accept a write.
     pub write_timeout: Duration,
+    /// Pin the market thread (which spins between steps at high rates) to
+    /// this core, away from the feed's.
+    pub core: Option<usize>,
 }
 
 impl Default for SimConfig {
@@ -118,6 +121,7 @@ impl Default for SimConfig {
             seed: 1,
             keep_sent: false,
             write_timeout: Duration::from_secs(2),
+            core: None,
         }
     }
 }
@@ -894,6 +898,10 @@ fn control(
 
 fn generate(shared: &Shared, mut rng: StdRng) {
     let config = &shared.config;
+    if let Some(core) = config.core {
+        // Best effort: an unpinned simulator still works, only noisier.
+        let _ = crate::threads::pin(core);
+    }
     let clock = Clock::new();
     let burst = config.burst.max(1);
     let interval = (config.rate > 0)
