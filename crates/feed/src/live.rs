@@ -201,6 +201,8 @@ struct Core {
     /// The first instrument id of this feed.
     first: u32,
     stopping: bool,
+    /// A message's copy for the recording.
+    scratch: Vec<u8>,
     /// Record numbering of connections: the `ConnId` index and serial.
     record_errors: u64,
 }
@@ -319,13 +321,18 @@ impl Handler for Core {
         };
         FeedStats::add(&self.stats.messages, 1);
         if self.sinks.recording.is_some() {
-            let bytes = payload.as_bytes().to_vec();
+            // Copied into a buffer kept across messages: no allocation
+            // once it has grown to the largest message.
+            let mut bytes = std::mem::take(&mut self.scratch);
+            bytes.clear();
+            bytes.extend_from_slice(payload.as_bytes());
             self.record(
                 recording::Kind::Received,
                 conn.id(),
                 stamps.read_end,
                 &bytes,
             );
+            self.scratch = bytes;
         }
         let Core {
             venues,
@@ -647,6 +654,7 @@ impl Feed {
             send_stamps: send_stamps.map(|(s, _)| s),
             want_snapshot: Vec::with_capacity(names.len() * 2),
             stopping: false,
+            scratch: Vec::with_capacity(64 * 1024),
             record_errors: 0,
         };
         let mut driver =

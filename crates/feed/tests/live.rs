@@ -3,7 +3,11 @@
 //! and valid, every trade and quote the simulator sent arriving as the
 //! same event on the JSON Lines sink, the shared-memory ring holding the
 //! same events, the books equal to the simulator's once it pauses, and
-//! most messages' wire latency measured through the side channel.
+//! most messages' wire latency measured through the side channel; and the
+//! feed thread allocating nothing once warm.
+
+#[global_allocator]
+static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -107,10 +111,15 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
     wait(&mut feed, "both books valid", 20, |_| {
         FeedStats::get(&stats.books_valid) == 2
     });
+    // Warm: the next 2000 messages (decoded, books kept, events to the
+    // ring and the queue, stages recorded) allocate nothing on this thread.
     let at = FeedStats::get(&stats.messages);
-    wait(&mut feed, "2000 more messages", 30, |_| {
-        FeedStats::get(&stats.messages) >= at + 2000
+    let ((), allocations) = tickwire_testkit::allocations(|| {
+        wait(&mut feed, "2000 more messages", 30, |_| {
+            FeedStats::get(&stats.messages) >= at + 2000
+        })
     });
+    assert_eq!(allocations, 0, "allocations on the receive path");
     simulator.pause(true);
     // Quiet for 300 ms: everything sent has arrived.
     let mut last = (FeedStats::get(&stats.messages), Instant::now());
