@@ -235,58 +235,83 @@ impl Core {
     }
 }
 
-/// Where an adapter's events come from: its venue (index), its first
-/// instrument id, and the feed's first.
-#[derive(Clone, Copy)]
-struct Origin {
+/// Hands one adapter's events on: global ids, book validity, counters,
+/// the ring, the queue. Borrows the parts of [`Core`] the adapter does not.
+struct Emitter<'a> {
+    sinks: &'a mut Sinks,
+    stats: &'a FeedStats,
+    valid: &'a mut [bool],
+    want_snapshot: &'a mut Vec<(usize, InstrumentId)>,
+    /// The venue (index) the events come from.
     venue: usize,
+    /// The venue's first instrument id.
     base: u32,
+    /// The feed's first instrument id.
     first: u32,
 }
 
-/// Hands one adapter's events on: global ids, book validity, counters,
-/// the ring, the queue.
-fn emit_to(
-    sinks: &mut Sinks,
-    stats: &FeedStats,
-    valid: &mut [bool],
-    want_snapshot: &mut Vec<(usize, InstrumentId)>,
-    origin: Origin,
-    mut e: Event,
-) {
-    let Origin { venue, base, first } = origin;
-    let local = e.instrument;
-    e.instrument = InstrumentId(base + local.0);
-    let slot = valid.get_mut((e.instrument.0 - first) as usize);
-    match e.kind {
-        Kind::BookValid { .. } => {
-            if let Some(v) = slot
-                && !*v
-            {
-                *v = true;
-                FeedStats::add(&stats.books_valid, 1);
+impl Emitter<'_> {
+    fn emit(&mut self, mut e: Event) {
+        let stats = self.stats;
+        let local = e.instrument;
+        e.instrument = InstrumentId(self.base + local.0);
+        let slot = self.valid.get_mut((e.instrument.0 - self.first) as usize);
+        match e.kind {
+            Kind::BookValid { .. } => {
+                if let Some(v) = slot
+                    && !*v
+                {
+                    *v = true;
+                    FeedStats::add(&stats.books_valid, 1);
+                }
             }
+            Kind::Gap { .. } | Kind::Disconnected => {
+                if let Some(v) = slot
+                    && *v
+                {
+                    *v = false;
+                    stats.books_valid.fetch_sub(1, Ordering::Relaxed);
+                }
+                if matches!(e.kind, Kind::Gap { .. }) {
+                    FeedStats::add(&stats.gaps, 1);
+                }
+            }
+            Kind::Resync => self.want_snapshot.push((self.venue, local)),
+            _ => {}
         }
-        Kind::Gap { .. } | Kind::Disconnected => {
-            if let Some(v) = slot
-                && *v
-            {
-                *v = false;
-                stats.books_valid.fetch_sub(1, Ordering::Relaxed);
-            }
-            if matches!(e.kind, Kind::Gap { .. }) {
-                FeedStats::add(&stats.gaps, 1);
-            }
+        FeedStats::add(&stats.events, 1);
+        if let Some(ring) = self.sinks.ring.as_mut() {
+            ring.publish(&e);
         }
-        Kind::Resync => want_snapshot.push((venue, local)),
-        _ => {}
+        if let Some(q) = &self.sinks.queue {
+            q.publish(e);
+        }
     }
-    FeedStats::add(&stats.events, 1);
-    if let Some(ring) = sinks.ring.as_mut() {
-        ring.publish(&e);
-    }
-    if let Some(q) = &sinks.queue {
-        q.publish(e);
+}
+
+impl Core {
+    /// Venue `v`'s adapter, and an emitter for its events.
+    fn split(&mut self, v: usize) -> (&mut Adapter, Emitter<'_>) {
+        let Core {
+            venues,
+            sinks,
+            stats,
+            valid,
+            want_snapshot,
+            first,
+            ..
+        } = self;
+        let state = &mut venues[v];
+        let emitter = Emitter {
+            sinks,
+            stats,
+            valid,
+            want_snapshot,
+            venue: v,
+            base: state.base,
+            first: *first,
+        };
+        (&mut state.adapter, emitter)
     }
 }
 
@@ -334,43 +359,27 @@ impl Handler for Core {
             );
             self.scratch = bytes;
         }
-        let Core {
-            venues,
-            sinks,
-            stats,
-            valid,
-            want_snapshot,
-            send_stamps,
-            calibration,
-            clock,
-            first: first_id,
-            ..
-        } = self;
-        let state = &mut venues[v];
-        let base = state.base;
-        let sim_index = &state.sim_index;
         let mut first: Option<Event> = None;
         let (buf, len) = payload.into_padded();
-        let result = state
-            .adapter
+        let (adapter, mut out) = self.split(v);
+        let result = adapter
             .adapter()
             .on_message(buf, len, stamps.read_end, &mut |e| {
                 if first.is_none() {
                     first = Some(e);
                 }
-                emit_to(
-                    sinks,
-                    stats,
-                    valid,
-                    want_snapshot,
-                    Origin {
-                        venue: v,
-                        base,
-                        first: *first_id,
-                    },
-                    e,
-                );
+                out.emit(e);
             });
+        let Core {
+            venues,
+            stats,
+            send_stamps,
+            calibration,
+            clock,
+            ..
+        } = self;
+        let state = &mut venues[v];
+        let sim_index = &state.sim_index;
         stamps.parsed = clock.now();
         match result {
             Ok(tickwire_venues::Outcome::Answer(text)) => {
@@ -412,34 +421,11 @@ impl Handler for Core {
             return;
         }
         FeedStats::add(&self.stats.snapshots, 1);
-        let Core {
-            venues,
-            sinks,
-            stats,
-            valid,
-            want_snapshot,
-            first,
-            ..
-        } = self;
-        let state = &mut venues[v];
-        let base = state.base;
-        if let Adapter::Binance(a) = &mut state.adapter {
-            let r = a.on_snapshot(instrument, body, len, tsc, &mut |e| {
-                emit_to(
-                    sinks,
-                    stats,
-                    valid,
-                    want_snapshot,
-                    Origin {
-                        venue: v,
-                        base,
-                        first: *first,
-                    },
-                    e,
-                );
-            });
+        let (adapter, mut out) = self.split(v);
+        if let Adapter::Binance(a) = adapter {
+            let r = a.on_snapshot(instrument, body, len, tsc, &mut |e| out.emit(e));
             if r.is_err() {
-                FeedStats::add(&stats.decode_errors, 1);
+                FeedStats::add(&self.stats.decode_errors, 1);
             }
         }
     }
@@ -453,30 +439,8 @@ impl Handler for Core {
         }
         match link {
             Some(Link::Stream(v, _)) => {
-                let Core {
-                    venues,
-                    sinks,
-                    stats,
-                    valid,
-                    want_snapshot,
-                    first,
-                    ..
-                } = self;
-                let base = venues[v].base;
-                venues[v].adapter.adapter().on_disconnect(tsc, &mut |e| {
-                    emit_to(
-                        sinks,
-                        stats,
-                        valid,
-                        want_snapshot,
-                        Origin {
-                            venue: v,
-                            base,
-                            first: *first,
-                        },
-                        e,
-                    );
-                });
+                let (adapter, mut out) = self.split(v);
+                adapter.adapter().on_disconnect(tsc, &mut |e| out.emit(e));
                 if self.stopping {
                     Reconnect::No
                 } else {

@@ -315,6 +315,24 @@ fn wire(out: &mut String, value: i64, scale: u8) {
     }
 }
 
+/// `["price","size"],...` for `levels`, best first.
+fn levels_json<'l>(
+    out: &mut String,
+    spec: &SimInstrument,
+    levels: impl Iterator<Item = (&'l i64, &'l i64)>,
+) {
+    for (k, (p, q)) in levels.enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        out.push_str("[\"");
+        wire(out, *p, spec.price_scale);
+        out.push_str("\",\"");
+        wire(out, *q, spec.size_scale);
+        out.push_str("\"]");
+    }
+}
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -471,21 +489,9 @@ fn step(
         r#"{{"e":"depthUpdate","E":{e},"s":"{}","U":{first},"u":{},"b":["#,
         spec.symbol, book.update_id
     );
-    let levels_json = |d: &mut String, side: &mut dyn Iterator<Item = (&i64, &i64)>| {
-        for (k, (p, s)) in side.enumerate() {
-            if k > 0 {
-                d.push(',');
-            }
-            d.push_str("[\"");
-            wire(d, *p, spec.price_scale);
-            d.push_str("\",\"");
-            wire(d, *s, spec.size_scale);
-            d.push_str("\"]");
-        }
-    };
-    levels_json(&mut d, &mut bids.iter().rev());
+    levels_json(&mut d, spec, bids.iter().rev());
     d.push_str(r#"],"a":["#);
-    levels_json(&mut d, &mut asks.iter());
+    levels_json(&mut d, spec, asks.iter());
     d.push_str("]}");
     out.push(Out {
         instrument: n,
@@ -822,21 +828,9 @@ fn snapshot(shared: &Shared, n: usize, limit: usize) -> String {
     let book = &books[n];
     let mut s = String::with_capacity(64 + limit * 80);
     let _ = write!(s, r#"{{"lastUpdateId":{},"bids":["#, book.update_id);
-    let side = |s: &mut String, levels: &mut dyn Iterator<Item = (&i64, &i64)>| {
-        for (k, (p, q)) in levels.take(limit).enumerate() {
-            if k > 0 {
-                s.push(',');
-            }
-            s.push_str("[\"");
-            wire(s, *p, spec.price_scale);
-            s.push_str("\",\"");
-            wire(s, *q, spec.size_scale);
-            s.push_str("\"]");
-        }
-    };
-    side(&mut s, &mut book.bids.iter().rev());
+    levels_json(&mut s, spec, book.bids.iter().rev().take(limit));
     s.push_str(r#"],"asks":["#);
-    side(&mut s, &mut book.asks.iter());
+    levels_json(&mut s, spec, book.asks.iter().take(limit));
     s.push_str("]}");
     s
 }
