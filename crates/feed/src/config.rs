@@ -39,9 +39,9 @@
 //! ```
 //!
 //! Every key can be overridden from the environment:
-//! `TICKWIRE_<SECTION>_<KEY>` for a section's key (`TICKWIRE_SINKS_JSONL`),
-//! `TICKWIRE_<KEY>` for a top-level one (`TICKWIRE_POLL`), and
-//! `TICKWIRE_VENUE_<NAME>_<KEY>` for one venue's (`TICKWIRE_VENUE_BINANCE_ENDPOINT`).
+//! `TICKWIRE_FEED_<SECTION>_<KEY>` for a section's key (`TICKWIRE_FEED_SINKS_JSONL`),
+//! `TICKWIRE_FEED_<KEY>` for a top-level one (`TICKWIRE_FEED_POLL`), and
+//! `TICKWIRE_FEED_VENUE_<NAME>_<KEY>` for one venue's (`TICKWIRE_FEED_VENUE_BINANCE_ENDPOINT`).
 //! Values are read as TOML where they parse (`true`, `42`, `["a"]`), as
 //! strings otherwise.
 
@@ -270,19 +270,19 @@ fn env_value(raw: &str) -> toml::Value {
 
 const SECTIONS: [&str; 4] = ["metrics", "sinks", "record", "tls"];
 
-/// Applies `TICKWIRE_*` overrides to the parsed file.
+/// Applies `TICKWIRE_FEED_*` overrides to the parsed file.
 fn apply_env(
     table: &mut toml::Table,
     vars: impl IntoIterator<Item = (String, String)>,
 ) -> Result<(), ConfigError> {
     for (name, raw) in vars {
-        let Some(rest) = name.strip_prefix("TICKWIRE_") else {
+        let Some(rest) = name.strip_prefix("TICKWIRE_FEED_") else {
             continue;
         };
         let lower = rest.to_ascii_lowercase();
         let value = env_value(&raw);
         if let Some(venue_key) = lower.strip_prefix("venue_") {
-            // TICKWIRE_VENUE_<NAME>_<KEY>: the longest venue name that fits.
+            // TICKWIRE_FEED_VENUE_<NAME>_<KEY>: the longest venue name that fits.
             let venues = table
                 .get_mut("venue")
                 .and_then(|v| v.as_array_mut())
@@ -309,7 +309,7 @@ fn apply_env(
             if !matched {
                 return Err(error(
                     &name,
-                    "names no [[venue]] (TICKWIRE_VENUE_<NAME>_<KEY>)",
+                    "names no [[venue]] (TICKWIRE_FEED_VENUE_<NAME>_<KEY>)",
                 ));
             }
             continue;
@@ -348,7 +348,7 @@ fn key_of_serde(e: &toml::de::Error) -> String {
 }
 
 impl FeedConfig {
-    /// Reads `path`, applies the process's `TICKWIRE_*` variables, checks.
+    /// Reads `path`, applies the process's `TICKWIRE_FEED_*` variables, checks.
     pub fn load(path: &Path) -> Result<FeedConfig, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| error(path.display().to_string(), format!("cannot read: {e}")))?;
@@ -647,12 +647,15 @@ instruments = ["BTC-USDT:1:8:400"]
         let c = parse(
             GOOD,
             &[
-                ("TICKWIRE_POLL", "blocking"),
-                ("TICKWIRE_SINKS_JSONL", "out.jsonl"),
-                ("TICKWIRE_METRICS_INTERVAL_MS", "250"),
-                ("TICKWIRE_VENUE_BN_ENDPOINT", "wss://127.0.0.1:1"),
-                ("TICKWIRE_VENUE_OKX_QUOTES", "false"),
+                ("TICKWIRE_FEED_POLL", "blocking"),
+                ("TICKWIRE_FEED_SINKS_JSONL", "out.jsonl"),
+                ("TICKWIRE_FEED_METRICS_INTERVAL_MS", "250"),
+                ("TICKWIRE_FEED_VENUE_BN_ENDPOINT", "wss://127.0.0.1:1"),
+                ("TICKWIRE_FEED_VENUE_OKX_QUOTES", "false"),
                 ("OTHER", "ignored"),
+                // The project's other variables are not the feed's.
+                ("TICKWIRE_PYTHON", "/usr/bin/python3"),
+                ("TICKWIRE_CLOCK", "monotonic"),
             ],
         )
         .unwrap();
@@ -668,30 +671,30 @@ instruments = ["BTC-USDT:1:8:400"]
     fn bad_values_name_their_key() {
         // (file, environment, the key the error must name)
         let cases: &[(&str, Env<'_>, &str)] = &[
-            (GOOD, &[("TICKWIRE_POLL", "spin")], "poll"),
+            (GOOD, &[("TICKWIRE_FEED_POLL", "spin")], "poll"),
             (
                 GOOD,
-                &[("TICKWIRE_SINKS_SHM_CAPACITY", "1000")],
+                &[("TICKWIRE_FEED_SINKS_SHM_CAPACITY", "1000")],
                 "sinks.shm_capacity",
             ),
             (
                 GOOD,
-                &[("TICKWIRE_METRICS_INTERVAL_MS", "1")],
+                &[("TICKWIRE_FEED_METRICS_INTERVAL_MS", "1")],
                 "metrics.interval_ms",
             ),
             (
                 GOOD,
-                &[("TICKWIRE_VENUE_BN_VENUE", "binance")],
+                &[("TICKWIRE_FEED_VENUE_BN_VENUE", "binance")],
                 "venue[0].venue",
             ),
             (
                 GOOD,
-                &[("TICKWIRE_VENUE_BN_ENDPOINT", "https://x")],
+                &[("TICKWIRE_FEED_VENUE_BN_ENDPOINT", "https://x")],
                 "venue[0].endpoint",
             ),
             (
                 GOOD,
-                &[("TICKWIRE_VENUE_BN_REST", "wss://x")],
+                &[("TICKWIRE_FEED_VENUE_BN_REST", "wss://x")],
                 "venue[0].rest",
             ),
             (
@@ -701,18 +704,18 @@ instruments = ["BTC-USDT:1:8:400"]
             ),
             (
                 GOOD,
-                &[("TICKWIRE_VENUE_BN_INSTRUMENTS", r#"["BTCUSDT:2"]"#)],
+                &[("TICKWIRE_FEED_VENUE_BN_INSTRUMENTS", r#"["BTCUSDT:2"]"#)],
                 "venue[0].instruments[0]",
             ),
-            (GOOD, &[("TICKWIRE_SINKS_COLOUR", "red")], "colour"),
+            (GOOD, &[("TICKWIRE_FEED_SINKS_COLOUR", "red")], "colour"),
             (
                 GOOD,
-                &[("TICKWIRE_VENUE_NOPE_X", "1")],
-                "TICKWIRE_VENUE_NOPE_X",
+                &[("TICKWIRE_FEED_VENUE_NOPE_X", "1")],
+                "TICKWIRE_FEED_VENUE_NOPE_X",
             ),
             (
                 GOOD,
-                &[("TICKWIRE_TLS_CA_FILE", "/no/such/ca.pem")],
+                &[("TICKWIRE_FEED_TLS_CA_FILE", "/no/such/ca.pem")],
                 "tls.ca_file",
             ),
             ("", &[], "venue"),

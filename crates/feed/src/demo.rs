@@ -31,6 +31,8 @@ pub struct DemoConfig {
     pub duration: Duration,
     /// Simulator market steps per second (each ~1.6 messages).
     pub rate: u32,
+    /// Steps the simulator sends back to back, in one write.
+    pub burst: u32,
     /// Pin the feed to this core (default: the last one).
     pub core: Option<usize>,
     /// Spin on the sockets instead of blocking in epoll.
@@ -46,6 +48,7 @@ impl Default for DemoConfig {
         DemoConfig {
             duration: Duration::from_secs(10),
             rate: 20_000,
+            burst: 1,
             core: None,
             busy_poll: false,
             hlog: PathBuf::from("tickwire-demo.hlog"),
@@ -94,7 +97,7 @@ pub fn run(
         tls: Some(tls),
         instruments: instruments.clone(),
         rate: config.rate,
-        burst: 1,
+        burst: config.burst,
         // The market thread on another core than the feed's, if there is one.
         core: threads::cores().into_iter().find(|&c| c != core),
         ..SimConfig::default()

@@ -35,7 +35,7 @@ enum Command {
     Demo(DemoArgs),
     /// Run the feed: the venues, instruments, threads, sinks and metrics
     /// of a TOML file (see examples/feed.toml), overridable with
-    /// TICKWIRE_* environment variables. Stops cleanly on SIGINT/SIGTERM.
+    /// TICKWIRE_FEED_* environment variables. Stops cleanly on SIGINT/SIGTERM.
     /// Exit code 2: the configuration is invalid (nothing was connected).
     Run {
         /// The configuration file.
@@ -84,6 +84,15 @@ enum Command {
         /// Stop after this many seconds (default: at SIGINT/SIGTERM).
         #[arg(long)]
         seconds: Option<u64>,
+        /// Serve a recording (a file, or the base name of a rotated series)
+        /// instead of a random market: its stream messages to every
+        /// client, its REST responses as the snapshots.
+        #[arg(long)]
+        replay: Option<PathBuf>,
+        /// With --replay: at the recording's own pace (default: as fast as
+        /// the clients take it).
+        #[arg(long, requires = "replay")]
+        real_time: bool,
     },
     /// Print the percentile table of a latency log and plot it to SVG.
     ///
@@ -141,6 +150,9 @@ struct DemoArgs {
     /// Simulator market steps per second (about 1.6 messages each).
     #[arg(long, default_value_t = 20_000)]
     rate: u32,
+    /// Simulator steps sent back to back in one write.
+    #[arg(long, default_value_t = 1)]
+    burst: u32,
     /// Pin the feed thread to this core [default: the last one].
     #[arg(long)]
     core: Option<usize>,
@@ -157,6 +169,7 @@ impl Default for DemoArgs {
         DemoArgs {
             seconds: 10,
             rate: 20_000,
+            burst: 1,
             core: None,
             busy_poll: false,
             hlog: PathBuf::from("tickwire-demo.hlog"),
@@ -184,6 +197,7 @@ fn demo(args: &DemoArgs) -> ExitCode {
     let config = DemoConfig {
         duration: Duration::from_secs(args.seconds),
         rate: args.rate,
+        burst: args.burst,
         core: args.core,
         busy_poll: args.busy_poll,
         hlog: args.hlog.clone(),
@@ -309,15 +323,30 @@ fn run(path: &std::path::Path, record: Option<(PathBuf, u64)>, check: bool) -> E
     }
 }
 
-fn serve_sim(
+/// The `sim` command's arguments, checked.
+struct SimArgs {
     listen: std::net::SocketAddr,
     rate: u32,
     burst: u32,
-    ca_out: &std::path::Path,
+    ca_out: PathBuf,
     plain: bool,
     seed: u64,
     seconds: Option<u64>,
-) -> ExitCode {
+    replay: Option<tickwire_feed::sim::Replay>,
+}
+
+fn serve_sim(args: SimArgs) -> ExitCode {
+    let SimArgs {
+        listen,
+        rate,
+        burst,
+        ca_out,
+        plain,
+        seed,
+        seconds,
+        replay,
+    } = args;
+    let ca_out = ca_out.as_path();
     use tickwire_feed::sim::{self, SimConfig, SimInstrument, Simulator};
     let stop = match stop_on_signals() {
         Ok(s) => s,
@@ -349,6 +378,7 @@ fn serve_sim(
         rate,
         burst,
         seed,
+        replay: replay.clone(),
         ..SimConfig::default()
     }) {
         Ok(s) => s,
@@ -363,8 +393,12 @@ fn serve_sim(
         ("wss", "https")
     };
     let port = simulator.addr().port();
+    let what = match &replay {
+        Some(r) => format!("replaying {} file(s)", r.files.len()),
+        None => format!("simulating Binance spot BTCUSDT and ETHUSDT at {rate} steps/s"),
+    };
     eprintln!(
-        "simulating Binance spot BTCUSDT and ETHUSDT at {rate} steps/s: streams at \
+        "{what}: streams at \
          {ws}://localhost:{port}/stream, snapshots at {http}://localhost:{port}/api/v3/depth{}",
         if plain {
             String::new()
@@ -407,7 +441,35 @@ fn main() -> ExitCode {
             plain,
             seed,
             seconds,
-        } => serve_sim(listen, rate, burst, &ca_out, plain, seed, seconds),
+            replay,
+            real_time,
+        } => {
+            let replay = match replay {
+                None => None,
+                Some(path) => {
+                    let files = replay::files_for(&path);
+                    if files.is_empty() {
+                        eprintln!(
+                            "tickwire-feed sim: --replay {}: no such recording",
+                            path.display()
+                        );
+                        return ExitCode::from(2);
+                    }
+                    let pace = if real_time { Pace::Original } else { Pace::Max };
+                    Some(tickwire_feed::sim::Replay { files, pace })
+                }
+            };
+            serve_sim(SimArgs {
+                listen,
+                rate,
+                burst,
+                ca_out,
+                plain,
+                seed,
+                seconds,
+                replay,
+            })
+        }
         Command::Report { log, svg, no_svg } => report(&log, svg, no_svg),
         Command::Replay {
             recordings,

@@ -107,6 +107,19 @@ pub struct SimConfig {
     /// Pin the market thread (which spins between steps at high rates) to
     /// this core, away from the feed's.
     pub core: Option<usize>,
+    /// Instead of a random market, replay a recording: its received
+    /// stream messages to every client, its REST responses as the
+    /// snapshots. `instruments`, `rate` and `trade_every` are then unused.
+    pub replay: Option<Replay>,
+}
+
+/// A recording to serve (see [`SimConfig::replay`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replay {
+    /// The recording's files, in order.
+    pub files: Vec<std::path::PathBuf>,
+    /// At the recording's own pace, or as fast as the clients take it.
+    pub pace: crate::replay::Pace,
 }
 
 impl Default for SimConfig {
@@ -122,6 +135,7 @@ impl Default for SimConfig {
             keep_sent: false,
             write_timeout: Duration::from_secs(2),
             core: None,
+            replay: None,
         }
     }
 }
@@ -271,6 +285,10 @@ struct Shared {
     stop: AtomicBool,
     paused: AtomicBool,
     sent: Mutex<Vec<Sent>>,
+    /// Replay mode: the recorded snapshot body of each symbol.
+    snapshots_by_symbol: std::collections::HashMap<String, String>,
+    /// Replay mode: the recording has been sent to the end.
+    finished: AtomicBool,
     steps: AtomicU64,
     messages: AtomicU64,
     bytes: AtomicU64,
@@ -593,7 +611,11 @@ fn query<'a>(path: &'a str, key: &str) -> Option<&'a str> {
 impl Simulator {
     /// Binds and starts the acceptor and generator threads.
     pub fn start(config: SimConfig) -> io::Result<Simulator> {
-        if config.instruments.is_empty() {
+        let snapshots_by_symbol = match &config.replay {
+            Some(r) => recorded_snapshots(&r.files)?,
+            None => std::collections::HashMap::new(),
+        };
+        if config.instruments.is_empty() && config.replay.is_none() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "the simulator needs at least one instrument",
@@ -615,6 +637,8 @@ impl Simulator {
             stop: AtomicBool::new(false),
             paused: AtomicBool::new(false),
             sent: Mutex::new(Vec::new()),
+            snapshots_by_symbol,
+            finished: AtomicBool::new(false),
             steps: AtomicU64::new(0),
             messages: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
@@ -649,6 +673,11 @@ impl Simulator {
     /// The send-stamp side channel.
     pub fn stamps(&self) -> Arc<SendStamps> {
         Arc::clone(&self.shared.stamps)
+    }
+
+    /// In replay mode: whether the whole recording has been sent.
+    pub fn finished(&self) -> bool {
+        self.shared.finished.load(Ordering::Acquire)
     }
 
     /// Counts so far.
@@ -751,6 +780,20 @@ fn serve(mut session: Session, shared: &Shared) -> Result<(), ServerError> {
                     "application/json",
                     br#"{"code":-1,"msg":"Not found."}"#,
                 );
+            }
+            if shared.config.replay.is_some() {
+                let body = query(&path, "symbol").and_then(|s| shared.snapshots_by_symbol.get(s));
+                return match body {
+                    Some(body) => {
+                        shared.snapshots.fetch_add(1, Ordering::Relaxed);
+                        session.respond(200, "application/json;charset=UTF-8", body.as_bytes())
+                    }
+                    None => session.respond(
+                        400,
+                        "application/json",
+                        br#"{"code":-1121,"msg":"Invalid symbol."}"#,
+                    ),
+                };
             }
             let n =
                 query(&path, "symbol").and_then(|s| instruments.iter().position(|i| i.symbol == s));
@@ -896,6 +939,11 @@ fn generate(shared: &Shared, mut rng: StdRng) {
         // Best effort: an unpinned simulator still works, only noisier.
         let _ = crate::threads::pin(core);
     }
+    if let Some(replay) = &config.replay {
+        replay_recording(shared, replay);
+        shared.finished.store(true, Ordering::Release);
+        return;
+    }
     let clock = Clock::new();
     let burst = config.burst.max(1);
     let interval = (config.rate > 0)
@@ -965,13 +1013,18 @@ fn generate(shared: &Shared, mut rng: StdRng) {
                     framed.push('}');
                     framed.as_str()
                 };
-                shared.stamps.put(m.instrument, m.kind, m.id, clock.now());
-                result = client.session.send_text(text);
+                result = client.session.queue_text(text);
                 if result.is_err() {
                     break;
                 }
+                // Stamped as queued: with a burst, the whole burst goes out
+                // in the one write below, a few microseconds later.
+                shared.stamps.put(m.instrument, m.kind, m.id, clock.now());
                 shared.messages.fetch_add(1, Ordering::Relaxed);
                 shared.bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
+            }
+            if result.is_ok() {
+                result = client.session.flush();
             }
             // Now and then: the client's requests, pings and closes.
             if result.is_ok() && client.last_poll.elapsed() > Duration::from_millis(10) {
@@ -993,6 +1046,110 @@ fn generate(shared: &Shared, mut rng: StdRng) {
         for c in failed.into_iter().rev() {
             clients.swap_remove(c);
             shared.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The first recorded REST response of each symbol (named by the fetch's
+/// `symbol=`), read from `files` before serving.
+fn recorded_snapshots(
+    files: &[std::path::PathBuf],
+) -> io::Result<std::collections::HashMap<String, String>> {
+    use crate::recording::{Kind, Reader};
+    let mut urls: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
+    let mut bodies = std::collections::HashMap::new();
+    for path in files {
+        let file = std::fs::File::open(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        let mut reader = Reader::new(io::BufReader::new(file))
+            .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
+        while let Some(r) = reader
+            .next_record()
+            .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?
+        {
+            match r.kind {
+                Kind::Opened => {
+                    urls.insert(r.conn, String::from_utf8_lossy(r.payload).into_owned());
+                }
+                Kind::Response => {
+                    if let Some(symbol) = urls.get(&r.conn).and_then(|u| query(u, "symbol")) {
+                        bodies
+                            .entry(symbol.to_owned())
+                            .or_insert_with(|| String::from_utf8_lossy(r.payload).into_owned());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(bodies)
+}
+
+/// Sends every received text message of the recording's stream
+/// connections to every client, paced as asked. Waits for a first client.
+fn replay_recording(shared: &Shared, replay: &Replay) {
+    use crate::recording::{Kind, Reader};
+    while lock(&shared.clients).is_empty() {
+        if shared.stop.load(Ordering::Acquire) {
+            return;
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+    let started = Instant::now();
+    let mut first_wall = None;
+    let mut fetches = std::collections::HashSet::new();
+    for path in &replay.files {
+        let Ok(file) = std::fs::File::open(path) else {
+            return;
+        };
+        let Ok(mut reader) = Reader::new(io::BufReader::with_capacity(1 << 20, file)) else {
+            return;
+        };
+        while let Ok(Some(r)) = reader.next_record() {
+            if shared.stop.load(Ordering::Acquire) {
+                return;
+            }
+            match r.kind {
+                Kind::Opened => {
+                    let url = String::from_utf8_lossy(r.payload);
+                    if url.starts_with("http://") || url.starts_with("https://") {
+                        fetches.insert(r.conn);
+                    } else {
+                        fetches.remove(&r.conn);
+                    }
+                    continue;
+                }
+                Kind::Received if !r.binary && !fetches.contains(&r.conn) => {}
+                _ => continue,
+            }
+            let Ok(text) = std::str::from_utf8(r.payload) else {
+                continue;
+            };
+            if replay.pace == crate::replay::Pace::Original {
+                let first = *first_wall.get_or_insert(r.wall_ns);
+                let due = Duration::from_nanos(r.wall_ns.saturating_sub(first));
+                if let Some(wait) = due.checked_sub(started.elapsed()) {
+                    thread::sleep(wait);
+                }
+            }
+            while shared.paused.load(Ordering::Acquire) && !shared.stop.load(Ordering::Acquire) {
+                thread::sleep(Duration::from_millis(1));
+            }
+            shared.steps.fetch_add(1, Ordering::Relaxed);
+            let mut clients = lock(&shared.clients);
+            let mut failed = Vec::new();
+            for (c, client) in clients.iter_mut().enumerate() {
+                if client.session.send_text(text).is_err() {
+                    failed.push(c);
+                    continue;
+                }
+                shared.messages.fetch_add(1, Ordering::Relaxed);
+                shared.bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
+            }
+            for c in failed.into_iter().rev() {
+                clients.swap_remove(c);
+                shared.dropped.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 }

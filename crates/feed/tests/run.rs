@@ -71,7 +71,7 @@ rest = "https://localhost:{port}"
         .args(["run", "--config"])
         .arg(&config)
         .env(
-            "TICKWIRE_VENUE_SIM_ENDPOINT",
+            "TICKWIRE_FEED_VENUE_SIM_ENDPOINT",
             format!("wss://localhost:{port}"),
         )
         .stdout(Stdio::null())
@@ -138,7 +138,76 @@ rest = "https://localhost:{port}"
         .filter(|e| matches!(e.kind, Kind::Trade { .. }))
         .count();
     assert_eq!(replay_trades, trades);
+
+    // The simulator serving that recording: a feed reaches the same books
+    // and sees every recorded trade.
+    served_recording_matches(&files, &specs, trades);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades: usize) {
+    use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup};
+    use tickwire_venues::plan::Channels;
+    let (tls, ca) = sim::self_signed().unwrap();
+    let simulator = Simulator::start(SimConfig {
+        tls: Some(tls),
+        replay: Some(sim::Replay {
+            files: files.to_vec(),
+            pace: Pace::Max,
+        }),
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let port = simulator.addr().port();
+    let mut trust = tickwire_net::TlsConfig::empty();
+    trust.add_ca_pem(ca.as_bytes()).unwrap();
+    let (queue, events) = tickwire_feed::sink::queue(1 << 20);
+    let mut feed = Feed::new(
+        vec![VenueSetup {
+            name: "replayed".into(),
+            venue: Venue::BinanceSpot,
+            instruments: specs.to_vec(),
+            channels: Channels::default(),
+            endpoint: Some(format!("wss://localhost:{port}")),
+            rest: Some(format!("https://localhost:{port}")),
+        }],
+        tickwire_net::Config {
+            send_rate: None,
+            ..tickwire_net::Config::default()
+        },
+        &trust,
+        &tickwire_tsc::Metrics::new(tickwire_tsc::HistogramConfig::default()),
+        Sinks {
+            queue: Some(queue),
+            ..Sinks::default()
+        },
+        None,
+        0,
+    )
+    .unwrap();
+    let stats = feed.stats();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !simulator.finished() || FeedStats::get(&stats.messages) < simulator.stats().messages {
+        assert!(Instant::now() < deadline, "the replay did not arrive");
+        feed.poll().unwrap();
+    }
+    // (The feed also counts the subscription's answer: give the last
+    // message time to arrive.)
+    let quiet = Instant::now() + Duration::from_millis(300);
+    while Instant::now() < quiet {
+        feed.poll().unwrap();
+    }
+    assert_eq!(FeedStats::get(&stats.books_valid), 2);
+    assert_eq!(FeedStats::get(&stats.gaps), 0);
+    assert_eq!(FeedStats::get(&stats.decode_errors), 0);
+    let sinks = feed.shutdown(Duration::from_secs(1)).unwrap();
+    drop(sinks);
+    let got = events
+        .try_iter()
+        .filter(|e| matches!(e.kind, Kind::Trade { .. }))
+        .count();
+    assert_eq!(got, trades);
+    assert_eq!(simulator.stop().snapshots, 2);
 }
 
 #[test]
@@ -163,7 +232,7 @@ fn an_invalid_config_exits_2_naming_the_key_before_connecting() {
     let out = bin()
         .args(["run", "--config"])
         .arg(&config)
-        .env("TICKWIRE_SINKS_QUEUE", "3")
+        .env("TICKWIRE_FEED_SINKS_QUEUE", "3")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

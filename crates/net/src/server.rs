@@ -363,8 +363,12 @@ impl Session {
             .as_bytes(),
         );
         self.out.extend_from_slice(body);
-        self.stream.write_all(&self.out)?;
-        self.stream.flush()?;
+        let result = self
+            .stream
+            .write_all(&self.out)
+            .and_then(|()| self.stream.flush());
+        self.out.clear();
+        result?;
         if let Stream::Tls(s) = &mut self.stream {
             s.conn.send_close_notify();
             let _ = s.flush();
@@ -387,26 +391,51 @@ impl Session {
         Ok(())
     }
 
-    fn send_frame(&mut self, opcode: OpCode, payload: &[u8]) -> Result<(), ServerError> {
+    /// Appends a frame to the queued output.
+    fn queue_frame(&mut self, opcode: OpCode, payload: &[u8]) -> Result<(), ServerError> {
         if self.close_sent {
             return Err(ServerError::Io(io::Error::new(
                 io::ErrorKind::NotConnected,
                 "a close frame was sent",
             )));
         }
-        self.out.clear();
-        self.out.resize(payload.len() + 14, 0);
-        let n = encode_frame(&mut self.out, opcode, true, payload, None)
+        let at = self.out.len();
+        self.out.resize(at + payload.len() + 14, 0);
+        let n = encode_frame(&mut self.out[at..], opcode, true, payload, None)
             .map_err(|_| ServerError::Io(io::ErrorKind::InvalidInput.into()))?;
-        self.stream.write_all(&self.out[..n])?;
-        self.stream.flush()?;
+        self.out.truncate(at + n);
         Ok(())
     }
 
-    /// Sends a text message (one unmasked frame) and returns once it has
-    /// been written to the socket.
+    fn send_frame(&mut self, opcode: OpCode, payload: &[u8]) -> Result<(), ServerError> {
+        self.queue_frame(opcode, payload)?;
+        self.flush()
+    }
+
+    /// Sends a text message (one unmasked frame, after any queued ones)
+    /// and returns once it has been written to the socket.
     pub fn send_text(&mut self, text: &str) -> Result<(), ServerError> {
         self.send_frame(OpCode::Text, text.as_bytes())
+    }
+
+    /// Queues a text message without writing it: [`flush`](Self::flush)
+    /// writes every queued frame in one go (one TLS write, one system
+    /// call), which is how a simulator sends a burst.
+    pub fn queue_text(&mut self, text: &str) -> Result<(), ServerError> {
+        self.queue_frame(OpCode::Text, text.as_bytes())
+    }
+
+    /// Writes every queued frame to the socket.
+    pub fn flush(&mut self) -> Result<(), ServerError> {
+        if !self.out.is_empty() {
+            let result = self
+                .stream
+                .write_all(&self.out)
+                .and_then(|()| self.stream.flush());
+            self.out.clear();
+            result?;
+        }
+        Ok(())
     }
 
     /// Sends a ping.
@@ -421,6 +450,7 @@ impl Session {
         let mut out = [0u8; 132];
         let n = encode_close(&mut out, Some((code, reason)), None)
             .map_err(|_| ServerError::Io(io::ErrorKind::InvalidInput.into()))?;
+        self.flush()?;
         self.close_sent = true;
         self.stream.write_all(&out[..n])?;
         self.stream.flush()?;

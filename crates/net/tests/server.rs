@@ -46,9 +46,14 @@ fn a_tls_websocket_session_and_a_rest_answer() {
                         other => panic!("expected the subscription, got {other:?}"),
                     }
                     s.send_ping(b"hb")?;
-                    for i in 0..100 {
+                    for i in 0..50 {
                         s.send_text(&format!("{{\"n\":{i}}}"))?;
                     }
+                    // The rest queued and written in one go.
+                    for i in 50..100 {
+                        s.queue_text(&format!("{{\"n\":{i}}}"))?;
+                    }
+                    s.flush()?;
                     s.send_close(CloseCode::NORMAL, "done")?;
                     // The client answers the close.
                     loop {
