@@ -33,6 +33,10 @@ pub struct DemoConfig {
     pub rate: u32,
     /// Steps the simulator sends back to back, in one write.
     pub burst: u32,
+    /// Make this many market steps ahead of time and send them as fast as
+    /// the feed takes them (`burst` to a write): the feed's ceiling. The
+    /// run ends when they have all arrived (or at `duration`).
+    pub pregenerate: Option<usize>,
     /// Pin the feed to this core (default: the last one).
     pub core: Option<usize>,
     /// Spin on the sockets instead of blocking in epoll.
@@ -49,6 +53,7 @@ impl Default for DemoConfig {
             duration: Duration::from_secs(10),
             rate: 20_000,
             burst: 1,
+            pregenerate: None,
             core: None,
             busy_poll: false,
             hlog: PathBuf::from("tickwire-demo.hlog"),
@@ -78,6 +83,9 @@ pub struct DemoSummary {
     pub table: String,
     /// The core the feed ran on.
     pub core: usize,
+    /// With `pregenerate`: messages per second from the first message to
+    /// the last (both books valid throughout, or `books_valid` says not).
+    pub throughput: Option<f64>,
 }
 
 /// Runs the demo; `status` gets one line a second. Stops early when `stop`
@@ -98,6 +106,9 @@ pub fn run(
         instruments: instruments.clone(),
         rate: config.rate,
         burst: config.burst,
+        pregenerated: config
+            .pregenerate
+            .map(|steps| Arc::new(sim::pregenerate(&instruments, steps, 1, 3))),
         // The market thread on another core than the feed's, if there is one.
         core: threads::cores().into_iter().find(|&c| c != core),
         ..SimConfig::default()
@@ -171,8 +182,28 @@ pub fn run(
     };
     let started = Instant::now();
     let mut last = (0u64, Instant::now());
+    // With a pregenerated market: when the first and the last message came.
+    let mut first_seen: Option<Instant> = None;
+    let mut last_seen = (0u64, Instant::now());
     while started.elapsed() < config.duration && !stop.load(Ordering::Relaxed) {
-        thread::sleep(Duration::from_millis(100));
+        thread::sleep(Duration::from_millis(if config.pregenerate.is_some() {
+            2
+        } else {
+            100
+        }));
+        if config.pregenerate.is_some() {
+            let now = FeedStats::get(&stats.messages);
+            if now > 0 && first_seen.is_none() {
+                first_seen = Some(Instant::now());
+            }
+            if now != last_seen.0 {
+                last_seen = (now, Instant::now());
+            }
+            // Everything sent has arrived (the subscription's answer aside).
+            if simulator.finished() && now > simulator.stats().messages {
+                break;
+            }
+        }
         if last.1.elapsed() >= Duration::from_secs(1) {
             let messages = FeedStats::get(&stats.messages);
             let rate = (messages - last.0) as f64 / last.1.elapsed().as_secs_f64();
@@ -190,6 +221,8 @@ pub fn run(
         }
     }
     let elapsed = started.elapsed();
+    let throughput = first_seen
+        .map(|t| last_seen.0 as f64 / last_seen.1.duration_since(t).as_secs_f64().max(1e-9));
     let books_valid = FeedStats::get(&stats.books_valid);
     feed_stop.store(true, Ordering::Relaxed);
     feed.join()
@@ -210,5 +243,6 @@ pub fn run(
         elapsed,
         table: report.table(),
         core,
+        throughput,
     })
 }

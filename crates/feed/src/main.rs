@@ -153,6 +153,11 @@ struct DemoArgs {
     /// Simulator steps sent back to back in one write.
     #[arg(long, default_value_t = 1)]
     burst: u32,
+    /// Measure the feed's ceiling: make this many market steps ahead of
+    /// time and send them as fast as the feed takes them (with --burst
+    /// messages to a write), then report messages/s with books valid.
+    #[arg(long, value_name = "STEPS")]
+    max: Option<usize>,
     /// Pin the feed thread to this core [default: the last one].
     #[arg(long)]
     core: Option<usize>,
@@ -170,6 +175,7 @@ impl Default for DemoArgs {
             seconds: 10,
             rate: 20_000,
             burst: 1,
+            max: None,
             core: None,
             busy_poll: false,
             hlog: PathBuf::from("tickwire-demo.hlog"),
@@ -198,6 +204,7 @@ fn demo(args: &DemoArgs) -> ExitCode {
         duration: Duration::from_secs(args.seconds),
         rate: args.rate,
         burst: args.burst,
+        pregenerate: args.max,
         core: args.core,
         busy_poll: args.busy_poll,
         hlog: args.hlog.clone(),
@@ -225,6 +232,12 @@ fn demo(args: &DemoArgs) -> ExitCode {
                 s.reconnects,
                 s.decode_errors
             );
+            if let Some(t) = s.throughput {
+                println!(
+                    "sustained: {t:.0} messages/s from the first to the last, books valid {}/2",
+                    s.books_valid
+                );
+            }
             println!(
                 "latency log: {}  plot: {}",
                 args.hlog.display(),

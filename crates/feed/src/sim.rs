@@ -111,6 +111,117 @@ pub struct SimConfig {
     /// stream messages to every client, its REST responses as the
     /// snapshots. `instruments`, `rate` and `trade_every` are then unused.
     pub replay: Option<Replay>,
+    /// Instead of stepping the market live, send these messages (made by
+    /// [`pregenerate`]) as fast as the first client takes them, `burst` to
+    /// a write: a source that is never the bottleneck, for measuring a
+    /// feed's ceiling.
+    pub pregenerated: Option<Arc<Pregenerated>>,
+}
+
+/// A market made ahead of time: the snapshot of each symbol at the start,
+/// then every message of `steps` market steps, ready to write.
+#[derive(Debug)]
+pub struct Pregenerated {
+    /// `(instrument, stream, id, combined-stream text)`, in order.
+    pub messages: Vec<(usize, StreamKind, u64, String)>,
+    /// Each symbol's REST depth answer at the start.
+    pub snapshots: std::collections::HashMap<String, String>,
+}
+
+/// Steps the market of `instruments` (seeded) `steps` times, ahead of time.
+pub fn pregenerate(
+    instruments: &[SimInstrument],
+    steps: usize,
+    seed: u64,
+    trade_every: u32,
+) -> Pregenerated {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut books: Vec<Book> = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
+    let snapshots = instruments
+        .iter()
+        .zip(&books)
+        .map(|(i, b)| (i.symbol.clone(), snapshot_of(i, b, i.levels)))
+        .collect();
+    let mut messages = Vec::with_capacity(steps * 2);
+    let mut out = Vec::new();
+    for k in 0..steps {
+        let n = k % instruments.len();
+        out.clear();
+        let trade = trade_every > 0 && (k as u64).is_multiple_of(u64::from(trade_every));
+        step(
+            n,
+            &instruments[n],
+            &mut books[n],
+            &mut rng,
+            trade,
+            &mut out,
+            None,
+        );
+        for m in out.drain(..) {
+            let text = format!(
+                r#"{{"stream":"{}","data":{}}}"#,
+                stream_name(&instruments[n].symbol, m.kind),
+                m.payload
+            );
+            messages.push((m.instrument, m.kind, m.id, text));
+        }
+    }
+    Pregenerated {
+        messages,
+        snapshots,
+    }
+}
+
+/// Sends the pregenerated messages to every client, `burst` to a write.
+fn send_pregenerated(shared: &Shared, pre: &Pregenerated) {
+    while lock(&shared.clients).is_empty() {
+        if shared.stop.load(Ordering::Acquire) {
+            return;
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+    let clock = Clock::new();
+    let burst = shared.config.burst.max(1) as usize;
+    // The snapshots are the market's start: the first burst goes out, then
+    // the rest waits (up to 10 s) until every book's snapshot was fetched,
+    // so a client's diff buffer need not hold the whole run.
+    let symbols = pre.snapshots.len() as u64;
+    for (k, chunk) in pre.messages.chunks(burst).enumerate() {
+        if k == 1 {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while shared.snapshots.load(Ordering::Acquire) < symbols && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(1));
+            }
+        }
+        if shared.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let mut clients = lock(&shared.clients);
+        let mut failed = Vec::new();
+        for (c, client) in clients.iter_mut().enumerate() {
+            let mut result = Ok(());
+            for (instrument, kind, id, text) in chunk {
+                result = client.session.queue_text(text);
+                if result.is_err() {
+                    break;
+                }
+                shared.stamps.put(*instrument, *kind, *id, clock.now());
+                shared.messages.fetch_add(1, Ordering::Relaxed);
+                shared.bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
+            }
+            if result.is_ok() {
+                result = client.session.flush();
+            }
+            if result.is_err() {
+                failed.push(c);
+            }
+        }
+        for c in failed.into_iter().rev() {
+            clients.swap_remove(c);
+            shared.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        shared.steps.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// A recording to serve (see [`SimConfig::replay`]).
@@ -136,6 +247,7 @@ impl Default for SimConfig {
             write_timeout: Duration::from_secs(2),
             core: None,
             replay: None,
+            pregenerated: None,
         }
     }
 }
@@ -611,9 +723,10 @@ fn query<'a>(path: &'a str, key: &str) -> Option<&'a str> {
 impl Simulator {
     /// Binds and starts the acceptor and generator threads.
     pub fn start(config: SimConfig) -> io::Result<Simulator> {
-        let snapshots_by_symbol = match &config.replay {
-            Some(r) => recorded_snapshots(&r.files)?,
-            None => std::collections::HashMap::new(),
+        let snapshots_by_symbol = match (&config.replay, &config.pregenerated) {
+            (Some(r), _) => recorded_snapshots(&r.files)?,
+            (None, Some(p)) => p.snapshots.clone(),
+            (None, None) => std::collections::HashMap::new(),
         };
         if config.instruments.is_empty() && config.replay.is_none() {
             return Err(io::Error::new(
@@ -781,7 +894,7 @@ fn serve(mut session: Session, shared: &Shared) -> Result<(), ServerError> {
                     br#"{"code":-1,"msg":"Not found."}"#,
                 );
             }
-            if shared.config.replay.is_some() {
+            if shared.config.replay.is_some() || shared.config.pregenerated.is_some() {
                 let body = query(&path, "symbol").and_then(|s| shared.snapshots_by_symbol.get(s));
                 return match body {
                     Some(body) => {
@@ -866,9 +979,12 @@ fn serve(mut session: Session, shared: &Shared) -> Result<(), ServerError> {
 }
 
 fn snapshot(shared: &Shared, n: usize, limit: usize) -> String {
-    let spec = &shared.config.instruments[n];
     let books = lock(&shared.books);
-    let book = &books[n];
+    snapshot_of(&shared.config.instruments[n], &books[n], limit)
+}
+
+/// A book as Binance's REST depth answer, `limit` levels a side.
+fn snapshot_of(spec: &SimInstrument, book: &Book, limit: usize) -> String {
     let mut s = String::with_capacity(64 + limit * 80);
     let _ = write!(s, r#"{{"lastUpdateId":{},"bids":["#, book.update_id);
     levels_json(&mut s, spec, book.bids.iter().rev().take(limit));
@@ -941,6 +1057,11 @@ fn generate(shared: &Shared, mut rng: StdRng) {
     }
     if let Some(replay) = &config.replay {
         replay_recording(shared, replay);
+        shared.finished.store(true, Ordering::Release);
+        return;
+    }
+    if let Some(pre) = &config.pregenerated {
+        send_pregenerated(shared, pre);
         shared.finished.store(true, Ordering::Release);
         return;
     }
