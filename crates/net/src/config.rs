@@ -133,6 +133,12 @@ pub struct Config {
     pub poll_mode: PollMode,
     /// Readiness events fetched per poll. Default: 256.
     pub events_capacity: usize,
+    /// Reads of one socket per turn of the poll loop before the others get
+    /// theirs: a connection that never drains (a firehose, or a peer
+    /// faster than this thread) cannot starve the other connections or the
+    /// timers. The rest is read on the next turn, which then does not wait
+    /// in `epoll_wait`. Default: 4 (with the default read buffer, 1 MiB).
+    pub max_reads_per_turn: u32,
 }
 
 impl Default for Config {
@@ -155,6 +161,7 @@ impl Default for Config {
             backoff: Backoff::default(),
             poll_mode: PollMode::Blocking,
             events_capacity: 256,
+            max_reads_per_turn: 4,
         }
     }
 }

@@ -58,6 +58,8 @@ enum Phase {
 struct Slot {
     serial: u32,
     generation: u16,
+    /// The poll-loop turn that last read this slot.
+    read_turn: u64,
     role: Role,
     phase: Phase,
     /// The current phase's deadline (connect, handshake, close, backoff end).
@@ -153,6 +155,14 @@ pub struct Driver<H> {
     next_serial: u32,
     next_timer: Option<Instant>,
     timers_dirty: bool,
+    /// Slots (index, generation, peer closed) whose reads stopped at
+    /// `max_reads_per_turn`: read again next turn, without waiting for an
+    /// edge (mio is edge-triggered: none would come for bytes already
+    /// there). Two lists, swapped each turn, both allocated at start-up.
+    backlog: Vec<(usize, u16, bool)>,
+    backlog_spare: Vec<(usize, u16, bool)>,
+    /// Turns of the poll loop so far.
+    turn: u64,
 }
 
 /// In [`PollMode::BusyRead`], how many turns read the open sockets between
@@ -226,6 +236,7 @@ impl<H: Handler> Driver<H> {
             .map(|_| Slot {
                 serial: 0,
                 generation: 0,
+                read_turn: 0,
                 role: Role::Client,
                 phase: Phase::Free,
                 deadline: None,
@@ -267,12 +278,13 @@ impl<H: Handler> Driver<H> {
                 decrypted: 0,
             })
             .collect();
+        let max_connections = config.max_connections;
         Ok(Driver {
             poll,
             events: Events::with_capacity(config.events_capacity.max(1)),
             ready: Vec::with_capacity(config.events_capacity.max(1)),
             slots,
-            free: (0..config.max_connections).rev().collect(),
+            free: (0..max_connections).rev().collect(),
             listeners: Vec::new(),
             handler,
             tls: tls.context().map_err(SetupError::Tls)?,
@@ -286,6 +298,9 @@ impl<H: Handler> Driver<H> {
             next_serial: 1,
             next_timer: None,
             timers_dirty: false,
+            backlog: Vec::with_capacity(max_connections),
+            backlog_spare: Vec::with_capacity(max_connections),
+            turn: 0,
         })
     }
 
@@ -461,6 +476,12 @@ impl<H: Handler> Driver<H> {
 
     fn poll_for(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         let busy_read = self.config.poll_mode == PollMode::BusyRead;
+        // Bytes left by the read budget: look at the other sockets, do not wait.
+        let timeout = if self.backlog.is_empty() {
+            timeout
+        } else {
+            Some(Duration::ZERO)
+        };
         if busy_read {
             self.poll_stamp = self.clock.now();
             for index in 0..self.slots.len() {
@@ -485,6 +506,10 @@ impl<H: Handler> Driver<H> {
         }
         self.poll_stamp = self.clock.now();
         self.now = Instant::now();
+        self.turn += 1;
+        // Last turn's backlog; this turn's reads may start a new one.
+        let spare = std::mem::take(&mut self.backlog_spare);
+        let mut pending = std::mem::replace(&mut self.backlog, spare);
         self.ready.clear();
         for ev in self.events.iter() {
             let closed = ev.is_error() || ev.is_read_closed() || ev.is_write_closed();
@@ -509,6 +534,19 @@ impl<H: Handler> Driver<H> {
                 self.on_socket(ready, busy_read);
             }
         }
+        for &(index, generation, closed) in &pending {
+            let slot = &self.slots[index];
+            let readable = matches!(
+                slot.phase,
+                Phase::Handshaking | Phase::Open | Phase::Closing
+            );
+            // Already read this turn (an event came for it), or replaced.
+            if slot.read_turn != self.turn && slot.generation == generation && readable {
+                self.on_readable(index, closed);
+            }
+        }
+        pending.clear();
+        self.backlog_spare = pending;
         if self.timers_dirty || self.next_timer.is_some_and(|t| t <= self.now) {
             self.run_timers();
         }
@@ -753,6 +791,8 @@ impl<H: Handler> Driver<H> {
     /// per wake-up saved). Not when the peer has closed or errored: that
     /// edge is the last, and the loop reads on to the end of the stream.
     fn on_readable(&mut self, index: usize, closed: bool) {
+        self.slots[index].read_turn = self.turn;
+        let mut reads = 0;
         loop {
             let slot = &mut self.slots[index];
             slot.rx.compact();
@@ -807,6 +847,17 @@ impl<H: Handler> Driver<H> {
                 return self.on_eof(index);
             }
             if n < offered && !closed {
+                break;
+            }
+            reads += 1;
+            if reads >= self.config.max_reads_per_turn.max(1) {
+                // Budget spent. Busy-read mode reads every open socket each
+                // turn anyway; otherwise the backlog brings it back.
+                let busy_read = self.config.poll_mode == PollMode::BusyRead;
+                let slot = &self.slots[index];
+                if !(busy_read && slot.phase == Phase::Open) {
+                    self.backlog.push((index, slot.generation, closed));
+                }
                 break;
             }
         }

@@ -321,3 +321,68 @@ fn many_connections_on_one_driver() {
     }
     assert!(r.closed.is_empty());
 }
+
+/// A peer that writes faster than it is read never lets its socket drain:
+/// without a read budget, one turn of the poll loop would read it for as
+/// long as it keeps writing, and every other connection and timer would
+/// wait. With `max_reads_per_turn`, each turn (one `Stamps::poll`) reads at
+/// most that many buffers of it.
+#[test]
+fn a_socket_that_never_drains_is_read_a_budget_per_turn() {
+    use std::collections::BTreeMap;
+    use tickwire_net::{Conn, Handler, Payload, Stamps};
+
+    const MESSAGES: usize = 8192;
+    let frame = crate::util::Peer::frame(OpCode::Text, true, &[b'x'; 1024]);
+    let flood = frame.repeat(MESSAGES);
+    let server = TestServer::start(None, move |peer, _, log| {
+        peer.upgrade()?;
+        log.send("upgraded".into()).unwrap();
+        peer.write(&flood)?;
+        peer.drain_until_eof();
+        Ok(())
+    });
+
+    /// Payload bytes completed in each turn, by its poll stamp.
+    #[derive(Default)]
+    struct Turns {
+        bytes: BTreeMap<u64, usize>,
+        messages: usize,
+    }
+    impl Handler for Turns {
+        fn on_message(&mut self, _: &mut Conn<'_>, payload: Payload<'_>, stamps: Stamps) {
+            *self.bytes.entry(stamps.poll).or_default() += payload.len();
+            self.messages += 1;
+        }
+    }
+
+    let config = Config {
+        max_reads_per_turn: 2,
+        ..test_config()
+    };
+    let read_buffer = config.read_buffer_size;
+    let mut driver = Driver::new(config, &TlsConfig::empty(), Turns::default()).unwrap();
+    driver
+        .connect(Endpoint::parse(&server.url(false, "/")).unwrap())
+        .unwrap();
+    // Let the upgrade through, then let megabytes pile up unread.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.log.try_recv().is_err() {
+        assert!(Instant::now() < deadline, "no upgrade");
+        driver.poll_timeout(Duration::from_millis(1)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    run_until(&mut driver, "every message", |t| t.messages == MESSAGES);
+    let turns = &driver.handler().bytes;
+    let most = turns.values().copied().max().unwrap();
+    // Two reads a turn, plus a frame begun in the turn before.
+    assert!(
+        most <= 2 * read_buffer + 1024,
+        "{most} bytes in one turn (read buffer {read_buffer})"
+    );
+    assert!(
+        turns.len() >= MESSAGES * 1024 / (2 * read_buffer + 1024),
+        "{} turns",
+        turns.len()
+    );
+}
