@@ -131,6 +131,42 @@ pub struct FeedStats {
     pub snapshots: AtomicU64,
     /// Messages whose send stamp (simulator side channel) was found.
     pub wire_stamped: AtomicU64,
+    /// Stream connections lost, by why: the peer closed (with or without a
+    /// close frame), TLS failed (a bad record, an alert), the WebSocket
+    /// protocol was broken, a deadline passed (pong, stale data, connect,
+    /// handshake), a socket error (reset, refused), anything else.
+    pub lost: LostBy,
+}
+
+/// Stream connections lost, by why (see [`FeedStats::lost`]).
+#[derive(Debug, Default)]
+pub struct LostBy {
+    /// The peer closed: a close frame, or the end of the stream without one.
+    pub closed: AtomicU64,
+    /// TLS failed.
+    pub tls: AtomicU64,
+    /// The WebSocket protocol or handshake was broken.
+    pub protocol: AtomicU64,
+    /// A deadline passed (pong, stale data, connect, handshake).
+    pub timeout: AtomicU64,
+    /// A socket error (reset, refused, name resolution).
+    pub socket: AtomicU64,
+    /// Anything else.
+    pub other: AtomicU64,
+}
+
+impl LostBy {
+    fn count(&self, reason: &Disconnect) {
+        let c = match reason {
+            Disconnect::Remote { .. } | Disconnect::Eof => &self.closed,
+            Disconnect::Tls(_) => &self.tls,
+            Disconnect::Protocol(_) | Disconnect::Handshake(_) => &self.protocol,
+            Disconnect::Timeout(_) => &self.timeout,
+            Disconnect::Io(_) | Disconnect::Resolve(_) => &self.socket,
+            _ => &self.other,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 impl FeedStats {
@@ -439,6 +475,7 @@ impl Handler for Core {
         }
         match link {
             Some(Link::Stream(v, _)) => {
+                self.stats.lost.count(reason);
                 let (adapter, mut out) = self.split(v);
                 adapter.adapter().on_disconnect(tsc, &mut |e| out.emit(e));
                 if self.stopping {

@@ -1049,6 +1049,24 @@ fn control(
     }
 }
 
+/// Now and then (every 10 ms at most): a client's requests, pings and
+/// closes. An error: drop the client.
+fn poll_client(client: &mut Client, instruments: &[SimInstrument]) -> Result<(), ServerError> {
+    if client.last_poll.elapsed() < Duration::from_millis(10) {
+        return Ok(());
+    }
+    client.last_poll = Instant::now();
+    match client.session.recv(Duration::from_micros(1)) {
+        Ok(Some(Incoming::Text(t))) => {
+            let answer = control(instruments, &t, &mut client.streams);
+            client.session.send_text(&answer)
+        }
+        Ok(Some(Incoming::Closed(_))) => Err(ServerError::Eof),
+        Ok(_) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 fn generate(shared: &Shared, mut rng: StdRng) {
     let config = &shared.config;
     if let Some(core) = config.core {
@@ -1089,6 +1107,12 @@ fn generate(shared: &Shared, mut rng: StdRng) {
         ticks += 1;
         let mut clients = lock(&shared.clients);
         if clients.is_empty() || shared.paused.load(Ordering::Acquire) {
+            // Paused, the market is quiet but alive: pings are answered.
+            let before = clients.len();
+            clients.retain_mut(|c| poll_client(c, &config.instruments).is_ok());
+            shared
+                .dropped
+                .fetch_add((before - clients.len()) as u64, Ordering::Relaxed);
             drop(clients);
             thread::sleep(Duration::from_millis(1));
             continue;
@@ -1147,18 +1171,8 @@ fn generate(shared: &Shared, mut rng: StdRng) {
             if result.is_ok() {
                 result = client.session.flush();
             }
-            // Now and then: the client's requests, pings and closes.
-            if result.is_ok() && client.last_poll.elapsed() > Duration::from_millis(10) {
-                client.last_poll = Instant::now();
-                result = match client.session.recv(Duration::from_micros(1)) {
-                    Ok(Some(Incoming::Text(t))) => {
-                        let answer = control(&config.instruments, &t, &mut client.streams);
-                        client.session.send_text(&answer)
-                    }
-                    Ok(Some(Incoming::Closed(_))) => Err(ServerError::Eof),
-                    Ok(_) => Ok(()),
-                    Err(e) => Err(e),
-                };
+            if result.is_ok() {
+                result = poll_client(client, &config.instruments);
             }
             if result.is_err() {
                 failed.push(c);

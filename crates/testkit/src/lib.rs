@@ -10,6 +10,13 @@
 //! ```
 //!
 //! then measure with [`allocations`].
+//!
+//! [`proxy::Proxy`] sits between a client and a loopback server and injects
+//! network faults (1-byte segments, delays, stalls, resets, closes without
+//! a close frame, a corrupted, duplicated or dropped range, refused
+//! connections) for the robustness tests.
+
+pub mod proxy;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -1,0 +1,335 @@
+//! Network faults between the feed and the exchange simulator, injected by
+//! `tickwire_testkit::proxy`: each scenario asserts the exact outcome.
+//!
+//! Two venues ("a": BTCUSDT, "b": ETHUSDT), each on its own connection
+//! through its own proxy; REST snapshots go straight to the simulator. A
+//! fault on "a" must make "a" (and only "a") disconnect, gap, resync and
+//! become valid again, ending equal to the simulator's book; "b" must never
+//! notice. Faults that do not break the stream (1-byte segments, delays)
+//! must change nothing at all.
+
+use std::sync::Arc;
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use tickwire_feed::live::{Feed, FeedStats, LostBy, Sinks, VenueSetup};
+use tickwire_feed::replay::Venue;
+use tickwire_feed::sim::{self, SimConfig, SimInstrument, Simulator};
+use tickwire_feed::sink;
+use tickwire_net::{Backoff, Config as NetConfig, TlsConfig};
+use tickwire_testkit::proxy::{Fault, Proxy};
+use tickwire_tsc::{HistogramConfig, Metrics};
+use tickwire_venues::book::Side;
+use tickwire_venues::plan::Channels;
+use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind};
+
+struct Rig {
+    simulator: Simulator,
+    /// The proxy of venue "a" and of venue "b".
+    proxies: [Proxy; 2],
+    feed: Feed,
+    stats: Arc<FeedStats>,
+    events: Receiver<Event>,
+    /// Every event since both books first became valid, by global
+    /// instrument id (0: BTCUSDT on "a", 1: ETHUSDT on "b").
+    seen: [Vec<Kind>; 2],
+}
+
+fn instruments() -> Vec<SimInstrument> {
+    vec![
+        SimInstrument {
+            levels: 40,
+            ..SimInstrument::btcusdt()
+        },
+        SimInstrument {
+            levels: 40,
+            ..SimInstrument::ethusdt()
+        },
+    ]
+}
+
+fn net() -> NetConfig {
+    NetConfig {
+        send_rate: None,
+        ping_interval: Some(Duration::from_millis(200)),
+        pong_timeout: Duration::from_millis(400),
+        stale_timeout: Some(Duration::from_secs(2)),
+        connect_timeout: Duration::from_secs(2),
+        handshake_timeout: Duration::from_secs(2),
+        close_timeout: Duration::from_millis(300),
+        backoff: Backoff {
+            initial: Duration::from_millis(50),
+            max: Duration::from_millis(400),
+            multiplier: 2.0,
+            ..Backoff::default()
+        },
+        ..NetConfig::default()
+    }
+}
+
+impl Rig {
+    fn start() -> Rig {
+        let (tls, ca) = sim::self_signed().unwrap();
+        let simulator = Simulator::start(SimConfig {
+            tls: Some(tls),
+            instruments: instruments(),
+            rate: 2000,
+            ..SimConfig::default()
+        })
+        .unwrap();
+        let sim = simulator.addr();
+        let proxies = [Proxy::start(sim).unwrap(), Proxy::start(sim).unwrap()];
+        let mut trust = TlsConfig::empty();
+        trust.add_ca_pem(ca.as_bytes()).unwrap();
+        let venue = |name: &str, n: usize, proxy: &Proxy| {
+            let i = &instruments()[n];
+            VenueSetup {
+                name: name.into(),
+                venue: Venue::BinanceSpot,
+                instruments: vec![InstrumentSpec::new(
+                    &i.symbol,
+                    i.price_scale,
+                    i.size_scale,
+                    1000,
+                )],
+                channels: Channels::default(),
+                endpoint: Some(format!("wss://localhost:{}", proxy.addr().port())),
+                rest: Some(format!("https://localhost:{}", sim.port())),
+            }
+        };
+        let (queue, events) = sink::queue(1 << 20);
+        let feed = Feed::new(
+            vec![venue("a", 0, &proxies[0]), venue("b", 1, &proxies[1])],
+            net(),
+            &trust,
+            &Metrics::new(HistogramConfig::default()),
+            Sinks {
+                queue: Some(queue),
+                ..Sinks::default()
+            },
+            None,
+            0,
+        )
+        .unwrap();
+        let stats = feed.stats();
+        let mut rig = Rig {
+            simulator,
+            proxies,
+            feed,
+            stats,
+            events,
+            seen: [Vec::new(), Vec::new()],
+        };
+        rig.wait("both books valid", 20, |r| r.valid() == 2);
+        rig.run_for(Duration::from_millis(300));
+        // From here on, every event is the scenario's.
+        rig.seen = [Vec::new(), Vec::new()];
+        rig
+    }
+
+    fn valid(&self) -> u64 {
+        FeedStats::get(&self.stats.books_valid)
+    }
+
+    fn reconnects(&self) -> u64 {
+        FeedStats::get(&self.stats.reconnects)
+    }
+
+    fn lost(&self, by: impl Fn(&LostBy) -> &std::sync::atomic::AtomicU64) -> u64 {
+        FeedStats::get(by(&self.stats.lost))
+    }
+
+    fn poll(&mut self) {
+        self.feed.poll().unwrap();
+        for e in self.events.try_iter() {
+            self.seen[e.instrument.0 as usize].push(e.kind);
+        }
+    }
+
+    fn wait(&mut self, what: &str, secs: u64, done: impl Fn(&Rig) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while !done(self) {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            self.poll();
+        }
+    }
+
+    fn run_for(&mut self, time: Duration) {
+        let end = Instant::now() + time;
+        while Instant::now() < end {
+            self.poll();
+        }
+    }
+
+    /// How many events of instrument `n` are book trouble: gaps, resyncs,
+    /// disconnects.
+    fn trouble(&self, n: usize) -> usize {
+        self.seen[n]
+            .iter()
+            .filter(|k| matches!(k, Kind::Gap { .. } | Kind::Resync | Kind::Disconnected))
+            .count()
+    }
+
+    fn book_valid_events(&self, n: usize) -> usize {
+        self.seen[n]
+            .iter()
+            .filter(|k| matches!(k, Kind::BookValid { .. }))
+            .count()
+    }
+
+    /// Pauses the market, lets everything arrive, compares both books with
+    /// the simulator's, resumes.
+    fn books_match_the_simulator(&mut self) {
+        self.simulator.pause(true);
+        // Longer than the 200 ms ping interval: quiet means nothing but pongs.
+        let mut last = (FeedStats::get(&self.stats.messages), Instant::now());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while last.1.elapsed() < Duration::from_millis(300) {
+            assert!(Instant::now() < deadline, "never went quiet");
+            self.poll();
+            let now = FeedStats::get(&self.stats.messages);
+            if now != last.0 {
+                last = (now, Instant::now());
+            }
+        }
+        for (v, n) in [(0, 0), (1, 1)] {
+            let (_, bids, asks) = self.simulator.book(n, 1000).unwrap();
+            let book = self.feed.book(v, InstrumentId(0)).expect("valid");
+            let ours = |side| -> Vec<(i64, i64)> {
+                book.levels(side)
+                    .iter()
+                    .map(|l| (l.price, l.size))
+                    .collect()
+            };
+            assert_eq!(ours(Side::Bid), bids, "venue {v} bids");
+            assert_eq!(ours(Side::Ask), asks, "venue {v} asks");
+        }
+        self.simulator.pause(false);
+    }
+
+    /// After a fault on "a": it reconnected, its book gapped and came back,
+    /// "b" saw nothing, and both books equal the simulator's.
+    fn recovered_from_a_fault_on_a(&mut self) {
+        self.wait("a to reconnect and be valid again", 20, |r| {
+            r.reconnects() >= 1 && r.valid() == 2 && r.book_valid_events(0) >= 1
+        });
+        assert!(self.trouble(0) >= 2, "{:?}", self.seen[0]);
+        assert_eq!(self.trouble(1), 0, "b was disturbed: {:?}", self.seen[1]);
+        assert_eq!(self.book_valid_events(1), 0);
+        assert_eq!(FeedStats::get(&self.stats.decode_errors), 0);
+        self.run_for(Duration::from_millis(300));
+        self.books_match_the_simulator();
+    }
+}
+
+#[test]
+fn a_connection_closed_without_a_close_frame_is_reconnected_and_only_its_book_resyncs() {
+    let mut rig = Rig::start();
+    rig.proxies[0].set(Fault::CloseAfter(0));
+    rig.recovered_from_a_fault_on_a();
+    assert_eq!(rig.reconnects(), 1);
+    assert_eq!(rig.lost(|l| &l.closed), 1);
+    assert_eq!(rig.proxies[0].accepted(), 2);
+    assert_eq!(rig.proxies[1].accepted(), 1);
+}
+
+#[test]
+fn a_reset_in_the_middle_of_a_record_is_recovered() {
+    let mut rig = Rig::start();
+    rig.proxies[0].set(Fault::ResetAfter(777));
+    rig.recovered_from_a_fault_on_a();
+    assert_eq!(rig.reconnects(), 1);
+    assert_eq!(rig.lost(|l| &l.socket), 1);
+}
+
+#[test]
+fn a_corrupted_byte_is_caught_by_tls_and_recovered() {
+    let mut rig = Rig::start();
+    rig.proxies[0].set(Fault::CorruptAt(1500));
+    rig.recovered_from_a_fault_on_a();
+    assert_eq!(rig.reconnects(), 1);
+    assert_eq!(rig.lost(|l| &l.tls), 1);
+}
+
+#[test]
+fn a_duplicated_range_is_caught_by_tls_and_recovered() {
+    let mut rig = Rig::start();
+    rig.proxies[0].set(Fault::Duplicate {
+        start: 2000,
+        len: 100,
+    });
+    rig.recovered_from_a_fault_on_a();
+    rig.proxies[0].set(Fault::None);
+    assert_eq!(rig.reconnects(), 1);
+    assert_eq!(rig.lost(|l| &l.tls), 1);
+}
+
+#[test]
+fn a_dropped_range_is_caught_by_tls_and_recovered() {
+    let mut rig = Rig::start();
+    rig.proxies[0].set(Fault::Drop {
+        start: 2000,
+        len: 100,
+    });
+    rig.recovered_from_a_fault_on_a();
+    assert_eq!(rig.reconnects(), 1);
+    assert_eq!(rig.lost(|l| &l.tls), 1);
+}
+
+#[test]
+fn one_byte_segments_and_delays_change_nothing() {
+    let mut rig = Rig::start();
+    rig.proxies[0].set(Fault::Split);
+    rig.proxies[1].set(Fault::Delay(Duration::from_millis(30)));
+    rig.run_for(Duration::from_secs(2));
+    rig.proxies[0].set(Fault::None);
+    rig.proxies[1].set(Fault::None);
+    rig.run_for(Duration::from_millis(300));
+    assert_eq!(rig.reconnects(), 0);
+    assert_eq!(rig.trouble(0) + rig.trouble(1), 0);
+    assert_eq!(FeedStats::get(&rig.stats.decode_errors), 0);
+    rig.books_match_the_simulator();
+}
+
+#[test]
+fn a_half_open_connection_is_detected_by_the_pong_deadline() {
+    let mut rig = Rig::start();
+    // Bytes are accepted and nothing comes back: no data, no pongs.
+    rig.proxies[0].set(Fault::Stall);
+    let stalled = Instant::now();
+    rig.wait("the stall to be noticed", 10, |r| r.reconnects() >= 1);
+    // A ping within 200 ms, its pong due 400 ms later.
+    assert!(
+        stalled.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        stalled.elapsed()
+    );
+    rig.proxies[0].set(Fault::None);
+    rig.recovered_from_a_fault_on_a();
+    assert_eq!(rig.lost(|l| &l.timeout), rig.reconnects());
+}
+
+#[test]
+fn a_quiet_but_alive_stream_is_kept() {
+    let mut rig = Rig::start();
+    // No market data for longer than the pong deadline and the ping
+    // interval many times over: the pongs keep it alive.
+    rig.simulator.pause(true);
+    rig.run_for(Duration::from_millis(1500));
+    rig.simulator.pause(false);
+    rig.run_for(Duration::from_millis(300));
+    assert_eq!(rig.reconnects(), 0);
+    assert_eq!(rig.trouble(0) + rig.trouble(1), 0);
+    rig.books_match_the_simulator();
+}
+
+#[test]
+fn refused_reconnects_back_off_and_then_succeed() {
+    let mut rig = Rig::start();
+    rig.proxies[0].refuse_for(Duration::from_millis(1200));
+    rig.proxies[0].reset_all();
+    rig.recovered_from_a_fault_on_a();
+    // 50, 100, 200, 400, 400 ms (jittered): a handful of tries, not a storm.
+    let refused = rig.proxies[0].refused();
+    assert!((2..=8).contains(&refused), "{refused} refused attempts");
+}
