@@ -131,6 +131,12 @@ pub struct FeedStats {
     pub snapshots: AtomicU64,
     /// Messages whose send stamp (simulator side channel) was found.
     pub wire_stamped: AtomicU64,
+    /// Valid messages of a channel or instrument the adapter does not
+    /// normalise (counted, not logged).
+    pub ignored: AtomicU64,
+    /// Lines logged about undecodable messages (one per venue and kind of
+    /// error; the rest are only counted in `decode_errors`).
+    pub logged: AtomicU64,
     /// Stream connections lost, by why: the peer closed (with or without a
     /// close frame), TLS failed (a bad record, an alert), the WebSocket
     /// protocol was broken, a deadline passed (pong, stale data, connect,
@@ -201,6 +207,47 @@ impl fmt::Debug for Sinks {
     }
 }
 
+/// Undecodable messages are counted, and logged once per venue and kind of
+/// error (a venue that changed a field would otherwise flood the log, and
+/// the log's writes would slow the feed down further).
+struct BadInput {
+    /// (venue, kind) pairs logged: preallocated, and at most `KINDS` long.
+    seen: Vec<(usize, &'static str, &'static str)>,
+    stats: Arc<FeedStats>,
+}
+
+impl BadInput {
+    const KINDS: usize = 64;
+
+    fn note(
+        &mut self,
+        venue_name: &str,
+        venue: usize,
+        e: tickwire_venues::DecodeError,
+        len: usize,
+    ) {
+        use tickwire_venues::DecodeError as E;
+        let kind = match e {
+            E::Json(_) => ("json", ""),
+            E::Utf8 => ("utf8", ""),
+            E::Missing(k) => ("missing", k),
+            E::Type(k) => ("type", k),
+            E::Decimal(k, _) => ("decimal", k),
+            _ => ("other", ""),
+        };
+        let key = (venue, kind.0, kind.1);
+        if self.seen.contains(&key) || self.seen.len() >= Self::KINDS {
+            return;
+        }
+        self.seen.push(key);
+        FeedStats::add(&self.stats.logged, 1);
+        eprintln!(
+            "tickwire-feed: venue {venue_name}: an undecodable message ({len} bytes): {e}; \
+             more of this kind are counted, not logged"
+        );
+    }
+}
+
 /// A connection's role in the feed.
 #[derive(Clone, Copy)]
 enum Link {
@@ -239,6 +286,8 @@ struct Core {
     stopping: bool,
     /// A message's copy for the recording.
     scratch: Vec<u8>,
+    /// The kinds of undecodable message already logged.
+    bad_input: BadInput,
     /// Record numbering of connections: the `ConnId` index and serial.
     record_errors: u64,
 }
@@ -412,6 +461,7 @@ impl Handler for Core {
             send_stamps,
             calibration,
             clock,
+            bad_input,
             ..
         } = self;
         let state = &mut venues[v];
@@ -421,8 +471,12 @@ impl Handler for Core {
             Ok(tickwire_venues::Outcome::Answer(text)) => {
                 let _ = conn.send_text(text);
             }
+            Ok(tickwire_venues::Outcome::Ignored) => FeedStats::add(&stats.ignored, 1),
             Ok(_) => {}
-            Err(_) => FeedStats::add(&stats.decode_errors, 1),
+            Err(e) => {
+                FeedStats::add(&stats.decode_errors, 1);
+                bad_input.note(&state.setup.name, v, e, len);
+            }
         }
         if let (Some(board), Some(e)) = (send_stamps.as_ref(), first)
             && let Some((kind, id)) = stamp_key(&e)
@@ -643,19 +697,24 @@ impl Feed {
         }
         // Room for every stream and, at once, every book's snapshot.
         net.max_connections = net.max_connections.max(streams + names.len() + 1);
+        let stats = Arc::new(FeedStats::default());
         let core = Core {
             valid: vec![false; names.len()],
             first: first_instrument,
             venues: states,
             links: HashMap::new(),
             sinks,
-            stats: Arc::new(FeedStats::default()),
+            stats: Arc::clone(&stats),
             calibration: tickwire_tsc::calibration(),
             clock: Clock::new(),
             send_stamps: send_stamps.map(|(s, _)| s),
             want_snapshot: Vec::with_capacity(names.len() * 2),
             stopping: false,
             scratch: Vec::with_capacity(64 * 1024),
+            bad_input: BadInput {
+                seen: Vec::with_capacity(BadInput::KINDS),
+                stats: Arc::clone(&stats),
+            },
             record_errors: 0,
         };
         let mut driver =

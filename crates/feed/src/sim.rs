@@ -788,6 +788,17 @@ impl Simulator {
         Arc::clone(&self.shared.stamps)
     }
 
+    /// Sends `text` as is to every client, between two market steps (for
+    /// tests of bad input). Returns how many clients it went to.
+    pub fn inject(&self, text: &str) -> usize {
+        let mut clients = lock(&self.shared.clients);
+        clients
+            .iter_mut()
+            .map(|c| c.session.send_text(text).is_ok())
+            .filter(|sent| *sent)
+            .count()
+    }
+
     /// In replay mode: whether the whole recording has been sent.
     pub fn finished(&self) -> bool {
         self.shared.finished.load(Ordering::Acquire)

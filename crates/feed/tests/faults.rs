@@ -333,3 +333,22 @@ fn refused_reconnects_back_off_and_then_succeed() {
     let refused = rig.proxies[0].refused();
     assert!((2..=8).contains(&refused), "{refused} refused attempts");
 }
+
+#[test]
+fn undecodable_and_unexpected_messages_are_counted_logged_once_and_the_connection_kept() {
+    let mut rig = Rig::start();
+    let truncated = r#"{"stream":"btcusdt@trade","data":{"e":"trade","E":1,"s":"BTCUSDT","t":"#;
+    let unexpected = r#"{"stream":"btcusdt@kline_1m","data":{"e":"kline","E":1,"s":"BTCUSDT"}}"#;
+    for text in [truncated, truncated, unexpected] {
+        // Both connections ("a" and "b") are the simulator's clients.
+        assert_eq!(rig.simulator.inject(text), 2);
+    }
+    rig.run_for(Duration::from_millis(500));
+    assert_eq!(FeedStats::get(&rig.stats.decode_errors), 4);
+    // One line per venue: the second truncated message is only counted.
+    assert_eq!(FeedStats::get(&rig.stats.logged), 2);
+    assert!(FeedStats::get(&rig.stats.ignored) >= 2);
+    assert_eq!(rig.reconnects(), 0);
+    assert_eq!(rig.trouble(0) + rig.trouble(1), 0);
+    rig.books_match_the_simulator();
+}

@@ -386,3 +386,108 @@ fn a_socket_that_never_drains_is_read_a_budget_per_turn() {
         turns.len()
     );
 }
+
+/// Bad input from a server, each with its typed outcome: the frame errors
+/// are answered with the close code RFC 6455 names (1009, 1007, 1002) and
+/// end the connection as `Disconnect::Protocol`; bad handshake answers end
+/// it as `Disconnect::Handshake` before `on_open`. (The codec's own tests
+/// cover every rule byte by byte; these check the connection's outcome.)
+#[test]
+fn bad_input_ends_the_connection_with_its_typed_reason_and_close_code() {
+    use tickwire_net::ProtocolError;
+
+    enum Script {
+        /// Upgrade, then write these bytes; the close code sent back.
+        AfterUpgrade(Vec<u8>, u16),
+        /// Answer the upgrade request with this text.
+        Handshake(String),
+    }
+    let good_101 = |accept: &str, extra: &str| {
+        format!(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n{extra}\r\n"
+        )
+    };
+    let cases: Vec<(&str, Script, Disconnect)> = vec![
+        (
+            "a frame larger than the message limit (1 MiB here)",
+            Script::AfterUpgrade(vec![0x82, 127, 0, 0, 0, 0, 0, 0x20, 0, 0], 1009),
+            Disconnect::Protocol(ProtocolError::FrameTooLarge),
+        ),
+        (
+            "text that is not UTF-8",
+            Script::AfterUpgrade(vec![0x81, 0x02, 0xc3, 0x28], 1007),
+            Disconnect::Protocol(ProtocolError::InvalidUtf8),
+        ),
+        (
+            "a masked frame from a server",
+            Script::AfterUpgrade(vec![0x81, 0x82, 1, 2, 3, 4, b'h' ^ 1, b'i' ^ 2], 1002),
+            Disconnect::Protocol(ProtocolError::MaskedFrame),
+        ),
+        (
+            "reserved bits without an extension",
+            Script::AfterUpgrade(vec![0xc1, 0x00], 1002),
+            Disconnect::Protocol(ProtocolError::ReservedBits),
+        ),
+        (
+            "a wrong Sec-WebSocket-Accept",
+            Script::Handshake(good_101("dGhlIHNhbXBsZSBub25jZQ==AAAA", "")),
+            Disconnect::Handshake(HandshakeError::InvalidAccept),
+        ),
+        (
+            "an extension that was not offered",
+            Script::Handshake(String::new()),
+            Disconnect::Handshake(HandshakeError::UnexpectedExtension),
+        ),
+    ];
+    for (what, script, want) in cases {
+        let close_code = match &script {
+            Script::AfterUpgrade(_, code) => Some(*code),
+            Script::Handshake(_) => None,
+        };
+        let server = TestServer::start(None, move |peer, _, log| match &script {
+            Script::AfterUpgrade(bytes, _) => {
+                peer.upgrade()?;
+                peer.write(bytes)?;
+                log.send(format!("{:?}", peer.recv()?)).unwrap();
+                peer.drain_until_eof();
+                Ok(())
+            }
+            Script::Handshake(text) if text.is_empty() => {
+                let accept = peer.read_request()?;
+                let accept = std::str::from_utf8(&accept).unwrap().to_owned();
+                peer.write(
+                    format!(
+                        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n"
+                    )
+                    .as_bytes(),
+                )?;
+                peer.drain_until_eof();
+                Ok(())
+            }
+            Script::Handshake(text) => {
+                peer.read_request()?;
+                peer.write(text.as_bytes())?;
+                peer.drain_until_eof();
+                Ok(())
+            }
+        });
+        let mut driver = client(test_config(), Recorder::once());
+        driver
+            .connect(Endpoint::parse(&server.url(false, "/")).unwrap())
+            .unwrap();
+        run_until(&mut driver, what, |r| !r.closed.is_empty());
+        let r = driver.handler();
+        assert_eq!(r.closed[0].1, want, "{what}");
+        assert!(r.messages.is_empty(), "{what}: {:?}", r.messages);
+        if let Disconnect::Handshake(_) = want {
+            assert!(r.opened.is_empty(), "{what}");
+        }
+        if let Some(code) = close_code {
+            assert_eq!(
+                server.next_log(),
+                format!("{:?}", Ev::Close(Some(code))),
+                "{what}"
+            );
+        }
+    }
+}
