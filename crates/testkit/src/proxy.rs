@@ -8,7 +8,10 @@
 //!
 //! A fault is set with [`Proxy::set`] and applies to every connection from
 //! then on; byte offsets count from the moment it was set, over the server
-//! to client direction. The client to server direction is forwarded as is
+//! to client direction. A range fault (corrupt, duplicate, drop) happens on
+//! one connection: the one that carries its first byte. If that connection
+//! ends in the middle of the range (the client saw the damage and hung up),
+//! the rest of the range is not applied to the reconnect. The client to server direction is forwarded as is
 //! (or, while stalled, not at all).
 
 use std::io::{self, Read, Write};
@@ -55,6 +58,17 @@ pub enum Fault {
     },
 }
 
+impl Fault {
+    /// A range fault's first offset.
+    fn range(self) -> Option<u64> {
+        match self {
+            Fault::CorruptAt(k) => Some(k),
+            Fault::Duplicate { start, .. } | Fault::Drop { start, .. } => Some(start),
+            _ => None,
+        }
+    }
+}
+
 struct State {
     fault: Fault,
     /// Server-to-client bytes seen (over every connection) when the fault
@@ -62,6 +76,8 @@ struct State {
     origin: u64,
     /// Refuse (accept and at once reset) new connections until then.
     refuse_until: Option<Instant>,
+    /// The connection a range fault started on.
+    owner: Option<u64>,
 }
 
 struct Shared {
@@ -74,6 +90,8 @@ struct Shared {
     stop: AtomicBool,
     /// Every live connection's control, to reset them all at once.
     live: Mutex<Vec<Arc<Conn>>>,
+    /// Connection ids.
+    next_id: AtomicU64,
 }
 
 /// One proxied connection's control. The pumps own the sockets (no other
@@ -81,6 +99,7 @@ struct Shared {
 /// with a timeout and look here in between.
 #[derive(Default)]
 struct Conn {
+    id: u64,
     /// Reset the client side and end.
     reset: AtomicBool,
     /// One pump ended: the other ends too.
@@ -111,12 +130,14 @@ impl Proxy {
                 fault: Fault::None,
                 origin: 0,
                 refuse_until: None,
+                owner: None,
             }),
             downstream: AtomicU64::new(0),
             accepted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             live: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(0),
         });
         let acceptor = {
             let shared = Arc::clone(&shared);
@@ -141,6 +162,7 @@ impl Proxy {
         let mut state = lock(&self.shared.state);
         state.fault = fault;
         state.origin = self.shared.downstream.load(Ordering::SeqCst);
+        state.owner = None;
     }
 
     /// Refuses new connections (accepted, then reset at once) for `time`.
@@ -237,7 +259,10 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
         let (Ok(c2), Ok(s2)) = (client.try_clone(), server.try_clone()) else {
             continue;
         };
-        let conn = Arc::new(Conn::default());
+        let conn = Arc::new(Conn {
+            id: shared.next_id.fetch_add(1, Ordering::SeqCst),
+            ..Conn::default()
+        });
         lock(&shared.live).push(Arc::clone(&conn));
         let (up, up_conn) = (Arc::clone(shared), Arc::clone(&conn));
         let _ = thread::Builder::new()
@@ -296,13 +321,25 @@ fn downstream(mut server: TcpStream, mut client: TcpStream, shared: &Shared, con
             }
             Ok(Some(n)) => n,
         };
-        let (fault, origin) = {
-            let s = lock(&shared.state);
-            (s.fault, s.origin)
-        };
         // This chunk's offsets, counted from when the fault was set.
         let at = shared.downstream.fetch_add(n as u64, Ordering::SeqCst);
-        let start = at.saturating_sub(origin);
+        let (fault, start) = {
+            let mut s = lock(&shared.state);
+            let start = at.saturating_sub(s.origin);
+            let fault = match s.fault.range() {
+                // The range is reached: this connection owns it.
+                Some(first) if start + n as u64 > first => match s.owner {
+                    None => {
+                        s.owner = Some(conn.id);
+                        s.fault
+                    }
+                    Some(id) if id == conn.id => s.fault,
+                    Some(_) => Fault::None,
+                },
+                _ => s.fault,
+            };
+            (fault, start)
+        };
         let chunk = &mut buf[..n];
         let end = start + n as u64;
         let local = |offset: u64| (offset.saturating_sub(start)) as usize;
@@ -444,6 +481,29 @@ mod tests {
         let mut b = [0u8; 1];
         assert!(matches!(c.read(&mut b), Ok(0) | Err(_)));
         assert_eq!(proxy.refused(), 1);
+    }
+
+    #[test]
+    fn a_range_fault_stays_on_the_connection_it_started_on() {
+        let proxy = Proxy::start(counting_server()).unwrap();
+        let mut c = TcpStream::connect(proxy.addr()).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        read_exact(&mut c, 100);
+        // A long range: the first connection hangs up inside it.
+        proxy.set(Fault::Drop {
+            start: 50,
+            len: 1_000_000,
+        });
+        read_exact(&mut c, 50);
+        thread::sleep(Duration::from_millis(50));
+        drop(c);
+        // The reconnect gets every byte.
+        let mut c = TcpStream::connect(proxy.addr()).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let got = read_exact(&mut c, 2000);
+        for w in got.windows(2) {
+            assert_eq!(w[1], w[0].wrapping_add(1));
+        }
     }
 
     #[test]
