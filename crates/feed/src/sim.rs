@@ -1067,7 +1067,7 @@ fn poll_client(client: &mut Client, instruments: &[SimInstrument]) -> Result<(),
         return Ok(());
     }
     client.last_poll = Instant::now();
-    match client.session.recv(Duration::from_micros(1)) {
+    match client.session.recv(Duration::ZERO) {
         Ok(Some(Incoming::Text(t))) => {
             let answer = control(instruments, &t, &mut client.streams);
             client.session.send_text(&answer)

@@ -290,6 +290,14 @@ impl Session {
         }
     }
 
+    /// [`Session::fill`] without waiting.
+    fn fill_now(&mut self) -> Result<bool, ServerError> {
+        self.stream.tcp().set_nonblocking(true)?;
+        let filled = self.fill();
+        self.stream.tcp().set_nonblocking(false)?;
+        filled
+    }
+
     /// Reads the request head (completing the TLS handshake first), within
     /// `timeout`. A malformed upgrade is answered (400 or 426) and returned
     /// as an error.
@@ -460,9 +468,15 @@ impl Session {
     /// The next message from the client, waiting at most `timeout`
     /// (`Ok(None)`: nothing yet). Pings are answered and pongs skipped; a
     /// close is answered and returned.
+    ///
+    /// `Duration::ZERO` never waits: only bytes that have already arrived
+    /// are read. (A socket read timeout is rounded up to the kernel's tick,
+    /// milliseconds, so a tiny timeout would stall a sender that polls.)
     pub fn recv(&mut self, timeout: Duration) -> Result<Option<Incoming>, ServerError> {
-        let timeout = timeout.max(Duration::from_micros(1));
-        self.stream.tcp().set_read_timeout(Some(timeout))?;
+        let poll = timeout.is_zero();
+        if !poll {
+            self.stream.tcp().set_read_timeout(Some(timeout))?;
+        }
         let deadline = Instant::now() + timeout;
         loop {
             let decoded = match self.decoder.decode(&mut self.input) {
@@ -503,7 +517,8 @@ impl Session {
                 Some(None) => continue,
                 None => {}
             }
-            if !self.fill()? && Instant::now() >= deadline {
+            let filled = if poll { self.fill_now()? } else { self.fill()? };
+            if !filled && (poll || Instant::now() >= deadline) {
                 return Ok(None);
             }
         }

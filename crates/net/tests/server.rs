@@ -41,10 +41,19 @@ fn a_tls_websocket_session_and_a_rest_answer() {
                 Request::WebSocket { path } => {
                     log.push(format!("WS {path}"));
                     s.accept_websocket()?;
-                    match s.recv(Duration::from_secs(5))? {
-                        Some(Incoming::Text(t)) => log.push(t),
-                        other => panic!("expected the subscription, got {other:?}"),
+                    // Polled without waiting until the subscription is in.
+                    let deadline = Instant::now() + Duration::from_secs(5);
+                    loop {
+                        match s.recv(Duration::ZERO)? {
+                            Some(Incoming::Text(t)) => break log.push(t),
+                            None if Instant::now() < deadline => {
+                                thread::sleep(Duration::from_millis(1));
+                            }
+                            other => panic!("expected the subscription, got {other:?}"),
+                        }
                     }
+                    // The client (no heartbeats) has nothing more to say.
+                    assert_eq!(s.recv(Duration::ZERO)?, None);
                     s.send_ping(b"hb")?;
                     for i in 0..50 {
                         s.send_text(&format!("{{\"n\":{i}}}"))?;
