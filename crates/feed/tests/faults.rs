@@ -8,6 +8,9 @@
 //! notice. Faults that do not break the stream (1-byte segments, delays)
 //! must change nothing at all.
 
+#[global_allocator]
+static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
+
 use std::sync::Arc;
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
@@ -21,6 +24,7 @@ use tickwire_testkit::proxy::{Fault, Proxy};
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::book::Side;
 use tickwire_venues::plan::Channels;
+use tickwire_venues::sync::Resync;
 use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind};
 
 struct Rig {
@@ -33,6 +37,9 @@ struct Rig {
     /// Every event since both books first became valid, by global
     /// instrument id (0: BTCUSDT on "a", 1: ETHUSDT on "b").
     seen: [Vec<Kind>; 2],
+    /// Keep `seen` (the soak does not: its pushes would be counted as the
+    /// receive path's allocations).
+    keep_seen: bool,
 }
 
 fn instruments() -> Vec<SimInstrument> {
@@ -69,11 +76,15 @@ fn net() -> NetConfig {
 
 impl Rig {
     fn start() -> Rig {
+        Rig::with_rate(2000)
+    }
+
+    fn with_rate(rate: u32) -> Rig {
         let (tls, ca) = sim::self_signed().unwrap();
         let simulator = Simulator::start(SimConfig {
             tls: Some(tls),
             instruments: instruments(),
-            rate: 2000,
+            rate,
             ..SimConfig::default()
         })
         .unwrap();
@@ -119,6 +130,7 @@ impl Rig {
             stats,
             events,
             seen: [Vec::new(), Vec::new()],
+            keep_seen: true,
         };
         rig.wait("both books valid", 20, |r| r.valid() == 2);
         rig.run_for(Duration::from_millis(300));
@@ -142,7 +154,9 @@ impl Rig {
     fn poll(&mut self) {
         self.feed.poll().unwrap();
         for e in self.events.try_iter() {
-            self.seen[e.instrument.0 as usize].push(e.kind);
+            if self.keep_seen {
+                self.seen[e.instrument.0 as usize].push(e.kind);
+            }
         }
     }
 
@@ -213,7 +227,49 @@ impl Rig {
         self.wait("a to reconnect and be valid again", 20, |r| {
             r.reconnects() >= 1 && r.valid() == 2 && r.book_valid_events(0) >= 1
         });
-        assert!(self.trouble(0) >= 2, "{:?}", self.seen[0]);
+        // What "a" said about its book: it went down (and maybe failed to
+        // come back a few times), then one snapshot, asked for once the
+        // stream was back, and valid again.
+        let said: Vec<Kind> = self.seen[0]
+            .iter()
+            .copied()
+            .filter(|k| {
+                !matches!(
+                    k,
+                    Kind::Trade { .. } | Kind::Quote { .. } | Kind::BookDelta { .. }
+                )
+            })
+            .collect();
+        let retries = said
+            .iter()
+            .skip(2)
+            .take_while(|k| **k == Kind::Disconnected)
+            .count();
+        assert!(
+            matches!(
+                said[..],
+                [
+                    Kind::Disconnected,
+                    Kind::Gap {
+                        why: Resync::Disconnected
+                    },
+                    ..
+                ]
+            ) && matches!(
+                said[2 + retries..],
+                [
+                    Kind::Resync,
+                    Kind::BookSnapshot { .. },
+                    Kind::BookValid { .. }
+                ]
+            ),
+            "{said:?}"
+        );
+        assert_eq!(
+            FeedStats::get(&self.stats.snapshots),
+            3,
+            "one REST snapshot per book at the start, one for a's after the fault"
+        );
         assert_eq!(self.trouble(1), 0, "b was disturbed: {:?}", self.seen[1]);
         assert_eq!(self.book_valid_events(1), 0);
         assert_eq!(FeedStats::get(&self.stats.decode_errors), 0);
@@ -351,4 +407,144 @@ fn undecodable_and_unexpected_messages_are_counted_logged_once_and_the_connectio
     assert_eq!(rig.reconnects(), 0);
     assert_eq!(rig.trouble(0) + rig.trouble(1), 0);
     rig.books_match_the_simulator();
+}
+
+/// The resident set size of this process, in bytes.
+fn rss() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+/// The long run: the feed against the simulator at a high rate for
+/// `TICKWIRE_SOAK_SECS` (default 180) seconds, a fault every few seconds
+/// on one venue or the other. Every fault must be recovered from (both
+/// books valid again, equal to the simulator's), the receive path must not
+/// allocate between faults, and the resident set must stay flat after the
+/// warm-up. `.ci/run` runs it by name, in release mode.
+#[test]
+#[ignore = "a long run: cargo test --release -p tickwire-feed --test faults -- --ignored soak"]
+fn soak() {
+    let secs: u64 = std::env::var("TICKWIRE_SOAK_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(180);
+    let mut rig = Rig::with_rate(20_000);
+    rig.keep_seen = false;
+    let started = Instant::now();
+    let faults = [
+        ("close without a close frame", Fault::CloseAfter(5000)),
+        ("reset mid-record", Fault::ResetAfter(3333)),
+        ("corrupted byte", Fault::CorruptAt(4000)),
+        ("1-byte segments", Fault::Split),
+        (
+            "dropped range",
+            Fault::Drop {
+                start: 6000,
+                len: 50,
+            },
+        ),
+        ("half-open", Fault::Stall),
+        (
+            "duplicated range",
+            Fault::Duplicate {
+                start: 7000,
+                len: 70,
+            },
+        ),
+        ("delay", Fault::Delay(Duration::from_millis(20))),
+    ];
+    let mut injected = 0;
+    let mut steady_allocations = 0;
+    let mut steady_messages = 0;
+    let mut rss_after_warmup = None;
+    let mut rss_max = 0;
+    while started.elapsed() < Duration::from_secs(secs) {
+        // A steady stretch: nothing on the receive path allocates.
+        let before = FeedStats::get(&rig.stats.messages);
+        let ((), allocations) =
+            tickwire_testkit::allocations(|| rig.run_for(Duration::from_secs(2)));
+        steady_allocations += allocations;
+        if std::env::var_os("TICKWIRE_SOAK_DEBUG").is_some() {
+            eprintln!(
+                "window: {allocations} allocations, {} messages, snapshots {}, reconnects {}",
+                FeedStats::get(&rig.stats.messages) - before,
+                FeedStats::get(&rig.stats.snapshots),
+                rig.reconnects()
+            );
+        }
+        steady_messages += FeedStats::get(&rig.stats.messages) - before;
+        if rss_after_warmup.is_none() && started.elapsed() > Duration::from_secs(20) {
+            rss_after_warmup = Some(rss());
+        }
+        rss_max = rss_max.max(rss());
+        // A fault on "a" or "b", in turn.
+        let (what, fault) = faults[injected % faults.len()];
+        let v = injected % 2;
+        let reconnects = rig.reconnects();
+        rig.proxies[v].set(fault);
+        injected += 1;
+        match fault {
+            Fault::Split | Fault::Delay(_) => {
+                rig.run_for(Duration::from_secs(1));
+                rig.proxies[v].set(Fault::None);
+            }
+            _ => {
+                rig.wait(what, 15, |r| r.reconnects() > reconnects);
+                rig.proxies[v].set(Fault::None);
+            }
+        }
+        rig.wait(&format!("recovery from: {what}"), 20, |r| r.valid() == 2);
+        rig.run_for(Duration::from_millis(200));
+        rig.books_match_the_simulator();
+        assert_eq!(FeedStats::get(&rig.stats.decode_errors), 0);
+    }
+    let rss_end = rss();
+    let s = &rig.stats;
+    eprintln!(
+        "soak: {:.0} s, {} faults injected and recovered from, {} reconnects \
+         (lost: {} closed, {} tls, {} protocol, {} timeout, {} socket), {} messages, {} events, \
+         {} gaps; {} allocations over {} steady messages; RSS after warm-up {} KiB, max {} KiB, end {} KiB",
+        started.elapsed().as_secs_f64(),
+        injected,
+        rig.reconnects(),
+        FeedStats::get(&s.lost.closed),
+        FeedStats::get(&s.lost.tls),
+        FeedStats::get(&s.lost.protocol),
+        FeedStats::get(&s.lost.timeout),
+        FeedStats::get(&s.lost.socket),
+        FeedStats::get(&s.messages),
+        FeedStats::get(&s.events),
+        FeedStats::get(&s.gaps),
+        steady_allocations,
+        steady_messages,
+        rss_after_warmup.unwrap_or(0) / 1024,
+        rss_max / 1024,
+        rss_end / 1024,
+    );
+    assert!(injected >= 2, "too short to inject faults");
+    assert!(steady_messages > 0);
+    assert_eq!(steady_allocations, 0, "the receive path allocated");
+    // One REST snapshot per book at the start and at most one per
+    // reconnect: none fetched before its stream was back (it would be
+    // stale, and fetched again).
+    assert!(
+        FeedStats::get(&s.snapshots) <= 2 + rig.reconnects(),
+        "{} snapshots for {} reconnects",
+        FeedStats::get(&s.snapshots),
+        rig.reconnects()
+    );
+    if let Some(warm) = rss_after_warmup {
+        // Flat: within 16 MiB of the size after warm-up.
+        assert!(
+            rss_end < warm + (16 << 20),
+            "RSS grew from {} KiB to {} KiB",
+            warm / 1024,
+            rss_end / 1024
+        );
+    }
 }

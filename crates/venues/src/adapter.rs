@@ -215,7 +215,8 @@ impl Instruments {
     }
 
     /// The connection went down: `Disconnected`, then for every book that
-    /// was valid (or bridging) `Gap(Disconnected)` and `Resync`.
+    /// was valid (or bridging) `Gap(Disconnected)`, and `Resync` at once
+    /// where the snapshot comes in band (see [`BookSync::disconnected`]).
     pub(crate) fn disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
         emit(Event {
             instrument: InstrumentId(0),
@@ -223,7 +224,17 @@ impl Instruments {
             recv_tsc,
             kind: Kind::Disconnected,
         });
-        self.invalidate_all(Resync::Disconnected, recv_tsc, emit);
+        for (i, instrument) in self.list.iter_mut().enumerate() {
+            if let Some(sync) = instrument.sync.as_mut() {
+                let stamp = Stamp {
+                    id: InstrumentId(i as u32),
+                    exchange_ns: 0,
+                    recv_tsc,
+                };
+                let mut verdict = Verdict::new(stamp, emit);
+                sync.disconnected(&mut |e| verdict.on(e));
+            }
+        }
     }
 }
 

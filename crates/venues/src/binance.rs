@@ -782,9 +782,11 @@ impl Adapter {
         })
     }
 
-    /// The connection went down: emits `Disconnected`, then `Gap` and
-    /// `Resync` for every book that was valid. Diffs still buffered stay:
-    /// update ids carry across connections, so they may yet bridge.
+    /// The connection went down: emits `Disconnected`, then `Gap` for every
+    /// book that was valid; its `Resync` (fetch the snapshot now) comes
+    /// with the first diff of the new connection. A book not valid yet
+    /// keeps its buffered diffs: update ids carry across connections, so
+    /// they may yet bridge.
     pub fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
         self.instruments.disconnect(recv_tsc, emit);
     }
@@ -1042,14 +1044,38 @@ mod adapter_tests {
                 Kind::Disconnected,
                 Kind::Gap {
                     why: Resync::Disconnected
-                },
-                Kind::Resync
+                }
             ]
         );
         assert!(ev.iter().all(|e| e.recv_tsc == 42));
         ev.clear();
         a.on_disconnect(43, &mut |e| ev.push(e));
         assert_eq!(kinds(&ev), [Kind::Disconnected]);
+        // The new connection's first diff asks for the snapshot, which
+        // then bridges to it.
+        let (r, ev) = feed(
+            &mut a,
+            r#"{"e":"depthUpdate","E":2,"s":"BNBBTC","U":20,"u":21,"b":[],"a":[]}"#,
+            0,
+        );
+        assert_eq!(r, Ok(Outcome::Data));
+        assert_eq!(kinds(&ev), [Kind::Resync]);
+        let ev = snapshot(
+            &mut a,
+            r#"{"lastUpdateId":20,"bids":[["1.0","1"]],"asks":[["2.0","1"]]}"#,
+        );
+        assert!(
+            matches!(
+                kinds(&ev)[..],
+                [
+                    Kind::BookSnapshot { .. },
+                    ..,
+                    Kind::BookValid { update_id: 21 }
+                ]
+            ),
+            "{:?}",
+            kinds(&ev)
+        );
     }
 }
 crate::adapter::venue_adapter!(Adapter);

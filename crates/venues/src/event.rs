@@ -22,7 +22,9 @@
 //!   about the book until the next snapshot and `BookValid`.
 //! - [`Kind::Resync`]: a new snapshot has been asked for (Binance: the
 //!   adapter's owner must fetch the REST snapshot; venues with in-band
-//!   snapshots: resubscribe).
+//!   snapshots: resubscribe). After a disconnect, a REST snapshot is asked
+//!   for at the new connection's first diff, not at the `Gap`: fetched
+//!   before the stream is back it could not bridge.
 //!
 //! No delta, snapshot or `BookValid` is ever emitted for a book that is not
 //! in step with the venue, and a message's deltas are emitted only after

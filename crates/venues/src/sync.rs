@@ -364,6 +364,25 @@ impl BookSync {
         }
     }
 
+    /// The connection carrying this book's diffs went down: if the book
+    /// was valid (or bridging a snapshot), `Gap(Disconnected)`. Where
+    /// snapshots come in band the venue sends one again on resubscription:
+    /// `SnapshotNeeded` at once. A REST snapshot is asked for at the first
+    /// diff of the new connection instead: fetched now, it would predate
+    /// the stream it has to bridge to and be refused as stale, a wasted
+    /// request. Otherwise (no snapshot yet) nothing changes.
+    pub fn disconnected(&mut self, emit: &mut impl FnMut(SyncEvent)) {
+        if self.chain.in_band_snapshot() {
+            return self.invalidate_all(Resync::Disconnected, emit);
+        }
+        if self.is_valid() || matches!(self.state, State::Bridging { .. }) {
+            self.book.clear();
+            self.buffer.clear();
+            self.state = State::Buffering { asked: false };
+            emit(SyncEvent::Gap(Resync::Disconnected));
+        }
+    }
+
     fn step(
         &mut self,
         seq: Seq,
@@ -568,6 +587,59 @@ mod tests {
         let mut ev = Vec::new();
         f(s, &mut |e| ev.push(e));
         ev
+    }
+
+    /// A valid book on `chain`, up to `last`.
+    fn valid(chain: Chain, last: u64) -> BookSync {
+        let mut s = engine(chain);
+        run(&mut s, |s, e| {
+            s.on_diff(seq(last, last), [], &mut { e }).unwrap();
+        });
+        let ev = run(&mut s, |s, e| {
+            s.on_snapshot(
+                last - 1,
+                [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
+                &mut { e },
+            )
+            .unwrap()
+        });
+        assert!(s.is_valid(), "{ev:?}");
+        s
+    }
+
+    #[test]
+    fn a_disconnect_asks_for_a_rest_snapshot_only_once_the_stream_is_back() {
+        let mut s = valid(Chain::BinanceSpot, 10);
+        let ev = run(&mut s, |s, e| s.disconnected(&mut { e }));
+        assert_eq!(ev, [SyncEvent::Gap(Resync::Disconnected)]);
+        assert!(s.book().is_none());
+        // Said once.
+        assert!(run(&mut s, |s, e| s.disconnected(&mut { e })).is_empty());
+        // The new connection's first diff (ids moved on meanwhile) asks.
+        let ev = run(&mut s, |s, e| {
+            s.on_diff(seq(50, 52), [lv(Side::Bid, 99, 3)], &mut { e })
+                .unwrap()
+        });
+        assert_eq!(ev, [SyncEvent::SnapshotNeeded]);
+        let ev = run(&mut s, |s, e| {
+            s.on_snapshot(51, [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)], &mut {
+                e
+            })
+            .unwrap()
+        });
+        assert_eq!(ev, [SyncEvent::Valid { update_id: 52 }]);
+
+        // In band: the venue resends the snapshot on resubscription, so the
+        // book is marked as waiting for it at once.
+        let mut s = valid(Chain::Bybit, 10);
+        let ev = run(&mut s, |s, e| s.disconnected(&mut { e }));
+        assert_eq!(
+            ev,
+            [
+                SyncEvent::Gap(Resync::Disconnected),
+                SyncEvent::SnapshotNeeded
+            ]
+        );
     }
 
     #[test]

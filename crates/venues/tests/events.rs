@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use tickwire_venues::binance::{Adapter, Market};
 use tickwire_venues::book::{Book, Side};
+use tickwire_venues::sync::Resync;
 use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, Outcome};
 use tickwire_venues::{VenueAdapter, bybit, deribit, okx};
 
@@ -224,15 +225,30 @@ fn check(file: &str, market: Market, symbol: &str) {
     assert!(counts.trades + counts.quotes > 0);
 
     // Pass 2: the same adapter, warm, told its connection dropped (every
-    // book gaps and waits for a snapshot), then the whole recording again:
-    // diffs buffered, the snapshot bridged, the chain followed, and not
-    // one allocation.
+    // book gaps, and asks for a snapshot at the new stream's first diff),
+    // then the whole recording again: diffs buffered, the snapshot
+    // bridged, the chain followed, and not one allocation.
     let mut gaps = Vec::new();
     adapter.on_disconnect(0, &mut |e| gaps.push(e.kind));
-    assert!(gaps.contains(&Kind::Resync), "{gaps:?}");
+    assert_eq!(
+        gaps,
+        [
+            Kind::Disconnected,
+            Kind::Gap {
+                why: Resync::Disconnected
+            }
+        ]
+    );
+    let mut resyncs = 0;
     let ((), allocations) = tickwire_testkit::allocations(|| {
-        replay(&mut adapter, &mut msgs, |_, _, _| {}, &mut events);
+        replay(
+            &mut adapter,
+            &mut msgs,
+            |_, _, events| resyncs += events.iter().filter(|e| e.kind == Kind::Resync).count(),
+            &mut events,
+        );
     });
+    assert_eq!(resyncs, 1, "one snapshot asked for, at the first diff");
     assert!(adapter.book(InstrumentId(0)).is_some());
     assert_eq!(allocations, 0, "{file}: {allocations} allocations");
 }
