@@ -182,12 +182,17 @@ fn send_pregenerated(shared: &Shared, pre: &Pregenerated) {
     }
     let clock = Clock::new();
     let burst = shared.config.burst.max(1) as usize;
-    // The snapshots are the market's start: the first burst goes out, then
-    // the rest waits (up to 10 s) until every book's snapshot was fetched,
-    // so a client's diff buffer need not hold the whole run.
+    // The snapshots are the market's start: the bursts up to the first diff
+    // of every symbol go out (a Binance client asks for the REST snapshot at
+    // a symbol's first diff), then the rest waits (up to 10 s) until every
+    // book's snapshot was fetched, so a client's diff buffer need not hold
+    // the whole run.
     let symbols = pre.snapshots.len() as u64;
+    let first_diffs = first_diff_of_each(&pre.messages, pre.snapshots.len());
+    let mut waited = false;
     for (k, chunk) in pre.messages.chunks(burst).enumerate() {
-        if k == 1 {
+        if !waited && k * burst > first_diffs {
+            waited = true;
             let deadline = Instant::now() + Duration::from_secs(10);
             while shared.snapshots.load(Ordering::Acquire) < symbols && Instant::now() < deadline {
                 thread::sleep(Duration::from_millis(1));
@@ -222,6 +227,25 @@ fn send_pregenerated(shared: &Shared, pre: &Pregenerated) {
         }
         shared.steps.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// The index of the message by which each of the `symbols` instruments has
+/// had a depth diff (the last index if some never has).
+fn first_diff_of_each(messages: &[(usize, StreamKind, u64, String)], symbols: usize) -> usize {
+    let mut seen = vec![false; symbols];
+    let mut left = symbols;
+    for (i, (instrument, kind, _, _)) in messages.iter().enumerate() {
+        let Some(seen) = seen.get_mut(*instrument) else {
+            continue;
+        };
+        if *kind == StreamKind::Depth && !std::mem::replace(seen, true) {
+            left -= 1;
+            if left == 0 {
+                return i;
+            }
+        }
+    }
+    messages.len().saturating_sub(1)
 }
 
 /// A recording to serve (see [`SimConfig::replay`]).

@@ -1,0 +1,61 @@
+//! The demo's ceiling mode (`demo --max`): a market made ahead of time, sent
+//! as fast as the feed takes it, must bring both books valid and arrive
+//! whole whatever the burst.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use tickwire_feed::demo::{self, DemoConfig};
+use tickwire_feed::sim::{self, SimInstrument};
+
+const STEPS: usize = 3_000;
+
+fn ceiling(burst: u32) -> demo::DemoSummary {
+    let dir = std::env::temp_dir().join(format!("tickwire-demo-{burst}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = DemoConfig {
+        // Long enough for 3 000 steps many times over; shorter than the
+        // simulator's 10 s wait for the snapshots, so a market that never
+        // lets a book ask for its snapshot fails here.
+        duration: Duration::from_secs(6),
+        burst,
+        pregenerate: Some(STEPS),
+        hlog: dir.join("demo.hlog"),
+        svg: false,
+        ..DemoConfig::default()
+    };
+    let summary = demo::run(&config, &Arc::new(AtomicBool::new(false)), |_| {}).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    summary
+}
+
+fn assert_whole(summary: &demo::DemoSummary) {
+    assert_eq!(summary.books_valid, 2, "{summary:?}");
+    assert_eq!(
+        (summary.gaps, summary.reconnects, summary.decode_errors),
+        (0, 0, 0)
+    );
+    // Every message of the market (the demo's: seed 1, a trade every third
+    // step) and the subscription's answer.
+    let market = sim::pregenerate(
+        &[SimInstrument::btcusdt(), SimInstrument::ethusdt()],
+        STEPS,
+        1,
+        3,
+    );
+    assert_eq!(summary.messages, market.messages.len() as u64 + 1);
+    assert!(summary.throughput.is_some_and(|t| t > 0.0));
+}
+
+#[test]
+fn one_message_to_a_write_reaches_both_books() {
+    // The first write holds one symbol's diff only: the other symbol asks
+    // for its snapshot at its own first diff, which must still come.
+    assert_whole(&ceiling(1));
+}
+
+#[test]
+fn many_messages_to_a_write_reach_both_books() {
+    assert_whole(&ceiling(64));
+}
