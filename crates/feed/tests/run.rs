@@ -2,7 +2,8 @@
 //! simulator over TLS (a config file, an environment override, a recording
 //! and the latency log), stopped with SIGTERM: exit 0, everything flushed
 //! and closed; then the recording replayed to the same books. And an
-//! invalid configuration: exit 2 with the key named, before connecting.
+//! invalid configuration: exit 2 with the key named, before connecting. And
+//! the example configurations the README points to, checked as shipped.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -244,4 +245,29 @@ fn an_invalid_config_exits_2_naming_the_key_before_connecting() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_example_configs_check_clean() {
+    // What the README tells a new user to run first, before connecting.
+    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    // sim.toml trusts the CA that `tickwire-feed sim` writes where it runs.
+    let dir = temp_dir("examples");
+    std::fs::write(dir.join("sim-ca.pem"), sim::self_signed().unwrap().1).unwrap();
+    for name in ["feed.toml", "sim.toml"] {
+        let mut cmd = bin();
+        cmd.current_dir(&dir)
+            .args(["run", "--check", "--config"])
+            .arg(examples.join(name));
+        // The files as shipped, whatever overrides this shell has.
+        for (key, _) in std::env::vars().filter(|(k, _)| k.starts_with("TICKWIRE_FEED_")) {
+            cmd.env_remove(key);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {stderr}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "configuration ok\n");
+        assert!(stderr.contains("venue "), "{name}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
