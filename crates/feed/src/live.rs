@@ -288,8 +288,12 @@ struct Core {
     scratch: Vec<u8>,
     /// The kinds of undecodable message already logged.
     bad_input: BadInput,
-    /// Record numbering of connections: the `ConnId` index and serial.
+    /// Records the recording could not write.
     record_errors: u64,
+    /// Each stream's URL, and whether it was closed since its last
+    /// `Opened` record: a reconnect records `Opened` again, so a recording
+    /// read on its own says what every connection was.
+    stream_urls: HashMap<ConnId, (String, bool)>,
 }
 
 fn wall_ns() -> u64 {
@@ -416,6 +420,16 @@ impl Handler for Core {
             return;
         };
         let tsc = self.clock.now();
+        if self.sinks.recording.is_some()
+            && let Some((url, closed)) = self.stream_urls.get_mut(&conn.id())
+            && std::mem::take(closed)
+        {
+            let url = std::mem::take(url);
+            self.record(recording::Kind::Opened, conn.id(), tsc, url.as_bytes());
+            if let Some((kept, _)) = self.stream_urls.get_mut(&conn.id()) {
+                *kept = url;
+            }
+        }
         for n in 0..self.venues[v].plans[p].subscribe.len() {
             let text = self.venues[v].plans[p].subscribe[n].clone();
             // The outbox holds 64 KiB of subscriptions: a plan never
@@ -526,6 +540,9 @@ impl Handler for Core {
         if self.sinks.recording.is_some() {
             let text = reason.to_string();
             self.record(recording::Kind::Closed, id, tsc, text.as_bytes());
+            if let Some((_, closed)) = self.stream_urls.get_mut(&id) {
+                *closed = true;
+            }
         }
         match link {
             Some(Link::Stream(v, _)) => {
@@ -716,6 +733,7 @@ impl Feed {
                 stats: Arc::clone(&stats),
             },
             record_errors: 0,
+            stream_urls: HashMap::new(),
         };
         let mut driver =
             Driver::new(net, tls, core).map_err(|e| FeedError::Setup(e.to_string()))?;
@@ -745,6 +763,7 @@ impl Feed {
                 core.links.insert(id, Link::Stream(v, p));
                 let tsc = core.clock.now();
                 core.record(recording::Kind::Opened, id, tsc, url.as_bytes());
+                core.stream_urls.insert(id, (url, false));
                 if let Some(ping) = ping {
                     pings.push(PingTimer {
                         id,
@@ -857,8 +876,10 @@ impl Feed {
         for id in &ids {
             let _ = self.driver.close(*id, CloseCode::NORMAL, "");
         }
+        // Until every close handshake has ended (and been recorded), or
+        // `linger` is up.
         let deadline = Instant::now() + linger;
-        while Instant::now() < deadline && ids.iter().any(|id| self.driver.is_open(*id)) {
+        while Instant::now() < deadline && ids.iter().any(|id| self.driver.is_live(*id)) {
             self.driver.poll_timeout(Duration::from_millis(5))?;
         }
         let core = self.driver.handler_mut();

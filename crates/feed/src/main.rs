@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use tickwire_feed::config::FeedConfig;
 use tickwire_feed::demo::DemoConfig;
-use tickwire_feed::replay::{self, Pace, Venue};
+use tickwire_feed::replay::{self, Connections, Pace, Venue};
 use tickwire_feed::sink::{self, Instrument};
 use tickwire_tsc::Report;
 use tickwire_venues::InstrumentSpec;
@@ -125,6 +125,12 @@ enum Command {
         /// optionally :BOOK_DEPTH (default 1000). Repeat for each.
         #[arg(long = "instrument", required = true, value_parser = tickwire_feed::config::parse_instrument)]
         instruments: Vec<InstrumentSpec>,
+        /// Replay only the connections whose recorded endpoint contains
+        /// this text (e.g. `:9443` or `stream.binance.com`). By default:
+        /// every connection except those to another venue's public host,
+        /// since a feed thread records all its venues together.
+        #[arg(long, value_name = "TEXT")]
+        connections: Option<String>,
         /// Write every event as JSON Lines to this file (`-`: stdout).
         #[arg(long)]
         jsonl: Option<PathBuf>,
@@ -427,8 +433,13 @@ fn serve_sim(args: SimArgs) -> ExitCode {
     }
     let stats = simulator.stop();
     eprintln!(
-        "simulator stopped: {} steps, {} messages to {} clients ({} dropped), {} snapshots",
-        stats.steps, stats.messages, stats.clients, stats.dropped_clients, stats.snapshots
+        "simulator stopped: {} steps, {} messages to {} clients ({} closed, {} dropped), {} snapshots",
+        stats.steps,
+        stats.messages,
+        stats.clients,
+        stats.closed_clients,
+        stats.dropped_clients,
+        stats.snapshots
     );
     ExitCode::SUCCESS
 }
@@ -488,6 +499,7 @@ fn main() -> ExitCode {
             recordings,
             venue,
             instruments,
+            connections,
             jsonl,
             real_time,
             shm,
@@ -501,7 +513,16 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            run_replay(&recordings, venue, &instruments, jsonl, real_time, ring)
+            let connections = connections.map_or(Connections::OfVenue, Connections::Matching);
+            run_replay(
+                &recordings,
+                venue,
+                &instruments,
+                &connections,
+                jsonl,
+                real_time,
+                ring,
+            )
         }
     }
 }
@@ -510,6 +531,7 @@ fn run_replay(
     recordings: &[PathBuf],
     venue: Venue,
     instruments: &[InstrumentSpec],
+    connections: &Connections,
     jsonl: Option<PathBuf>,
     real_time: bool,
     mut ring: Option<tickwire_feed::shm::Writer>,
@@ -554,7 +576,7 @@ fn run_replay(
     let mut line = Vec::with_capacity(512);
     let mut write_error = None;
     let pace = if real_time { Pace::Original } else { Pace::Max };
-    let result = replay::replay(&files, venue, instruments, pace, |event| {
+    let result = replay::replay(&files, venue, instruments, connections, pace, |event| {
         if let Some(ring) = ring.as_mut() {
             ring.publish(&event);
         }
@@ -576,13 +598,14 @@ fn run_replay(
         Ok(stats) => {
             let secs = stats.elapsed.as_secs_f64().max(1e-9);
             eprintln!(
-                "{} records, {} messages, {} REST responses, {} events, {} undecodable; \
-                 {:.3} s, {:.0} messages/s",
+                "{} records, {} messages, {} REST responses, {} events, {} undecodable, \
+                 {} connections of other venues left out; {:.3} s, {:.0} messages/s",
                 stats.records,
                 stats.messages,
                 stats.responses,
                 stats.events,
                 stats.decode_errors,
+                stats.skipped_connections,
                 secs,
                 stats.messages as f64 / secs
             );

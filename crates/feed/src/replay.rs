@@ -63,6 +63,63 @@ impl Venue {
             .find(|(_, v)| *v == self)
             .map_or("?", |(n, _)| n)
     }
+
+    /// The public hosts the feed connects to for this venue: its streams
+    /// and, for Binance, its REST snapshots (the plans' hosts; a test
+    /// keeps them equal).
+    pub fn hosts(self) -> &'static [&'static str] {
+        match self {
+            Venue::BinanceSpot => &["stream.binance.com", "api.binance.com"],
+            Venue::BinanceUsdM => &["fstream.binance.com", "fapi.binance.com"],
+            Venue::BinanceCoinM => &["dstream.binance.com", "dapi.binance.com"],
+            Venue::Okx => &["ws.okx.com"],
+            Venue::Bybit => &["stream.bybit.com"],
+            Venue::Kraken => &["ws.kraken.com"],
+            Venue::Coinbase => &["advanced-trade-ws.coinbase.com"],
+            Venue::Deribit => &["www.deribit.com"],
+        }
+    }
+}
+
+/// Which of a recording's connections a replay takes. A feed thread
+/// records all its venues into one recording; a replay is one venue's.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Connections {
+    /// Every connection except those to another venue's public host
+    /// ([`Venue::hosts`]): a recording of Binance and OKX replayed as
+    /// Binance skips the OKX connections; connections to other hosts (a
+    /// simulator, a proxy) are kept.
+    #[default]
+    OfVenue,
+    /// Only connections whose recorded endpoint contains this text.
+    Matching(String),
+}
+
+impl Connections {
+    /// Whether a connection opened to `endpoint` is replayed as `venue`.
+    pub fn takes(&self, venue: Venue, endpoint: &str) -> bool {
+        match self {
+            Connections::Matching(text) => endpoint.contains(text.as_str()),
+            Connections::OfVenue => {
+                let host = host_of(endpoint);
+                venue.hosts().contains(&host)
+                    || !Venue::ALL
+                        .iter()
+                        .any(|(_, other)| other.hosts().contains(&host))
+            }
+        }
+    }
+}
+
+/// The host of `scheme://host[:port][/path]`.
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    match host.rsplit_once(':') {
+        Some((h, port)) if !h.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => host,
+    }
 }
 
 impl FromStr for Venue {
@@ -100,6 +157,9 @@ pub struct Stats {
     pub responses: u64,
     /// Messages the adapter could not decode (counted, not fatal, as live).
     pub decode_errors: u64,
+    /// Connections left out (see [`Connections`]), counted at each
+    /// `Opened` record.
+    pub skipped_connections: u64,
     /// Events emitted.
     pub events: u64,
     /// Time spent, from the first record to the last.
@@ -135,17 +195,21 @@ fn symbol_of(url: &str) -> Option<&str> {
 }
 
 /// Replays `files` (one recording's series, in order) as `venue` with
-/// `instruments`, handing every event to `emit`.
+/// `instruments`, the `connections` chosen, handing every event to `emit`.
 pub fn replay(
     files: &[PathBuf],
     venue: Venue,
     instruments: &[InstrumentSpec],
+    connections: &Connections,
     pace: Pace,
     mut emit: impl FnMut(Event),
 ) -> Result<Stats, ReplayError> {
     let mut adapter = Adapter::new(venue, instruments);
     let mut stats = Stats::default();
     let mut endpoints: HashMap<u32, String> = HashMap::new();
+    // Connections left out, until their number is opened again (a
+    // recording may not say `Opened` again when a stream reconnects).
+    let mut skipped: std::collections::HashSet<u32> = std::collections::HashSet::new();
     let mut buf = Vec::new();
     let started = Instant::now();
     let mut first_wall = None;
@@ -158,6 +222,18 @@ pub fn replay(
             .map_err(|e| ReplayError::Recording(path.clone(), e))?
         {
             stats.records += 1;
+            if record.kind == Kind::Opened {
+                if connections.takes(venue, &String::from_utf8_lossy(record.payload)) {
+                    skipped.remove(&record.conn);
+                } else {
+                    skipped.insert(record.conn);
+                    endpoints.remove(&record.conn);
+                    stats.skipped_connections += 1;
+                }
+            }
+            if !skipped.is_empty() && skipped.contains(&record.conn) {
+                continue;
+            }
             if pace == Pace::Original {
                 let first = *first_wall.get_or_insert(record.wall_ns);
                 let due = Duration::from_nanos(record.wall_ns.saturating_sub(first));
@@ -268,5 +344,82 @@ mod tests {
             Some("ETHUSDT")
         );
         assert_eq!(symbol_of("wss://stream.binance.com:9443/stream"), None);
+    }
+
+    #[test]
+    fn each_venues_hosts_are_the_hosts_its_plans_connect_to() {
+        use tickwire_venues::binance::Market;
+        use tickwire_venues::plan::{self, Channels};
+        let symbols = [
+            (Venue::BinanceSpot, "BTCUSDT"),
+            (Venue::BinanceUsdM, "BTCUSDT"),
+            (Venue::BinanceCoinM, "BTCUSD_PERP"),
+            (Venue::Okx, "BTC-USDT"),
+            (Venue::Bybit, "BTCUSDT"),
+            (Venue::Kraken, "BTC/USD"),
+            (Venue::Coinbase, "BTC-USD"),
+            (Venue::Deribit, "BTC-PERPETUAL"),
+        ];
+        for (venue, symbol) in symbols {
+            // A depth each venue offers.
+            let plans = [10, 50, 25, 1000]
+                .into_iter()
+                .find_map(|depth| {
+                    let spec = InstrumentSpec::new(symbol, 1, 8, depth);
+                    crate::live::plans(venue, &[spec], Channels::default()).ok()
+                })
+                .unwrap();
+            let mut hosts: Vec<&str> = plans.iter().map(|p| p.host.as_str()).collect();
+            let market = match venue {
+                Venue::BinanceSpot => Some(Market::Spot),
+                Venue::BinanceUsdM => Some(Market::UsdM),
+                Venue::BinanceCoinM => Some(Market::CoinM),
+                _ => None,
+            };
+            if let Some(m) = market {
+                hosts.push(plan::snapshot_path(m, symbol, 1000).0);
+            }
+            hosts.sort_unstable();
+            hosts.dedup();
+            let mut expected = venue.hosts().to_vec();
+            expected.sort_unstable();
+            assert_eq!(hosts, expected, "{}", venue.name());
+        }
+    }
+
+    #[test]
+    fn a_replay_takes_its_venues_connections_and_unknown_hosts() {
+        let of_venue = Connections::OfVenue;
+        let spot = Venue::BinanceSpot;
+        for kept in [
+            "wss://stream.binance.com:9443/stream",
+            "https://api.binance.com/api/v3/depth?symbol=BTCUSDT&limit=1000",
+            "wss://localhost:9443/stream",
+            "wss://127.0.0.1:1/stream",
+            "wss://stream.binance.com.example.org/stream",
+        ] {
+            assert!(of_venue.takes(spot, kept), "{kept}");
+        }
+        for skipped in [
+            "wss://ws.okx.com:8443/ws/v5/public",
+            "wss://fstream.binance.com/public/stream",
+            "https://fapi.binance.com/fapi/v1/depth?symbol=BTCUSDT&limit=1000",
+            "wss://ws.kraken.com/v2",
+        ] {
+            assert!(!of_venue.takes(spot, skipped), "{skipped}");
+        }
+        assert!(of_venue.takes(Venue::Okx, "wss://ws.okx.com:8443/ws/v5/public"));
+        let matching = Connections::Matching(":9443".into());
+        assert!(matching.takes(Venue::Okx, "wss://localhost:9443/stream"));
+        assert!(!matching.takes(spot, "https://localhost:9444/api"));
+    }
+
+    #[test]
+    fn hosts_are_read_from_urls_with_or_without_port_and_path() {
+        assert_eq!(host_of("wss://ws.okx.com:8443/ws/v5/public"), "ws.okx.com");
+        assert_eq!(host_of("wss://ws.kraken.com/v2"), "ws.kraken.com");
+        assert_eq!(host_of("https://api.binance.com?x=1"), "api.binance.com");
+        assert_eq!(host_of("wss://user@host:1"), "host");
+        assert_eq!(host_of("localhost"), "localhost");
     }
 }

@@ -384,6 +384,8 @@ pub struct SimStats {
     pub clients: u64,
     /// Clients dropped for being too slow or failing.
     pub dropped_clients: u64,
+    /// Clients that closed their connection with a close frame.
+    pub closed_clients: u64,
     /// REST snapshots served.
     pub snapshots: u64,
 }
@@ -430,6 +432,7 @@ struct Shared {
     bytes: AtomicU64,
     accepted: AtomicU64,
     dropped: AtomicU64,
+    closed: AtomicU64,
     snapshots: AtomicU64,
 }
 
@@ -781,6 +784,7 @@ impl Simulator {
             bytes: AtomicU64::new(0),
             accepted: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
+            closed: AtomicU64::new(0),
             snapshots: AtomicU64::new(0),
         });
         let acceptor = {
@@ -837,6 +841,7 @@ impl Simulator {
             bytes: s.bytes.load(Ordering::Relaxed),
             clients: s.accepted.load(Ordering::Relaxed),
             dropped_clients: s.dropped.load(Ordering::Relaxed),
+            closed_clients: s.closed.load(Ordering::Relaxed),
             snapshots: s.snapshots.load(Ordering::Relaxed),
         }
     }
@@ -1086,20 +1091,37 @@ fn control(
 
 /// Now and then (every 10 ms at most): a client's requests, pings and
 /// closes. An error: drop the client.
-fn poll_client(client: &mut Client, instruments: &[SimInstrument]) -> Result<(), ServerError> {
+/// A client after a poll.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Polled {
+    Open,
+    /// It closed with a close frame (answered): a goodbye, not a failure.
+    Closed,
+}
+
+fn poll_client(client: &mut Client, instruments: &[SimInstrument]) -> Result<Polled, ServerError> {
     if client.last_poll.elapsed() < Duration::from_millis(10) {
-        return Ok(());
+        return Ok(Polled::Open);
     }
     client.last_poll = Instant::now();
-    match client.session.recv(Duration::ZERO) {
-        Ok(Some(Incoming::Text(t))) => {
+    match client.session.recv(Duration::ZERO)? {
+        Some(Incoming::Text(t)) => {
             let answer = control(instruments, &t, &mut client.streams);
-            client.session.send_text(&answer)
+            client.session.send_text(&answer).map(|()| Polled::Open)
         }
-        Ok(Some(Incoming::Closed(_))) => Err(ServerError::Eof),
-        Ok(_) => Ok(()),
-        Err(e) => Err(e),
+        Some(Incoming::Closed(_)) => Ok(Polled::Closed),
+        _ => Ok(Polled::Open),
     }
+}
+
+/// Counts a client that is gone: closed with a close frame, or dropped.
+fn count_gone(shared: &Shared, closed: bool) {
+    let counter = if closed {
+        &shared.closed
+    } else {
+        &shared.dropped
+    };
+    counter.fetch_add(1, Ordering::Relaxed);
 }
 
 fn generate(shared: &Shared, mut rng: StdRng) {
@@ -1143,11 +1165,13 @@ fn generate(shared: &Shared, mut rng: StdRng) {
         let mut clients = lock(&shared.clients);
         if clients.is_empty() || shared.paused.load(Ordering::Acquire) {
             // Paused, the market is quiet but alive: pings are answered.
-            let before = clients.len();
-            clients.retain_mut(|c| poll_client(c, &config.instruments).is_ok());
-            shared
-                .dropped
-                .fetch_add((before - clients.len()) as u64, Ordering::Relaxed);
+            clients.retain_mut(|c| match poll_client(c, &config.instruments) {
+                Ok(Polled::Open) => true,
+                gone => {
+                    count_gone(shared, gone.is_ok());
+                    false
+                }
+            });
             drop(clients);
             thread::sleep(Duration::from_millis(1));
             continue;
@@ -1206,16 +1230,19 @@ fn generate(shared: &Shared, mut rng: StdRng) {
             if result.is_ok() {
                 result = client.session.flush();
             }
-            if result.is_ok() {
-                result = poll_client(client, &config.instruments);
-            }
-            if result.is_err() {
-                failed.push(c);
+            // Gone: closed (true) or failed (false).
+            let gone = match result.and_then(|()| poll_client(client, &config.instruments)) {
+                Ok(Polled::Open) => None,
+                Ok(Polled::Closed) => Some(true),
+                Err(_) => Some(false),
+            };
+            if let Some(closed) = gone {
+                failed.push((c, closed));
             }
         }
-        for c in failed.into_iter().rev() {
+        for (c, closed) in failed.into_iter().rev() {
             clients.swap_remove(c);
-            shared.dropped.fetch_add(1, Ordering::Relaxed);
+            count_gone(shared, closed);
         }
     }
 }

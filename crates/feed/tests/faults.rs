@@ -16,6 +16,7 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use tickwire_feed::live::{Feed, FeedStats, LostBy, Sinks, VenueSetup};
+use tickwire_feed::recording;
 use tickwire_feed::replay::Venue;
 use tickwire_feed::sim::{self, SimConfig, SimInstrument, Simulator};
 use tickwire_feed::sink;
@@ -80,6 +81,11 @@ impl Rig {
     }
 
     fn with_rate(rate: u32) -> Rig {
+        Rig::with(rate, None)
+    }
+
+    /// At `rate` steps/s, recording every frame with `recording`.
+    fn with(rate: u32, recording: Option<recording::Writer>) -> Rig {
         let (tls, ca) = sim::self_signed().unwrap();
         let simulator = Simulator::start(SimConfig {
             tls: Some(tls),
@@ -116,6 +122,7 @@ impl Rig {
             &Metrics::new(HistogramConfig::default()),
             Sinks {
                 queue: Some(queue),
+                recording,
                 ..Sinks::default()
             },
             None,
@@ -287,6 +294,60 @@ fn a_connection_closed_without_a_close_frame_is_reconnected_and_only_its_book_re
     assert_eq!(rig.lost(|l| &l.closed), 1);
     assert_eq!(rig.proxies[0].accepted(), 2);
     assert_eq!(rig.proxies[1].accepted(), 1);
+}
+
+#[test]
+fn a_reconnect_is_recorded_as_a_new_opening_of_the_same_endpoint() {
+    let dir = std::env::temp_dir().join(format!("tickwire-faults-rec-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = dir.join("rec");
+    let header = recording::Header {
+        created_unix_ns: 1,
+        ticks_per_second: 1e9,
+    };
+    let writer = recording::Writer::create(&base, 1 << 30, header).unwrap();
+    let mut rig = Rig::with(2000, Some(writer));
+    let ports = rig
+        .proxies
+        .each_ref()
+        .map(|p| format!(":{}/", p.addr().port()));
+    rig.proxies[0].set(Fault::CloseAfter(0));
+    rig.recovered_from_a_fault_on_a();
+    let sinks = rig.feed.shutdown(Duration::from_millis(500)).unwrap();
+    sinks.recording.unwrap().finish().unwrap();
+    // Each stream's records, by kind: a letter each (o: opened, s: sent,
+    // r: received, c: closed).
+    let mut streams: [String; 2] = Default::default();
+    let mut conns = [None, None];
+    for file in recording::files(&base) {
+        let mut reader = recording::Reader::new(std::fs::File::open(file).unwrap()).unwrap();
+        while let Some(r) = reader.next_record().unwrap() {
+            let payload = String::from_utf8_lossy(r.payload);
+            for v in 0..2 {
+                if r.kind == recording::Kind::Opened && payload.contains(&ports[v]) {
+                    conns[v] = Some(r.conn);
+                }
+                if conns[v] == Some(r.conn) {
+                    let letter = match r.kind {
+                        recording::Kind::Opened => 'o',
+                        recording::Kind::Sent => 's',
+                        recording::Kind::Received => 'r',
+                        recording::Kind::Closed => 'c',
+                        recording::Kind::Response => 'R',
+                    };
+                    if !streams[v].ends_with(letter) || letter == 'o' || letter == 'c' {
+                        streams[v].push(letter);
+                    }
+                }
+            }
+        }
+    }
+    // "a": opened, subscribed, received, dropped, opened again (the same
+    // endpoint), subscribed, received, closed at the end; "b" once.
+    assert_eq!(streams[0], "osrcosrc");
+    assert_eq!(streams[1], "osrc");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

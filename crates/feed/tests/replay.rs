@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tickwire_feed::recording::{Header, Kind as Rec, Record, Writer};
-use tickwire_feed::replay::{self, Pace, Venue};
+use tickwire_feed::replay::{self, Connections, Pace, Venue};
 use tickwire_venues::book::Side;
 use tickwire_venues::sync::Resync;
 use tickwire_venues::{Aggressor, Event, InstrumentSpec, Kind};
@@ -22,11 +22,20 @@ fn temp_dir(name: &str) -> PathBuf {
 
 const STREAM: u32 = 1;
 const FETCH: u32 = 2;
+/// An OKX connection recorded by the same feed thread.
+const OKX: u32 = 3;
 
 /// The session: three diffs around a snapshot fetched after the second
 /// (the first is older than the snapshot, the second bridges it), a trade,
 /// then the stream drops.
 fn write_session(base: &Path, max_file_bytes: u64) {
+    write_session_with(base, max_file_bytes, false);
+}
+
+/// The session, and with `okx` an OKX connection's records between its
+/// records: it opens, sends a trade, drops, and (reconnected without a new
+/// `Opened`, as older recordings do) sends another.
+fn write_session_with(base: &Path, max_file_bytes: u64, okx: bool) {
     let mut w = Writer::create(
         base,
         max_file_bytes,
@@ -49,7 +58,12 @@ fn write_session(base: &Path, max_file_bytes: u64) {
         })
         .unwrap();
     };
+    let okx_trade = r#"{"arg":{"channel":"trades","instId":"BTC-USDT"},"data":[{"instId":"BTC-USDT","tradeId":"1","px":"100.5","sz":"0.1","side":"buy","ts":"1"}]}"#;
     put(Rec::Opened, STREAM, "wss://stream.binance.com:9443/ws");
+    if okx {
+        put(Rec::Opened, OKX, "wss://ws.okx.com:8443/ws/v5/public");
+        put(Rec::Received, OKX, okx_trade);
+    }
     put(
         Rec::Sent,
         STREAM,
@@ -77,6 +91,10 @@ fn write_session(base: &Path, max_file_bytes: u64) {
         r#"{"lastUpdateId":102,"bids":[["100.00","1.5"],["99.00","3.0"]],"asks":[["101.00","2.0"]]}"#,
     );
     put(Rec::Closed, FETCH, "fetched");
+    if okx {
+        put(Rec::Closed, OKX, "1006");
+        put(Rec::Received, OKX, okx_trade);
+    }
     put(
         Rec::Received,
         STREAM,
@@ -105,9 +123,14 @@ fn a_recorded_session_replays_into_a_bridged_book_and_its_events() {
     let files = replay::files_for(&base);
     assert!(files.len() > 2, "{files:?}");
     let mut events: Vec<Event> = Vec::new();
-    let stats = replay::replay(&files, Venue::BinanceSpot, &instruments(), Pace::Max, |e| {
-        events.push(e)
-    })
+    let stats = replay::replay(
+        &files,
+        Venue::BinanceSpot,
+        &instruments(),
+        &Connections::OfVenue,
+        Pace::Max,
+        |e| events.push(e),
+    )
     .unwrap();
     assert_eq!(
         (
@@ -199,6 +222,7 @@ fn the_replay_command_writes_every_event_as_json_lines() {
         &replay::files_for(&base),
         Venue::BinanceSpot,
         &instruments(),
+        &Connections::OfVenue,
         Pace::Max,
         |_| expected += 1,
     )
@@ -281,4 +305,59 @@ fn bad_arguments_name_the_problem_and_exit_2() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such recording"));
+}
+
+#[test]
+fn another_venues_connections_in_the_recording_are_left_out() {
+    let dir = temp_dir("mixed");
+    let alone = dir.join("alone");
+    let mixed = dir.join("mixed");
+    write_session(&alone, 1 << 20);
+    write_session_with(&mixed, 1 << 20, true);
+    let run = |base: &Path, connections: &Connections| {
+        let mut events = Vec::new();
+        let stats = replay::replay(
+            &replay::files_for(base),
+            Venue::BinanceSpot,
+            &instruments(),
+            connections,
+            Pace::Max,
+            |e| events.push(e),
+        )
+        .unwrap();
+        (stats, events)
+    };
+    let (alone_stats, alone_events) = run(&alone, &Connections::OfVenue);
+    let (stats, events) = run(&mixed, &Connections::OfVenue);
+    // The OKX trade is not fed to Binance's decoder, and OKX dropping does
+    // not drop the Binance book: the same events (their receive stamps
+    // aside: the OKX records took stamps in between).
+    let kinds = |events: &[Event]| -> Vec<(u32, u64, Kind)> {
+        events
+            .iter()
+            .map(|e| (e.instrument.0, e.exchange_ns, e.kind))
+            .collect()
+    };
+    assert_eq!(kinds(&events), kinds(&alone_events));
+    assert_eq!(stats.skipped_connections, 1);
+    assert_eq!(
+        (stats.messages, stats.decode_errors, stats.responses),
+        (
+            alone_stats.messages,
+            alone_stats.decode_errors,
+            alone_stats.responses
+        )
+    );
+    // Chosen by endpoint: the Binance stream alone (no snapshot: the
+    // fetch's endpoint does not match), so the book never becomes valid.
+    let (stats, events) = run(&mixed, &Connections::Matching("stream.binance".into()));
+    assert_eq!(stats.skipped_connections, 2);
+    assert_eq!(stats.responses, 0);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e.kind, Kind::BookValid { .. }))
+    );
+    assert!(events.iter().any(|e| matches!(e.kind, Kind::Trade { .. })));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

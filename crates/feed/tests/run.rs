@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tickwire_feed::replay::{self, Pace, Venue};
+use tickwire_feed::replay::{self, Connections, Pace, Venue};
 use tickwire_feed::sim::{self, SimConfig, Simulator};
 use tickwire_venues::{InstrumentSpec, Kind};
 
@@ -123,9 +123,14 @@ rest = "https://localhost:{port}"
         InstrumentSpec::new("ETHUSDT", 2, 4, 1000),
     ];
     let mut replayed = Vec::new();
-    let stats = replay::replay(&files, Venue::BinanceSpot, &specs, Pace::Max, |e| {
-        replayed.push(e)
-    })
+    let stats = replay::replay(
+        &files,
+        Venue::BinanceSpot,
+        &specs,
+        &Connections::OfVenue,
+        Pace::Max,
+        |e| replayed.push(e),
+    )
     .unwrap();
     assert_eq!(stats.decode_errors, 0);
     assert_eq!(stats.responses, 2);

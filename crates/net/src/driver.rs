@@ -417,6 +417,13 @@ impl<H: Handler> Driver<H> {
             .is_ok_and(|i| self.slots[i].phase == Phase::Open)
     }
 
+    /// Whether connection `id` still exists: connecting, open, closing
+    /// (its close handshake under way) or waiting to reconnect. False once
+    /// it has ended for good ([`Handler::on_close`] said not to reconnect).
+    pub fn is_live(&self, id: ConnId) -> bool {
+        self.lookup(id).is_ok()
+    }
+
     /// TLS details of connection `id`, once its TLS handshake is done;
     /// `None` for `ws://` connections and unknown ids.
     pub fn tls_info(&self, id: ConnId) -> Option<TlsInfo> {

@@ -101,7 +101,10 @@ fn our_server_role_and_our_client_talk() {
     assert_eq!(echoed, [&Ev::Text("one".into()), &Ev::Text("two".into())]);
     assert_eq!(server.handler().opened.len(), 1);
 
+    assert!(client.is_open(id) && client.is_live(id));
     client.close(id, CloseCode::NORMAL, "done").unwrap();
+    // Closing: no longer open, still there until the handshake ends.
+    assert!(!client.is_open(id) && client.is_live(id));
     while server.handler().closed.is_empty() || client.handler().closed.is_empty() {
         assert!(Instant::now() < deadline, "no close");
         server.poll_timeout(Duration::from_millis(1)).unwrap();
@@ -127,6 +130,7 @@ fn our_server_role_and_our_client_talk() {
         client.handler().reconnecting.is_empty(),
         "a local close is final"
     );
+    assert!(!client.is_live(id));
 }
 
 #[test]
