@@ -123,7 +123,8 @@ pub struct FeedStats {
     pub decode_errors: AtomicU64,
     /// Books valid right now.
     pub books_valid: AtomicU64,
-    /// Books that gapped (each then resyncs).
+    /// Books that gapped (each then resyncs); not those ended by the
+    /// feed's own shutdown.
     pub gaps: AtomicU64,
     /// Connections that dropped and were reconnected.
     pub reconnects: AtomicU64,
@@ -337,6 +338,9 @@ struct Emitter<'a> {
     base: u32,
     /// The feed's first instrument id.
     first: u32,
+    /// The feed is shutting down: its books end (`Disconnected`, `Gap`
+    /// still go out), but that is not a gap to count.
+    stopping: bool,
 }
 
 impl Emitter<'_> {
@@ -361,7 +365,7 @@ impl Emitter<'_> {
                     *v = false;
                     stats.books_valid.fetch_sub(1, Ordering::Relaxed);
                 }
-                if matches!(e.kind, Kind::Gap { .. }) {
+                if matches!(e.kind, Kind::Gap { .. }) && !self.stopping {
                     FeedStats::add(&stats.gaps, 1);
                 }
             }
@@ -388,6 +392,7 @@ impl Core {
             valid,
             want_snapshot,
             first,
+            stopping,
             ..
         } = self;
         let state = &mut venues[v];
@@ -399,6 +404,7 @@ impl Core {
             venue: v,
             base: state.base,
             first: *first,
+            stopping: *stopping,
         };
         (&mut state.adapter, emitter)
     }

@@ -254,13 +254,6 @@ pub fn run(
         elapsed,
         ..RunSummary::default()
     };
-    for s in &stats {
-        summary.messages += FeedStats::get(&s.messages);
-        summary.events += FeedStats::get(&s.events);
-        summary.gaps += FeedStats::get(&s.gaps);
-        summary.reconnects += FeedStats::get(&s.reconnects);
-        summary.decode_errors += FeedStats::get(&s.decode_errors);
-    }
     for f in feeds {
         match f.join() {
             Ok(Ok(sinks)) => {
@@ -281,6 +274,15 @@ pub fn run(
                 failure.get_or_insert("a feed thread panicked".into());
             }
         }
+    }
+    // Once the feed threads have ended: what their last polls and the
+    // shutdown's closes did counts too.
+    for s in &stats {
+        summary.messages += FeedStats::get(&s.messages);
+        summary.events += FeedStats::get(&s.events);
+        summary.gaps += FeedStats::get(&s.gaps);
+        summary.reconnects += FeedStats::get(&s.reconnects);
+        summary.decode_errors += FeedStats::get(&s.decode_errors);
     }
     if let Some(w) = writer {
         match w.join() {

@@ -1114,6 +1114,21 @@ fn poll_client(client: &mut Client, instruments: &[SimInstrument]) -> Result<Pol
     }
 }
 
+/// After a replay or a pregenerated market: quiet but alive until stopped,
+/// answering the clients' pings and closes.
+fn stay_quiet(shared: &Shared) {
+    while !shared.stop.load(Ordering::Acquire) {
+        lock(&shared.clients).retain_mut(|c| match poll_client(c, &shared.config.instruments) {
+            Ok(Polled::Open) => true,
+            gone => {
+                count_gone(shared, gone.is_ok());
+                false
+            }
+        });
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// Counts a client that is gone: closed with a close frame, or dropped.
 fn count_gone(shared: &Shared, closed: bool) {
     let counter = if closed {
@@ -1133,12 +1148,12 @@ fn generate(shared: &Shared, mut rng: StdRng) {
     if let Some(replay) = &config.replay {
         replay_recording(shared, replay);
         shared.finished.store(true, Ordering::Release);
-        return;
+        return stay_quiet(shared);
     }
     if let Some(pre) = &config.pregenerated {
         send_pregenerated(shared, pre);
         shared.finished.store(true, Ordering::Release);
-        return;
+        return stay_quiet(shared);
     }
     let clock = Clock::new();
     let burst = config.burst.max(1);

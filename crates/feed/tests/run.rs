@@ -111,6 +111,22 @@ rest = "https://localhost:{port}"
     }
     assert_eq!(valid, 2, "{stderr}");
     assert!(trades > 10);
+    // The summary counts every event, the shutdown's too, and each went to
+    // the file; the feed's own stop is not a gap.
+    let lines = text.lines().count();
+    assert!(
+        stderr.contains(&format!(
+            " events, {lines} JSON lines (0 dropped), 0 gaps, 0 reconnects, 0 undecodable"
+        )) && stderr.contains(&format!(", {lines} events, ")),
+        "{lines} lines; {stderr}"
+    );
+    // The last word: the connection closed, then each book ended.
+    let last: Vec<String> = text
+        .lines()
+        .skip(lines - 3)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].to_string())
+        .collect();
+    assert_eq!(last, [r#""disconnected""#, r#""gap""#, r#""gap""#]);
     // The latency log was flushed: it parses and has the stages.
     let report = tickwire_tsc::Report::read(&dir.join("feed.hlog")).unwrap();
     assert!(report.table().contains("sim/total"), "{}", report.table());
@@ -144,6 +160,8 @@ rest = "https://localhost:{port}"
         .filter(|e| matches!(e.kind, Kind::Trade { .. }))
         .count();
     assert_eq!(replay_trades, trades);
+    // Event for event, the shutdown's closes included.
+    assert_eq!(replayed.len(), lines);
 
     // The simulator serving that recording: a feed reaches the same books
     // and sees every recorded trade.
