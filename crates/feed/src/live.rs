@@ -130,6 +130,9 @@ pub struct FeedStats {
     pub reconnects: AtomicU64,
     /// REST snapshots received.
     pub snapshots: AtomicU64,
+    /// REST snapshot fetches that failed (refused, reset, timed out, a bad
+    /// response); each is retried with backoff.
+    pub fetch_failures: AtomicU64,
     /// Messages whose send stamp (simulator side channel) was found.
     pub wire_stamped: AtomicU64,
     /// Valid messages of a channel or instrument the adapter does not
@@ -567,8 +570,10 @@ impl Handler for Core {
                     self.links.remove(&id);
                     Reconnect::No
                 } else {
-                    // Retried by the driver, with backoff.
+                    // Retried by the driver, with backoff; the book keeps
+                    // buffering diffs meanwhile.
                     let _ = (v, instrument);
+                    FeedStats::add(&self.stats.fetch_failures, 1);
                     Reconnect::Yes
                 }
             }

@@ -2,7 +2,8 @@
 //! `tickwire_testkit::proxy`: each scenario asserts the exact outcome.
 //!
 //! Two venues ("a": BTCUSDT, "b": ETHUSDT), each on its own connection
-//! through its own proxy; REST snapshots go straight to the simulator. A
+//! through its own proxy; REST snapshots go straight to the simulator
+//! (through a third proxy for "a" in the fetch scenarios). A
 //! fault on "a" must make "a" (and only "a") disconnect, gap, resync and
 //! become valid again, ending equal to the simulator's book; "b" must never
 //! notice. Faults that do not break the stream (1-byte segments, delays)
@@ -32,6 +33,9 @@ struct Rig {
     simulator: Simulator,
     /// The proxy of venue "a" and of venue "b".
     proxies: [Proxy; 2],
+    /// With [`Rig::with`]'s `rest_proxy`: the proxy of "a"'s REST
+    /// snapshots (otherwise they go straight to the simulator).
+    rest: Option<Proxy>,
     feed: Feed,
     stats: Arc<FeedStats>,
     events: Receiver<Event>,
@@ -81,11 +85,12 @@ impl Rig {
     }
 
     fn with_rate(rate: u32) -> Rig {
-        Rig::with(rate, None)
+        Rig::with(rate, None, false)
     }
 
-    /// At `rate` steps/s, recording every frame with `recording`.
-    fn with(rate: u32, recording: Option<recording::Writer>) -> Rig {
+    /// At `rate` steps/s, recording every frame with `recording`, "a"'s
+    /// REST snapshots through a proxy of their own if `rest_proxy`.
+    fn with(rate: u32, recording: Option<recording::Writer>, rest_proxy: bool) -> Rig {
         let (tls, ca) = sim::self_signed().unwrap();
         let simulator = Simulator::start(SimConfig {
             tls: Some(tls),
@@ -96,6 +101,8 @@ impl Rig {
         .unwrap();
         let sim = simulator.addr();
         let proxies = [Proxy::start(sim).unwrap(), Proxy::start(sim).unwrap()];
+        let rest = rest_proxy.then(|| Proxy::start(sim).unwrap());
+        let rest_port = rest.as_ref().map_or(sim.port(), |p| p.addr().port());
         let mut trust = TlsConfig::empty();
         trust.add_ca_pem(ca.as_bytes()).unwrap();
         let venue = |name: &str, n: usize, proxy: &Proxy| {
@@ -111,7 +118,10 @@ impl Rig {
                 )],
                 channels: Channels::default(),
                 endpoint: Some(format!("wss://localhost:{}", proxy.addr().port())),
-                rest: Some(format!("https://localhost:{}", sim.port())),
+                rest: Some(format!(
+                    "https://localhost:{}",
+                    if n == 0 { rest_port } else { sim.port() }
+                )),
             }
         };
         let (queue, events) = sink::queue(1 << 20);
@@ -133,6 +143,7 @@ impl Rig {
         let mut rig = Rig {
             simulator,
             proxies,
+            rest,
             feed,
             stats,
             events,
@@ -307,7 +318,7 @@ fn a_reconnect_is_recorded_as_a_new_opening_of_the_same_endpoint() {
         ticks_per_second: 1e9,
     };
     let writer = recording::Writer::create(&base, 1 << 30, header).unwrap();
-    let mut rig = Rig::with(2000, Some(writer));
+    let mut rig = Rig::with(2000, Some(writer), false);
     let ports = rig
         .proxies
         .each_ref()
@@ -348,6 +359,44 @@ fn a_reconnect_is_recorded_as_a_new_opening_of_the_same_endpoint() {
     assert_eq!(streams[0], "osrcosrc");
     assert_eq!(streams[1], "osrc");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_snapshot_fetch_reset_mid_response_is_retried_and_the_book_recovers() {
+    let mut rig = Rig::with(2000, None, true);
+    let rest = rig.rest.take().unwrap();
+    // One fetch so far, "a"'s first snapshot: its TLS handshake (about
+    // 1.1 KB) and its response (about 1.3 KB, give or take 200 bytes as
+    // the book changes). The next one is reset 400 bytes before the end
+    // of that: inside its response.
+    assert_eq!(rest.accepted(), 1);
+    let one_fetch = rest.downstream_bytes();
+    rest.set(Fault::ResetAfter(one_fetch - 400));
+    rig.proxies[0].set(Fault::CloseAfter(0));
+    rig.recovered_from_a_fault_on_a();
+    assert_eq!(FeedStats::get(&rig.stats.fetch_failures), 1);
+    assert_eq!(rest.accepted(), 3, "the first, the reset one, its retry");
+    assert_eq!(rig.reconnects(), 1);
+}
+
+#[test]
+fn a_stalled_snapshot_fetch_times_out_and_is_retried() {
+    let mut rig = Rig::with(2000, None, true);
+    let rest = rig.rest.take().unwrap();
+    rest.set(Fault::Stall);
+    rig.proxies[0].set(Fault::CloseAfter(0));
+    // The fetch must finish within the handshake timeout (2 s here).
+    rig.wait("the stalled fetch to time out", 10, |r| {
+        FeedStats::get(&r.stats.fetch_failures) >= 1
+    });
+    rest.set(Fault::None);
+    rig.recovered_from_a_fault_on_a();
+    assert_eq!(
+        rig.lost(|l| &l.timeout),
+        0,
+        "the stream was never timed out"
+    );
+    assert_eq!(rig.reconnects(), 1);
 }
 
 #[test]
@@ -395,7 +444,10 @@ fn a_dropped_range_is_caught_by_tls_and_recovered() {
 
 #[test]
 fn one_byte_segments_and_delays_change_nothing() {
-    let mut rig = Rig::start();
+    // A quarter of the usual rate: a write per byte must keep up in a
+    // debug build on a loaded 2-core machine, or the pong deadline (rightly)
+    // reconnects, and that is not what this test is about.
+    let mut rig = Rig::with_rate(500);
     rig.proxies[0].set(Fault::Split);
     rig.proxies[1].set(Fault::Delay(Duration::from_millis(30)));
     rig.run_for(Duration::from_secs(2));
