@@ -429,15 +429,12 @@ impl Handler for Core {
             return;
         };
         let tsc = self.clock.now();
-        if self.sinks.recording.is_some()
-            && let Some((url, closed)) = self.stream_urls.get_mut(&conn.id())
+        // A reconnect (not on the receive path): `Opened` again.
+        if let Some((url, closed)) = self.stream_urls.get_mut(&conn.id())
             && std::mem::take(closed)
         {
-            let url = std::mem::take(url);
+            let url = url.clone();
             self.record(recording::Kind::Opened, conn.id(), tsc, url.as_bytes());
-            if let Some((kept, _)) = self.stream_urls.get_mut(&conn.id()) {
-                *kept = url;
-            }
         }
         for n in 0..self.venues[v].plans[p].subscribe.len() {
             let text = self.venues[v].plans[p].subscribe[n].clone();

@@ -101,24 +101,17 @@ impl Connections {
         match self {
             Connections::Matching(text) => endpoint.contains(text.as_str()),
             Connections::OfVenue => {
-                let host = host_of(endpoint);
+                // An endpoint that does not parse names no venue: kept.
+                let Ok(endpoint) = tickwire_net::Endpoint::parse(endpoint) else {
+                    return true;
+                };
+                let host = endpoint.host();
                 venue.hosts().contains(&host)
                     || !Venue::ALL
                         .iter()
                         .any(|(_, other)| other.hosts().contains(&host))
             }
         }
-    }
-}
-
-/// The host of `scheme://host[:port][/path]`.
-fn host_of(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    match host.rsplit_once(':') {
-        Some((h, port)) if !h.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => h,
-        _ => host,
     }
 }
 
@@ -409,17 +402,9 @@ mod tests {
             assert!(!of_venue.takes(spot, skipped), "{skipped}");
         }
         assert!(of_venue.takes(Venue::Okx, "wss://ws.okx.com:8443/ws/v5/public"));
+        assert!(of_venue.takes(spot, "not a url"));
         let matching = Connections::Matching(":9443".into());
         assert!(matching.takes(Venue::Okx, "wss://localhost:9443/stream"));
         assert!(!matching.takes(spot, "https://localhost:9444/api"));
-    }
-
-    #[test]
-    fn hosts_are_read_from_urls_with_or_without_port_and_path() {
-        assert_eq!(host_of("wss://ws.okx.com:8443/ws/v5/public"), "ws.okx.com");
-        assert_eq!(host_of("wss://ws.kraken.com/v2"), "ws.kraken.com");
-        assert_eq!(host_of("https://api.binance.com?x=1"), "api.binance.com");
-        assert_eq!(host_of("wss://user@host:1"), "host");
-        assert_eq!(host_of("localhost"), "localhost");
     }
 }

@@ -1089,8 +1089,6 @@ fn control(
     }
 }
 
-/// Now and then (every 10 ms at most): a client's requests, pings and
-/// closes. An error: drop the client.
 /// A client after a poll.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Polled {
@@ -1099,6 +1097,8 @@ enum Polled {
     Closed,
 }
 
+/// Now and then (every 10 ms at most): a client's requests, pings and
+/// closes. An error: drop the client.
 fn poll_client(client: &mut Client, instruments: &[SimInstrument]) -> Result<Polled, ServerError> {
     if client.last_poll.elapsed() < Duration::from_millis(10) {
         return Ok(Polled::Open);
@@ -1118,15 +1118,21 @@ fn poll_client(client: &mut Client, instruments: &[SimInstrument]) -> Result<Pol
 /// answering the clients' pings and closes.
 fn stay_quiet(shared: &Shared) {
     while !shared.stop.load(Ordering::Acquire) {
-        lock(&shared.clients).retain_mut(|c| match poll_client(c, &shared.config.instruments) {
-            Ok(Polled::Open) => true,
-            gone => {
-                count_gone(shared, gone.is_ok());
-                false
-            }
-        });
+        poll_clients(shared, &mut lock(&shared.clients));
         thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// Polls every client while no market data goes out, keeping those still
+/// open and counting the others.
+fn poll_clients(shared: &Shared, clients: &mut Vec<Client>) {
+    clients.retain_mut(|c| match poll_client(c, &shared.config.instruments) {
+        Ok(Polled::Open) => true,
+        gone => {
+            count_gone(shared, gone.is_ok());
+            false
+        }
+    });
 }
 
 /// Counts a client that is gone: closed with a close frame, or dropped.
@@ -1180,13 +1186,7 @@ fn generate(shared: &Shared, mut rng: StdRng) {
         let mut clients = lock(&shared.clients);
         if clients.is_empty() || shared.paused.load(Ordering::Acquire) {
             // Paused, the market is quiet but alive: pings are answered.
-            clients.retain_mut(|c| match poll_client(c, &config.instruments) {
-                Ok(Polled::Open) => true,
-                gone => {
-                    count_gone(shared, gone.is_ok());
-                    false
-                }
-            });
+            poll_clients(shared, &mut clients);
             drop(clients);
             thread::sleep(Duration::from_millis(1));
             continue;

@@ -201,6 +201,18 @@ impl Instruments {
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) {
+        self.each_book(recv_tsc, emit, |sync, mut on| {
+            sync.invalidate_all(why, &mut on)
+        });
+    }
+
+    /// Runs `f` on every book's sync, its events stamped for that book.
+    fn each_book<E: FnMut(Event)>(
+        &mut self,
+        recv_tsc: u64,
+        emit: &mut E,
+        mut f: impl FnMut(&mut BookSync, &mut dyn FnMut(SyncEvent)),
+    ) {
         for (i, instrument) in self.list.iter_mut().enumerate() {
             if let Some(sync) = instrument.sync.as_mut() {
                 let stamp = Stamp {
@@ -209,7 +221,7 @@ impl Instruments {
                     recv_tsc,
                 };
                 let mut verdict = Verdict::new(stamp, emit);
-                sync.invalidate_all(why, &mut |e| verdict.on(e));
+                f(sync, &mut |e| verdict.on(e));
             }
         }
     }
@@ -224,17 +236,7 @@ impl Instruments {
             recv_tsc,
             kind: Kind::Disconnected,
         });
-        for (i, instrument) in self.list.iter_mut().enumerate() {
-            if let Some(sync) = instrument.sync.as_mut() {
-                let stamp = Stamp {
-                    id: InstrumentId(i as u32),
-                    exchange_ns: 0,
-                    recv_tsc,
-                };
-                let mut verdict = Verdict::new(stamp, emit);
-                sync.disconnected(&mut |e| verdict.on(e));
-            }
-        }
+        self.each_book(recv_tsc, emit, |sync, mut on| sync.disconnected(&mut on));
     }
 }
 
