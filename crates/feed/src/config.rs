@@ -30,7 +30,7 @@
 //! [[venue]]
 //! name = "binance"
 //! venue = "binance-spot"
-//! instruments = ["BTCUSDT:2:5:1000"]   # SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:DEPTH]
+//! instruments = ["BTCUSDT", "ETHUSDT:20"]   # SYMBOL[:DEPTH], or SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:DEPTH]
 //! trades = true
 //! quotes = true
 //! books = true
@@ -222,15 +222,44 @@ pub struct FeedConfig {
     pub venues: Vec<VenueSetup>,
 }
 
-/// `SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:DEPTH]`.
-pub fn parse_instrument(s: &str) -> Result<InstrumentSpec, String> {
+/// An instrument as written in the configuration or on the command line,
+/// before its venue is known: `SYMBOL`, `SYMBOL:DEPTH`,
+/// `SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS` or
+/// `SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS:DEPTH`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstrumentArg {
+    /// The symbol as the venue writes it.
+    pub symbol: String,
+    /// Price and size decimals, when given: they override the venue's
+    /// defaults ([`Venue::default_scales`]).
+    pub scales: Option<(u8, u8)>,
+    /// Book levels shown a side (0: no book).
+    pub depth: usize,
+}
+
+/// Book levels shown when an instrument does not say.
+pub const DEFAULT_DEPTH: usize = 100;
+
+impl InstrumentArg {
+    /// The instrument on `venue`: the given decimals, or the venue's
+    /// defaults, which hold every value the venue sends.
+    pub fn spec(&self, venue: Venue) -> InstrumentSpec {
+        let (price, size) = self.scales.unwrap_or_else(|| venue.default_scales());
+        InstrumentSpec::new(&self.symbol, price, size, self.depth)
+    }
+}
+
+/// Reads an instrument (see [`InstrumentArg`]).
+pub fn parse_instrument(s: &str) -> Result<InstrumentArg, String> {
     let parts: Vec<&str> = s.split(':').collect();
-    let (symbol, price, size, depth) = match parts[..] {
-        [symbol, price, size] => (symbol, price, size, "1000"),
-        [symbol, price, size, depth] => (symbol, price, size, depth),
+    let (symbol, scales, depth) = match parts[..] {
+        [symbol] => (symbol, None, None),
+        [symbol, depth] => (symbol, None, Some(depth)),
+        [symbol, price, size] => (symbol, Some((price, size)), None),
+        [symbol, price, size, depth] => (symbol, Some((price, size)), Some(depth)),
         _ => {
             return Err(format!(
-                "`{s}`: expected SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:BOOK_DEPTH]"
+                "`{s}`: expected SYMBOL[:DEPTH] or SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:DEPTH]"
             ));
         }
     };
@@ -240,24 +269,28 @@ pub fn parse_instrument(s: &str) -> Result<InstrumentSpec, String> {
             .filter(|d| *d <= 18)
             .ok_or_else(|| format!("`{s}`: {what} decimals must be 0 to 18, not `{v}`"))
     };
-    let depth = depth
-        .parse::<usize>()
-        .ok()
-        .filter(|d| (1..=100_000).contains(d))
-        .ok_or_else(|| format!("`{s}`: book depth must be 1 to 100000, not `{depth}`"))?;
+    let depth = match depth {
+        None => DEFAULT_DEPTH,
+        Some(d) => d
+            .parse::<usize>()
+            .ok()
+            .filter(|d| *d <= 100_000)
+            .ok_or_else(|| format!("`{s}`: book depth must be 0 to 100000, not `{d}`"))?,
+    };
     if symbol.is_empty() {
         return Err(format!("`{s}`: the symbol is empty"));
     }
-    Ok(InstrumentSpec::new(
-        symbol,
-        decimals("price", price)?,
-        decimals("size", size)?,
+    let scales = match scales {
+        None => None,
+        Some((p, q)) => Some((decimals("price", p)?, decimals("size", q)?)),
+    };
+    Ok(InstrumentArg {
+        symbol: symbol.to_owned(),
+        scales,
         depth,
-    ))
+    })
 }
 
-/// The value of an environment override: TOML where it parses, a string
-/// otherwise.
 fn env_value(raw: &str) -> toml::Value {
     let doc = format!("v = {raw}");
     match doc.parse::<toml::Table>() {
@@ -457,7 +490,8 @@ impl FeedConfig {
             let mut instruments = Vec::new();
             for (k, s) in v.instruments.iter().enumerate() {
                 let spec = parse_instrument(s)
-                    .map_err(|e| error(format!("venue[{n}].instruments[{k}]"), e))?;
+                    .map_err(|e| error(format!("venue[{n}].instruments[{k}]"), e))?
+                    .spec(venue);
                 if instruments
                     .iter()
                     .any(|i: &InstrumentSpec| i.symbol == spec.symbol)
@@ -613,7 +647,7 @@ endpoint = "wss://localhost:9443"
 rest = "https://localhost:9443"
 [[venue]]
 venue = "okx"
-instruments = ["BTC-USDT:1:8:400"]
+instruments = ["BTC-USDT", "ETH-USDT:5"]
 "#;
 
     type Env<'a> = &'a [(&'a str, &'a str)];
@@ -634,7 +668,16 @@ instruments = ["BTC-USDT:1:8:400"]
         assert_eq!(c.venues[1].name, "okx");
         assert_eq!(
             c.venues[0].instruments[1],
-            InstrumentSpec::new("ETHUSDT", 2, 4, 1000)
+            InstrumentSpec::new("ETHUSDT", 2, 4, DEFAULT_DEPTH)
+        );
+        // Without decimals, the venue's: every value it sends fits.
+        let (price, size) = Venue::Okx.default_scales();
+        assert_eq!(
+            c.venues[1].instruments,
+            [
+                InstrumentSpec::new("BTC-USDT", price, size, DEFAULT_DEPTH),
+                InstrumentSpec::new("ETH-USDT", price, size, 5)
+            ]
         );
         assert_eq!(c.sinks.jsonl.as_deref(), Some(Path::new("-")));
         assert_eq!(c.threads.len(), 1);
@@ -698,13 +741,13 @@ instruments = ["BTC-USDT:1:8:400"]
                 "venue[0].rest",
             ),
             (
-                "[[venue]]\nvenue = \"kraken\"\ninstruments = [\"BTC/USD:1:8:7\"]",
+                "[[venue]]\nvenue = \"kraken\"\ninstruments = [\"BTC/USD:1:8:7000\"]",
                 &[],
                 "venue[0].instruments",
             ),
             (
                 GOOD,
-                &[("TICKWIRE_FEED_VENUE_BN_INSTRUMENTS", r#"["BTCUSDT:2"]"#)],
+                &[("TICKWIRE_FEED_VENUE_BN_INSTRUMENTS", r#"["BTCUSDT:2:x"]"#)],
                 "venue[0].instruments[0]",
             ),
             (GOOD, &[("TICKWIRE_FEED_SINKS_COLOUR", "red")], "colour"),

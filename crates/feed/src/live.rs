@@ -21,7 +21,7 @@ use tickwire_net::{
     Reconnect, Role, Stamps, TlsConfig,
 };
 use tickwire_tsc::{Calibration, Clock, Metrics, Recorder};
-use tickwire_venues::plan::{self, BybitCategory, Channels, ConnectionPlan, PlanError};
+use tickwire_venues::plan::{self, Channels, ConnectionPlan, PlanError};
 use tickwire_venues::{
     Event, InstrumentId, InstrumentSpec, Kind, VenueAdapter, binance, bybit, coinbase, deribit,
     kraken, okx,
@@ -53,7 +53,9 @@ impl Adapter {
                 Adapter::Binance(Box::new(binance::Adapter::new(Market::CoinM, instruments)))
             }
             Venue::Okx => Adapter::Other(Box::new(okx::Adapter::new(instruments))),
-            Venue::Bybit => Adapter::Other(Box::new(bybit::Adapter::new(instruments))),
+            Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse => {
+                Adapter::Other(Box::new(bybit::Adapter::new(instruments)))
+            }
             Venue::Kraken => Adapter::Other(Box::new(kraken::v2::Adapter::new(instruments))),
             Venue::Coinbase => Adapter::Other(Box::new(coinbase::Adapter::new(instruments))),
             Venue::Deribit => Adapter::Other(Box::new(deribit::Adapter::new(instruments))),
@@ -81,17 +83,7 @@ pub fn plans(
     instruments: &[InstrumentSpec],
     channels: Channels,
 ) -> Result<Vec<ConnectionPlan>, PlanError> {
-    use binance::Market;
-    match venue {
-        Venue::BinanceSpot => plan::binance(Market::Spot, instruments, channels),
-        Venue::BinanceUsdM => plan::binance(Market::UsdM, instruments, channels),
-        Venue::BinanceCoinM => plan::binance(Market::CoinM, instruments, channels),
-        Venue::Okx => plan::okx(instruments, channels),
-        Venue::Bybit => plan::bybit(BybitCategory::Linear, instruments, channels),
-        Venue::Kraken => plan::kraken(instruments, channels),
-        Venue::Coinbase => plan::coinbase(instruments, channels),
-        Venue::Deribit => plan::deribit(instruments, channels),
-    }
+    venue.plans(instruments, channels)
 }
 
 /// One venue of a feed.
@@ -236,7 +228,7 @@ impl BadInput {
             E::Utf8 => ("utf8", ""),
             E::Missing(k) => ("missing", k),
             E::Type(k) => ("type", k),
-            E::Decimal(k, _) => ("decimal", k),
+            E::Decimal(d) => ("decimal", d.field),
             _ => ("other", ""),
         };
         let key = (venue, kind.0, kind.1);

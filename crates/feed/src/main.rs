@@ -121,10 +121,12 @@ enum Command {
         /// binance-coinm, okx, bybit, kraken, coinbase or deribit.
         #[arg(long)]
         venue: Venue,
-        /// An instrument to keep: SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS, and
-        /// optionally :BOOK_DEPTH (default 1000). Repeat for each.
+        /// An instrument to keep: SYMBOL[:BOOK_DEPTH], or
+        /// SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:BOOK_DEPTH] to set its
+        /// decimals (default: the venue's, which hold every value it sends;
+        /// depth 100). Repeat for each.
         #[arg(long = "instrument", required = true, value_parser = tickwire_feed::config::parse_instrument)]
-        instruments: Vec<InstrumentSpec>,
+        instruments: Vec<tickwire_feed::config::InstrumentArg>,
         /// Replay only the connections whose recorded endpoint contains
         /// this text (e.g. `:9443` or `stream.binance.com`). By default:
         /// every connection except those to another venue's public host,
@@ -514,6 +516,8 @@ fn main() -> ExitCode {
                 }
             };
             let connections = connections.map_or(Connections::OfVenue, Connections::Matching);
+            let instruments: Vec<InstrumentSpec> =
+                instruments.iter().map(|i| i.spec(venue)).collect();
             run_replay(
                 &recordings,
                 venue,

@@ -13,7 +13,6 @@ use std::fmt;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use tickwire_venues::json::INPUT_PADDING;
@@ -22,64 +21,7 @@ use tickwire_venues::{DecodeError, Event, InstrumentSpec};
 use crate::live::Adapter;
 use crate::recording::{self, Kind, Reader, RecordingError};
 
-/// The venues a recording can be replayed as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Venue {
-    /// Binance spot.
-    BinanceSpot,
-    /// Binance USD-M futures.
-    BinanceUsdM,
-    /// Binance COIN-M futures.
-    BinanceCoinM,
-    /// OKX v5.
-    Okx,
-    /// Bybit v5.
-    Bybit,
-    /// Kraken spot v2.
-    Kraken,
-    /// Coinbase Advanced Trade.
-    Coinbase,
-    /// Deribit.
-    Deribit,
-}
-
-impl Venue {
-    /// Every venue, with the name [`FromStr`] takes.
-    pub const ALL: [(&'static str, Venue); 8] = [
-        ("binance-spot", Venue::BinanceSpot),
-        ("binance-usdm", Venue::BinanceUsdM),
-        ("binance-coinm", Venue::BinanceCoinM),
-        ("okx", Venue::Okx),
-        ("bybit", Venue::Bybit),
-        ("kraken", Venue::Kraken),
-        ("coinbase", Venue::Coinbase),
-        ("deribit", Venue::Deribit),
-    ];
-
-    /// The venue's name, as [`FromStr`] takes it.
-    pub fn name(self) -> &'static str {
-        Venue::ALL
-            .iter()
-            .find(|(_, v)| *v == self)
-            .map_or("?", |(n, _)| n)
-    }
-
-    /// The public hosts the feed connects to for this venue: its streams
-    /// and, for Binance, its REST snapshots (the plans' hosts; a test
-    /// keeps them equal).
-    pub fn hosts(self) -> &'static [&'static str] {
-        match self {
-            Venue::BinanceSpot => &["stream.binance.com", "api.binance.com"],
-            Venue::BinanceUsdM => &["fstream.binance.com", "fapi.binance.com"],
-            Venue::BinanceCoinM => &["dstream.binance.com", "dapi.binance.com"],
-            Venue::Okx => &["ws.okx.com"],
-            Venue::Bybit => &["stream.bybit.com"],
-            Venue::Kraken => &["ws.kraken.com"],
-            Venue::Coinbase => &["advanced-trade-ws.coinbase.com"],
-            Venue::Deribit => &["www.deribit.com"],
-        }
-    }
-}
+pub use tickwire_venues::Venue;
 
 /// Which of a recording's connections a replay takes. A feed thread
 /// records all its venues into one recording; a replay is one venue's.
@@ -112,21 +54,6 @@ impl Connections {
                         .any(|(_, other)| other.hosts().contains(&host))
             }
         }
-    }
-}
-
-impl FromStr for Venue {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Venue, String> {
-        Venue::ALL
-            .iter()
-            .find(|(n, _)| *n == s)
-            .map(|(_, v)| *v)
-            .ok_or_else(|| {
-                let names: Vec<_> = Venue::ALL.iter().map(|(n, _)| *n).collect();
-                format!("unknown venue `{s}` (one of: {})", names.join(", "))
-            })
     }
 }
 
@@ -337,47 +264,6 @@ mod tests {
             Some("ETHUSDT")
         );
         assert_eq!(symbol_of("wss://stream.binance.com:9443/stream"), None);
-    }
-
-    #[test]
-    fn each_venues_hosts_are_the_hosts_its_plans_connect_to() {
-        use tickwire_venues::binance::Market;
-        use tickwire_venues::plan::{self, Channels};
-        let symbols = [
-            (Venue::BinanceSpot, "BTCUSDT"),
-            (Venue::BinanceUsdM, "BTCUSDT"),
-            (Venue::BinanceCoinM, "BTCUSD_PERP"),
-            (Venue::Okx, "BTC-USDT"),
-            (Venue::Bybit, "BTCUSDT"),
-            (Venue::Kraken, "BTC/USD"),
-            (Venue::Coinbase, "BTC-USD"),
-            (Venue::Deribit, "BTC-PERPETUAL"),
-        ];
-        for (venue, symbol) in symbols {
-            // A depth each venue offers.
-            let plans = [10, 50, 25, 1000]
-                .into_iter()
-                .find_map(|depth| {
-                    let spec = InstrumentSpec::new(symbol, 1, 8, depth);
-                    crate::live::plans(venue, &[spec], Channels::default()).ok()
-                })
-                .unwrap();
-            let mut hosts: Vec<&str> = plans.iter().map(|p| p.host.as_str()).collect();
-            let market = match venue {
-                Venue::BinanceSpot => Some(Market::Spot),
-                Venue::BinanceUsdM => Some(Market::UsdM),
-                Venue::BinanceCoinM => Some(Market::CoinM),
-                _ => None,
-            };
-            if let Some(m) = market {
-                hosts.push(plan::snapshot_path(m, symbol, 1000).0);
-            }
-            hosts.sort_unstable();
-            hosts.dedup();
-            let mut expected = venue.hosts().to_vec();
-            expected.sort_unstable();
-            assert_eq!(hosts, expected, "{}", venue.name());
-        }
     }
 
     #[test]

@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 
 use crate::DecodeError;
-use crate::book::{Book, Side};
+use crate::book::{Book, Level, Side};
 use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
-use crate::sync::{BookSync, Chain, LevelResult, Resync, SyncConfig, SyncEvent};
+use crate::plan::BookShape;
+use crate::sync::{BookSync, Chain, Resync, SyncConfig, SyncEvent};
 
 /// What an adapter made of one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +24,10 @@ pub enum Outcome {
     /// The venue asked for an answer: send this text frame back now (for
     /// Deribit's `test_request` heartbeat, `public/test`).
     Answer(&'static str),
+    /// The venue refused a request (a subscription to an unknown symbol or
+    /// channel, a malformed request): `Rejected` was emitted for each
+    /// instrument it names, and [`VenueAdapter::rejection`] has its words.
+    Rejected,
 }
 
 pub(crate) struct Instrument {
@@ -35,26 +40,43 @@ pub(crate) struct Instrument {
 pub(crate) struct Instruments {
     list: Vec<Instrument>,
     index: HashMap<Box<str>, u32>,
+    /// The venue's own words on the last rejected request (at most
+    /// [`REJECTION_TEXT`] bytes, allocated once).
+    rejection: String,
 }
 
+/// How much of a venue's rejection text is kept.
+const REJECTION_TEXT: usize = 512;
+
 impl Instruments {
-    /// Books use `chain`; a venue whose snapshots come in band needs only a
-    /// small buffer (diffs before the snapshot are dropped anyway).
-    pub(crate) fn new(specs: &[InstrumentSpec], chain: Chain) -> Instruments {
+    /// Books use `chain`, shaped by `shape` (the venue's rule for how
+    /// many levels to keep below the shown depth, and who keeps them
+    /// complete); a venue whose snapshots come in band needs only a small
+    /// diff buffer (diffs before the snapshot are dropped anyway).
+    pub(crate) fn new(
+        specs: &[InstrumentSpec],
+        chain: Chain,
+        shape: impl Fn(usize) -> BookShape,
+    ) -> Instruments {
         let list: Vec<Instrument> = specs
             .iter()
             .map(|spec| Instrument {
                 spec: spec.clone(),
                 sync: (spec.depth > 0).then(|| {
+                    let BookShape { keep, window } = shape(spec.depth);
                     let config = if chain.in_band_snapshot() {
                         SyncConfig {
                             depth: spec.depth,
+                            keep,
+                            window,
                             max_buffered_diffs: 16,
                             max_buffered_levels: 4096,
                         }
                     } else {
                         SyncConfig {
                             depth: spec.depth,
+                            keep,
+                            window,
                             ..SyncConfig::default()
                         }
                     };
@@ -67,7 +89,11 @@ impl Instruments {
             .enumerate()
             .map(|(i, s)| (s.symbol.as_str().into(), i as u32))
             .collect();
-        Instruments { list, index }
+        Instruments {
+            list,
+            index,
+            rejection: String::with_capacity(REJECTION_TEXT),
+        }
     }
 
     #[inline]
@@ -163,16 +189,15 @@ impl Instruments {
 
     /// Runs one book message of `symbol` through its engine: `feed` hands
     /// it over (given the engine, the price and size scales and the
-    /// engine's `emit`), then `levels` reads its levels again for the
-    /// deltas. `Ignored` when the symbol is unknown or has no book.
-    pub(crate) fn book_message<I: Iterator<Item = LevelResult>>(
+    /// engine's `emit`). `Ignored` when the symbol is unknown or has no
+    /// book.
+    pub(crate) fn book_message(
         &mut self,
         symbol: &str,
         exchange_ns: u64,
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
         feed: impl FnOnce(&mut BookSync, u8, u8, &mut dyn FnMut(SyncEvent)) -> Result<(), DecodeError>,
-        levels: impl FnOnce(u8, u8) -> I,
     ) -> Result<Outcome, DecodeError> {
         let Some(id) = self.find(symbol) else {
             return Ok(Outcome::Ignored);
@@ -188,9 +213,53 @@ impl Instruments {
             recv_tsc,
         };
         let mut verdict = Verdict::new(stamp, emit);
-        feed(sync, ps, ss, &mut |e| verdict.on(e))?;
-        verdict.finish(sync, levels(ps, ss));
+        feed(sync, ps, ss, &mut |e| verdict.on(e)).map_err(|e| e.at(id))?;
+        verdict.finish(sync);
         Ok(Outcome::Data)
+    }
+
+    /// The venue refused a request (`text`, its own words): `Rejected`
+    /// for every instrument of this adapter the text names (a symbol
+    /// standing alone, not inside a longer word), or for `instrument` if
+    /// given. Keeps the text for [`Instruments::rejection`]. Returns
+    /// whether any instrument was named.
+    pub(crate) fn reject(
+        &mut self,
+        instrument: Option<InstrumentId>,
+        code: i64,
+        text: &str,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> bool {
+        self.rejection.clear();
+        let mut end = text.len().min(REJECTION_TEXT);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.rejection.push_str(&text[..end]);
+        let mut named = false;
+        for (i, instrument_i) in self.list.iter().enumerate() {
+            let id = InstrumentId(i as u32);
+            let hit = match instrument {
+                Some(want) => want == id,
+                None => names(text, &instrument_i.spec.symbol),
+            };
+            if hit {
+                named = true;
+                emit(Event {
+                    instrument: id,
+                    exchange_ns: 0,
+                    recv_tsc,
+                    kind: Kind::Rejected { code },
+                });
+            }
+        }
+        named
+    }
+
+    /// The venue's words on the last rejected request.
+    pub(crate) fn rejection(&self) -> &str {
+        &self.rejection
     }
 
     /// Something that concerns every book of the connection (a gap in its
@@ -338,10 +407,10 @@ impl<'e, E: FnMut(Event)> Verdict<'e, E> {
     }
 
     /// The message was fed (and its checksum verified): if the book became
-    /// valid, its whole content as a snapshot and `BookValid`; if a valid
-    /// book was updated, `levels` (the message's levels, read again) as
-    /// deltas.
-    pub(crate) fn finish(self, sync: &BookSync, levels: impl Iterator<Item = LevelResult>) {
+    /// valid, the levels it shows as a snapshot and `BookValid`; if a
+    /// valid book was updated, what changed in the levels it shows
+    /// ([`Book::shown_changes`]).
+    pub(crate) fn finish(self, sync: &BookSync) {
         let Verdict {
             stamp,
             emit,
@@ -350,56 +419,84 @@ impl<'e, E: FnMut(Event)> Verdict<'e, E> {
         } = self;
         let Some(book) = sync.book() else { return };
         if let Some(valid) = valid {
-            let update_id = updated.unwrap_or(valid);
-            let (bids, asks) = (book.levels(Side::Bid), book.levels(Side::Ask));
-            emit(stamp.event(Kind::BookSnapshot {
-                update_id,
-                bids: bids.len() as u32,
-                asks: asks.len() as u32,
-                depth: book.depth() as u32,
-            }));
-            let total = bids.len() + asks.len();
-            let all = bids
-                .iter()
-                .map(|l| (Side::Bid, l))
-                .chain(asks.iter().map(|l| (Side::Ask, l)));
-            for (n, (side, level)) in all.enumerate() {
-                emit(stamp.event(Kind::BookDelta {
-                    side,
-                    price: level.price,
-                    size: level.size,
-                    update_id,
-                    last: n + 1 == total,
-                }));
-            }
-            emit(stamp.event(Kind::BookValid { update_id }));
+            shown_snapshot(stamp, emit, book, updated.unwrap_or(valid));
         } else if let Some(update_id) = updated {
-            if let Some(applied) = sync.last_applied() {
-                // What the engine applied, kept as it went: no second parse.
-                for (n, &(side, level)) in applied.iter().enumerate() {
-                    emit(stamp.event(Kind::BookDelta {
-                        side,
-                        price: level.price,
-                        size: level.size,
-                        update_id,
-                        last: n + 1 == applied.len(),
-                    }));
-                }
-                return;
-            }
-            // Read once already by the engine without error.
-            let mut levels = levels.filter_map(Result::ok).peekable();
-            while let Some((side, level)) = levels.next() {
+            let Some(applied) = sync.last_applied() else {
+                // More levels than the engine keeps a record of: say the
+                // whole book again.
+                return shown_snapshot(stamp, emit, book, update_id);
+            };
+            // One delta held back, to mark the message's last.
+            let mut held: Option<(Side, Level)> = None;
+            let mut out = |side: Side, level: Level, last: bool| {
                 emit(stamp.event(Kind::BookDelta {
                     side,
                     price: level.price,
                     size: level.size,
                     update_id,
-                    last: levels.peek().is_none(),
-                }));
+                    last,
+                }))
+            };
+            book.shown_changes(applied, sync.edges_before(), |side, level| {
+                if let Some((s, l)) = held.replace((side, level)) {
+                    out(s, l, false);
+                }
+            });
+            if let Some((s, l)) = held {
+                out(s, l, true);
             }
         }
     }
+}
+
+/// The levels `book` shows, as `BookSnapshot`, a delta per level (bids
+/// best first, then asks) and `BookValid`.
+fn shown_snapshot<E: FnMut(Event)>(stamp: Stamp, emit: &mut E, book: &Book, update_id: u64) {
+    let (bids, asks) = (book.levels(Side::Bid), book.levels(Side::Ask));
+    emit(stamp.event(Kind::BookSnapshot {
+        update_id,
+        bids: bids.len() as u32,
+        asks: asks.len() as u32,
+        depth: book.depth() as u32,
+    }));
+    let total = bids.len() + asks.len();
+    let all = bids
+        .iter()
+        .map(|l| (Side::Bid, l))
+        .chain(asks.iter().map(|l| (Side::Ask, l)));
+    for (n, (side, level)) in all.enumerate() {
+        emit(stamp.event(Kind::BookDelta {
+            side,
+            price: level.price,
+            size: level.size,
+            update_id,
+            last: n + 1 == total,
+        }));
+    }
+    emit(stamp.event(Kind::BookValid { update_id }));
+}
+
+/// Whether `text` holds `symbol` as a word of its own: not preceded or
+/// followed by a letter, digit or one of `-_/.` (so `BTCUSDT` is not
+/// found in `BTCUSDTX` nor `BTC-USD` in `BTC-USDT`).
+fn names(text: &str, symbol: &str) -> bool {
+    let part = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'/' | b'.');
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(at) = text[from..].find(symbol) {
+        let start = from + at;
+        let end = start + symbol.len();
+        let before = start == 0 || !part(bytes[start - 1]);
+        let after = end == bytes.len() || !part(bytes[end]);
+        if before && after {
+            return true;
+        }
+        from = start + 1;
+        while !text.is_char_boundary(from) {
+            from += 1;
+        }
+    }
+    false
 }
 
 /// What every venue's adapter does, for code that handles several venues
@@ -426,6 +523,10 @@ pub trait VenueAdapter {
 
     /// An instrument's book, while it is valid.
     fn book(&self, id: InstrumentId) -> Option<&Book>;
+
+    /// The venue's own words on the last request it refused
+    /// ([`Outcome::Rejected`]); empty before any.
+    fn rejection(&self) -> &str;
 }
 
 macro_rules! venue_adapter {
@@ -467,6 +568,10 @@ macro_rules! venue_adapter {
 
             fn book(&self, id: $crate::event::InstrumentId) -> Option<&$crate::book::Book> {
                 <$t>::book(self, id)
+            }
+
+            fn rejection(&self) -> &str {
+                self.instruments.rejection()
             }
         }
     };

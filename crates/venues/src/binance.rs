@@ -667,7 +667,9 @@ impl Adapter {
         Adapter {
             market,
             decoder: Decoder::new(),
-            instruments: Instruments::new(instruments, market.chain()),
+            instruments: Instruments::new(instruments, market.chain(), move |depth| {
+                crate::plan::binance::book_shape(market, depth)
+            }),
         }
     }
 
@@ -733,7 +735,6 @@ impl Adapter {
                 recv_tsc,
                 emit,
                 |sync, price, qty, emit| feed_depth(sync, &d, Scales { price, qty }, &mut { emit }),
-                |price, qty| scaled_levels(d.bids, d.asks, Scales { price, qty }),
             ),
             // Partial depth (`@depth5`...) is the top of the book, whole:
             // not normalised into book events.
@@ -776,8 +777,8 @@ impl Adapter {
                 recv_tsc,
             };
             let mut verdict = Verdict::new(stamp, emit);
-            feed_snapshot(sync, &s, scales, &mut |e| verdict.on(e))?;
-            verdict.finish(sync, core::iter::empty());
+            feed_snapshot(sync, &s, scales, &mut |e| verdict.on(e)).map_err(|e| e.at(id))?;
+            verdict.finish(sync);
             Ok(Outcome::Data)
         })
     }
@@ -879,7 +880,16 @@ mod adapter_tests {
             r#"{"u":1,"s":"ETHBTC","b":"0.0510001","B":"1","a":"0.052","A":"1"}"#,
             79,
         );
-        assert!(matches!(r, Err(DecodeError::Decimal("price", _))), "{r:?}");
+        assert!(
+            matches!(
+                r,
+                Err(DecodeError::Decimal(crate::BadDecimal {
+                    field: "price",
+                    ..
+                }))
+            ),
+            "{r:?}"
+        );
         assert!(ev.is_empty());
         // Unknown symbols, other channels and replies are told apart.
         let (r, ev) = feed(

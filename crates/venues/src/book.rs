@@ -1,5 +1,35 @@
-//! A price-level order book with a fixed number of levels per side,
-//! allocated when the instrument is subscribed.
+//! A price-level order book that shows `depth` levels a side and keeps up
+//! to `keep`, allocated when the instrument is subscribed.
+//!
+//! # When the shown depth is exact
+//!
+//! A book can only show levels it has been told about. How a venue tells
+//! decides what a book may claim ([`Window`]):
+//!
+//! - [`Window::Venue`]: the venue keeps a window of its top `keep` levels
+//!   complete on the wire (Kraken's `book` at the subscribed depth, Bybit's
+//!   `orderbook.N`, OKX's 400-level `books`): a level that falls out of
+//!   the window is simply dropped, and one that enters it is sent. Every
+//!   kept level is exact.
+//! - [`Window::Client`]: the venue sends every change of its whole book
+//!   (Binance's diff stream, Coinbase `level2`, Deribit `book.*`), but the
+//!   snapshot the book started from may have held only its top levels
+//!   (Binance's REST `limit`), or more than the book keeps. Below the last
+//!   level the book has seen, a level that never changes is never sent, so
+//!   the book cannot know it. Each side therefore has a *horizon*: the
+//!   worst price up to which it knows every level (none: it knows the
+//!   whole side). Changes beyond the horizon are ignored; a level pushed
+//!   out of a full side moves the horizon in. Binance documents exactly
+//!   this: "a price level outside of the initial snapshot that doesn't
+//!   have a quantity change won't have an update in the Diff. Depth
+//!   Stream" (Spot API docs, "How to manage a local order book
+//!   correctly").
+//!
+//! The shown depth is exact while every side either knows its whole side
+//! or knows at least `depth` levels ([`Book::is_exact`]). A book kept
+//! deeper than it shows (`keep > depth`) stays exact while the market moves
+//! within the levels it knows; when it cannot, the sync engine declares a
+//! [`Resync::DepthExhausted`](crate::sync::Resync::DepthExhausted) gap.
 
 use core::cmp::Ordering;
 use std::collections::VecDeque;
@@ -11,6 +41,17 @@ pub enum Side {
     Bid,
     /// Sell orders: best is the lowest price.
     Ask,
+}
+
+impl Side {
+    /// Whether `a` is a better price than `b` on this side.
+    #[inline]
+    pub fn better(self, a: i64, b: i64) -> bool {
+        match self {
+            Side::Bid => a > b,
+            Side::Ask => a < b,
+        }
+    }
 }
 
 /// One price level: price and size, as integers at the instrument's scales,
@@ -39,22 +80,44 @@ impl Level {
     }
 }
 
-/// One side: levels sorted best first, at most `capacity` of them, in a
-/// ring buffer so that a change near the top moves only the levels above
-/// it (`VecDeque` shifts the shorter side), not the whole book below.
+/// Who keeps the book's kept levels complete (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    /// The venue sends every level that enters its top `keep`.
+    Venue,
+    /// The venue sends every change of its whole book; the book knows what
+    /// its snapshot and the changes since told it.
+    Client,
+}
+
+/// One side: levels sorted best first, in a ring buffer so that a change
+/// near the top moves only the levels above it (`VecDeque` shifts the
+/// shorter side), not the whole book below.
+///
+/// A side holds up to twice its `keep` while a message is applied, and is
+/// cut back to `keep` when the message is done ([`Ladder::settle`]): a
+/// venue keeps its window complete at the end of a message, not after each
+/// level of it (Kraken: "apply every level, then truncate to the
+/// subscribed depth"), so a level pushed below the window by an insert may
+/// be pulled back up by a delete later in the same message.
 #[derive(Clone, Debug)]
 struct Ladder {
     levels: VecDeque<Level>,
-    capacity: usize,
+    /// Levels kept between messages.
+    keep: usize,
     side: Side,
+    /// The worst price up to which every level is known; `None`: the
+    /// whole side is known.
+    horizon: Option<i64>,
 }
 
 impl Ladder {
-    fn new(side: Side, capacity: usize) -> Ladder {
+    fn new(side: Side, keep: usize) -> Ladder {
         Ladder {
-            levels: VecDeque::with_capacity(capacity),
-            capacity,
+            levels: VecDeque::with_capacity(2 * keep),
+            keep,
             side,
+            horizon: None,
         }
     }
 
@@ -67,60 +130,131 @@ impl Ladder {
         }
     }
 
-    /// Sets the level at `price` to `size` (0 removes it). Returns false if
-    /// the level fell outside the kept depth (below the worst kept level of
-    /// a full ladder), so the book no longer knows everything below it.
+    /// Whether `price` is within what the side knows.
     #[inline]
-    fn set(&mut self, level: Level) -> bool {
+    fn known(&self, price: i64) -> bool {
+        self.horizon.is_none_or(|h| !self.side.better(h, price))
+    }
+
+    /// Sets the level at `price` to `size` (0 removes it). In
+    /// [`Window::Client`] a change beyond the horizon is ignored: nothing
+    /// is known there.
+    #[inline]
+    fn set(&mut self, level: Level, window: Window) {
+        if window == Window::Client && !self.known(level.price) {
+            return;
+        }
         match self.find(level.price) {
             Ok(i) if level.size == 0 => {
                 self.levels.remove(i);
-                true
             }
-            Ok(i) => {
-                self.levels[i] = level;
-                true
+            Ok(i) => self.levels[i] = level,
+            Err(_) if level.size == 0 => {} // deleting an unknown level is normal
+            Err(i) if self.levels.len() < 2 * self.keep => self.levels.insert(i, level),
+            Err(i) => {
+                // More inserts in one message than the side has room for:
+                // the worst level goes, and what lay below it is unknown.
+                if i < self.levels.len() {
+                    self.levels.pop_back();
+                    self.levels.insert(i, level);
+                }
+                self.horizon = self.levels.back().map(|l| l.price);
             }
-            Err(_) if level.size == 0 => true, // deleting an unknown level is normal
-            Err(i) if self.levels.len() < self.capacity => {
-                self.levels.insert(i, level);
-                true
+        }
+    }
+
+    /// The end of a message: back to `keep` levels. In [`Window::Client`]
+    /// the side then knows only down to its new worst level.
+    fn settle(&mut self, window: Window) {
+        if self.levels.len() > self.keep {
+            self.levels.truncate(self.keep);
+            if window == Window::Client {
+                self.horizon = self.levels.back().map(|l| l.price);
             }
-            Err(i) if i < self.capacity => {
-                self.levels.pop_back();
-                self.levels.insert(i, level);
-                false
-            }
-            Err(_) => false,
         }
     }
 }
 
-/// An order book with at most `depth` levels a side. Never allocates after
-/// [`Book::new`].
+/// The levels a book shows on one side, best first: at most its depth.
+#[derive(Clone, Copy, Debug)]
+pub struct Levels<'a> {
+    all: &'a VecDeque<Level>,
+    len: usize,
+}
+
+impl<'a> Levels<'a> {
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the side shows no level.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The `i`-th best level.
+    pub fn get(&self, i: usize) -> Option<&'a Level> {
+        (i < self.len).then(|| &self.all[i])
+    }
+
+    /// Every level shown, best first.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &'a Level> + DoubleEndedIterator + use<'a> {
+        self.all.range(..self.len)
+    }
+}
+
+impl<'a> IntoIterator for Levels<'a> {
+    type Item = &'a Level;
+    type IntoIter = std::collections::vec_deque::Iter<'a, Level>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.all.range(..self.len)
+    }
+}
+
+/// An order book showing at most `depth` levels a side and keeping at most
+/// `keep`. Never allocates after [`Book::new`].
 #[derive(Clone, Debug)]
 pub struct Book {
     bids: Ladder,
     asks: Ladder,
-    /// Whether levels were ever pushed out or ignored for lack of depth.
-    truncated: bool,
+    depth: usize,
+    window: Window,
 }
 
 impl Book {
-    /// An empty book keeping up to `depth` levels a side.
+    /// An empty book showing and keeping `depth` levels a side, whose
+    /// venue keeps that window complete ([`Window::Venue`]).
     pub fn new(depth: usize) -> Book {
+        Book::with_window(depth, depth, Window::Venue)
+    }
+
+    /// An empty book showing `depth` levels a side and keeping up to
+    /// `keep` (at least `depth`).
+    pub fn with_window(depth: usize, keep: usize, window: Window) -> Book {
+        let keep = keep.max(depth);
         Book {
-            bids: Ladder::new(Side::Bid, depth),
-            asks: Ladder::new(Side::Ask, depth),
-            truncated: false,
+            bids: Ladder::new(Side::Bid, keep),
+            asks: Ladder::new(Side::Ask, keep),
+            depth,
+            window,
         }
     }
 
-    /// Empties the book (keeps its memory).
+    fn ladder(&self, side: Side) -> &Ladder {
+        match side {
+            Side::Bid => &self.bids,
+            Side::Ask => &self.asks,
+        }
+    }
+
+    /// Empties the book (keeps its memory); every side known again.
     pub fn clear(&mut self) {
-        self.bids.levels.clear();
-        self.asks.levels.clear();
-        self.truncated = false;
+        for l in [&mut self.bids, &mut self.asks] {
+            l.levels.clear();
+            l.horizon = None;
+        }
     }
 
     /// Sets one level (size 0 removes it).
@@ -129,22 +263,50 @@ impl Book {
         self.set_level(side, Level::new(price, size));
     }
 
-    /// Sets one level, wire digits included (size 0 removes it).
+    /// Sets one level, wire digits included (size 0 removes it). A side
+    /// may hold up to twice its kept levels until [`settle`](Self::settle).
     #[inline]
     pub fn set_level(&mut self, side: Side, level: Level) {
-        let kept = match side {
-            Side::Bid => self.bids.set(level),
-            Side::Ask => self.asks.set(level),
-        };
-        self.truncated |= !kept;
+        match side {
+            Side::Bid => self.bids.set(level, self.window),
+            Side::Ask => self.asks.set(level, self.window),
+        }
     }
 
-    /// The levels of `side`, best first.
-    pub fn levels(&self, side: Side) -> &VecDeque<Level> {
-        match side {
-            Side::Bid => &self.bids.levels,
-            Side::Ask => &self.asks.levels,
+    /// A message has been applied: each side back to its kept levels.
+    pub fn settle(&mut self) {
+        self.bids.settle(self.window);
+        self.asks.settle(self.window);
+    }
+
+    /// A snapshot has been set level by level: settled, and in
+    /// [`Window::Client`] a side that filled its kept levels may have had
+    /// more below them (a snapshot asked for `keep` levels answers with at
+    /// most that many), so its horizon is its worst kept level.
+    pub fn snapshot_done(&mut self) {
+        self.settle();
+        if self.window == Window::Client {
+            for l in [&mut self.bids, &mut self.asks] {
+                if l.levels.len() >= l.keep {
+                    l.horizon = l.levels.back().map(|l| l.price);
+                }
+            }
         }
+    }
+
+    /// The levels of `side` shown, best first (at most [`depth`](Self::depth)).
+    pub fn levels(&self, side: Side) -> Levels<'_> {
+        let all = &self.ladder(side).levels;
+        Levels {
+            all,
+            len: all.len().min(self.depth),
+        }
+    }
+
+    /// Every level kept on `side`, best first: the shown ones and those
+    /// below them (a venue's checksum may cover more levels than shown).
+    pub fn kept(&self, side: Side) -> &VecDeque<Level> {
+        &self.ladder(side).levels
     }
 
     /// The best bid and ask, if both sides have a level.
@@ -158,15 +320,88 @@ impl Book {
             .is_some_and(|(b, a)| b.price.cmp(&a.price) != Ordering::Less)
     }
 
-    /// Whether a level ever fell outside the kept depth: the deepest kept
-    /// levels may then be missing some below them.
-    pub fn truncated(&self) -> bool {
-        self.truncated
+    /// Whether every shown level is exact: each side knows its whole side,
+    /// or at least `depth` levels.
+    pub fn is_exact(&self) -> bool {
+        [&self.bids, &self.asks]
+            .iter()
+            .all(|l| l.horizon.is_none() || l.levels.len() >= self.depth)
+    }
+
+    /// The worst price `side` knows every level up to (`None`: all of it).
+    pub fn horizon(&self, side: Side) -> Option<i64> {
+        self.ladder(side).horizon
+    }
+
+    /// The shown depth per side.
+    pub fn depth(&self) -> usize {
+        self.depth
     }
 
     /// The kept depth per side.
-    pub fn depth(&self) -> usize {
-        self.bids.capacity
+    pub fn keep(&self) -> usize {
+        self.bids.keep
+    }
+
+    /// The price of the last shown level of `side` when the side shows a
+    /// full `depth` levels: a change beyond it is not shown.
+    pub fn edge(&self, side: Side) -> Option<i64> {
+        let levels = &self.ladder(side).levels;
+        (levels.len() >= self.depth && self.depth > 0).then(|| levels[self.depth - 1].price)
+    }
+
+    /// What a message changed in the shown levels, as the deltas a
+    /// consumer that keeps only the best `depth` levels after each delta
+    /// must apply to go from what it showed before (`edges`: the
+    /// [`edge`](Self::edge)s before the message) to what it shows now.
+    /// `applied` is every level the message set, in order.
+    ///
+    /// Removals come first, then new and changed levels: the consumer's
+    /// side then never holds more than `depth` levels but for ones pushed
+    /// below the shown depth, which it drops itself, the worst first.
+    pub fn shown_changes(
+        &self,
+        applied: &[(Side, Level)],
+        edges: [Option<i64>; 2],
+        mut emit: impl FnMut(Side, Level),
+    ) {
+        let within =
+            |side: Side, edge: Option<i64>, price: i64| edge.is_none_or(|e| !side.better(e, price));
+        // Removed from what was shown.
+        for &(side, level) in applied {
+            let edge = edges[side as usize];
+            if within(side, edge, level.price) && self.ladder(side).find(level.price).is_err() {
+                emit(side, Level::new(level.price, 0));
+            }
+        }
+        for side in [Side::Bid, Side::Ask] {
+            let (old, new) = (edges[side as usize], self.edge(side));
+            let ladder = self.ladder(side);
+            let shown = ladder.levels.len().min(self.depth);
+            // Set by the message, shown now, and shown before too (or the
+            // side showed fewer than `depth` levels).
+            for &(s, level) in applied {
+                if s != side || !within(side, new, level.price) || !within(side, old, level.price) {
+                    continue;
+                }
+                if let Ok(i) = ladder.find(level.price)
+                    && i < shown
+                {
+                    emit(side, ladder.levels[i]);
+                }
+            }
+            // Shown now but below what was shown: pulled up by removals
+            // above, or set by the message there.
+            if let Some(old) = old {
+                let first = match ladder.find(old) {
+                    Ok(i) => i + 1,
+                    Err(i) => i,
+                };
+                for level in ladder.levels.range(first.min(shown)..shown) {
+                    emit(side, *level);
+                }
+            }
+        }
     }
 }
 
@@ -178,6 +413,10 @@ mod tests {
 
     use super::*;
 
+    fn prices(b: &Book, s: Side) -> Vec<i64> {
+        b.levels(s).iter().map(|l| l.price).collect()
+    }
+
     #[test]
     fn levels_stay_sorted_best_first() {
         let mut b = Book::new(3);
@@ -186,52 +425,196 @@ mod tests {
         b.set(Side::Bid, 101, 1);
         b.set(Side::Ask, 105, 2);
         b.set(Side::Ask, 103, 2);
-        fn prices(b: &Book, s: Side) -> Vec<i64> {
-            b.levels(s).iter().map(|l| l.price).collect()
-        }
+        b.settle();
         assert_eq!(prices(&b, Side::Bid), [102, 101, 100]);
         assert_eq!(prices(&b, Side::Ask), [103, 105]);
         assert!(!b.is_crossed());
-        b.set(Side::Bid, 99, 1); // below a full ladder: ignored
-        assert!(b.truncated());
+        b.set(Side::Bid, 99, 1);
+        b.settle(); // below a full window: dropped at the message's end
         b.set(Side::Bid, 101, 0);
+        b.settle();
         assert_eq!(prices(&b, Side::Bid), [102, 100]);
         b.set(Side::Bid, 104, 5);
         assert!(b.is_crossed());
+        assert!(b.is_exact(), "the venue keeps its window complete");
+        // Within one message, a level pushed below the window by an insert
+        // comes back when a delete makes room: the venue sends nothing for
+        // it, as it never left its window.
+        let mut b = Book::new(2);
+        b.set(Side::Bid, 10, 1);
+        b.set(Side::Bid, 9, 1);
+        b.settle();
+        b.set(Side::Bid, 11, 1);
+        b.set(Side::Bid, 10, 0);
+        b.settle();
+        assert_eq!(prices(&b, Side::Bid), [11, 9]);
+    }
+
+    /// The issue's smallest case: shown depth 2, a snapshot of three bids,
+    /// an update removes the two best. A book that kept only two would be
+    /// valid with no bids; this one knows the third.
+    #[test]
+    fn a_book_kept_deeper_than_shown_stays_exact_until_it_cannot() {
+        let mut b = Book::with_window(2, 3, Window::Client);
+        for p in [100, 99, 98] {
+            b.set(Side::Bid, p, 1);
+        }
+        b.set(Side::Ask, 101, 1);
+        b.snapshot_done();
+        assert_eq!(
+            b.horizon(Side::Bid),
+            Some(98),
+            "three asked, three came: maybe more"
+        );
+        assert_eq!(
+            b.horizon(Side::Ask),
+            None,
+            "fewer than asked: the whole side"
+        );
+        b.set(Side::Bid, 100, 0);
+        b.settle();
+        assert!(b.is_exact());
+        assert_eq!(prices(&b, Side::Bid), [99, 98]);
+        b.set(Side::Bid, 99, 0);
+        b.settle();
+        assert_eq!(prices(&b, Side::Bid), [98]);
+        assert!(
+            !b.is_exact(),
+            "one bid known, two shown, and more may lie below 98"
+        );
+        // A change below the horizon is unknown ground: ignored.
+        b.set(Side::Bid, 97, 5);
+        b.settle();
+        assert_eq!(prices(&b, Side::Bid), [98]);
+        // Inserts above the horizon are known.
+        b.set(Side::Bid, 99, 2);
+        b.settle();
+        assert!(b.is_exact());
+    }
+
+    #[test]
+    fn a_level_pushed_out_of_a_full_client_side_moves_its_horizon() {
+        let mut b = Book::with_window(1, 2, Window::Client);
+        b.set(Side::Ask, 10, 1);
+        b.set(Side::Ask, 11, 1);
+        b.snapshot_done();
+        assert_eq!(b.horizon(Side::Ask), Some(11));
+        b.set(Side::Ask, 9, 1);
+        b.settle();
+        assert_eq!(
+            b.kept(Side::Ask)
+                .iter()
+                .map(|l| l.price)
+                .collect::<Vec<_>>(),
+            [9, 10]
+        );
+        assert_eq!(b.horizon(Side::Ask), Some(10));
+        b.set(Side::Ask, 11, 3);
+        b.settle();
+        assert_eq!(b.kept(Side::Ask).len(), 2, "11 is past the horizon now");
+    }
+
+    /// What `shown_changes` emits, applied by a consumer that keeps the
+    /// best `depth` levels after each delta.
+    fn consumer_follows(
+        book: &mut Book,
+        ops: &[(Side, i64, i64)],
+        consumer: &mut [BTreeMap<i64, i64>; 2],
+    ) {
+        let edges = [book.edge(Side::Bid), book.edge(Side::Ask)];
+        let mut applied = Vec::new();
+        for &(side, price, size) in ops {
+            book.set(side, price, size);
+            applied.push((side, Level::new(price, size)));
+        }
+        book.settle();
+        let depth = book.depth();
+        book.shown_changes(&applied, edges, |side, level| {
+            let c = &mut consumer[side as usize];
+            if level.size == 0 {
+                c.remove(&level.price);
+            } else {
+                c.insert(level.price, level.size);
+            }
+            while c.len() > depth {
+                let worst = match side {
+                    Side::Bid => *c.keys().next().unwrap(),
+                    Side::Ask => *c.keys().next_back().unwrap(),
+                };
+                c.remove(&worst);
+            }
+        });
+    }
+
+    fn shown(book: &Book, side: Side) -> Vec<(i64, i64)> {
+        let mut v: Vec<(i64, i64)> = book
+            .levels(side)
+            .iter()
+            .map(|l| (l.price, l.size))
+            .collect();
+        v.sort();
+        v
     }
 
     proptest! {
-        /// Against a `BTreeMap` reference: the kept ladder is the reference's
-        /// best `depth` levels as long as nothing was truncated, and always a
-        /// sorted, duplicate-free set of levels with non-zero sizes.
+        /// Against a `BTreeMap` of the whole book: every kept level is a
+        /// true level; while the book is exact, the shown levels are the
+        /// reference's best `depth`; and a consumer fed `shown_changes`
+        /// holds exactly the shown levels after every message.
         #[test]
-        fn matches_a_btreemap(ops in proptest::collection::vec((any::<bool>(), 0i64..60, 0i64..4), 0..400), depth in 1usize..40) {
-            let mut book = Book::new(depth);
+        fn matches_a_btreemap(
+            snapshot in proptest::collection::vec((any::<bool>(), 0i64..60, 1i64..4), 0..80),
+            messages in proptest::collection::vec(
+                proptest::collection::vec((any::<bool>(), 0i64..60, 0i64..4), 1..6), 0..80),
+            depth in 1usize..8,
+            extra in 0usize..8,
+            client in any::<bool>(),
+        ) {
+            let window = if client { Window::Client } else { Window::Venue };
+            let mut book = Book::with_window(depth, depth + extra, window);
             let mut reference = [BTreeMap::new(), BTreeMap::new()];
-            for (bid, price, size) in ops {
-                let side = if bid { Side::Bid } else { Side::Ask };
-                book.set(side, price, size);
-                let r = &mut reference[usize::from(bid)];
-                if size == 0 { r.remove(&price); } else { r.insert(price, size); }
+            let side_of = |bid: bool| if bid { Side::Bid } else { Side::Ask };
+            for &(bid, price, size) in &snapshot {
+                book.set(side_of(bid), price, size);
+                reference[side_of(bid) as usize].insert(price, size);
             }
-            for (side, r) in [(Side::Ask, &reference[0]), (Side::Bid, &reference[1])] {
-                let want: Vec<Level> = match side {
-                    Side::Bid => r.iter().rev().map(|(&price, &size)| Level::new(price, size)).take(depth).collect(),
-                    Side::Ask => r.iter().map(|(&price, &size)| Level::new(price, size)).take(depth).collect(),
-                };
-                let got: Vec<Level> = book.levels(side).iter().copied().collect();
-                prop_assert!(got.len() <= depth);
-                prop_assert!(got.iter().all(|l| l.size != 0));
-                let sorted = got.windows(2).all(|w| match side {
-                    Side::Bid => w[0].price > w[1].price,
-                    Side::Ask => w[0].price < w[1].price,
-                });
-                prop_assert!(sorted, "unsorted {:?}", got);
-                if !book.truncated() {
-                    prop_assert_eq!(&got, &want);
+            book.snapshot_done();
+            let mut consumer = [BTreeMap::new(), BTreeMap::new()];
+            for side in [Side::Bid, Side::Ask] {
+                for l in book.levels(side).iter() {
+                    consumer[side as usize].insert(l.price, l.size);
                 }
-                // Truncated or not, every kept level is a true level.
-                prop_assert!(got.iter().all(|l| r.get(&l.price) == Some(&l.size)));
+            }
+            for ops in messages {
+                let ops: Vec<(Side, i64, i64)> =
+                    ops.into_iter().map(|(b, p, s)| (side_of(b), p, s)).collect();
+                for &(side, price, size) in &ops {
+                    let r = &mut reference[side as usize];
+                    if size == 0 { r.remove(&price); } else { r.insert(price, size); }
+                }
+                consumer_follows(&mut book, &ops, &mut consumer);
+                for side in [Side::Bid, Side::Ask] {
+                    let r = &reference[side as usize];
+                    let kept: Vec<Level> = book.kept(side).iter().copied().collect();
+                    prop_assert!(kept.iter().all(|l| l.size != 0));
+                    let sorted = kept.windows(2).all(|w| side.better(w[0].price, w[1].price));
+                    prop_assert!(sorted, "unsorted {:?}", kept);
+                    let have: Vec<(i64, i64)> = consumer[side as usize].iter().map(|(p, s)| (*p, *s)).collect();
+                    prop_assert_eq!(have, shown(&book, side), "the consumer drifted");
+                    if client {
+                        // Every kept level is a true one.
+                        prop_assert!(kept.iter().all(|l| r.get(&l.price) == Some(&l.size)));
+                        if book.is_exact() {
+                            let want: Vec<(i64, i64)> = match side {
+                                Side::Bid => r.iter().rev().take(depth).map(|(p, s)| (*p, *s)).collect(),
+                                Side::Ask => r.iter().take(depth).map(|(p, s)| (*p, *s)).collect(),
+                            };
+                            let got: Vec<(i64, i64)> =
+                                book.levels(side).iter().map(|l| (l.price, l.size)).collect();
+                            prop_assert_eq!(got, want, "exact but wrong");
+                        }
+                    }
+                }
             }
         }
     }

@@ -297,7 +297,11 @@ impl Adapter {
     pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
         Adapter {
             parser: JsonParser::new(64 * 1024),
-            instruments: Instruments::new(instruments, crate::sync::Chain::Bybit),
+            instruments: Instruments::new(
+                instruments,
+                crate::sync::Chain::Bybit,
+                crate::plan::bybit::book_shape,
+            ),
         }
     }
 
@@ -334,11 +338,6 @@ impl Adapter {
                 recv_tsc,
                 emit,
                 |sync, ps, ss, emit| feed_book(sync, &book, ps, ss, &mut { emit }),
-                |ps, ss| {
-                    book.bids
-                        .scaled(Side::Bid, ps, ss)
-                        .chain(book.asks.scaled(Side::Ask, ps, ss))
-                },
             ),
         })?
     }

@@ -206,7 +206,11 @@ impl Adapter {
     pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
         Adapter {
             parser: JsonParser::new(64 * 1024),
-            instruments: Instruments::new(instruments, crate::sync::Chain::Coinbase),
+            instruments: Instruments::new(
+                instruments,
+                crate::sync::Chain::Coinbase,
+                crate::plan::coinbase::book_shape,
+            ),
             seq: ConnectionSeq::default(),
         }
     }
@@ -265,12 +269,6 @@ impl Adapter {
                             recv_tsc,
                             emit,
                             |sync, ps, ss, emit| feed_book(sync, &event, ps, ss, &mut { emit }),
-                            |ps, ss| {
-                                event.updates().map(move |u| {
-                                    let (side, p, q) = u?;
-                                    Ok((side, crate::decimal::level(p, q, ps, ss)?))
-                                })
-                            },
                         )?;
                         if done == Outcome::Data {
                             outcome = done;

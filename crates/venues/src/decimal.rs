@@ -103,6 +103,20 @@ pub fn scale_of(s: &[u8]) -> u8 {
         .map_or(0, |dot| (s.len() - dot - 1).min(255) as u8)
 }
 
+/// `text` at `scale`, or the error naming `field`, the value and the scale.
+#[inline]
+pub fn scaled(field: &'static str, text: &str, scale: u8) -> Result<i64, crate::DecodeError> {
+    parse_scaled(text.as_bytes(), scale).map_err(|error| {
+        crate::DecodeError::Decimal(crate::error::BadDecimal {
+            field,
+            error,
+            value: crate::error::ShortText::new(text),
+            scale,
+            instrument: None,
+        })
+    })
+}
+
 /// A book level from its wire strings: exact values at the scales, and the
 /// strings' fractional digit counts.
 pub fn level(
@@ -111,12 +125,9 @@ pub fn level(
     price_scale: u8,
     size_scale: u8,
 ) -> Result<crate::book::Level, crate::DecodeError> {
-    use crate::DecodeError;
     Ok(crate::book::Level {
-        price: parse_scaled(price.as_bytes(), price_scale)
-            .map_err(|e| DecodeError::Decimal("price", e))?,
-        size: parse_scaled(size.as_bytes(), size_scale)
-            .map_err(|e| DecodeError::Decimal("size", e))?,
+        price: scaled("price", price, price_scale)?,
+        size: scaled("size", size, size_scale)?,
         price_digits: scale_of(price.as_bytes()),
         size_digits: scale_of(size.as_bytes()),
     })

@@ -343,7 +343,11 @@ impl Adapter {
     /// An adapter for `instruments`, with their books.
     pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
         Adapter {
-            instruments: Instruments::new(instruments, crate::sync::Chain::Deribit),
+            instruments: Instruments::new(
+                instruments,
+                crate::sync::Chain::Deribit,
+                crate::plan::deribit::book_shape,
+            ),
         }
     }
 
@@ -392,7 +396,6 @@ impl Adapter {
                 recv_tsc,
                 emit,
                 |sync, ps, ss, emit| feed_book(sync, &book, ps, ss, &mut { emit }),
-                |ps, ss| scaled(&book, ps, ss),
             ),
         }
     }

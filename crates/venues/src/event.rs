@@ -20,6 +20,8 @@
 //!   deltas the book may be half-updated (even crossed).
 //! - [`Kind::Gap`]: the book is wrong from here; forget it. Nothing is said
 //!   about the book until the next snapshot and `BookValid`.
+//! - [`Kind::Rejected`]: the venue refused the instrument's subscription;
+//!   the book stays silent until a later subscription is accepted.
 //! - [`Kind::Resync`]: a new snapshot has been asked for (Binance: the
 //!   adapter's owner must fetch the REST snapshot; venues with in-band
 //!   snapshots: resubscribe). After a disconnect, a REST snapshot is asked
@@ -29,6 +31,22 @@
 //! No delta, snapshot or `BookValid` is ever emitted for a book that is not
 //! in step with the venue, and a message's deltas are emitted only after
 //! the whole message was applied and checked (sequence, crossing, checksum).
+//!
+//! # The shown depth is exact while the book is valid
+//!
+//! A book shows `depth` levels a side ([`InstrumentSpec::depth`], repeated
+//! in each `BookSnapshot`), and while it is valid those are exactly the
+//! venue's best `depth` levels (or all of a side that has fewer). To keep
+//! that true as levels come and go, the book keeps more levels below the
+//! shown ones than it shows: as many as the venue keeps complete on the
+//! wire (Kraken, Bybit, OKX send the levels that enter their window), or,
+//! where the venue sends every change of its whole book (Binance, Coinbase,
+//! Deribit), as many as its snapshot gave, tracking the worst price below
+//! which it knows nothing. When fewer than `depth` known levels are left
+//! on a side that has more, the shown depth cannot be guaranteed and the
+//! book gaps with [`Resync::DepthExhausted`], then resyncs. Deltas describe
+//! the shown levels only: a change below them says nothing, and a level
+//! that enters the shown depth is sent as a delta of its own.
 
 use crate::book::Side;
 use crate::sync::Resync;
@@ -141,6 +159,14 @@ pub enum Kind {
     /// The connection carrying the instrument went down (emitted by the
     /// feed, followed by a `Gap` for each book).
     Disconnected,
+    /// The venue refused a subscription of the instrument (an unknown
+    /// symbol or channel, a bad depth): nothing will come for it until a
+    /// later subscription is accepted. The venue's own words are in the
+    /// adapter's [`VenueAdapter::rejection`](crate::VenueAdapter::rejection).
+    Rejected {
+        /// The venue's error code, where it sends a number (0 if not).
+        code: i64,
+    },
 }
 
 /// An instrument as its adapter is told about it at subscription.
@@ -153,7 +179,8 @@ pub struct InstrumentSpec {
     pub price_scale: u8,
     /// Decimal places of sizes (from the venue's lot size).
     pub size_scale: u8,
-    /// Book levels kept per side; 0: no book for this instrument.
+    /// Book levels shown per side (exact while the book is valid); 0: no
+    /// book for this instrument.
     pub depth: usize,
 }
 

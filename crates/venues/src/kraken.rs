@@ -133,7 +133,7 @@ pub fn checksum(book: &Book, price_scale: u8, size_scale: u8) -> u32 {
     let mut text = [0u8; 2048];
     let mut n = 0;
     for side in [Side::Ask, Side::Bid] {
-        for level in book.levels(side).iter().take(10) {
+        for level in book.kept(side).iter().take(10) {
             for (v, scale, digits) in [
                 (level.price, price_scale, level.price_digits),
                 (level.size, size_scale, level.size_digits),
@@ -588,7 +588,11 @@ pub mod v2 {
         /// An adapter for `instruments`, with their books.
         pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
             Adapter {
-                instruments: Instruments::new(instruments, crate::sync::Chain::Kraken),
+                instruments: Instruments::new(
+                    instruments,
+                    crate::sync::Chain::Kraken,
+                    crate::plan::kraken::book_shape,
+                ),
                 checksums_verified: 0,
             }
         }
@@ -643,17 +647,6 @@ pub mod v2 {
                         let verified = feed_book(sync, &book, precision, &mut { emit })?;
                         *checksums_verified += u64::from(verified);
                         Ok(())
-                    },
-                    |price, qty| {
-                        let scaled = move |side| {
-                            move |l: Result<(&str, &str), DecodeError>| -> LevelResult {
-                                let (p, q) = l?;
-                                Ok((side, crate::decimal::level(p, q, price, qty)?))
-                            }
-                        };
-                        book.levels(Side::Bid)
-                            .map(scaled(Side::Bid))
-                            .chain(book.levels(Side::Ask).map(scaled(Side::Ask)))
                     },
                 ),
             }
@@ -758,7 +751,13 @@ pub mod v2 {
             };
             let mut sync = BookSync::new(Chain::Kraken, SyncConfig::default());
             let r = feed_book(&mut sync, &b, Precision { price: 1, qty: 8 }, &mut |_| {});
-            assert!(matches!(r, Err(DecodeError::Decimal("price", _))));
+            assert!(matches!(
+                r,
+                Err(DecodeError::Decimal(crate::BadDecimal {
+                    field: "price",
+                    ..
+                }))
+            ));
         }
 
         #[test]

@@ -81,7 +81,9 @@ mod scan;
 mod simd;
 pub mod sync;
 pub mod time;
+mod venue;
 
 pub use adapter::{Outcome, VenueAdapter};
-pub use error::DecodeError;
+pub use error::{BadDecimal, DecodeError, ShortText};
 pub use event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
+pub use venue::Venue;

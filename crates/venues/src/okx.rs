@@ -318,7 +318,7 @@ pub fn checksum(book: &Book, price_scale: u8, size_scale: u8) -> i64 {
     // many small pieces costs twice as much).
     let mut text = [0u8; 4096];
     let mut n = 0;
-    let (bids, asks) = (book.levels(Side::Bid), book.levels(Side::Ask));
+    let (bids, asks) = (book.kept(Side::Bid), book.kept(Side::Ask));
     for i in 0..25 {
         for level in [bids.get(i), asks.get(i)].into_iter().flatten() {
             for (v, scale, digits) in [
@@ -568,7 +568,11 @@ impl Adapter {
     pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
         Adapter {
             decoder: Decoder::new(),
-            instruments: Instruments::new(instruments, crate::sync::Chain::OkxSeq),
+            instruments: Instruments::new(
+                instruments,
+                crate::sync::Chain::OkxSeq,
+                crate::plan::okx::book_shape,
+            ),
             checksums_verified: 0,
         }
     }
@@ -617,13 +621,6 @@ impl Adapter {
                         let verified = feed_book(sync, &book, ps, ss, &mut { emit })?;
                         *checksums_verified += u64::from(verified);
                         Ok(())
-                    },
-                    |ps, ss| {
-                        book.bids.scaled(Side::Bid, ps, ss).chain(book.asks.scaled(
-                            Side::Ask,
-                            ps,
-                            ss,
-                        ))
                     },
                 ),
                 "bbo-tbt" => {

@@ -3,7 +3,7 @@
 //! last, and say so explicitly (a `Gap`, then `Valid` again) whenever it
 //! does not. Venue rules are data ([`Chain`]); the engine is one.
 
-use crate::book::{Book, Level, Side};
+use crate::book::{Book, Level, Side, Window};
 use crate::error::DecodeError;
 
 /// How a venue chains its book updates.
@@ -94,6 +94,10 @@ pub enum Resync {
     },
     /// The connection carrying the book went down.
     Disconnected,
+    /// Fewer levels than the book shows are known on a side, and the
+    /// levels beyond them are not (see [`crate::book`]): the shown depth
+    /// can no longer be guaranteed exact.
+    DepthExhausted,
 }
 
 /// What the engine tells its owner. Nothing about a book's contents is
@@ -119,8 +123,14 @@ pub enum SyncEvent {
 /// Sizes, all allocated when the engine is created.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SyncConfig {
-    /// Levels kept per side.
+    /// Levels shown per side.
     pub depth: usize,
+    /// Levels kept per side (at least `depth`): the levels below the shown
+    /// ones keep the shown depth exact as the market moves ([`crate::book`]).
+    pub keep: usize,
+    /// Whether the venue keeps the kept levels complete, or the book must
+    /// track what it knows.
+    pub window: Window,
     /// Diffs buffered while a snapshot is fetched. When more arrive, the
     /// oldest are dropped (the bridge check then asks for a newer snapshot
     /// if it needs them).
@@ -133,6 +143,8 @@ impl Default for SyncConfig {
     fn default() -> SyncConfig {
         SyncConfig {
             depth: 5000,
+            keep: 5000,
+            window: Window::Client,
             max_buffered_diffs: 1024,
             max_buffered_levels: 256 * 1024,
         }
@@ -191,6 +203,9 @@ pub struct BookSync {
     applied: Vec<(Side, Level)>,
     /// The last diff had more levels than `applied` holds.
     applied_overflow: bool,
+    /// The shown edge of each side ([`Book::edge`]) before the last diff
+    /// applied: what a consumer showed, for [`Book::shown_changes`].
+    edges: [Option<i64>; 2],
 }
 
 /// A level as an adapter hands it over: its side and value, or why it
@@ -203,7 +218,7 @@ impl BookSync {
         BookSync {
             chain,
             config,
-            book: Book::new(config.depth),
+            book: Book::with_window(config.depth, config.keep, config.window),
             state: State::Buffering { asked: false },
             buffer: Buffer::new(&config),
             spare: Buffer::new(&config),
@@ -212,6 +227,7 @@ impl BookSync {
             unneeded_snapshots: 0,
             applied: Vec::with_capacity((2 * config.depth).clamp(64, 4096)),
             applied_overflow: false,
+            edges: [None; 2],
         }
     }
 
@@ -229,6 +245,11 @@ impl BookSync {
     /// than are kept for this.
     pub(crate) fn last_applied(&self) -> Option<&[(Side, Level)]> {
         (!self.applied_overflow).then_some(&self.applied[..])
+    }
+
+    /// The shown edges before the last diff applied.
+    pub(crate) fn edges_before(&self) -> [Option<i64>; 2] {
+        self.edges
     }
 
     /// How many diffs wait for a snapshot.
@@ -276,6 +297,7 @@ impl BookSync {
                 }
             }
         }
+        self.book.snapshot_done();
         if self.chain.in_band_snapshot() {
             // The snapshot starts the chain; diffs buffered before it
             // belong to an older one.
@@ -283,6 +305,10 @@ impl BookSync {
             self.buffer.clear();
             if self.book.is_crossed() {
                 self.invalidate(Resync::Crossed, emit);
+                return Ok(());
+            }
+            if !self.book.is_exact() {
+                self.invalidate(Resync::DepthExhausted, emit);
                 return Ok(());
             }
             self.state = State::Valid {
@@ -480,6 +506,7 @@ impl BookSync {
     ) -> Result<(), DecodeError> {
         self.applied.clear();
         self.applied_overflow = false;
+        self.edges = [self.book.edge(Side::Bid), self.book.edge(Side::Ask)];
         for level in levels {
             match level {
                 Ok((side, level)) => {
@@ -496,8 +523,11 @@ impl BookSync {
                 }
             }
         }
+        self.book.settle();
         if self.book.is_crossed() {
             self.invalidate(Resync::Crossed, emit);
+        } else if !self.book.is_exact() {
+            self.invalidate(Resync::DepthExhausted, emit);
         } else {
             self.state = State::Valid { last: seq.last };
         }
@@ -574,6 +604,8 @@ mod tests {
             chain,
             SyncConfig {
                 depth: 10,
+                keep: 10,
+                window: Window::Client,
                 max_buffered_diffs: 4,
                 max_buffered_levels: 16,
             },

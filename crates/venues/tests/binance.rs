@@ -12,7 +12,7 @@ use tickwire_venues::binance::{self, Message, Scales, feed_depth, feed_snapshot}
 use tickwire_venues::book::Side;
 use tickwire_venues::decimal::parse_scaled;
 use tickwire_venues::json::{INPUT_PADDING, JsonParser};
-use tickwire_venues::sync::{BookSync, Chain, SyncConfig, SyncEvent};
+use tickwire_venues::sync::{BookSync, Chain, Resync, SyncConfig, SyncEvent};
 
 #[global_allocator]
 static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
@@ -128,30 +128,43 @@ fn every_recorded_message_decodes() {
 }
 
 struct Replay {
+    /// Diffs applied while the book was valid.
     updates: usize,
     valid_during_snapshot: bool,
     ticker_matches: usize,
     allocations: u64,
+    /// The gap that ended the book, if one did.
+    gap: Option<Resync>,
 }
 
 /// Replays one hftbacktest recording (diffs, the REST snapshot in the
-/// middle, bookTickers) through decode and the sync engine. Panics on any
-/// gap. Runs twice: the first pass warms the parser's buffers up, the
-/// second counts allocations.
-fn replay(file: &str, chain: Chain) -> Option<Replay> {
+/// middle, bookTickers) through decode and the sync engine, the book
+/// showing `depth` levels of the 1000 its snapshot gave. Whenever the
+/// book is valid and a bookTicker names the update the book is at, the
+/// book's best bid and ask are the ticker's. Runs twice: the first pass
+/// warms the parser's buffers up, the second counts allocations.
+fn replay(file: &str, chain: Chain, depth: usize) -> Option<Replay> {
     let dir = samples()?;
     let mut msgs = messages(&dir.join(file));
     let scales = Scales { price: 8, qty: 8 };
     let mut decoder = binance::Decoder::new();
     let mut result = None;
     for pass in 0..2 {
-        let mut sync = BookSync::new(chain, SyncConfig::default());
+        // The recordings' snapshots hold 1000 levels a side: the book keeps
+        // them all and shows `depth`.
+        let config = SyncConfig {
+            depth,
+            keep: 1000,
+            ..SyncConfig::default()
+        };
+        let mut sync = BookSync::new(chain, config);
         let mut events: Vec<SyncEvent> = Vec::with_capacity(msgs.len() * 3);
         let mut r = Replay {
             updates: 0,
             valid_during_snapshot: false,
             ticker_matches: 0,
             allocations: 0,
+            gap: None,
         };
         let mut last_valid: Option<u64> = None;
         let ((), allocations) = tickwire_testkit::allocations(|| {
@@ -199,9 +212,13 @@ fn replay(file: &str, chain: Chain) -> Option<Replay> {
         });
         r.allocations = allocations;
         for e in &events {
-            assert!(!matches!(e, SyncEvent::Gap(_)), "{file}: {e:?}");
-            if let SyncEvent::Updated { .. } = e {
-                r.updates += 1;
+            match e {
+                SyncEvent::Gap(why) => {
+                    r.gap = Some(*why);
+                    break;
+                }
+                SyncEvent::Updated { .. } => r.updates += 1,
+                _ => {}
             }
         }
         let first_valid = events
@@ -215,9 +232,10 @@ fn replay(file: &str, chain: Chain) -> Option<Replay> {
             first_update > first_valid,
             "{file}: an update before the book was valid"
         );
-        let book = sync.book().expect("valid at the end");
-        assert!(!book.is_crossed());
-        assert!(book.levels(Side::Bid).len() > 100 && book.levels(Side::Ask).len() > 100);
+        if let Some(book) = sync.book() {
+            assert!(!book.is_crossed());
+            assert!(book.levels(Side::Bid).len() == depth && book.levels(Side::Ask).len() == depth);
+        }
         if pass == 1 {
             result = Some(r);
         }
@@ -225,11 +243,29 @@ fn replay(file: &str, chain: Chain) -> Option<Replay> {
     result
 }
 
+/// Each recording at shown depths 1 to 500: the book stays valid for
+/// well over a thousand diffs, and when it ends it is because the market
+/// moved past the levels the snapshot gave (`DepthExhausted`: a live feed
+/// fetches a new snapshot then), never a broken chain. The deeper the
+/// book shows, the sooner that comes.
 fn check(file: &str, chain: Chain) {
-    let Some(r) = replay(file, chain) else { return };
+    for depth in [1, 20, 100, 500] {
+        check_at(file, chain, depth);
+    }
+}
+
+fn check_at(file: &str, chain: Chain, depth: usize) {
+    let Some(r) = replay(file, chain, depth) else {
+        return;
+    };
     eprintln!(
-        "{file}: {} updates, {} bookTicker cross-checks, {} allocations",
-        r.updates, r.ticker_matches, r.allocations
+        "{file} at depth {depth}: {} updates while valid, then {:?}; {} bookTicker cross-checks, {} allocations",
+        r.updates, r.gap, r.ticker_matches, r.allocations
+    );
+    assert!(
+        matches!(r.gap, None | Some(Resync::DepthExhausted)),
+        "{file}: {:?}",
+        r.gap
     );
     assert!(r.updates > 1000, "{} updates", r.updates);
     // The diff that bridges the snapshot arrived before the snapshot: only

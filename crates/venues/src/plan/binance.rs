@@ -1,0 +1,236 @@
+//! Binance spot, USD-M and COIN-M: connections, subscriptions, REST
+//! snapshots and how deep a book is kept.
+
+use std::time::Duration;
+
+use super::{BookShape, Channels, ConnectionPlan, PlanError, check_depth, check_symbols};
+use super::{DEFAULT_MAX_MESSAGE, json_strings, split};
+use crate::binance::Market;
+use crate::book::Window;
+use crate::event::InstrumentSpec;
+
+/// The `limit`s the futures REST depth endpoints take (`/fapi/v1/depth`,
+/// `/dapi/v1/depth`: "Default 500; Valid limits:[5, 10, 20, 50, 100, 500,
+/// 1000]", USD-M and COIN-M "Order Book" pages). Spot takes any limit up to
+/// 5000 (`/api/v3/depth`: "Default 100; max 5000").
+const FUTURES_LIMITS: [usize; 7] = [5, 10, 20, 50, 100, 500, 1000];
+
+/// The deepest REST snapshot each market gives.
+fn max_limit(market: Market) -> usize {
+    match market {
+        Market::Spot => 5000,
+        Market::UsdM | Market::CoinM => 1000,
+    }
+}
+
+/// The deepest a book may show: half the deepest snapshot. A book showing
+/// all its snapshot gave would thin out below its shown depth at the first
+/// level removed, and resync at once.
+pub fn max_shown(market: Market) -> usize {
+    max_limit(market) / 2
+}
+
+/// How deep a Binance book is kept for a shown `depth`: as deep as its REST
+/// snapshot, which is fetched at the limit that keeps at least four times
+/// the shown depth and never fewer than 1000 levels (snapped up to a limit
+/// the market takes). The diff stream covers the whole book, so below the
+/// snapshot's last level the book knows nothing ([`Window::Client`]):
+/// "since depth snapshots retrieved from the API have a limit on the
+/// number of price levels, a price level outside of the initial snapshot
+/// that doesn't have a quantity change won't have an update in the Diff.
+/// Depth Stream" (Spot API docs, "How to manage a local order book
+/// correctly"). The deeper the snapshot, the longer the shown levels stay
+/// exact as the market moves; the cost is the request's weight (spot:
+/// 1000 levels weigh 50 of the 6000 a minute; futures: 20 of 2400).
+pub fn book_shape(market: Market, depth: usize) -> BookShape {
+    let want = depth.saturating_mul(4).max(1000).min(max_limit(market));
+    BookShape {
+        keep: snap_limit(market, want).max(depth),
+        window: Window::Client,
+    }
+}
+
+/// The smallest `limit` the market takes that is at least `levels` (the
+/// market's deepest if none is).
+pub fn snap_limit(market: Market, levels: usize) -> usize {
+    match market {
+        Market::Spot => levels.clamp(1, 5000),
+        Market::UsdM | Market::CoinM => FUTURES_LIMITS
+            .iter()
+            .copied()
+            .find(|&l| l >= levels)
+            .unwrap_or(1000),
+    }
+}
+
+/// The REST depth snapshot of a Binance symbol for a book showing `depth`
+/// levels: `(host, path)` for an HTTPS GET, at the limit [`book_shape`]
+/// keeps.
+pub fn snapshot_path(market: Market, symbol: &str, depth: usize) -> (&'static str, String) {
+    let limit = book_shape(market, depth).keep.min(max_limit(market));
+    match market {
+        Market::Spot => (
+            "api.binance.com",
+            format!("/api/v3/depth?symbol={symbol}&limit={limit}"),
+        ),
+        Market::UsdM => (
+            "fapi.binance.com",
+            format!("/fapi/v1/depth?symbol={symbol}&limit={limit}"),
+        ),
+        Market::CoinM => (
+            "dapi.binance.com",
+            format!("/dapi/v1/depth?symbol={symbol}&limit={limit}"),
+        ),
+    }
+}
+
+/// The largest REST snapshot body for a book showing `depth`: two sides of
+/// `limit` levels, each `["price","size"],` of at most 40 bytes with
+/// Binance's 8 decimals, and the head.
+pub fn snapshot_bytes(market: Market, depth: usize) -> usize {
+    let limit = book_shape(market, depth).keep.min(max_limit(market));
+    2 * limit * 40 + 4096
+}
+
+/// Binance: combined streams (`/stream`), subscribed with `SUBSCRIBE`
+/// requests of up to 100 streams. Spot: `stream.binance.com:9443`, 1024
+/// streams and 5 messages/s per connection (pings and pongs count).
+/// USD-M: `depth`, `bookTicker` and `trade` on `fstream.binance.com/public`,
+/// `aggTrade` on `/market`, 200 streams (the docs now say 1024) and 10
+/// messages/s. COIN-M: `dstream.binance.com`, 200 streams, 10 messages/s. The server pings (every 20 s on spot, 3 min on futures;
+/// tickwire-net answers) and closes every connection after 24 h. Books use
+/// the 100 ms diff stream with REST snapshots ([`snapshot_path`]), which
+/// hold at most 5000 levels on spot and 1000 on futures: a book shows at
+/// most half that ([`max_shown`]).
+pub fn plan(
+    market: Market,
+    instruments: &[InstrumentSpec],
+    channels: Channels,
+) -> Result<Vec<ConnectionPlan>, PlanError> {
+    check_symbols(instruments)?;
+    for i in instruments.iter().filter(|i| channels.books && i.depth > 0) {
+        check_depth(i, max_shown(market))?;
+    }
+    let (host, port, per_connection, pace, silence) = match market {
+        Market::Spot => (
+            "stream.binance.com",
+            9443,
+            1024,
+            Duration::from_millis(250),
+            Duration::from_secs(60),
+        ),
+        Market::UsdM => (
+            "fstream.binance.com",
+            443,
+            200,
+            Duration::from_millis(150),
+            Duration::from_secs(600),
+        ),
+        Market::CoinM => (
+            "dstream.binance.com",
+            443,
+            200,
+            Duration::from_millis(150),
+            Duration::from_secs(600),
+        ),
+    };
+    // USD-M routes streams by tier, and a connection receives only its
+    // path's: `/public` "high-frequency public market data" (`@depth`,
+    // `@bookTicker`, and `@trade`), `/market` "regular market data"
+    // (`@aggTrade`, ...): "Important WebSocket Change Notice" (USD-M
+    // futures docs; the old `/stream` URL delivers only public streams
+    // since 2026-04-23). One set of connections for each path.
+    let mut routes: Vec<(&str, Vec<(usize, String)>)> = match market {
+        Market::UsdM => vec![
+            ("/public/stream", Vec::new()),
+            ("/market/stream", Vec::new()),
+        ],
+        _ => vec![("/stream", Vec::new()), ("/stream", Vec::new())],
+    };
+    for (index, i) in instruments.iter().enumerate() {
+        let s = i.symbol.to_ascii_lowercase();
+        if channels.books && i.depth > 0 {
+            routes[0].1.push((index, format!("{s}@depth@100ms")));
+        }
+        if channels.quotes {
+            routes[0].1.push((index, format!("{s}@bookTicker")));
+        }
+        if channels.trades {
+            let kind = if channels.aggregate {
+                "aggTrade"
+            } else {
+                "trade"
+            };
+            // USD-M: `@trade` is a public stream, `@aggTrade` a market one.
+            let route = usize::from(market == Market::UsdM && channels.aggregate);
+            routes[route].1.push((index, format!("{s}@{kind}")));
+        }
+    }
+    if market != Market::UsdM {
+        let rest = std::mem::take(&mut routes[1].1);
+        routes[0].1.extend(rest);
+        routes[0].1.sort_by_key(|(i, _)| *i);
+    }
+    let mut plans = Vec::new();
+    let mut id = 1;
+    for (path, streams) in routes {
+        for (instruments, names) in split(streams, per_connection) {
+            let subscribe = names
+                .chunks(100)
+                .map(|chunk| {
+                    let text = format!(
+                        r#"{{"method":"SUBSCRIBE","params":{},"id":{id}}}"#,
+                        json_strings(chunk.iter().map(String::as_str))
+                    );
+                    id += 1;
+                    text
+                })
+                .collect();
+            plans.push(ConnectionPlan {
+                host: host.to_owned(),
+                port,
+                path: path.to_owned(),
+                subscribe,
+                pace,
+                ping: None,
+                max_silence: silence,
+                max_lifetime: Some(Duration::from_secs(23 * 3600 + 55 * 60)),
+                instruments,
+                max_message: DEFAULT_MAX_MESSAGE,
+            });
+        }
+    }
+    Ok(plans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_limits_are_ones_the_market_takes() {
+        // Futures take only the listed limits; a book showing 20 keeps
+        // 1000 (the deepest), one showing 5 the same.
+        for depth in [1, 5, 20, 250, 500] {
+            let keep = book_shape(Market::UsdM, depth).keep;
+            assert!(FUTURES_LIMITS.contains(&keep), "{depth}: {keep}");
+            assert!(keep >= depth);
+            let (_, path) = snapshot_path(Market::CoinM, "BTCUSD_PERP", depth);
+            assert!(path.ends_with(&format!("limit={keep}")), "{path}");
+        }
+        assert_eq!(snap_limit(Market::UsdM, 7), 10);
+        assert_eq!(snap_limit(Market::UsdM, 501), 1000);
+        // Spot: four times the shown depth, at least 1000, at most 5000.
+        assert_eq!(book_shape(Market::Spot, 20).keep, 1000);
+        assert_eq!(book_shape(Market::Spot, 1000).keep, 4000);
+        assert_eq!(book_shape(Market::Spot, 5000).keep, 5000);
+        // Deeper than a snapshot can give: refused with a reason.
+        let e = plan(
+            Market::UsdM,
+            &[InstrumentSpec::new("BTCUSDT", 8, 8, 501)],
+            Channels::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("at most 500"), "{e}");
+    }
+}

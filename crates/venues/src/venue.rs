@@ -1,0 +1,247 @@
+//! The venues tickwire speaks to, by name: their connection plans, how a
+//! broken book of theirs is recovered, and the scales their numbers need.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::binance::Market;
+use crate::event::InstrumentSpec;
+use crate::plan::{self, BookShape, BybitCategory, Channels, ConnectionPlan, PlanError};
+
+/// A venue (and market) tickwire has an adapter for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Venue {
+    /// Binance spot.
+    BinanceSpot,
+    /// Binance USD-M futures.
+    BinanceUsdM,
+    /// Binance COIN-M futures.
+    BinanceCoinM,
+    /// OKX v5.
+    Okx,
+    /// Bybit v5 spot.
+    BybitSpot,
+    /// Bybit v5 USDT and USDC contracts.
+    BybitLinear,
+    /// Bybit v5 inverse contracts.
+    BybitInverse,
+    /// Kraken spot v2.
+    Kraken,
+    /// Coinbase Advanced Trade.
+    Coinbase,
+    /// Deribit.
+    Deribit,
+}
+
+impl Venue {
+    /// Every venue, with the name [`FromStr`] takes.
+    pub const ALL: [(&'static str, Venue); 10] = [
+        ("binance-spot", Venue::BinanceSpot),
+        ("binance-usdm", Venue::BinanceUsdM),
+        ("binance-coinm", Venue::BinanceCoinM),
+        ("okx", Venue::Okx),
+        ("bybit-spot", Venue::BybitSpot),
+        ("bybit-linear", Venue::BybitLinear),
+        ("bybit-inverse", Venue::BybitInverse),
+        ("kraken", Venue::Kraken),
+        ("coinbase", Venue::Coinbase),
+        ("deribit", Venue::Deribit),
+    ];
+
+    /// The venue's name, as [`FromStr`] takes it.
+    pub fn name(self) -> &'static str {
+        Venue::ALL
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    /// The Binance market, for the Binance venues.
+    pub fn binance_market(self) -> Option<Market> {
+        match self {
+            Venue::BinanceSpot => Some(Market::Spot),
+            Venue::BinanceUsdM => Some(Market::UsdM),
+            Venue::BinanceCoinM => Some(Market::CoinM),
+            _ => None,
+        }
+    }
+
+    /// The Bybit category, for the Bybit venues.
+    pub fn bybit_category(self) -> Option<BybitCategory> {
+        match self {
+            Venue::BybitSpot => Some(BybitCategory::Spot),
+            Venue::BybitLinear => Some(BybitCategory::Linear),
+            Venue::BybitInverse => Some(BybitCategory::Inverse),
+            _ => None,
+        }
+    }
+
+    /// The public hosts the feed connects to for this venue: its streams
+    /// and, for Binance, its REST snapshots (the plans' hosts; a test keeps
+    /// them equal).
+    pub fn hosts(self) -> &'static [&'static str] {
+        match self {
+            Venue::BinanceSpot => &["stream.binance.com", "api.binance.com"],
+            Venue::BinanceUsdM => &["fstream.binance.com", "fapi.binance.com"],
+            Venue::BinanceCoinM => &["dstream.binance.com", "dapi.binance.com"],
+            Venue::Okx => &["ws.okx.com"],
+            Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse => &["stream.bybit.com"],
+            Venue::Kraken => &["ws.kraken.com"],
+            Venue::Coinbase => &["advanced-trade-ws.coinbase.com"],
+            Venue::Deribit => &["www.deribit.com"],
+        }
+    }
+
+    /// The connections `instruments` need on this venue.
+    pub fn plans(
+        self,
+        instruments: &[InstrumentSpec],
+        channels: Channels,
+    ) -> Result<Vec<ConnectionPlan>, PlanError> {
+        if let Some(market) = self.binance_market() {
+            return plan::binance::plan(market, instruments, channels);
+        }
+        if let Some(category) = self.bybit_category() {
+            return plan::bybit::plan(category, instruments, channels);
+        }
+        match self {
+            Venue::Okx => plan::okx::plan(instruments, channels),
+            Venue::Kraken => plan::kraken::plan(instruments, channels),
+            Venue::Coinbase => plan::coinbase::plan(instruments, channels),
+            _ => plan::deribit::plan(instruments, channels),
+        }
+    }
+
+    /// How a book showing `depth` levels is kept on this venue.
+    pub fn book_shape(self, depth: usize) -> BookShape {
+        if let Some(market) = self.binance_market() {
+            return plan::binance::book_shape(market, depth);
+        }
+        match self {
+            Venue::Okx => plan::okx::book_shape(depth),
+            Venue::Kraken => plan::kraken::book_shape(depth),
+            Venue::Coinbase => plan::coinbase::book_shape(depth),
+            Venue::Deribit => plan::deribit::book_shape(depth),
+            _ => plan::bybit::book_shape(depth),
+        }
+    }
+
+    /// Whether a broken book is recovered with a REST snapshot (Binance)
+    /// rather than by resubscribing its channel.
+    pub fn rest_snapshots(self) -> bool {
+        self.binance_market().is_some()
+    }
+
+    /// The text frames that make the venue send a fresh snapshot of one
+    /// instrument's book on the connection that carries it (unsubscribe,
+    /// then subscribe); empty where books are recovered from REST
+    /// snapshots.
+    pub fn resubscribe(self, instrument: &InstrumentSpec) -> Vec<String> {
+        match self {
+            Venue::Okx => plan::okx::resubscribe(instrument),
+            Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse => {
+                plan::bybit::resubscribe(instrument)
+            }
+            Venue::Kraken => plan::kraken::resubscribe(instrument),
+            Venue::Coinbase => plan::coinbase::resubscribe(instrument),
+            Venue::Deribit => plan::deribit::resubscribe(instrument),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Price and size decimals that hold every value the venue puts on the
+    /// wire, for instruments whose scales are not given: no valid message
+    /// is refused for precision. An `i64` then holds sizes up to about
+    /// 9.2e18 / 10^size decimals.
+    ///
+    /// - Binance: every price and quantity has exactly 8 decimals on spot
+    ///   (`"191.38900600"`, more than the symbol's step size may say, as
+    ///   levels placed before a step change keep theirs), and futures
+    ///   never more ("pricePrecision", "quantityPrecision" at most 8).
+    /// - OKX, Bybit, Coinbase: decimal strings at the instrument's tick
+    ///   and lot precision, which no listed instrument takes past 8
+    ///   decimals for sizes; prices of the smallest coins reach 10.
+    /// - Kraken v2: numbers at the pair's `price_precision` and
+    ///   `qty_precision` (up to 10 and 8).
+    /// - Deribit: prices at the tick (options 4 decimals), amounts in
+    ///   contracts or coins (up to 8 decimals).
+    pub fn default_scales(self) -> (u8, u8) {
+        match self {
+            Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BinanceCoinM => (8, 8),
+            Venue::Deribit => (8, 8),
+            _ => (10, 8),
+        }
+    }
+}
+
+impl fmt::Display for Venue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Venue {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Venue, String> {
+        if s == "bybit" {
+            return Err(
+                "`bybit`: say which market: bybit-spot, bybit-linear or bybit-inverse".to_owned(),
+            );
+        }
+        Venue::ALL
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, v)| *v)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Venue::ALL.iter().map(|(n, _)| *n).collect();
+                format!("`{s}` is not a venue (one of {})", names.join(", "))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A symbol each venue lists.
+    fn symbol(venue: Venue) -> &'static str {
+        match venue {
+            Venue::Okx => "BTC-USDT",
+            Venue::Coinbase => "BTC-USD",
+            Venue::Kraken => "BTC/USD",
+            Venue::Deribit => "BTC-PERPETUAL",
+            Venue::BinanceCoinM => "BTCUSD_PERP",
+            Venue::BybitInverse => "BTCUSD",
+            _ => "BTCUSDT",
+        }
+    }
+
+    #[test]
+    fn each_venues_hosts_are_the_hosts_its_plans_connect_to() {
+        for (name, venue) in Venue::ALL {
+            let spec = InstrumentSpec::new(symbol(venue), 1, 8, 20);
+            let plans = venue.plans(&[spec], Channels::default()).unwrap();
+            let mut hosts: Vec<&str> = plans.iter().map(|p| p.host.as_str()).collect();
+            if let Some(m) = venue.binance_market() {
+                hosts.push(plan::snapshot_path(m, symbol(venue), 20).0);
+            }
+            hosts.sort_unstable();
+            hosts.dedup();
+            let mut expected = venue.hosts().to_vec();
+            expected.sort_unstable();
+            assert_eq!(hosts, expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn names_round_trip_and_bybit_needs_its_market() {
+        for (name, venue) in Venue::ALL {
+            assert_eq!(name.parse::<Venue>(), Ok(venue));
+            assert_eq!(venue.to_string(), name);
+        }
+        let e = "bybit".parse::<Venue>().unwrap_err();
+        assert!(e.contains("bybit-linear"), "{e}");
+        assert!("binance".parse::<Venue>().is_err());
+    }
+}
