@@ -1,0 +1,643 @@
+//! Binance spot, USD-M and COIN-M, as their public documentation and the
+//! recorded streams describe them:
+//!
+//! - Paths: raw streams `/ws/<stream>[/<stream>...]` and `/ws`, combined
+//!   streams `/stream?streams=a/b` and `/stream` (payloads wrapped as
+//!   `{"stream":..,"data":..}`); USD-M under `/public` (`depth`,
+//!   `bookTicker`, `trade`) and `/market` (`aggTrade`), a path serving only
+//!   its tier ("Important WebSocket Change Notice", USD-M docs).
+//! - `SUBSCRIBE` / `UNSUBSCRIBE` / `LIST_SUBSCRIPTIONS` answered
+//!   `{"result":null,"id":N}`; a stream name of a symbol that does not
+//!   exist is acknowledged and then silent (Binance validates only the
+//!   syntax: Binance.Net issue 620, and measured on fstream); a malformed
+//!   name gets `{"error":{"code":2,"msg":"Invalid request: invalid
+//!   stream"},"id":N}` (the error nested under `error`, as on the wire,
+//!   not flat as the docs print it); bad JSON code 3.
+//! - Streams: `<symbol>@depth[@100ms]` (spot: `U`, `u`, contiguous per
+//!   symbol; futures add `T` and `pu`, the previous event's `u`; COIN-M
+//!   adds `ps`), `@trade`, `@aggTrade`, `@bookTicker` (its `u` is the
+//!   book's update id). Spot writes every price and quantity with 8
+//!   decimals; futures with the symbol's own precision.
+//! - REST: `GET /api/v3/depth` (spot: any `limit` 1 to 5000, default 100,
+//!   more is cut to 5000), `/fapi/v1/depth` and `/dapi/v1/depth`
+//!   (`limit` one of 5, 10, 20, 50, 100, 500, 1000, default 500; another
+//!   is `400 {"code":-4021,"msg":"'7' is not valid depth limit."}`); an
+//!   unknown symbol is `400 {"code":-1121,"msg":"Invalid symbol."}`. The
+//!   snapshot is consistent with the diff stream: read under the market's
+//!   lock, between two steps.
+
+use std::fmt::Write as _;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tickwire_venues::Venue;
+
+use crate::market::{self, Book, Digits, SimInstrument, Step, decimal, now_ms};
+use crate::protocol::{Market, Out, Protocol, Response, query};
+use crate::stamps::StreamKind;
+use crate::{Script, ScriptMessage};
+
+/// The stream kinds Binance serves here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Depth,
+    Trade,
+    AggTrade,
+    BookTicker,
+}
+
+/// Binance, one of its three markets.
+pub(crate) struct Binance {
+    venue: Venue,
+}
+
+/// A client: raw or combined, its path's tier (USD-M), its streams.
+pub(crate) struct Client {
+    combined: bool,
+    /// USD-M: the path's tier (`/public` or `/market`); `None` elsewhere.
+    tier: Option<Tier>,
+    /// (instrument, kind) pairs subscribed.
+    streams: Vec<(usize, Kind)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tier {
+    Public,
+    Market,
+}
+
+impl Binance {
+    pub(crate) fn new(venue: Venue) -> Binance {
+        Binance { venue }
+    }
+
+    fn spot(&self) -> bool {
+        self.venue == Venue::BinanceSpot
+    }
+
+    /// How a price or size is written: spot pads to 8 decimals, futures
+    /// use the symbol's precision.
+    fn digits(&self, scale: u8) -> Digits {
+        if self.spot() {
+            Digits::Fixed(8)
+        } else {
+            Digits::Fixed(scale)
+        }
+    }
+
+    fn levels(&self, out: &mut String, spec: &SimInstrument, levels: &[(i64, i64)]) {
+        for (k, (p, q)) in levels.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            out.push_str("[\"");
+            decimal(out, *p, spec.price_scale, self.digits(spec.price_scale));
+            out.push_str("\",\"");
+            decimal(out, *q, spec.size_scale, self.digits(spec.size_scale));
+            out.push_str("\"]");
+        }
+    }
+
+    /// The stream a name means, if the name is one this venue serves and
+    /// its symbol is listed; `Err(())` for a malformed name.
+    fn parse_stream(&self, market: &Market, name: &str) -> Result<Option<(usize, Kind)>, ()> {
+        let (symbol, channel) = name.split_once('@').ok_or(())?;
+        let well_formed = !symbol.is_empty()
+            && symbol
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !channel.is_empty()
+            && channel
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'@' || b == b'_' || b == b'!');
+        if !well_formed {
+            return Err(());
+        }
+        let Some(n) = market
+            .instruments
+            .iter()
+            .position(|i| i.symbol.to_ascii_lowercase() == symbol)
+        else {
+            return Ok(None);
+        };
+        let kind = match channel {
+            "trade" => Kind::Trade,
+            "aggTrade" => Kind::AggTrade,
+            "bookTicker" => Kind::BookTicker,
+            "depth" | "depth@100ms" | "depth@250ms" | "depth@500ms" => Kind::Depth,
+            "depth@0ms" if !self.spot() => Kind::Depth,
+            _ => return Ok(None),
+        };
+        Ok(Some((n, kind)))
+    }
+
+    /// Whether a client on `tier` gets `kind` (USD-M routes by tier).
+    fn served(tier: Option<Tier>, kind: Kind) -> bool {
+        match tier {
+            None => true,
+            Some(Tier::Public) => kind != Kind::AggTrade,
+            Some(Tier::Market) => kind == Kind::AggTrade,
+        }
+    }
+
+    fn stream_name(symbol: &str, kind: Kind) -> String {
+        let s = symbol.to_ascii_lowercase();
+        match kind {
+            Kind::Trade => format!("{s}@trade"),
+            Kind::AggTrade => format!("{s}@aggTrade"),
+            Kind::BookTicker => format!("{s}@bookTicker"),
+            Kind::Depth => format!("{s}@depth@100ms"),
+        }
+    }
+
+    /// The REST depth answer for `spec`'s book, `limit` levels a side.
+    fn snapshot(&self, spec: &SimInstrument, book: &Book, limit: usize) -> String {
+        let (bids, asks) = book.levels(limit);
+        let mut s = String::with_capacity(128 + limit * 60);
+        let _ = write!(s, r#"{{"lastUpdateId":{}"#, book.update_id);
+        if !self.spot() {
+            let t = now_ms();
+            let _ = write!(s, r#","E":{t},"T":{t}"#);
+        }
+        if self.venue == Venue::BinanceCoinM {
+            let _ = write!(
+                s,
+                r#","symbol":"{}","pair":"{}""#,
+                spec.symbol,
+                pair(&spec.symbol)
+            );
+        }
+        s.push_str(r#","bids":["#);
+        self.levels(&mut s, spec, &bids);
+        s.push_str(r#"],"asks":["#);
+        self.levels(&mut s, spec, &asks);
+        s.push_str("]}");
+        s
+    }
+
+    /// The messages of one step, by kind, as raw payloads.
+    fn payloads(&self, step: &Step, spec: &SimInstrument, out: &mut Vec<(Kind, u64, String)>) {
+        let e = step.time_ms;
+        let sym = &spec.symbol;
+        let (ps, ss) = (spec.price_scale, spec.size_scale);
+        if let Some(t) = step.trade {
+            let m = !t.buyer_aggressor;
+            let mut p = String::with_capacity(200);
+            // One trade is one aggregate trade here.
+            let mut price = String::new();
+            decimal(&mut price, t.price, ps, self.digits(ps));
+            let mut qty = String::new();
+            decimal(&mut qty, t.size, ss, self.digits(ss));
+            match self.venue {
+                Venue::BinanceSpot => {
+                    let _ = write!(
+                        p,
+                        r#"{{"e":"trade","E":{e},"s":"{sym}","t":{},"p":"{price}","q":"{qty}","T":{e},"m":{m},"M":true}}"#,
+                        t.id
+                    );
+                }
+                _ => {
+                    let _ = write!(
+                        p,
+                        r#"{{"e":"trade","E":{e},"T":{e},"s":"{sym}","t":{},"p":"{price}","q":"{qty}","X":"MARKET","m":{m}}}"#,
+                        t.id
+                    );
+                }
+            }
+            out.push((Kind::Trade, t.id, p));
+            let mut a = String::with_capacity(200);
+            if self.spot() {
+                let _ = write!(
+                    a,
+                    r#"{{"e":"aggTrade","E":{e},"s":"{sym}","a":{id},"p":"{price}","q":"{qty}","f":{id},"l":{id},"T":{e},"m":{m},"M":true}}"#,
+                    id = t.id
+                );
+            } else {
+                let _ = write!(
+                    a,
+                    r#"{{"e":"aggTrade","E":{e},"a":{id},"s":"{sym}","p":"{price}","q":"{qty}","f":{id},"l":{id},"T":{e},"m":{m}}}"#,
+                    id = t.id
+                );
+            }
+            out.push((Kind::AggTrade, t.id, a));
+        }
+        if !step.faults.drop_book {
+            let mut d = String::with_capacity(96 + 40 * (step.bids.len() + step.asks.len()));
+            let (first, last) = (step.first_id, step.last_id);
+            match self.venue {
+                Venue::BinanceSpot => {
+                    let _ = write!(
+                        d,
+                        r#"{{"e":"depthUpdate","E":{e},"s":"{sym}","U":{first},"u":{last},"b":["#
+                    );
+                }
+                Venue::BinanceUsdM => {
+                    let _ = write!(
+                        d,
+                        r#"{{"e":"depthUpdate","E":{e},"T":{e},"s":"{sym}","U":{first},"u":{last},"pu":{},"b":["#,
+                        first - 1
+                    );
+                }
+                _ => {
+                    let _ = write!(
+                        d,
+                        r#"{{"e":"depthUpdate","E":{e},"T":{e},"s":"{sym}","ps":"{}","U":{first},"u":{last},"pu":{},"b":["#,
+                        pair(sym),
+                        first - 1
+                    );
+                }
+            }
+            self.levels(&mut d, spec, &step.bids);
+            d.push_str(r#"],"a":["#);
+            self.levels(&mut d, spec, &step.asks);
+            d.push_str("]}");
+            out.push((Kind::Depth, last, d));
+        }
+        if let Some(((bp, bq), (ap, aq))) = step.top {
+            let u = step.last_id;
+            let mut t = String::with_capacity(200);
+            let mut num = |v, scale| {
+                let mut s = String::new();
+                decimal(&mut s, v, scale, self.digits(scale));
+                s
+            };
+            let (b, bq, a, aq) = (num(bp, ps), num(bq, ss), num(ap, ps), num(aq, ss));
+            match self.venue {
+                Venue::BinanceSpot => {
+                    let _ = write!(
+                        t,
+                        r#"{{"u":{u},"s":"{sym}","b":"{b}","B":"{bq}","a":"{a}","A":"{aq}"}}"#
+                    );
+                }
+                Venue::BinanceUsdM => {
+                    let _ = write!(
+                        t,
+                        r#"{{"e":"bookTicker","u":{u},"s":"{sym}","b":"{b}","B":"{bq}","a":"{a}","A":"{aq}","T":{e},"E":{e}}}"#
+                    );
+                }
+                _ => {
+                    let _ = write!(
+                        t,
+                        r#"{{"u":{u},"e":"bookTicker","s":"{sym}","ps":"{}","b":"{b}","B":"{bq}","a":"{a}","A":"{aq}","T":{e},"E":{e}}}"#,
+                        pair(sym)
+                    );
+                }
+            }
+            out.push((Kind::BookTicker, u, t));
+        }
+    }
+}
+
+/// A COIN-M symbol's pair (`BTCUSD_PERP` -> `BTCUSD`).
+fn pair(symbol: &str) -> &str {
+    symbol.split('_').next().unwrap_or(symbol)
+}
+
+fn stamp_kind(kind: Kind) -> StreamKind {
+    match kind {
+        Kind::Depth => StreamKind::Depth,
+        Kind::Trade | Kind::AggTrade => StreamKind::Trade,
+        Kind::BookTicker => StreamKind::BookTicker,
+    }
+}
+
+impl Protocol for Binance {
+    type Client = Client;
+
+    fn open(&self, path: &str, market: &Market) -> Result<Client, Response> {
+        let not_found = || Response::json(404, r#"{"code":-1,"msg":"Not found."}"#);
+        let (route, _) = path.split_once('?').unwrap_or((path, ""));
+        let (tier, route) = if self.venue == Venue::BinanceUsdM {
+            if let Some(r) = route.strip_prefix("/public") {
+                (Some(Tier::Public), r)
+            } else if let Some(r) = route.strip_prefix("/market") {
+                (Some(Tier::Market), r)
+            } else {
+                // The old unrouted URL gets the public tier only.
+                (Some(Tier::Public), route)
+            }
+        } else {
+            (None, route)
+        };
+        let (combined, names): (bool, Vec<&str>) = if route == "/ws" {
+            (false, Vec::new())
+        } else if let Some(list) = route.strip_prefix("/ws/") {
+            (false, list.split('/').collect())
+        } else if route == "/stream" {
+            let list = query(path, "streams").unwrap_or_default();
+            (true, list.split('/').filter(|s| !s.is_empty()).collect())
+        } else {
+            return Err(not_found());
+        };
+        let mut streams = Vec::new();
+        for name in names {
+            if let Ok(Some(s)) = self.parse_stream(market, name)
+                && !streams.contains(&s)
+            {
+                streams.push(s);
+            }
+        }
+        Ok(Client {
+            combined,
+            tier,
+            streams,
+        })
+    }
+
+    fn on_text(&self, client: &mut Client, text: &str, market: &mut Market, out: &mut Out) {
+        #[derive(serde::Deserialize)]
+        struct Req {
+            method: String,
+            #[serde(default)]
+            params: Vec<serde_json::Value>,
+            id: Option<serde_json::Value>,
+        }
+        let Ok(req) = serde_json::from_str::<Req>(text) else {
+            out.push(r#"{"error":{"code":3,"msg":"Invalid JSON: expected value at line 1 column 1"},"id":null}"#.into());
+            return;
+        };
+        let id = req.id.map_or_else(|| "null".to_string(), |v| v.to_string());
+        let invalid = || {
+            format!(r#"{{"error":{{"code":2,"msg":"Invalid request: invalid stream"}},"id":{id}}}"#)
+        };
+        match req.method.as_str() {
+            "SUBSCRIBE" | "UNSUBSCRIBE" => {
+                let mut parsed = Vec::new();
+                for p in &req.params {
+                    let Some(name) = p.as_str() else {
+                        return out.push(invalid());
+                    };
+                    match self.parse_stream(market, name) {
+                        Err(()) => return out.push(invalid()),
+                        Ok(Some(s)) => parsed.push(s),
+                        // Acknowledged, and silent.
+                        Ok(None) => {}
+                    }
+                }
+                if req.method == "SUBSCRIBE" {
+                    let refused = parsed
+                        .iter()
+                        .filter(|(_, k)| *k == Kind::Depth)
+                        .any(|(n, _)| market.take_reject(*n));
+                    if refused {
+                        return out.push(invalid());
+                    }
+                    for s in parsed {
+                        if !client.streams.contains(&s) {
+                            client.streams.push(s);
+                        }
+                    }
+                } else {
+                    client.streams.retain(|s| !parsed.contains(s));
+                }
+                out.push(format!(r#"{{"result":null,"id":{id}}}"#));
+            }
+            "LIST_SUBSCRIPTIONS" => {
+                let names: Vec<String> = client
+                    .streams
+                    .iter()
+                    .map(|(n, k)| format!("{:?}", Self::stream_name(&market.instruments[*n].symbol, *k)))
+                    .collect();
+                out.push(format!(r#"{{"result":[{}],"id":{id}}}"#, names.join(",")));
+            }
+            _ => out.push(format!(
+                r#"{{"error":{{"code":2,"msg":"Invalid request: unknown variant {:?}, expected one of `SUBSCRIBE`, `UNSUBSCRIBE`, `LIST_SUBSCRIPTIONS`, `SET_PROPERTY`, `GET_PROPERTY`"}},"id":{id}}}"#,
+                req.method
+            )),
+        }
+    }
+
+    fn on_step(&self, client: &mut Client, step: &Step, market: &Market, out: &mut Out) {
+        let n = step.instrument;
+        if !client.streams.iter().any(|(i, _)| *i == n) {
+            return;
+        }
+        let spec = &market.instruments[n];
+        let mut payloads = Vec::with_capacity(4);
+        self.payloads(step, spec, &mut payloads);
+        for (kind, id, payload) in payloads {
+            if !client.streams.contains(&(n, kind)) || !Self::served(client.tier, kind) {
+                continue;
+            }
+            let text = if client.combined {
+                format!(
+                    r#"{{"stream":"{}","data":{payload}}}"#,
+                    Self::stream_name(&spec.symbol, kind)
+                )
+            } else {
+                payload
+            };
+            out.stamped(text, n, stamp_kind(kind), id);
+        }
+    }
+
+    fn rest(&self, path: &str, market: &Market) -> Response {
+        let (route, _) = path.split_once('?').unwrap_or((path, ""));
+        let expected = match self.venue {
+            Venue::BinanceSpot => "/api/v3/depth",
+            Venue::BinanceUsdM => "/fapi/v1/depth",
+            _ => "/dapi/v1/depth",
+        };
+        if route != expected {
+            return Response::json(404, r#"{"code":-1,"msg":"Not found."}"#);
+        }
+        let Some(n) = query(path, "symbol").and_then(|s| market.find(s)) else {
+            return Response::json(400, r#"{"code":-1121,"msg":"Invalid symbol."}"#);
+        };
+        let limit = match query(path, "limit") {
+            None => {
+                if self.spot() {
+                    100
+                } else {
+                    500
+                }
+            }
+            Some(l) => match l.parse::<usize>() {
+                Ok(l) if self.spot() && l >= 1 => l.min(5000),
+                Ok(l) if [5, 10, 20, 50, 100, 500, 1000].contains(&l) => l,
+                _ => {
+                    return Response::json(
+                        400,
+                        format!(r#"{{"code":-4021,"msg":"'{l}' is not valid depth limit."}}"#),
+                    );
+                }
+            },
+        };
+        Response::json(
+            200,
+            self.snapshot(&market.instruments[n], &market.books[n], limit),
+        )
+    }
+}
+
+/// Steps the market of `instruments` (seeded) `steps` times ahead of time,
+/// as Binance spot's combined streams: the script a simulator sends as
+/// fast as a feed takes it, to measure the feed's ceiling. Its REST
+/// answers are each symbol's book at the start.
+pub fn pregenerate(
+    instruments: &[SimInstrument],
+    steps: usize,
+    seed: u64,
+    trade_every: u32,
+) -> Script {
+    let venue = Binance::new(Venue::BinanceSpot);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut books: Vec<Book> = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
+    let snapshots = instruments
+        .iter()
+        .zip(&books)
+        .map(|(i, b)| (i.symbol.clone(), venue.snapshot(i, b, i.levels)))
+        .collect();
+    let mut messages: Vec<ScriptMessage> = Vec::with_capacity(steps * 2);
+    let mut step = Step::default();
+    let mut payloads = Vec::new();
+    for k in 0..steps {
+        let n = k % instruments.len();
+        let trade = trade_every > 0 && (k as u64).is_multiple_of(u64::from(trade_every));
+        market::step(
+            n,
+            &instruments[n],
+            &mut books[n],
+            &mut rng,
+            trade,
+            &mut step,
+        );
+        payloads.clear();
+        venue.payloads(&step, &instruments[n], &mut payloads);
+        for (kind, id, payload) in payloads.drain(..) {
+            if kind == Kind::AggTrade {
+                continue;
+            }
+            let text = format!(
+                r#"{{"stream":"{}","data":{payload}}}"#,
+                Binance::stream_name(&instruments[n].symbol, kind)
+            );
+            messages.push((Some((n, stamp_kind(kind), id)), 0, text));
+        }
+    }
+    Script {
+        messages,
+        snapshots,
+        real_time: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn market(venue: Venue) -> Market {
+        let instruments = SimInstrument::pair(venue);
+        let mut rng = StdRng::seed_from_u64(1);
+        let books = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
+        Market::new(instruments, books, false)
+    }
+
+    #[test]
+    fn subscriptions_are_answered_like_binance() {
+        let b = Binance::new(Venue::BinanceSpot);
+        let mut m = market(Venue::BinanceSpot);
+        let mut c = b.open("/ws", &m).unwrap();
+        let mut out = Out::default();
+        let mut ask = |c: &mut Client, m: &mut Market, text: &str| {
+            b.on_text(c, text, m, &mut out);
+            out.items.pop().unwrap().0
+        };
+        let a = ask(
+            &mut c,
+            &mut m,
+            r#"{"method":"SUBSCRIBE","params":["btcusdt@trade","btcusdt@depth@100ms"],"id":7}"#,
+        );
+        assert_eq!(a, r#"{"result":null,"id":7}"#);
+        assert_eq!(c.streams, [(0, Kind::Trade), (0, Kind::Depth)]);
+        // A symbol that does not exist: acknowledged, and nothing comes.
+        let a = ask(
+            &mut c,
+            &mut m,
+            r#"{"method":"SUBSCRIBE","params":["btcusdx@depth"],"id":8}"#,
+        );
+        assert_eq!(a, r#"{"result":null,"id":8}"#);
+        assert_eq!(c.streams.len(), 2);
+        let a = ask(&mut c, &mut m, r#"{"method":"LIST_SUBSCRIPTIONS","id":9}"#);
+        assert_eq!(
+            a,
+            r#"{"result":["btcusdt@trade","btcusdt@depth@100ms"],"id":9}"#
+        );
+        let a = ask(
+            &mut c,
+            &mut m,
+            r#"{"method":"UNSUBSCRIBE","params":["btcusdt@trade"],"id":10}"#,
+        );
+        assert_eq!(a, r#"{"result":null,"id":10}"#);
+        assert_eq!(c.streams, [(0, Kind::Depth)]);
+        let a = ask(
+            &mut c,
+            &mut m,
+            r#"{"method":"SUBSCRIBE","params":["@@@x###"],"id":11}"#,
+        );
+        assert_eq!(
+            a,
+            r#"{"error":{"code":2,"msg":"Invalid request: invalid stream"},"id":11}"#
+        );
+        let a = ask(&mut c, &mut m, "not json");
+        assert!(a.contains(r#""code":3"#), "{a}");
+        // An armed refusal: the next subscription of the book is refused.
+        m.arm(1, crate::VenueFault::RejectSubscription);
+        let a = ask(
+            &mut c,
+            &mut m,
+            r#"{"method":"SUBSCRIBE","params":["ethusdt@depth"],"id":12}"#,
+        );
+        assert!(a.contains(r#""code":2"#), "{a}");
+        let a = ask(
+            &mut c,
+            &mut m,
+            r#"{"method":"SUBSCRIBE","params":["ethusdt@depth"],"id":13}"#,
+        );
+        assert_eq!(a, r#"{"result":null,"id":13}"#);
+    }
+
+    #[test]
+    fn rest_limits_follow_each_market() {
+        let m = market(Venue::BinanceUsdM);
+        let b = Binance::new(Venue::BinanceUsdM);
+        let r = b.rest("/fapi/v1/depth?symbol=BTCUSDT&limit=7", &m);
+        assert_eq!(r.status, 400);
+        assert_eq!(
+            r.body,
+            r#"{"code":-4021,"msg":"'7' is not valid depth limit."}"#
+        );
+        let r = b.rest("/fapi/v1/depth?symbol=BTCUSDT&limit=5", &m);
+        assert_eq!(r.status, 200);
+        assert!(
+            r.body.starts_with(r#"{"lastUpdateId":1000000,"E":"#),
+            "{}",
+            r.body
+        );
+        assert_eq!(r.body.matches("],[").count(), 2 * 4 + 0, "{}", r.body);
+        let r = b.rest("/fapi/v1/depth?symbol=BTCUSDX", &m);
+        assert_eq!(
+            (r.status, r.body.as_str()),
+            (400, r#"{"code":-1121,"msg":"Invalid symbol."}"#)
+        );
+        let spot = Binance::new(Venue::BinanceSpot);
+        let m = market(Venue::BinanceSpot);
+        let r = spot.rest("/api/v3/depth?symbol=BTCUSDT&limit=3", &m);
+        assert_eq!(r.status, 200);
+        assert!(r.body.contains(r#"["59999.99000000","#), "{}", r.body);
+        assert_eq!(spot.rest("/fapi/v1/depth?symbol=BTCUSDT", &m).status, 404);
+    }
+
+    #[test]
+    fn usdm_paths_serve_their_tier_only() {
+        let b = Binance::new(Venue::BinanceUsdM);
+        let m = market(Venue::BinanceUsdM);
+        let c = b
+            .open("/market/stream?streams=btcusdt@aggTrade/btcusdt@depth", &m)
+            .unwrap();
+        assert!(Binance::served(c.tier, Kind::AggTrade) && !Binance::served(c.tier, Kind::Depth));
+        let c = b.open("/public/ws/btcusdt@depth", &m).unwrap();
+        assert!(!c.combined && Binance::served(c.tier, Kind::Trade));
+        assert!(b.open("/private/ws", &m).is_err());
+    }
+}

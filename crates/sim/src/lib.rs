@@ -1,0 +1,330 @@
+//! An exchange simulator: a TLS WebSocket and HTTP server on loopback that
+//! speaks a venue's public market-data protocol, so a feed can be run,
+//! tested and measured against every venue without the internet.
+//!
+//! - [`Simulator::start`] serves one [`Venue`] (its paths, subscriptions
+//!   with the venue's success and error replies, application pings and what
+//!   the venue does when they stop, book channels with its sequencing and
+//!   checksum, trades, best bid/offer, REST snapshots where it has them).
+//! - One market model ([`SimInstrument`], a random-walk book per
+//!   instrument) moves a step at a time; each venue module formats the same
+//!   step its own way (`binance`, `okx`, `bybit`, `kraken`, `coinbase`,
+//!   `deribit`). Same seed, same market.
+//! - Faults a venue can cause are injected on demand ([`VenueFault`]: a
+//!   lost book message, a wrong checksum, a refused subscription, a book
+//!   service restart); network faults are the proxy's
+//!   (`tickwire-testkit`).
+//! - [`SendStamps`]: just before a message is written, its TSC is filed
+//!   under (instrument, stream kind, id), so a feed in the same process
+//!   measures each message's wire latency end to end.
+//!
+//! A simulator is a server, not part of any receive path: it allocates per
+//! message and blocks on writes. Every client gets every message it
+//! subscribed to, in order, or is disconnected: a client that does not
+//! keep up blocks the market for at most the write timeout, then is
+//! dropped (as venues drop slow consumers).
+
+#![deny(unsafe_code)]
+
+mod binance;
+mod bybit;
+mod cert;
+mod coinbase;
+mod deribit;
+mod kraken;
+mod market;
+mod okx;
+mod protocol;
+mod server;
+mod stamps;
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tickwire_net::server::ServerTls;
+pub use tickwire_venues::Venue;
+
+pub use binance::pregenerate;
+pub use cert::self_signed;
+pub use market::{Levels, SimInstrument};
+pub use stamps::{SendStamps, StreamKind};
+
+use server::Running;
+
+/// What the simulator serves.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// The venue it speaks.
+    pub venue: Venue,
+    /// Listen here (port 0: any free port).
+    pub addr: SocketAddr,
+    /// TLS certificate, or plain `ws://`/`http://` without.
+    pub tls: Option<ServerTls>,
+    /// The instruments, with symbols as the venue writes them.
+    pub instruments: Vec<SimInstrument>,
+    /// Market steps per second over all instruments (0: as fast as the
+    /// clients take them).
+    pub rate: u32,
+    /// Steps generated back to back at each tick (rate stays the average).
+    pub burst: u32,
+    /// One step in this many also trades first.
+    pub trade_every: u32,
+    /// The random seed.
+    pub seed: u64,
+    /// Keep a copy of every trade and quote sent, for tests ([`Simulator::sent`]).
+    pub keep_sent: bool,
+    /// Pin the market thread (which spins between steps at high rates) to
+    /// this core, away from the feed's.
+    pub core: Option<usize>,
+    /// Instead of stepping a market, send these messages to every client
+    /// (ignoring subscriptions), and answer REST requests with its
+    /// snapshots: a recording served back, or a market made ahead of time
+    /// ([`pregenerate`]) sent as fast as a feed takes it.
+    pub script: Option<Arc<Script>>,
+}
+
+impl SimConfig {
+    /// `venue` with its default pair of instruments ([`SimInstrument::pair`]).
+    pub fn new(venue: Venue) -> SimConfig {
+        SimConfig {
+            venue,
+            instruments: SimInstrument::pair(venue),
+            ..SimConfig::default()
+        }
+    }
+}
+
+impl Default for SimConfig {
+    fn default() -> SimConfig {
+        SimConfig {
+            venue: Venue::BinanceSpot,
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            tls: None,
+            instruments: vec![SimInstrument::btcusdt(), SimInstrument::ethusdt()],
+            rate: 10_000,
+            burst: 1,
+            trade_every: 3,
+            seed: 1,
+            keep_sent: false,
+            core: None,
+            script: None,
+        }
+    }
+}
+
+/// A message of a [`Script`]: its send-stamp key (instrument, kind, id)
+/// if it has one, its wall time (ns, for pacing), and its text.
+pub type ScriptMessage = (Option<(usize, StreamKind, u64)>, u64, String);
+
+/// Messages to send as they are (see [`SimConfig::script`]).
+#[derive(Debug, Default)]
+pub struct Script {
+    /// In order.
+    pub messages: Vec<ScriptMessage>,
+    /// REST answers by the request's `symbol=`.
+    pub snapshots: HashMap<String, String>,
+    /// At the messages' own pace (their wall times), or as fast as the
+    /// clients take them.
+    pub real_time: bool,
+}
+
+/// A fault a venue can cause, injected into an instrument's stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum VenueFault {
+    /// The instrument's next book message is lost: its sequence skips one
+    /// (Binance `U`, OKX `prevSeqId`, Bybit `u`, Deribit `prev_change_id`,
+    /// Coinbase the connection's `sequence_num`; Kraken, which has none,
+    /// finds it by its checksum).
+    SequenceGap,
+    /// The instrument's next book message carries a wrong checksum (OKX,
+    /// Kraken; ignored elsewhere).
+    BadChecksum,
+    /// The next subscription of the instrument's book is refused with the
+    /// venue's own error reply.
+    RejectSubscription,
+    /// The venue restarts its book service: the book is sent again as a
+    /// snapshot with its update counter back at 1 (Bybit's `u=1`).
+    Restart,
+}
+
+/// A trade or quote as the simulator sent it (see [`SimConfig::keep_sent`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sent {
+    /// A trade: instrument index, id, price and size in the instrument's
+    /// units, and whether the buyer was the aggressor.
+    Trade {
+        /// Index into [`SimConfig::instruments`].
+        instrument: usize,
+        /// Trade id.
+        id: u64,
+        /// Price in ticks.
+        price: i64,
+        /// Size in size units.
+        size: i64,
+        /// The buyer took liquidity.
+        buyer_aggressor: bool,
+    },
+    /// A best bid/offer.
+    Quote {
+        /// Index into [`SimConfig::instruments`].
+        instrument: usize,
+        /// The book's update id.
+        update_id: u64,
+        /// Best bid price and size.
+        bid: (i64, i64),
+        /// Best ask price and size.
+        ask: (i64, i64),
+    },
+}
+
+/// What the simulator did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimStats {
+    /// Market steps generated.
+    pub steps: u64,
+    /// WebSocket messages written (over all clients).
+    pub messages: u64,
+    /// Payload bytes written.
+    pub bytes: u64,
+    /// WebSocket clients accepted.
+    pub clients: u64,
+    /// Clients dropped for being too slow or failing.
+    pub dropped_clients: u64,
+    /// Clients that closed their connection with a close frame.
+    pub closed_clients: u64,
+    /// Clients the venue closed (a missed heartbeat, silence).
+    pub kicked_clients: u64,
+    /// REST requests answered 200.
+    pub snapshots: u64,
+}
+
+/// A running simulator; [`stop`](Simulator::stop) (or dropping it) closes
+/// every client with 1001 and joins its threads.
+pub struct Simulator {
+    running: Arc<dyn Running>,
+    venue: Venue,
+    addr: SocketAddr,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Simulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulator")
+            .field("venue", &self.venue)
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Simulator {
+    /// Binds and starts the acceptor and market threads.
+    pub fn start(config: SimConfig) -> io::Result<Simulator> {
+        fn run<P: protocol::Protocol>(
+            config: SimConfig,
+            protocol: P,
+        ) -> io::Result<(Arc<dyn Running>, SocketAddr, Vec<JoinHandle<()>>)> {
+            let (shared, addr, threads) = server::start(config, protocol)?;
+            Ok((shared, addr, threads))
+        }
+        let venue = config.venue;
+        let (running, addr, threads) = match venue {
+            Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BinanceCoinM => {
+                run(config, binance::Binance::new(venue))?
+            }
+            Venue::Okx => run(config, okx::Okx::new())?,
+            Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse => {
+                run(config, bybit::Bybit::new(venue))?
+            }
+            Venue::Kraken => run(config, kraken::Kraken::new())?,
+            Venue::Coinbase => run(config, coinbase::Coinbase::new())?,
+            Venue::Deribit => run(config, deribit::Deribit::new())?,
+        };
+        Ok(Simulator {
+            running,
+            venue,
+            addr,
+            threads,
+        })
+    }
+
+    /// The venue it speaks.
+    pub fn venue(&self) -> Venue {
+        self.venue
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The send-stamp side channel.
+    pub fn stamps(&self) -> Arc<SendStamps> {
+        self.running.stamps()
+    }
+
+    /// Sends `text` as is to every client, between two market steps (for
+    /// tests of bad input). Returns how many clients it went to.
+    pub fn inject(&self, text: &str) -> usize {
+        self.running.inject(text)
+    }
+
+    /// Arms `fault` on instrument `n` (its index in the configuration);
+    /// false if there is no such instrument.
+    pub fn fault(&self, n: usize, fault: VenueFault) -> bool {
+        self.running.fault(n, fault)
+    }
+
+    /// With a script: whether all of it has been sent.
+    pub fn finished(&self) -> bool {
+        self.running.finished()
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> SimStats {
+        self.running.stats()
+    }
+
+    /// Stops (or resumes) moving the market; clients stay connected and
+    /// are answered.
+    pub fn pause(&self, paused: bool) {
+        self.running.pause(paused);
+    }
+
+    /// Every trade and quote sent so far, if [`SimConfig::keep_sent`].
+    pub fn sent(&self) -> Vec<Sent> {
+        self.running.sent()
+    }
+
+    /// Instrument `n`'s book now: its last update id, bids best first, asks
+    /// best first (at most `depth` levels a side).
+    pub fn book(&self, n: usize, depth: usize) -> Option<(u64, Levels, Levels)> {
+        self.running.book(n, depth)
+    }
+
+    /// Stops the market, closes every client with 1001, joins the threads.
+    pub fn stop(mut self) -> SimStats {
+        self.shutdown();
+        self.stats()
+    }
+
+    fn shutdown(&mut self) {
+        self.running.stop();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        self.running.close_clients();
+    }
+}
+
+impl Drop for Simulator {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() {
+            self.shutdown();
+        }
+    }
+}

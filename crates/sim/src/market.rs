@@ -1,0 +1,449 @@
+//! The market every simulated venue formats: one random-walk book per
+//! instrument, moved one step at a time. A step is venue-neutral (levels
+//! changed, a trade, ids); each venue module turns it into its own
+//! messages, so every venue's books follow the same market.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rand::Rng;
+use rand::rngs::StdRng;
+use tickwire_venues::Venue;
+
+/// Price levels `(price, size)`, best first.
+pub type Levels = Vec<(i64, i64)>;
+
+/// A simulated instrument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimInstrument {
+    /// The symbol as the venue writes it (`BTCUSDT`, `BTC-USDT`, `BTC/USD`).
+    pub symbol: String,
+    /// Price decimals (the tick is 10^-price_scale).
+    pub price_scale: u8,
+    /// Size decimals.
+    pub size_scale: u8,
+    /// The starting mid price, in ticks.
+    pub mid: i64,
+    /// Price levels a side keeps (the book spans this many ticks each way).
+    pub levels: usize,
+}
+
+impl SimInstrument {
+    /// A BTCUSDT-like instrument around 60 000.00 with 200 levels a side.
+    pub fn btcusdt() -> SimInstrument {
+        SimInstrument {
+            symbol: "BTCUSDT".into(),
+            price_scale: 2,
+            size_scale: 5,
+            mid: 6_000_000,
+            levels: 200,
+        }
+    }
+
+    /// An ETHUSDT-like instrument around 3 000.00 with 200 levels a side.
+    pub fn ethusdt() -> SimInstrument {
+        SimInstrument {
+            symbol: "ETHUSDT".into(),
+            price_scale: 2,
+            size_scale: 4,
+            mid: 300_000,
+            levels: 200,
+        }
+    }
+
+    /// Two instruments of `venue`, named as it names them: a BTC and an ETH
+    /// market. Coinbase's BTC book is deep (25 000 levels a side), so that
+    /// its `level2` snapshot is several megabytes, as the real one is.
+    pub fn pair(venue: Venue) -> Vec<SimInstrument> {
+        let (btc, eth) = match venue {
+            Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BybitSpot | Venue::BybitLinear => {
+                ("BTCUSDT", "ETHUSDT")
+            }
+            Venue::BinanceCoinM => ("BTCUSD_PERP", "ETHUSD_PERP"),
+            Venue::BybitInverse => ("BTCUSD", "ETHUSD"),
+            Venue::Okx => ("BTC-USDT", "ETH-USDT"),
+            Venue::Kraken => ("BTC/USD", "ETH/USD"),
+            Venue::Coinbase => ("BTC-USD", "ETH-USD"),
+            Venue::Deribit => ("BTC-PERPETUAL", "ETH-PERPETUAL"),
+        };
+        let (mut b, mut e) = (SimInstrument::btcusdt(), SimInstrument::ethusdt());
+        b.symbol = btc.into();
+        e.symbol = eth.into();
+        match venue {
+            // Contracts: whole numbers.
+            Venue::BinanceCoinM | Venue::BybitInverse | Venue::Deribit => {
+                b.size_scale = 0;
+                e.size_scale = 0;
+                // Deribit's BTC tick is 0.5, ETH's 0.05: prices at 1 and 2
+                // decimals.
+                if venue == Venue::Deribit {
+                    b.price_scale = 1;
+                    b.mid = 600_000;
+                }
+            }
+            Venue::BinanceUsdM | Venue::BybitLinear => {
+                b.price_scale = 1;
+                b.mid = 600_000;
+                b.size_scale = 3;
+                e.size_scale = 3;
+            }
+            Venue::Coinbase => {
+                b.size_scale = 8;
+                b.levels = 25_000;
+                e.size_scale = 8;
+            }
+            Venue::Kraken => {
+                b.price_scale = 1;
+                b.mid = 600_000;
+                b.size_scale = 8;
+                e.size_scale = 8;
+            }
+            _ => {}
+        }
+        vec![b, e]
+    }
+}
+
+/// A trade a step made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Trade {
+    pub(crate) id: u64,
+    pub(crate) price: i64,
+    pub(crate) size: i64,
+    /// The buyer took liquidity.
+    pub(crate) buyer_aggressor: bool,
+}
+
+/// Faults the next step of an instrument carries (see
+/// [`crate::VenueFault`]); every client sees the same.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct StepFaults {
+    /// The step's book message is lost: no client gets it.
+    pub(crate) drop_book: bool,
+    /// The step's book message carries a wrong checksum.
+    pub(crate) bad_checksum: bool,
+    /// The venue restarted its book service: it resends the book as a
+    /// snapshot with its update counter starting again (Bybit `u=1`).
+    pub(crate) restart: bool,
+}
+
+impl StepFaults {
+    pub(crate) fn any(&self) -> bool {
+        self.drop_book || self.bad_checksum || self.restart
+    }
+}
+
+/// One market step of one instrument, venue-neutral.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Step {
+    pub(crate) instrument: usize,
+    /// Wall time, ms since the Unix epoch.
+    pub(crate) time_ms: u64,
+    pub(crate) trade: Option<Trade>,
+    /// Levels changed (final size, 0: gone), best first.
+    pub(crate) bids: Levels,
+    /// Levels changed, best first.
+    pub(crate) asks: Levels,
+    /// The update ids the step spans (one per level changed, at least
+    /// one): Binance's `U` and `u`.
+    pub(crate) first_id: u64,
+    pub(crate) last_id: u64,
+    /// The book's step counter after this step (+1 a step; Bybit's `u`).
+    pub(crate) version: u64,
+    /// The best bid and ask after the step, if they changed.
+    pub(crate) top: Option<((i64, i64), (i64, i64))>,
+    pub(crate) faults: StepFaults,
+}
+
+/// One instrument's book and ids.
+#[derive(Clone, Debug)]
+pub(crate) struct Book {
+    pub(crate) bids: BTreeMap<i64, i64>,
+    pub(crate) asks: BTreeMap<i64, i64>,
+    /// The last update id (one per level changed).
+    pub(crate) update_id: u64,
+    /// Steps so far (Bybit's `u` counts from here).
+    pub(crate) version: u64,
+    /// Where the step counter last restarted (Bybit `u` is `version -
+    /// epoch`).
+    pub(crate) epoch: u64,
+    pub(crate) trade_id: u64,
+    mid: i64,
+}
+
+impl Book {
+    pub(crate) fn new(i: &SimInstrument, rng: &mut StdRng) -> Book {
+        let mut book = Book {
+            bids: BTreeMap::new(),
+            asks: BTreeMap::new(),
+            update_id: 1_000_000,
+            version: 1,
+            epoch: 0,
+            trade_id: 5_000_000,
+            mid: i.mid,
+        };
+        let unit = 10i64.pow(u32::from(i.size_scale));
+        for off in 1..=i.levels as i64 {
+            book.bids
+                .insert(i.mid - off, rng.random_range(1..=50 * unit));
+            book.asks
+                .insert(i.mid + off, rng.random_range(1..=50 * unit));
+        }
+        book
+    }
+
+    pub(crate) fn top(&self) -> ((i64, i64), (i64, i64)) {
+        let bid = self
+            .bids
+            .iter()
+            .next_back()
+            .map_or((0, 0), |(p, s)| (*p, *s));
+        let ask = self.asks.iter().next().map_or((0, 0), |(p, s)| (*p, *s));
+        (bid, ask)
+    }
+
+    /// The best `depth` levels a side: bids, then asks, best first.
+    pub(crate) fn levels(&self, depth: usize) -> (Levels, Levels) {
+        (
+            self.bids
+                .iter()
+                .rev()
+                .take(depth)
+                .map(|(p, s)| (*p, *s))
+                .collect(),
+            self.asks
+                .iter()
+                .take(depth)
+                .map(|(p, s)| (*p, *s))
+                .collect(),
+        )
+    }
+
+    /// Bybit's update counter: +1 a step, from 1 after a restart.
+    pub(crate) fn u(&self) -> u64 {
+        self.version - self.epoch
+    }
+}
+
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// One market step for `book`: maybe a trade (it takes part of the best
+/// level of one side), the mid wandering a tick at a time, levels out of
+/// range dropped, and a few levels changing size (half of them within 20
+/// ticks of the mid, so the top moves). `out` is overwritten.
+pub(crate) fn step(
+    n: usize,
+    spec: &SimInstrument,
+    book: &mut Book,
+    rng: &mut StdRng,
+    trade: bool,
+    out: &mut Step,
+) {
+    let unit = 10i64.pow(u32::from(spec.size_scale));
+    let before = book.top();
+    out.instrument = n;
+    out.time_ms = now_ms();
+    out.trade = None;
+    out.bids.clear();
+    out.asks.clear();
+    out.top = None;
+    let mut changes: Vec<(bool, i64, i64)> = Vec::with_capacity(8);
+    if trade {
+        let buyer = rng.random_bool(0.5);
+        let level = if buyer {
+            book.asks.iter().next().map(|(p, s)| (*p, *s))
+        } else {
+            book.bids.iter().next_back().map(|(p, s)| (*p, *s))
+        };
+        if let Some((price, size)) = level {
+            let qty = rng.random_range(1..=size);
+            book.trade_id += 1;
+            out.trade = Some(Trade {
+                id: book.trade_id,
+                price,
+                size: qty,
+                buyer_aggressor: buyer,
+            });
+            changes.push((!buyer, price, size - qty));
+        }
+    }
+    let moved = match rng.random_range(0..10) {
+        0 => -1,
+        1 => 1,
+        _ => 0,
+    };
+    book.mid += moved;
+    let mid = book.mid;
+    let levels = spec.levels as i64;
+    for (&p, _) in book.bids.range(mid..) {
+        changes.push((true, p, 0));
+    }
+    for (&p, _) in book.asks.range(..=mid) {
+        changes.push((false, p, 0));
+    }
+    for (&p, _) in book.bids.range(..mid - levels) {
+        changes.push((true, p, 0));
+    }
+    for (&p, _) in book.asks.range(mid + levels + 1..) {
+        changes.push((false, p, 0));
+    }
+    for _ in 0..rng.random_range(1..=3) {
+        let bid = rng.random_bool(0.5);
+        let off = if rng.random_bool(0.5) {
+            rng.random_range(1..=levels.min(20))
+        } else {
+            rng.random_range(1..=levels)
+        };
+        let size = if rng.random_range(0..5) == 0 {
+            0
+        } else {
+            rng.random_range(1..=50 * unit)
+        };
+        changes.push((bid, if bid { mid - off } else { mid + off }, size));
+    }
+    // The last change of each level, bids and asks apart.
+    let mut bids: BTreeMap<i64, i64> = BTreeMap::new();
+    let mut asks: BTreeMap<i64, i64> = BTreeMap::new();
+    for (bid, price, size) in changes {
+        if bid {
+            bids.insert(price, size);
+        } else {
+            asks.insert(price, size);
+        }
+    }
+    for (p, s) in &bids {
+        if *s == 0 {
+            book.bids.remove(p);
+        } else {
+            book.bids.insert(*p, *s);
+        }
+    }
+    for (p, s) in &asks {
+        if *s == 0 {
+            book.asks.remove(p);
+        } else {
+            book.asks.insert(*p, *s);
+        }
+    }
+    out.bids.extend(bids.iter().rev().map(|(p, s)| (*p, *s)));
+    out.asks.extend(asks.iter().map(|(p, s)| (*p, *s)));
+    out.first_id = book.update_id + 1;
+    book.update_id += (bids.len() + asks.len()).max(1) as u64;
+    out.last_id = book.update_id;
+    book.version += 1;
+    out.version = book.version;
+    let after = book.top();
+    if after != before {
+        out.top = Some(after);
+    }
+}
+
+/// How a venue writes the decimals of a number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Digits {
+    /// Exactly this many (trailing zeros kept): Binance spot's 8.
+    Fixed(u8),
+    /// Only those that are not trailing zeros, and no point for a whole
+    /// number (`"8477"`, `"0.5"`).
+    Trimmed,
+    /// Trimmed, but at least one (`"2960.0"`): Deribit's JSON numbers.
+    AtLeastOne,
+}
+
+/// Writes `value` (in units of 10^-scale) as a decimal.
+pub(crate) fn decimal(out: &mut String, value: i64, scale: u8, digits: Digits) {
+    let unit = 10i64.pow(u32::from(scale));
+    if value < 0 {
+        out.push('-');
+    }
+    let abs = value.unsigned_abs();
+    let unit = unit as u64;
+    let (int, frac) = (abs / unit, abs % unit);
+    let _ = write!(out, "{int}");
+    let mut text = [b'0'; 20];
+    let mut n = usize::from(scale);
+    let mut f = frac;
+    for i in (0..n).rev() {
+        text[i] = b'0' + (f % 10) as u8;
+        f /= 10;
+    }
+    let want = match digits {
+        Digits::Fixed(d) => usize::from(d),
+        Digits::Trimmed | Digits::AtLeastOne => {
+            while n > 0 && text[n - 1] == b'0' {
+                n -= 1;
+            }
+            if digits == Digits::AtLeastOne {
+                n.max(1)
+            } else {
+                n
+            }
+        }
+    };
+    if want == 0 {
+        return;
+    }
+    out.push('.');
+    for i in 0..want {
+        out.push(if i < usize::from(scale) {
+            char::from(text[i])
+        } else {
+            '0'
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    #[test]
+    fn decimals_as_venues_write_them() {
+        let cases = [
+            (6_000_012, 2, Digits::Fixed(8), "60000.12000000"),
+            (5, 5, Digits::Fixed(8), "0.00005000"),
+            (7, 0, Digits::Fixed(8), "7.00000000"),
+            (847_700, 2, Digits::Trimmed, "8477"),
+            (847_698, 2, Digits::Trimmed, "8476.98"),
+            (50, 2, Digits::Trimmed, "0.5"),
+            (29_600, 1, Digits::AtLeastOne, "2960.0"),
+            (0, 8, Digits::Fixed(8), "0.00000000"),
+            (0, 3, Digits::Trimmed, "0"),
+            (618_002, 1, Digits::Fixed(2), "61800.20"),
+        ];
+        for (v, scale, digits, want) in cases {
+            let mut s = String::new();
+            decimal(&mut s, v, scale, digits);
+            assert_eq!(s, want, "{v} {scale} {digits:?}");
+        }
+    }
+
+    #[test]
+    fn the_market_is_never_crossed_and_ids_chain() {
+        let spec = SimInstrument {
+            levels: 20,
+            ..SimInstrument::btcusdt()
+        };
+        let mut rng = StdRng::seed_from_u64(9);
+        let mut book = Book::new(&spec, &mut rng);
+        let mut out = Step::default();
+        let mut last = book.update_id;
+        for i in 0..20_000 {
+            step(0, &spec, &mut book, &mut rng, i % 3 == 0, &mut out);
+            let ((bid, _), (ask, _)) = book.top();
+            assert!(bid < ask, "crossed at step {i}: {bid} >= {ask}");
+            assert!(book.bids.len() <= spec.levels + 1 && book.asks.len() <= spec.levels + 1);
+            assert_eq!(out.first_id, last + 1);
+            assert!(out.last_id >= out.first_id);
+            last = out.last_id;
+            assert_eq!(out.version, book.version);
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! What a simulated venue is: the one trait each venue module implements
+//! over the shared market, and the state the server keeps for it.
+
+use std::time::{Duration, Instant};
+
+use tickwire_net::CloseCode;
+
+use crate::market::{Book, SimInstrument, Step, StepFaults};
+use crate::stamps::StreamKind;
+use crate::{Sent, VenueFault};
+
+/// The market a venue serves, as its protocol sees it: the instruments,
+/// their books, the faults waiting for their next step, and the
+/// subscriptions to refuse.
+pub(crate) struct Market {
+    pub(crate) instruments: Vec<SimInstrument>,
+    pub(crate) books: Vec<Book>,
+    /// Faults the next step of each instrument carries.
+    pub(crate) pending: Vec<StepFaults>,
+    /// Refuse the next subscription of each instrument's book.
+    reject: Vec<bool>,
+    /// Trades and quotes sent, when kept.
+    pub(crate) sent: Option<Vec<Sent>>,
+}
+
+impl Market {
+    pub(crate) fn new(
+        instruments: Vec<SimInstrument>,
+        books: Vec<Book>,
+        keep_sent: bool,
+    ) -> Market {
+        let n = instruments.len();
+        Market {
+            instruments,
+            books,
+            pending: vec![StepFaults::default(); n],
+            reject: vec![false; n],
+            sent: keep_sent.then(Vec::new),
+        }
+    }
+
+    /// The instrument the venue calls `symbol` (as the venue writes it,
+    /// case and all).
+    pub(crate) fn find(&self, symbol: &str) -> Option<usize> {
+        self.instruments.iter().position(|i| i.symbol == symbol)
+    }
+
+    /// Whether the next subscription of instrument `n`'s book must be
+    /// refused; the refusal is used up.
+    pub(crate) fn take_reject(&mut self, n: usize) -> bool {
+        self.reject
+            .get_mut(n)
+            .is_some_and(|r| std::mem::replace(r, false))
+    }
+
+    /// Arms `fault` for instrument `n`.
+    pub(crate) fn arm(&mut self, n: usize, fault: VenueFault) {
+        let Some(p) = self.pending.get_mut(n) else {
+            return;
+        };
+        match fault {
+            VenueFault::SequenceGap => p.drop_book = true,
+            VenueFault::BadChecksum => p.bad_checksum = true,
+            VenueFault::Restart => p.restart = true,
+            VenueFault::RejectSubscription => self.reject[n] = true,
+        }
+    }
+}
+
+/// Messages for one client, each with the key its send stamp is filed
+/// under (if any): queued in order, written in one go.
+#[derive(Default)]
+pub(crate) struct Out {
+    pub(crate) items: Vec<(String, Option<(usize, StreamKind, u64)>)>,
+}
+
+impl Out {
+    /// A message with no send stamp (a reply, a heartbeat, a snapshot).
+    pub(crate) fn push(&mut self, text: String) {
+        self.items.push((text, None));
+    }
+
+    /// Market data, stamped under (instrument, kind, id) when written: the
+    /// id the feed's adapter reports for it (the trade id, or the update
+    /// id of a book or quote message).
+    pub(crate) fn stamped(&mut self, text: String, instrument: usize, kind: StreamKind, id: u64) {
+        self.items.push((text, Some((instrument, kind, id))));
+    }
+}
+
+/// What the server does with a client after its timers ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tick {
+    /// Keep it.
+    Keep,
+    /// Close it, as the venue does (a missed heartbeat, a silent client).
+    Close(CloseCode, &'static str),
+}
+
+/// An HTTP answer.
+pub(crate) struct Response {
+    pub(crate) status: u16,
+    pub(crate) body: String,
+}
+
+impl Response {
+    pub(crate) fn json(status: u16, body: impl Into<String>) -> Response {
+        Response {
+            status,
+            body: body.into(),
+        }
+    }
+}
+
+/// A venue: how its clients connect, subscribe and are kept alive, and how
+/// each market step reads on its wire. All calls but `rest` come from the
+/// market thread, between steps, with the market locked: a snapshot sent
+/// from `on_text` is always consistent with the steps that follow.
+pub(crate) trait Protocol: Send + Sync + 'static {
+    /// What the venue remembers of one connection (subscriptions, its
+    /// sequence numbers, heartbeat deadlines).
+    type Client: Send;
+
+    /// A WebSocket upgrade to `path` (query included): the new client, or
+    /// the HTTP refusal the venue gives for a path it does not serve.
+    fn open(&self, path: &str, market: &Market) -> Result<Self::Client, Response>;
+
+    /// The client has joined the market: what the venue sends first (and
+    /// snapshots of what the URL subscribed to).
+    fn on_open(&self, client: &mut Self::Client, market: &mut Market, out: &mut Out) {
+        let _ = (client, market, out);
+    }
+
+    /// A text message from the client: subscriptions, pings, requests.
+    fn on_text(&self, client: &mut Self::Client, text: &str, market: &mut Market, out: &mut Out);
+
+    /// One market step: what this client receives of it.
+    fn on_step(&self, client: &mut Self::Client, step: &Step, market: &Market, out: &mut Out);
+
+    /// Timers, run at every poll of the client: heartbeats to send, and
+    /// whether the venue would close it now. `idle` is how long the client
+    /// has sent nothing (pings and pongs of the WebSocket protocol aside).
+    fn on_tick(
+        &self,
+        client: &mut Self::Client,
+        now: Instant,
+        idle: Duration,
+        out: &mut Out,
+    ) -> Tick {
+        let _ = (client, now, idle, out);
+        Tick::Keep
+    }
+
+    /// An HTTP GET of `path` (query included).
+    fn rest(&self, path: &str, market: &Market) -> Response {
+        let _ = (path, market);
+        Response::json(404, r#"{"error":"not found"}"#)
+    }
+}
+
+/// The value of `key` in a URL's query.
+pub(crate) fn query<'a>(path: &'a str, key: &str) -> Option<&'a str> {
+    path.split_once('?')?
+        .1
+        .split('&')
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+}

@@ -1,0 +1,570 @@
+//! The simulator's runtime, the same for every venue: an acceptor thread
+//! (TLS and the request head, each on a thread of its own), and one market
+//! thread that steps the market, hands each step to the venue's protocol
+//! for every client, writes what it says, and polls the clients for their
+//! requests and timers between steps.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tickwire_net::CloseCode;
+use tickwire_net::server::{Incoming, Request, Server, ServerError, Session};
+use tickwire_tsc::Clock;
+
+use crate::market::{self, Book, Levels, Step};
+use crate::protocol::{Market, Out, Protocol, Response, Tick, query};
+use crate::stamps::{SendStamps, StreamKind};
+use crate::{Script, Sent, SimConfig, SimStats, VenueFault};
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct Client<C> {
+    session: Session,
+    state: C,
+    /// The last poll of its requests and timers.
+    last_poll: Instant,
+    /// The last message it sent.
+    last_rx: Instant,
+    /// `on_open` has run.
+    opened: bool,
+}
+
+/// Everything the threads share.
+pub(crate) struct Shared<P: Protocol> {
+    pub(crate) config: SimConfig,
+    pub(crate) protocol: P,
+    pub(crate) market: Mutex<Market>,
+    clients: Mutex<Vec<Client<P::Client>>>,
+    pub(crate) stamps: Arc<SendStamps>,
+    stop: AtomicBool,
+    paused: AtomicBool,
+    finished: AtomicBool,
+    counters: Counters,
+}
+
+#[derive(Default)]
+struct Counters {
+    steps: AtomicU64,
+    messages: AtomicU64,
+    bytes: AtomicU64,
+    accepted: AtomicU64,
+    dropped: AtomicU64,
+    closed: AtomicU64,
+    kicked: AtomicU64,
+    rest: AtomicU64,
+}
+
+/// A running venue, whatever its protocol: what [`crate::Simulator`] calls.
+pub(crate) trait Running: Send + Sync {
+    fn stats(&self) -> SimStats;
+    fn book(&self, n: usize, depth: usize) -> Option<(u64, Levels, Levels)>;
+    fn pause(&self, paused: bool);
+    fn inject(&self, text: &str) -> usize;
+    fn fault(&self, n: usize, fault: VenueFault) -> bool;
+    fn finished(&self) -> bool;
+    fn sent(&self) -> Vec<Sent>;
+    fn stamps(&self) -> Arc<SendStamps>;
+    fn stop(&self);
+    fn close_clients(&self);
+}
+
+impl<P: Protocol> Running for Shared<P> {
+    fn stats(&self) -> SimStats {
+        let c = &self.counters;
+        SimStats {
+            steps: c.steps.load(Ordering::Relaxed),
+            messages: c.messages.load(Ordering::Relaxed),
+            bytes: c.bytes.load(Ordering::Relaxed),
+            clients: c.accepted.load(Ordering::Relaxed),
+            dropped_clients: c.dropped.load(Ordering::Relaxed),
+            closed_clients: c.closed.load(Ordering::Relaxed),
+            kicked_clients: c.kicked.load(Ordering::Relaxed),
+            snapshots: c.rest.load(Ordering::Relaxed),
+        }
+    }
+
+    fn book(&self, n: usize, depth: usize) -> Option<(u64, Levels, Levels)> {
+        let market = lock(&self.market);
+        let b = market.books.get(n)?;
+        let (bids, asks) = b.levels(depth);
+        Some((b.update_id, bids, asks))
+    }
+
+    fn pause(&self, paused: bool) {
+        self.paused.store(paused, Ordering::Release);
+    }
+
+    fn inject(&self, text: &str) -> usize {
+        let mut clients = lock(&self.clients);
+        clients
+            .iter_mut()
+            .map(|c| c.session.send_text(text).is_ok())
+            .filter(|sent| *sent)
+            .count()
+    }
+
+    fn fault(&self, n: usize, fault: VenueFault) -> bool {
+        let mut market = lock(&self.market);
+        if n >= market.instruments.len() {
+            return false;
+        }
+        market.arm(n, fault);
+        true
+    }
+
+    fn finished(&self) -> bool {
+        self.finished.load(Ordering::Acquire)
+    }
+
+    fn sent(&self) -> Vec<Sent> {
+        lock(&self.market).sent.clone().unwrap_or_default()
+    }
+
+    fn stamps(&self) -> Arc<SendStamps> {
+        Arc::clone(&self.stamps)
+    }
+
+    fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
+    fn close_clients(&self) {
+        for mut c in lock(&self.clients).drain(..) {
+            let _ = c
+                .session
+                .send_close(CloseCode::GOING_AWAY, "simulator stopping");
+            let _ = c.session.recv(Duration::from_millis(200));
+        }
+    }
+}
+
+/// Binds, builds the market and starts the threads.
+pub(crate) fn start<P: Protocol>(
+    config: SimConfig,
+    protocol: P,
+) -> io::Result<(Arc<Shared<P>>, SocketAddr, Vec<JoinHandle<()>>)> {
+    if config.instruments.is_empty() && config.script.is_none() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the simulator needs at least one instrument",
+        ));
+    }
+    let server = Server::bind(config.addr, config.tls.clone())?;
+    let addr = server.local_addr()?;
+    let mut rng = StdRng::seed_from_u64(config.seed);
+    let books: Vec<Book> = config
+        .instruments
+        .iter()
+        .map(|i| Book::new(i, &mut rng))
+        .collect();
+    let shared = Arc::new(Shared {
+        stamps: Arc::new(SendStamps::new(config.instruments.len())),
+        market: Mutex::new(Market::new(
+            config.instruments.clone(),
+            books,
+            config.keep_sent,
+        )),
+        config,
+        protocol,
+        clients: Mutex::new(Vec::new()),
+        stop: AtomicBool::new(false),
+        paused: AtomicBool::new(false),
+        finished: AtomicBool::new(false),
+        counters: Counters::default(),
+    });
+    let acceptor = {
+        let shared = Arc::clone(&shared);
+        thread::Builder::new()
+            .name("sim-accept".into())
+            .spawn(move || accept_loop(&server, &shared))?
+    };
+    let generator = {
+        let shared = Arc::clone(&shared);
+        thread::Builder::new()
+            .name("sim-market".into())
+            .spawn(move || generate(&shared, rng))?
+    };
+    Ok((shared, addr, vec![acceptor, generator]))
+}
+
+fn accept_loop<P: Protocol>(server: &Server, shared: &Arc<Shared<P>>) {
+    while !shared.stop.load(Ordering::Acquire) {
+        let session = match server.accept(Duration::from_millis(50)) {
+            Ok(Some(s)) => s,
+            Ok(None) => continue,
+            Err(_) => {
+                thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        // The handshake and request on their own thread: a slow client
+        // never holds up the next.
+        let shared = Arc::clone(shared);
+        let _ = thread::Builder::new()
+            .name("sim-session".into())
+            .spawn(move || {
+                let _ = serve(session, &shared);
+            });
+    }
+}
+
+fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), ServerError> {
+    match session.read_request(Duration::from_secs(5))? {
+        Request::Get { path } => {
+            let response = match &shared.config.script {
+                Some(script) => scripted_rest(script, &path),
+                None => shared.protocol.rest(&path, &lock(&shared.market)),
+            };
+            if response.status == 200 {
+                shared.counters.rest.fetch_add(1, Ordering::Relaxed);
+            }
+            session.respond(
+                response.status,
+                "application/json;charset=UTF-8",
+                response.body.as_bytes(),
+            )
+        }
+        Request::WebSocket { path } => {
+            let state = match shared.protocol.open(&path, &lock(&shared.market)) {
+                Ok(state) => state,
+                Err(r) => return session.respond(r.status, "application/json", r.body.as_bytes()),
+            };
+            session.accept_websocket()?;
+            shared.counters.accepted.fetch_add(1, Ordering::Relaxed);
+            let now = Instant::now();
+            lock(&shared.clients).push(Client {
+                session,
+                state,
+                last_poll: now - Duration::from_secs(1),
+                last_rx: now,
+                opened: false,
+            });
+            Ok(())
+        }
+    }
+}
+
+/// A recorded or pregenerated REST answer, by the request's `symbol=`.
+fn scripted_rest(script: &Script, path: &str) -> Response {
+    match query(path, "symbol").and_then(|s| script.snapshots.get(s)) {
+        Some(body) => Response::json(200, body.clone()),
+        None => Response::json(400, r#"{"code":-1121,"msg":"Invalid symbol."}"#),
+    }
+}
+
+/// A client after its poll.
+enum Polled {
+    Open,
+    /// It closed with a close frame (answered): a goodbye, not a failure.
+    Closed,
+    /// The venue closed it (a missed heartbeat, silence).
+    Kicked,
+}
+
+/// Writes `out` to the client (one write), stamping market data.
+fn write<C>(
+    client: &mut Client<C>,
+    out: &mut Out,
+    stamps: &SendStamps,
+    counters: &Counters,
+    clock: Clock,
+) -> Result<(), ServerError> {
+    if out.items.is_empty() {
+        return Ok(());
+    }
+    let mut result = Ok(());
+    for (text, key) in &out.items {
+        result = client.session.queue_text(text);
+        if result.is_err() {
+            break;
+        }
+        // Stamped as queued: the whole batch goes out in the write below,
+        // a few microseconds later.
+        if let Some((n, kind, id)) = key {
+            stamps.put(*n, *kind, *id, clock.now());
+        }
+        counters.messages.fetch_add(1, Ordering::Relaxed);
+        counters
+            .bytes
+            .fetch_add(text.len() as u64, Ordering::Relaxed);
+    }
+    out.items.clear();
+    result.and_then(|()| client.session.flush())
+}
+
+/// Now and then (every 10 ms at most): a client's requests, pings, closes
+/// and timers. An error: drop the client.
+fn poll_client<P: Protocol>(
+    shared: &Shared<P>,
+    client: &mut Client<P::Client>,
+    market: &mut Market,
+    out: &mut Out,
+    clock: Clock,
+) -> Result<Polled, ServerError> {
+    if !client.opened {
+        client.opened = true;
+        shared.protocol.on_open(&mut client.state, market, out);
+        write(client, out, &shared.stamps, &shared.counters, clock)?;
+    }
+    let now = Instant::now();
+    if now.duration_since(client.last_poll) < Duration::from_millis(10) {
+        return Ok(Polled::Open);
+    }
+    client.last_poll = now;
+    // Every request that has arrived, then the timers.
+    loop {
+        match client.session.recv(Duration::ZERO)? {
+            Some(Incoming::Text(t)) => {
+                client.last_rx = Instant::now();
+                shared.protocol.on_text(&mut client.state, &t, market, out);
+                write(client, out, &shared.stamps, &shared.counters, clock)?;
+            }
+            Some(Incoming::Binary(_)) => client.last_rx = Instant::now(),
+            Some(Incoming::Closed(_)) => return Ok(Polled::Closed),
+            None => break,
+        }
+    }
+    let idle = now.saturating_duration_since(client.last_rx);
+    let tick = shared.protocol.on_tick(&mut client.state, now, idle, out);
+    write(client, out, &shared.stamps, &shared.counters, clock)?;
+    match tick {
+        Tick::Keep => Ok(Polled::Open),
+        Tick::Close(code, reason) => {
+            let _ = client.session.send_close(code, reason);
+            let _ = client.session.recv(Duration::from_millis(50));
+            Ok(Polled::Kicked)
+        }
+    }
+}
+
+/// Counts a client that is gone, and why.
+fn count_gone(counters: &Counters, how: Result<Polled, ()>) {
+    let c = match how {
+        Ok(Polled::Closed) => &counters.closed,
+        Ok(Polled::Kicked) => &counters.kicked,
+        _ => &counters.dropped,
+    };
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Polls every client while no market data goes out, keeping those still
+/// open.
+fn poll_clients<P: Protocol>(shared: &Shared<P>, out: &mut Out, clock: Clock) {
+    let mut clients = lock(&shared.clients);
+    let mut market = lock(&shared.market);
+    clients.retain_mut(|c| match poll_client(shared, c, &mut market, out, clock) {
+        Ok(Polled::Open) => true,
+        gone => {
+            out.items.clear();
+            count_gone(&shared.counters, gone.map_err(|_| ()));
+            false
+        }
+    });
+}
+
+fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
+    let config = &shared.config;
+    if let Some(core) = config.core {
+        // Best effort: an unpinned simulator still works, only noisier.
+        let _ = core_affinity::set_for_current(core_affinity::CoreId { id: core });
+    }
+    let clock = Clock::new();
+    let mut out = Out::default();
+    if let Some(script) = &config.script {
+        play(shared, script, clock);
+        shared.finished.store(true, Ordering::Release);
+        while !shared.stop.load(Ordering::Acquire) {
+            poll_clients(shared, &mut out, clock);
+            thread::sleep(Duration::from_millis(1));
+        }
+        return;
+    }
+    let burst = config.burst.max(1);
+    let interval = (config.rate > 0)
+        .then(|| Duration::from_secs_f64(f64::from(burst) / f64::from(config.rate)));
+    let started = Instant::now();
+    let mut ticks: u64 = 0;
+    let mut steps: Vec<Step> = (0..burst).map(|_| Step::default()).collect();
+    let mut n = 0usize;
+    while !shared.stop.load(Ordering::Acquire) {
+        if let Some(interval) = interval {
+            let due = started + interval.mul_f64(ticks as f64);
+            let now = Instant::now();
+            if due > now {
+                let wait = due - now;
+                if wait > Duration::from_micros(200) {
+                    thread::sleep(wait - Duration::from_micros(100));
+                }
+                continue;
+            }
+        }
+        ticks += 1;
+        let no_clients = lock(&shared.clients).is_empty();
+        if no_clients || shared.paused.load(Ordering::Acquire) {
+            // Paused, the market is quiet but alive: pings are answered,
+            // heartbeats sent.
+            poll_clients(shared, &mut out, clock);
+            thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        let mut clients = lock(&shared.clients);
+        let mut market = lock(&shared.market);
+        let Market {
+            instruments,
+            books,
+            pending,
+            sent,
+            ..
+        } = &mut *market;
+        for s in steps.iter_mut() {
+            let count = shared.counters.steps.fetch_add(1, Ordering::Relaxed);
+            let trade =
+                config.trade_every > 0 && count.is_multiple_of(u64::from(config.trade_every));
+            market::step(n, &instruments[n], &mut books[n], &mut rng, trade, s);
+            s.faults = std::mem::take(&mut pending[n]);
+            if s.faults.restart {
+                books[n].epoch = books[n].version - 1;
+            }
+            if let Some(sent) = sent.as_mut() {
+                record(s, sent);
+            }
+            n = (n + 1) % instruments.len();
+        }
+        let mut gone = Vec::new();
+        for (c, client) in clients.iter_mut().enumerate() {
+            for s in &steps {
+                shared
+                    .protocol
+                    .on_step(&mut client.state, s, &market, &mut out);
+            }
+            let result = write(client, &mut out, &shared.stamps, &shared.counters, clock)
+                .and_then(|()| poll_client(shared, client, &mut market, &mut out, clock));
+            match result {
+                Ok(Polled::Open) => {}
+                other => {
+                    out.items.clear();
+                    gone.push((c, other.map_err(|_| ())));
+                }
+            }
+        }
+        for (c, how) in gone.into_iter().rev() {
+            clients.swap_remove(c);
+            count_gone(&shared.counters, how);
+        }
+    }
+}
+
+/// Keeps the step's trade and quote, for tests.
+fn record(s: &Step, sent: &mut Vec<Sent>) {
+    if let Some(t) = s.trade {
+        sent.push(Sent::Trade {
+            instrument: s.instrument,
+            id: t.id,
+            price: t.price,
+            size: t.size,
+            buyer_aggressor: t.buyer_aggressor,
+        });
+    }
+    if let Some((bid, ask)) = s.top {
+        sent.push(Sent::Quote {
+            instrument: s.instrument,
+            update_id: s.last_id,
+            bid,
+            ask,
+        });
+    }
+}
+
+/// Sends a script's messages to every client, as fast as they take them
+/// `burst` to a write, or at the recording's pace. Waits for a first
+/// client; after the first book message of every instrument, waits (up
+/// to 10 s) until every instrument's REST snapshot has been served, so a
+/// client's diff buffer need not hold the whole script.
+fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Clock) {
+    while lock(&shared.clients).is_empty() {
+        if shared.stop.load(Ordering::Acquire) {
+            return;
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+    let burst = if script.real_time {
+        1
+    } else {
+        shared.config.burst.max(1) as usize
+    };
+    let symbols = script.snapshots.len() as u64;
+    let first_books = first_book_of_each(&script.messages, shared.config.instruments.len());
+    let mut waited = symbols == 0;
+    let started = Instant::now();
+    let first_wall = script.messages.first().map_or(0, |m| m.1);
+    let mut out = Out::default();
+    for (k, chunk) in script.messages.chunks(burst).enumerate() {
+        if !waited && k * burst > first_books {
+            waited = true;
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while shared.counters.rest.load(Ordering::Acquire) < symbols
+                && Instant::now() < deadline
+            {
+                thread::sleep(Duration::from_millis(1));
+            }
+        }
+        if script.real_time {
+            let due = Duration::from_nanos(chunk[0].1.saturating_sub(first_wall));
+            if let Some(wait) = due.checked_sub(started.elapsed()) {
+                thread::sleep(wait);
+            }
+        }
+        while shared.paused.load(Ordering::Acquire) && !shared.stop.load(Ordering::Acquire) {
+            thread::sleep(Duration::from_millis(1));
+        }
+        if shared.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let mut clients = lock(&shared.clients);
+        let mut gone = Vec::new();
+        for (c, client) in clients.iter_mut().enumerate() {
+            for (key, _, text) in chunk {
+                out.items.push((text.clone(), *key));
+            }
+            if write(client, &mut out, &shared.stamps, &shared.counters, clock).is_err() {
+                out.items.clear();
+                gone.push(c);
+            }
+        }
+        for c in gone.into_iter().rev() {
+            clients.swap_remove(c);
+            shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        shared.counters.steps.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The index of the message by which each of the `instruments` has had a
+/// book message (the last index if some never has).
+fn first_book_of_each(messages: &[crate::ScriptMessage], instruments: usize) -> usize {
+    let mut seen = vec![false; instruments];
+    let mut left = instruments;
+    for (i, (key, _, _)) in messages.iter().enumerate() {
+        let Some((n, StreamKind::Depth, _)) = key else {
+            continue;
+        };
+        let Some(seen) = seen.get_mut(*n) else {
+            continue;
+        };
+        if !std::mem::replace(seen, true) {
+            left -= 1;
+            if left == 0 {
+                return i;
+            }
+        }
+    }
+    messages.len().saturating_sub(1)
+}
