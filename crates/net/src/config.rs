@@ -133,6 +133,13 @@ pub struct Config {
     pub poll_mode: PollMode,
     /// Readiness events fetched per poll. Default: 256.
     pub events_capacity: usize,
+    /// More slots, beyond `max_connections`, with buffers of their own
+    /// size: for connections whose venue sends larger messages than the
+    /// others (a Coinbase `level2` snapshot of several megabytes) and for
+    /// fetches of larger responses (a deep REST snapshot). Opened with
+    /// [`Driver::connect_sized`](crate::Driver::connect_sized) and
+    /// [`Driver::fetch_sized`](crate::Driver::fetch_sized). Default: none.
+    pub sized_slots: Vec<SlotSize>,
     /// Reads of one socket per turn of the poll loop before the others get
     /// theirs: a connection that never drains (a firehose, or a peer
     /// faster than this thread) cannot starve the other connections or the
@@ -161,8 +168,44 @@ impl Default for Config {
             backoff: Backoff::default(),
             poll_mode: PollMode::Blocking,
             events_capacity: 256,
+            sized_slots: Vec::new(),
             max_reads_per_turn: 4,
         }
+    }
+}
+
+/// Slots with buffers of their own size (see [`Config::sized_slots`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotSize {
+    /// How many such slots.
+    pub count: usize,
+    /// Their receive buffer (a fetch's whole response lands here).
+    pub read_buffer_size: usize,
+    /// Their message buffer: the largest message they accept.
+    pub max_message_size: usize,
+}
+
+impl Config {
+    /// The bytes one slot with these receive sizes sets aside: its receive
+    /// and message buffers, its send buffer, outbox and TLS output.
+    pub fn slot_bytes(&self, read_buffer_size: usize, max_message_size: usize) -> usize {
+        read_buffer_size
+            + max_message_size
+            + 2 * crate::PAYLOAD_PADDING
+            + 2 * self.write_buffer_size
+            + self.outbox_size
+            + 16 * 1024
+            + (self.write_buffer_size / (16 * 1024) + 1) * 256
+    }
+
+    /// The bytes every slot of the driver sets aside at start-up.
+    pub fn memory(&self) -> usize {
+        self.max_connections * self.slot_bytes(self.read_buffer_size, self.max_message_size)
+            + self
+                .sized_slots
+                .iter()
+                .map(|s| s.count * self.slot_bytes(s.read_buffer_size, s.max_message_size))
+                .sum::<usize>()
     }
 }
 

@@ -56,6 +56,8 @@ enum Phase {
 }
 
 struct Slot {
+    /// The receive buffer's and the message buffer's sizes.
+    sizes: (usize, usize),
     serial: u32,
     generation: u16,
     /// The poll-loop turn that last read this slot.
@@ -218,7 +220,14 @@ impl<H: Handler> Driver<H> {
         if config.max_connections == 0 || config.max_connections >= MAX_SLOTS {
             return Err(SetupError::Config("max_connections must be 1 to 65535"));
         }
-        if config.read_buffer_size < MIN_READ_BUFFER {
+        let total: usize =
+            config.max_connections + config.sized_slots.iter().map(|s| s.count).sum::<usize>();
+        if total >= MAX_SLOTS {
+            return Err(SetupError::Config("at most 65535 slots in all"));
+        }
+        let reads = std::iter::once(config.read_buffer_size)
+            .chain(config.sized_slots.iter().map(|s| s.read_buffer_size));
+        if reads.into_iter().any(|r| r < MIN_READ_BUFFER) {
             return Err(SetupError::Config(
                 "read_buffer_size must be at least 32 KiB",
             ));
@@ -232,8 +241,17 @@ impl<H: Handler> Driver<H> {
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         let resolver = Resolver::start(waker)?;
         let now = Instant::now();
-        let slots = (0..config.max_connections)
-            .map(|_| Slot {
+        let sizes =
+            std::iter::repeat_n(
+                (config.read_buffer_size, config.max_message_size),
+                config.max_connections,
+            )
+            .chain(config.sized_slots.iter().flat_map(|s| {
+                std::iter::repeat_n((s.read_buffer_size, s.max_message_size), s.count)
+            }));
+        let slots: Vec<Slot> = sizes
+            .map(|(read, message)| Slot {
+                sizes: (read, message),
                 serial: 0,
                 generation: 0,
                 read_turn: 0,
@@ -245,11 +263,7 @@ impl<H: Handler> Driver<H> {
                 tls: None,
                 client_hs: None,
                 server_hs: ServerHandshake::new(),
-                rx: Incoming::new(
-                    config.read_buffer_size,
-                    config.max_message_size,
-                    config.max_fragments,
-                ),
+                rx: Incoming::new(read, message, config.max_fragments),
                 // A handshake flight, or the send buffer's worth of records.
                 tls_out: Region::new(
                     config.write_buffer_size
@@ -278,7 +292,7 @@ impl<H: Handler> Driver<H> {
                 decrypted: 0,
             })
             .collect();
-        let max_connections = config.max_connections;
+        let max_connections = slots.len();
         Ok(Driver {
             poll,
             events: Events::with_capacity(config.events_capacity.max(1)),
@@ -329,12 +343,42 @@ impl<H: Handler> Driver<H> {
     /// it drops, until closed with [`close`](Self::close) or refused by
     /// [`Handler::on_close`].
     pub fn connect(&mut self, endpoint: Endpoint) -> Result<ConnId, DriverError> {
-        self.open(endpoint, false)
+        self.open(endpoint, false, 0)
     }
 
-    /// A client slot for `endpoint`: a WebSocket, or (`fetch`) one GET.
-    fn open(&mut self, endpoint: Endpoint, fetch: bool) -> Result<ConnId, DriverError> {
-        let index = self.free.pop().ok_or(DriverError::NoFreeSlot)?;
+    /// [`connect`](Self::connect) in a slot whose message buffer holds at
+    /// least `max_message` bytes (the smallest free one that does; see
+    /// [`Config::sized_slots`]).
+    pub fn connect_sized(
+        &mut self,
+        endpoint: Endpoint,
+        max_message: usize,
+    ) -> Result<ConnId, DriverError> {
+        self.open(endpoint, false, max_message)
+    }
+
+    /// A client slot for `endpoint`: a WebSocket, or (`fetch`) one GET, in
+    /// the smallest free slot whose buffer holds `need` bytes (the message
+    /// buffer for a WebSocket, the receive buffer for a fetch).
+    fn open(
+        &mut self,
+        endpoint: Endpoint,
+        fetch: bool,
+        need: usize,
+    ) -> Result<ConnId, DriverError> {
+        let size = |i: usize| {
+            let (read, message) = self.slots[i].sizes;
+            if fetch { read } else { message }
+        };
+        let at = self
+            .free
+            .iter()
+            .enumerate()
+            .filter(|&(_, &i)| size(i) >= need)
+            .min_by_key(|&(k, &i)| (size(i), std::cmp::Reverse(k)))
+            .map(|(k, _)| k)
+            .ok_or(DriverError::NoFreeSlot)?;
+        let index = self.free.remove(at);
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1).max(1);
         let slot = &mut self.slots[index];
@@ -360,7 +404,17 @@ impl<H: Handler> Driver<H> {
     /// must finish within [`Config::handshake_timeout`]. Extra request
     /// headers come from [`Endpoint::header`].
     pub fn fetch(&mut self, endpoint: Endpoint) -> Result<ConnId, DriverError> {
-        self.open(endpoint, true)
+        self.open(endpoint, true, 0)
+    }
+
+    /// [`fetch`](Self::fetch) in a slot whose receive buffer holds at least
+    /// `max_response` bytes (the smallest free one that does).
+    pub fn fetch_sized(
+        &mut self,
+        endpoint: Endpoint,
+        max_response: usize,
+    ) -> Result<ConnId, DriverError> {
+        self.open(endpoint, true, max_response)
     }
 
     /// Accepts WebSocket clients on `addr` (plain `ws://` only), each into a

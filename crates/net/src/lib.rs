@@ -60,7 +60,9 @@ mod resolve;
 pub mod server;
 mod tls;
 
-pub use config::{Backoff, Config, Endpoint, MAX_HEADERS, MAX_PROTOCOLS, PollMode, UrlError};
+pub use config::{
+    Backoff, Config, Endpoint, MAX_HEADERS, MAX_PROTOCOLS, PollMode, SlotSize, UrlError,
+};
 pub use driver::{Driver, SetupError};
 pub use event::{ConnId, Disconnect, DriverError, Handler, Reconnect, Stamps, Timeout, TlsInfo};
 pub use fetch::FetchError;

@@ -4,7 +4,8 @@ use std::time::{Duration, Instant};
 
 use tickwire_codec::OpCode;
 use tickwire_net::{
-    CloseCode, Config, Disconnect, Driver, Endpoint, HandshakeError, Timeout, TlsConfig,
+    CloseCode, Config, Disconnect, Driver, Endpoint, HandshakeError, ProtocolError, SlotSize,
+    Timeout, TlsConfig,
 };
 
 use crate::util::{Ev, Recorder, TestServer, run_for, run_until, test_config};
@@ -167,7 +168,7 @@ fn protocol_errors_fail_with_the_right_close_code() {
     assert_eq!(server.next_log(), format!("{:?}", Ev::Close(Some(1002))));
     assert_eq!(
         driver.handler().closed[0].1,
-        Disconnect::Protocol(tickwire_net::ProtocolError::ReservedOpcode(3))
+        Disconnect::Protocol(ProtocolError::ReservedOpcode(3))
     );
 }
 
@@ -494,4 +495,56 @@ fn bad_input_ends_the_connection_with_its_typed_reason_and_close_code() {
             );
         }
     }
+}
+
+/// A connection whose venue sends larger messages than the others gets a
+/// slot sized for them; the same message in a default slot is refused
+/// with 1009, as every message over the limit is.
+#[test]
+fn a_sized_slot_takes_a_message_a_default_one_refuses() {
+    const BIG: usize = 3 << 20;
+    let server = TestServer::start(None, |peer, _, log| {
+        peer.upgrade()?;
+        peer.send(OpCode::Text, &vec![b'x'; BIG])?;
+        log.send(format!("{:?}", peer.recv()?)).unwrap();
+        peer.drain_until_eof();
+        Ok(())
+    });
+    let config = Config {
+        max_connections: 2,
+        sized_slots: vec![SlotSize {
+            count: 1,
+            read_buffer_size: 64 * 1024,
+            max_message_size: 4 << 20,
+        }],
+        ..test_config()
+    };
+    assert!(config.memory() > (4 << 20) + 2 * (1 << 20));
+    let mut driver = client(config, Recorder::once());
+    let url = Endpoint::parse(&server.url(false, "/")).unwrap();
+    let big = driver.connect_sized(url.clone(), BIG).unwrap();
+    assert_eq!(big.index(), 2, "the sized slot, after the two default ones");
+    run_until(&mut driver, "the big message", |r| !r.messages.is_empty());
+    assert!(matches!(&driver.handler().messages[0].1, Ev::Text(t) if t.len() == BIG));
+    // No other slot holds it.
+    assert!(driver.connect_sized(url.clone(), BIG).is_err());
+    // A default slot: the same message is too big.
+    let small = driver.connect(url).unwrap();
+    assert!(small.index() < 2);
+    run_until(&mut driver, "the small slot's close", |r| {
+        r.closed.iter().any(|(id, _)| *id == small)
+    });
+    let (_, why) = driver
+        .handler()
+        .closed
+        .iter()
+        .find(|(id, _)| *id == small)
+        .unwrap();
+    assert!(
+        matches!(
+            why,
+            Disconnect::Protocol(ProtocolError::FrameTooLarge | ProtocolError::MessageTooLarge)
+        ),
+        "{why:?}"
+    );
 }
