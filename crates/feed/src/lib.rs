@@ -18,11 +18,11 @@
 pub mod config;
 pub mod demo;
 pub mod live;
+pub mod mirror;
 pub mod recording;
 pub mod replay;
 pub mod runner;
 #[allow(unsafe_code)]
 pub mod shm;
-pub mod sim;
 pub mod sink;
 pub mod threads;

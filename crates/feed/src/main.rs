@@ -58,14 +58,17 @@ enum Command {
         #[arg(long, default_value_t = 256)]
         max_file_mb: u64,
     },
-    /// Serve the exchange simulator: Binance spot's WebSocket streams and
-    /// REST depth snapshots over TLS, with a random-walk market, until
+    /// Serve the exchange simulator: a venue's WebSocket streams (and its
+    /// REST snapshots, Binance) over TLS, with a random-walk market, until
     /// SIGINT/SIGTERM. Point a feed at it with `endpoint`, `rest` and
     /// `tls.ca_file` (see examples/sim.toml).
     Sim {
-        /// Listen here.
+        /// Listen here (several venues: on consecutive ports from here).
         #[arg(long, default_value = "127.0.0.1:9443")]
         listen: std::net::SocketAddr,
+        /// The venues to simulate: `all`, or a comma-separated list.
+        #[arg(long, value_parser = parse_venues, default_value = "binance-spot")]
+        venues: VenueList,
         /// Market steps per second (about 1.6 messages each).
         #[arg(long, default_value_t = 20_000)]
         rate: u32,
@@ -175,6 +178,43 @@ struct DemoArgs {
     /// Where to write the latency log (the plot goes next to it, `.svg`).
     #[arg(long, default_value = "tickwire-demo.hlog")]
     hlog: PathBuf,
+    /// Simulate these venues, each with its own simulator, all on the
+    /// feed's one thread: `all`, or a comma-separated list (binance-spot,
+    /// binance-usdm, binance-coinm, okx, bybit-spot, bybit-linear,
+    /// bybit-inverse, kraken, coinbase, deribit). Default: Binance spot
+    /// alone.
+    #[arg(long, value_parser = parse_venues)]
+    venues: Option<VenueList>,
+    /// Inject every fault in turn on every venue (network faults through a
+    /// proxy, and the venue's own: checksum mismatch, sequence gap,
+    /// refused subscription), and say which were recovered from.
+    #[arg(long, requires = "venues")]
+    faults: bool,
+    /// Levels each book shows, with --venues.
+    #[arg(long, default_value_t = 20)]
+    depth: usize,
+}
+
+/// Venues named on the command line.
+#[derive(Clone, Debug)]
+struct VenueList(Vec<Venue>);
+
+/// `all`, or venue names separated by commas.
+fn parse_venues(s: &str) -> Result<VenueList, String> {
+    if s == "all" {
+        return Ok(VenueList(Venue::ALL.iter().map(|(_, v)| *v).collect()));
+    }
+    let mut venues = Vec::new();
+    for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let v: Venue = name.parse()?;
+        if !venues.contains(&v) {
+            venues.push(v);
+        }
+    }
+    if venues.is_empty() {
+        return Err("no venue named".into());
+    }
+    Ok(VenueList(venues))
 }
 
 impl Default for DemoArgs {
@@ -187,6 +227,9 @@ impl Default for DemoArgs {
             core: None,
             busy_poll: false,
             hlog: PathBuf::from("tickwire-demo.hlog"),
+            venues: None,
+            faults: false,
+            depth: 20,
         }
     }
 }
@@ -217,33 +260,56 @@ fn demo(args: &DemoArgs) -> ExitCode {
         busy_poll: args.busy_poll,
         hlog: args.hlog.clone(),
         svg: true,
+        venues: args.venues.clone().map(|v| v.0).unwrap_or_default(),
+        faults: args.faults,
+        depth: args.depth,
     };
-    eprintln!(
-        "tickwire demo: a Binance-like simulator (BTCUSDT, ETHUSDT; {} steps/s) and the feed, \
-         over TLS on loopback, for {} s",
-        args.rate, args.seconds
-    );
+    match &args.venues {
+        None => eprintln!(
+            "tickwire demo: a Binance-like simulator (BTCUSDT, ETHUSDT; {} steps/s) and the feed, \
+             over TLS on loopback, for {} s",
+            args.rate, args.seconds
+        ),
+        Some(VenueList(venues)) => eprintln!(
+            "tickwire demo: {} simulated venues ({}; {} steps/s in all), books {} levels deep, \
+             and the feed on one thread, over TLS on loopback, for {} s{}",
+            venues.len(),
+            venues.iter().map(|v| v.name()).collect::<Vec<_>>().join(", "),
+            args.rate,
+            args.depth,
+            args.seconds,
+            if args.faults {
+                ", every fault in turn on every venue"
+            } else {
+                ""
+            }
+        ),
+    }
     match tickwire_feed::demo::run(&config, &stop, |line| eprintln!("{line}")) {
         Ok(s) => {
             println!();
             print!("{}", s.table);
             let secs = s.elapsed.as_secs_f64().max(1e-9);
             println!(
-                "feed on core {}: {} messages ({:.0}/s), {} events, books valid {}/2, \
+                "feed on core {}: {} messages ({:.0}/s), {} events, books valid {}/{}, \
                  {} gaps, {} reconnects, {} undecodable",
                 s.core,
                 s.messages,
                 s.messages as f64 / secs,
                 s.events,
                 s.books_valid,
+                s.books,
                 s.gaps,
                 s.reconnects,
                 s.decode_errors
             );
+            for v in &s.venues {
+                println!("{}", v.line());
+            }
             if let Some(t) = s.throughput {
                 println!(
-                    "sustained: {t:.0} messages/s from the first to the last, books valid {}/2",
-                    s.books_valid
+                    "sustained: {t:.0} messages/s from the first to the last, books valid {}/{}",
+                    s.books_valid, s.books
                 );
             }
             println!(
@@ -347,18 +413,21 @@ fn run(path: &std::path::Path, record: Option<(PathBuf, u64)>, check: bool) -> E
 /// The `sim` command's arguments, checked.
 struct SimArgs {
     listen: std::net::SocketAddr,
+    venues: Vec<Venue>,
     rate: u32,
     burst: u32,
     ca_out: PathBuf,
     plain: bool,
     seed: u64,
     seconds: Option<u64>,
-    replay: Option<tickwire_feed::sim::Replay>,
+    replay: Option<tickwire_sim::Script>,
 }
 
 fn serve_sim(args: SimArgs) -> ExitCode {
+    use tickwire_sim::{SimConfig, Simulator};
     let SimArgs {
         listen,
+        venues,
         rate,
         burst,
         ca_out,
@@ -368,7 +437,6 @@ fn serve_sim(args: SimArgs) -> ExitCode {
         replay,
     } = args;
     let ca_out = ca_out.as_path();
-    use tickwire_feed::sim::{self, SimConfig, SimInstrument, Simulator};
     let stop = match stop_on_signals() {
         Ok(s) => s,
         Err(e) => {
@@ -379,7 +447,7 @@ fn serve_sim(args: SimArgs) -> ExitCode {
     let tls = if plain {
         None
     } else {
-        let (tls, ca) = match sim::self_signed() {
+        let (tls, ca) = match tickwire_sim::self_signed() {
             Ok(pair) => pair,
             Err(e) => {
                 eprintln!("tickwire-feed sim: cannot make a certificate: {e}");
@@ -392,57 +460,73 @@ fn serve_sim(args: SimArgs) -> ExitCode {
         }
         Some(tls)
     };
-    let simulator = match Simulator::start(SimConfig {
-        addr: listen,
-        tls,
-        instruments: vec![SimInstrument::btcusdt(), SimInstrument::ethusdt()],
-        rate,
-        burst,
-        seed,
-        replay: replay.clone(),
-        ..SimConfig::default()
-    }) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("tickwire-feed sim: --listen {listen}: {e}");
-            return ExitCode::from(2);
-        }
-    };
     let (ws, http) = if plain {
         ("ws", "http")
     } else {
         ("wss", "https")
     };
-    let port = simulator.addr().port();
-    let what = match &replay {
-        Some(r) => format!("replaying {} file(s)", r.files.len()),
-        None => format!("simulating Binance spot BTCUSDT and ETHUSDT at {rate} steps/s"),
-    };
-    eprintln!(
-        "{what}: streams at \
-         {ws}://localhost:{port}/stream, snapshots at {http}://localhost:{port}/api/v3/depth{}",
-        if plain {
-            String::new()
-        } else {
-            format!("; trust {}", ca_out.display())
+    let replay = replay.map(Arc::new);
+    let per_venue = (rate / venues.len().max(1) as u32).max(1);
+    let mut simulators = Vec::new();
+    for (n, &venue) in venues.iter().enumerate() {
+        let mut addr = listen;
+        if addr.port() != 0 {
+            addr.set_port(addr.port() + n as u16);
         }
-    );
+        let simulator = match Simulator::start(SimConfig {
+            addr,
+            tls: tls.clone(),
+            rate: per_venue,
+            burst,
+            seed,
+            script: replay.clone(),
+            ..SimConfig::new(venue)
+        }) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("tickwire-feed sim: --listen {addr}: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let port = simulator.addr().port();
+        let symbols: Vec<String> = SimConfig::new(venue)
+            .instruments
+            .iter()
+            .map(|i| i.symbol.clone())
+            .collect();
+        let what = match &replay {
+            Some(r) => format!("replaying {} messages", r.messages.len()),
+            None => format!("{} at {per_venue} steps/s", symbols.join(", ")),
+        };
+        eprintln!(
+            "{}: {what}: {ws}://localhost:{port} (REST {http}://localhost:{port})",
+            venue.name()
+        );
+        simulators.push(simulator);
+    }
+    if !plain {
+        eprintln!("trust {} (endpoint and rest of each [[venue]], tls.ca_file)", ca_out.display());
+    }
     let started = std::time::Instant::now();
     while !stop.load(std::sync::atomic::Ordering::Relaxed)
         && seconds.is_none_or(|s| started.elapsed() < Duration::from_secs(s))
     {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let stats = simulator.stop();
-    eprintln!(
-        "simulator stopped: {} steps, {} messages to {} clients ({} closed, {} dropped), {} snapshots",
-        stats.steps,
-        stats.messages,
-        stats.clients,
-        stats.closed_clients,
-        stats.dropped_clients,
-        stats.snapshots
-    );
+    for (venue, simulator) in venues.iter().zip(simulators) {
+        let stats = simulator.stop();
+        eprintln!(
+            "{} simulator stopped: {} steps, {} messages to {} clients ({} closed, {} dropped, {} closed by the venue), {} REST answers",
+            venue.name(),
+            stats.steps,
+            stats.messages,
+            stats.clients,
+            stats.closed_clients,
+            stats.dropped_clients,
+            stats.kicked_clients,
+            stats.snapshots
+        );
+    }
     ExitCode::SUCCESS
 }
 
@@ -461,6 +545,7 @@ fn main() -> ExitCode {
         } => run(&config, Some((out, max_file_mb)), false),
         Command::Sim {
             listen,
+            venues,
             rate,
             burst,
             ca_out,
@@ -481,12 +566,19 @@ fn main() -> ExitCode {
                         );
                         return ExitCode::from(2);
                     }
-                    let pace = if real_time { Pace::Original } else { Pace::Max };
-                    Some(tickwire_feed::sim::Replay { files, pace })
+                    match replay::script(&files, real_time) {
+                        Ok(script) => Some(script),
+                        Err(e) => {
+                            eprintln!("tickwire-feed sim: --replay {}: {e}", path.display());
+                            return ExitCode::from(2);
+                        }
+                    }
                 }
             };
+            let venues = venues.0;
             serve_sim(SimArgs {
                 listen,
+                venues,
                 rate,
                 burst,
                 ca_out,

@@ -8,10 +8,10 @@
 //! connection tells the adapter it dropped (every valid book gaps and
 //! resyncs, as live). Sent messages and openings are context only.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -90,7 +90,7 @@ pub struct Stats {
 #[derive(Debug)]
 pub enum ReplayError {
     /// A file could not be opened.
-    Open(PathBuf, std::io::Error),
+    Open(PathBuf, io::Error),
     /// A file's records could not be read.
     Recording(PathBuf, RecordingError),
 }
@@ -129,7 +129,7 @@ pub fn replay(
     let mut endpoints: HashMap<u32, String> = HashMap::new();
     // Connections left out, until their number is opened again (a
     // recording may not say `Opened` again when a stream reconnects).
-    let mut skipped: std::collections::HashSet<u32> = std::collections::HashSet::new();
+    let mut skipped: HashSet<u32> = HashSet::new();
     let mut buf = Vec::new();
     let started = Instant::now();
     let mut first_wall = None;
@@ -228,6 +228,58 @@ pub fn replay(
     stats.elapsed = started.elapsed();
     Ok(stats)
 }
+
+/// A recording as a simulator's script ([`tickwire_sim::Script`]): every
+/// text message its stream connections received, with its wall time, to
+/// send to every client; and the first REST response of each symbol (named
+/// by the fetch URL's `symbol=`) as that symbol's snapshot.
+pub fn script(files: &[PathBuf], real_time: bool) -> io::Result<tickwire_sim::Script> {
+    use crate::recording::{Kind, Reader};
+    let mut urls: HashMap<u32, String> = HashMap::new();
+    let mut fetches: HashSet<u32> = HashSet::new();
+    let mut script = tickwire_sim::Script {
+        real_time,
+        ..tickwire_sim::Script::default()
+    };
+    for path in files {
+        let file = File::open(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        let mut reader = Reader::new(BufReader::with_capacity(1 << 20, file))
+            .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
+        while let Some(r) = reader
+            .next_record()
+            .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?
+        {
+            match r.kind {
+                Kind::Opened => {
+                    let url = String::from_utf8_lossy(r.payload).into_owned();
+                    if url.starts_with("http://") || url.starts_with("https://") {
+                        fetches.insert(r.conn);
+                    } else {
+                        fetches.remove(&r.conn);
+                    }
+                    urls.insert(r.conn, url);
+                }
+                Kind::Response => {
+                    if let Some(symbol) = urls.get(&r.conn).and_then(|u| symbol_of(u)) {
+                        script
+                            .snapshots
+                            .entry(symbol.to_owned())
+                            .or_insert_with(|| String::from_utf8_lossy(r.payload).into_owned());
+                    }
+                }
+                Kind::Received if !r.binary && !fetches.contains(&r.conn) => {
+                    if let Ok(text) = std::str::from_utf8(r.payload) {
+                        script.messages.push((None, r.wall_ns, text.to_owned()));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(script)
+}
+
 
 /// The files to replay for `path`: the file itself, or, for the base name
 /// a [`Writer`](recording::Writer) was given, its whole series.

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use tickwire_feed::demo::{self, DemoConfig};
-use tickwire_feed::sim::{self, SimInstrument};
+use tickwire_sim::{self as sim, SimInstrument};
 
 const STEPS: usize = 3_000;
 

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use tickwire_feed::live::{Feed, FeedStats, LostBy, Sinks, VenueSetup};
 use tickwire_feed::recording;
 use tickwire_feed::replay::Venue;
-use tickwire_feed::sim::{self, SimConfig, SimInstrument, Simulator};
+use tickwire_sim::{self as sim, SimConfig, SimInstrument, Simulator};
 use tickwire_feed::sink;
 use tickwire_net::{Backoff, Config as NetConfig, TlsConfig};
 use tickwire_testkit::proxy::{Fault, Proxy};

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup};
 use tickwire_feed::replay::Venue;
 use tickwire_feed::shm;
-use tickwire_feed::sim::{self, Sent, SimConfig, SimInstrument, Simulator};
+use tickwire_sim::{self as sim, Sent, SimConfig, SimInstrument, Simulator};
 use tickwire_feed::sink;
 use tickwire_net::{Config as NetConfig, TlsConfig};
 use tickwire_tsc::{HistogramConfig, Metrics};

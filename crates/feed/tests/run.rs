@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tickwire_feed::replay::{self, Connections, Pace, Venue};
-use tickwire_feed::sim::{self, SimConfig, Simulator};
+use tickwire_sim::{self as sim, SimConfig, Simulator};
 use tickwire_venues::{InstrumentSpec, Kind};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -175,10 +175,9 @@ fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades:
     let (tls, ca) = sim::self_signed().unwrap();
     let simulator = Simulator::start(SimConfig {
         tls: Some(tls),
-        replay: Some(sim::Replay {
-            files: files.to_vec(),
-            pace: Pace::Max,
-        }),
+        script: Some(std::sync::Arc::new(
+            replay::script(files, false).unwrap(),
+        )),
         ..SimConfig::default()
     })
     .unwrap();

@@ -256,7 +256,7 @@ impl Binance {
         if let Some(((bp, bq), (ap, aq))) = step.top {
             let u = step.last_id;
             let mut t = String::with_capacity(200);
-            let mut num = |v, scale| {
+            let num = |v, scale| {
                 let mut s = String::new();
                 decimal(&mut s, v, scale, self.digits(scale));
                 s

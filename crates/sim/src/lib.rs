@@ -43,7 +43,6 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use tickwire_net::server::ServerTls;
 pub use tickwire_venues::Venue;

@@ -128,12 +128,6 @@ pub(crate) struct StepFaults {
     pub(crate) restart: bool,
 }
 
-impl StepFaults {
-    pub(crate) fn any(&self) -> bool {
-        self.drop_book || self.bad_checksum || self.restart
-    }
-}
-
 /// One market step of one instrument, venue-neutral.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Step {

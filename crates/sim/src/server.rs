@@ -35,6 +35,9 @@ struct Client<C> {
     last_rx: Instant,
     /// `on_open` has run.
     opened: bool,
+    /// Requests that came with the upgrade, before the client joined the
+    /// market: handled (with `on_open`) before the next step.
+    pending: Vec<String>,
 }
 
 /// Everything the threads share.
@@ -238,14 +241,26 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 Err(r) => return session.respond(r.status, "application/json", r.body.as_bytes()),
             };
             session.accept_websocket()?;
+            // Subscriptions sent right after the upgrade are handled
+            // before the client's first market step, so it misses none.
+            let mut pending = Vec::new();
+            let deadline = Instant::now() + Duration::from_millis(50);
+            while Instant::now() < deadline {
+                match session.recv(Duration::from_millis(5))? {
+                    Some(Incoming::Text(t)) => pending.push(t),
+                    Some(Incoming::Closed(_)) => return Ok(()),
+                    _ => {}
+                }
+            }
             shared.counters.accepted.fetch_add(1, Ordering::Relaxed);
             let now = Instant::now();
             lock(&shared.clients).push(Client {
                 session,
                 state,
-                last_poll: now - Duration::from_secs(1),
+                last_poll: now,
                 last_rx: now,
                 opened: false,
+                pending,
             });
             Ok(())
         }
@@ -309,11 +324,7 @@ fn poll_client<P: Protocol>(
     out: &mut Out,
     clock: Clock,
 ) -> Result<Polled, ServerError> {
-    if !client.opened {
-        client.opened = true;
-        shared.protocol.on_open(&mut client.state, market, out);
-        write(client, out, &shared.stamps, &shared.counters, clock)?;
-    }
+    open_client(shared, client, market, out, clock)?;
     let now = Instant::now();
     if now.duration_since(client.last_poll) < Duration::from_millis(10) {
         return Ok(Polled::Open);
@@ -343,6 +354,26 @@ fn poll_client<P: Protocol>(
             Ok(Polled::Kicked)
         }
     }
+}
+
+/// A client new to the market: what the venue sends first, and the
+/// requests that came with the upgrade.
+fn open_client<P: Protocol>(
+    shared: &Shared<P>,
+    client: &mut Client<P::Client>,
+    market: &mut Market,
+    out: &mut Out,
+    clock: Clock,
+) -> Result<(), ServerError> {
+    if client.opened {
+        return Ok(());
+    }
+    client.opened = true;
+    shared.protocol.on_open(&mut client.state, market, out);
+    for text in std::mem::take(&mut client.pending) {
+        shared.protocol.on_text(&mut client.state, &text, market, out);
+    }
+    write(client, out, &shared.stamps, &shared.counters, clock)
 }
 
 /// Counts a client that is gone, and why.
@@ -417,6 +448,19 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
         }
         let mut clients = lock(&shared.clients);
         let mut market = lock(&shared.market);
+        // New clients join before the step: their subscriptions miss
+        // nothing of it.
+        let mut failed = Vec::new();
+        for (c, client) in clients.iter_mut().enumerate() {
+            if open_client(shared, client, &mut market, &mut out, clock).is_err() {
+                out.items.clear();
+                failed.push(c);
+            }
+        }
+        for c in failed.into_iter().rev() {
+            clients.swap_remove(c);
+            shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        }
         let Market {
             instruments,
             books,

@@ -63,24 +63,7 @@ impl Instruments {
             .map(|spec| Instrument {
                 spec: spec.clone(),
                 sync: (spec.depth > 0).then(|| {
-                    let BookShape { keep, window } = shape(spec.depth);
-                    let config = if chain.in_band_snapshot() {
-                        SyncConfig {
-                            depth: spec.depth,
-                            keep,
-                            window,
-                            max_buffered_diffs: 16,
-                            max_buffered_levels: 4096,
-                        }
-                    } else {
-                        SyncConfig {
-                            depth: spec.depth,
-                            keep,
-                            window,
-                            ..SyncConfig::default()
-                        }
-                    };
-                    BookSync::new(chain, config)
+                    BookSync::new(chain, SyncConfig::for_book(chain, spec.depth, shape(spec.depth)))
                 }),
             })
             .collect();

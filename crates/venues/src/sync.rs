@@ -151,6 +151,43 @@ impl Default for SyncConfig {
     }
 }
 
+impl SyncConfig {
+    /// A book showing `depth` levels on `chain`, kept as `shape` says. A
+    /// venue whose snapshots come in band needs only a small diff buffer
+    /// (diffs before the snapshot are dropped anyway); one bridging a REST
+    /// snapshot buffers the diffs of the whole fetch.
+    pub fn for_book(chain: Chain, depth: usize, shape: crate::plan::BookShape) -> SyncConfig {
+        let base = SyncConfig {
+            depth,
+            keep: shape.keep,
+            window: shape.window,
+            ..SyncConfig::default()
+        };
+        if chain.in_band_snapshot() {
+            SyncConfig {
+                max_buffered_diffs: 16,
+                max_buffered_levels: 4096,
+                ..base
+            }
+        } else {
+            base
+        }
+    }
+
+    /// The bytes an engine with this configuration allocates: its book
+    /// (each side holds up to twice `keep` while a message is applied),
+    /// two diff buffers, and the record of the last diff's levels.
+    pub fn bytes(&self) -> usize {
+        use core::mem::size_of;
+        let level = size_of::<Level>();
+        let buffered = size_of::<(Side, Level)>();
+        2 * 2 * self.keep * level
+            + 2 * (self.max_buffered_diffs * size_of::<(Seq, usize, usize)>()
+                + self.max_buffered_levels * buffered)
+            + (2 * self.depth).clamp(64, 4096) * buffered
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     /// Waiting for a snapshot, buffering diffs.

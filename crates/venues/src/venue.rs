@@ -7,6 +7,7 @@ use std::str::FromStr;
 use crate::binance::Market;
 use crate::event::InstrumentSpec;
 use crate::plan::{self, BookShape, BybitCategory, Channels, ConnectionPlan, PlanError};
+use crate::sync::{Chain, SyncConfig};
 
 /// A venue (and market) tickwire has an adapter for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -124,6 +125,25 @@ impl Venue {
             Venue::Deribit => plan::deribit::book_shape(depth),
             _ => plan::bybit::book_shape(depth),
         }
+    }
+
+    /// How the venue chains its book updates.
+    pub fn chain(self) -> Chain {
+        match self {
+            Venue::BinanceSpot => Chain::BinanceSpot,
+            Venue::BinanceUsdM | Venue::BinanceCoinM => Chain::BinanceFutures,
+            Venue::Okx => Chain::OkxSeq,
+            Venue::Kraken => Chain::Kraken,
+            Venue::Coinbase => Chain::Coinbase,
+            Venue::Deribit => Chain::Deribit,
+            Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse => Chain::Bybit,
+        }
+    }
+
+    /// The sync engine's configuration for a book showing `depth` levels
+    /// (what its adapter allocates).
+    pub fn sync_config(self, depth: usize) -> SyncConfig {
+        SyncConfig::for_book(self.chain(), depth, self.book_shape(depth))
     }
 
     /// Whether a broken book is recovered with a REST snapshot (Binance)

@@ -1,0 +1,504 @@
+//! The offline demo: exchange simulators and the feed in one process, over
+//! real TLS on loopback, for a fixed time; a status line each second, then
+//! the per-stage latency table, the `.hlog` and its SVG plot.
+//!
+//! The plain demo simulates Binance spot (BTCUSDT and ETHUSDT). With
+//! `venues`, every venue listed gets a simulator of its own, and the feed
+//! runs them all on one thread: the status and the summary then have a
+//! line per venue. With `faults`, each venue's connection goes through a
+//! fault-injecting proxy, and each venue gets every fault in turn
+//! ([`faults`]); at the end the books the feed's events describe are
+//! compared, level for level, with the simulators'.
+//!
+//! The simulators' threads run unpinned (their market threads on another
+//! core than the feed's, if there is one); the feed runs on its own pinned
+//! core (the last one, unless told), as it would in production. The
+//! `exchange` stage is the wire latency: from the simulator's send stamp,
+//! taken just before the TLS write, to the feed's read, on the same TSC.
+
+mod faults;
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tickwire_net::{Config as NetConfig, PollMode, TlsConfig};
+use tickwire_sim::{SimConfig, SimInstrument, Simulator, Venue};
+use tickwire_testkit::proxy::Proxy;
+use tickwire_tsc::{ExportConfig, HistogramConfig, Metrics, Report};
+use tickwire_venues::InstrumentSpec;
+use tickwire_venues::book::Side;
+use tickwire_venues::plan::Channels;
+
+use crate::live::{Feed, FeedStats, Sinks, VenueSetup, VenueStats};
+use crate::mirror::Mirrors;
+use crate::{sink, threads};
+
+/// What the demo does.
+#[derive(Clone, Debug)]
+pub struct DemoConfig {
+    /// How long the feed runs.
+    pub duration: Duration,
+    /// Market steps per second, over all venues (each ~1.6 messages).
+    pub rate: u32,
+    /// Steps the simulator sends back to back, in one write.
+    pub burst: u32,
+    /// Make this many market steps ahead of time and send them as fast as
+    /// the feed takes them (`burst` to a write): the feed's ceiling. The
+    /// run ends when they have all arrived (or at `duration`). The plain
+    /// demo only.
+    pub pregenerate: Option<usize>,
+    /// Pin the feed to this core (default: the last one).
+    pub core: Option<usize>,
+    /// Spin on the sockets instead of blocking in epoll.
+    pub busy_poll: bool,
+    /// Where the latency log goes.
+    pub hlog: PathBuf,
+    /// Also write the SVG plot (next to the log).
+    pub svg: bool,
+    /// The venues to simulate; empty: the plain demo (Binance spot).
+    pub venues: Vec<Venue>,
+    /// Inject faults in turn on every venue.
+    pub faults: bool,
+    /// Levels each book shows (the plain demo: 1000).
+    pub depth: usize,
+}
+
+impl Default for DemoConfig {
+    fn default() -> DemoConfig {
+        DemoConfig {
+            duration: Duration::from_secs(10),
+            rate: 20_000,
+            burst: 1,
+            pregenerate: None,
+            core: None,
+            busy_poll: false,
+            hlog: PathBuf::from("tickwire-demo.hlog"),
+            svg: true,
+            venues: Vec::new(),
+            faults: false,
+            depth: 20,
+        }
+    }
+}
+
+/// One venue's part of the demo.
+#[derive(Clone, Debug)]
+pub struct VenueSummary {
+    /// The venue's name.
+    pub name: String,
+    /// `books valid X/Y, N gaps, N resyncs, reconnects N, rejections N`.
+    pub counts: String,
+    /// Books valid at the end, of how many.
+    pub books_valid: (u64, u64),
+    /// Gaps.
+    pub gaps: u64,
+    /// Messages received.
+    pub messages: u64,
+    /// With faults: how many were injected, and recovered from.
+    pub faults: Option<(u64, u64)>,
+    /// The faults not recovered from.
+    pub failed: Vec<&'static str>,
+    /// Whether every book, as the feed's events describe it, equals the
+    /// simulator's at the end, level for level.
+    pub books_equal: bool,
+}
+
+impl VenueSummary {
+    /// The venue's summary line: its name, a colon, its counts.
+    pub fn line(&self) -> String {
+        let mut line = format!("{}: {}, {} messages", self.name, self.counts, self.messages);
+        if let Some((injected, recovered)) = self.faults {
+            line.push_str(&format!(", faults injected {injected}, recovered {recovered}"));
+            if !self.failed.is_empty() {
+                line.push_str(&format!(" (not: {})", self.failed.join(", ")));
+            }
+        }
+        line.push_str(&format!(
+            ", books equal to the simulator: {}",
+            if self.books_equal { "yes" } else { "no" }
+        ));
+        line
+    }
+}
+
+/// What the demo measured.
+#[derive(Clone, Debug)]
+pub struct DemoSummary {
+    /// Messages the feed received.
+    pub messages: u64,
+    /// Events it emitted.
+    pub events: u64,
+    /// Books valid at the end.
+    pub books_valid: u64,
+    /// Books in all.
+    pub books: u64,
+    /// Gaps, reconnects and undecodable messages (all should be 0).
+    pub gaps: u64,
+    /// Reconnects.
+    pub reconnects: u64,
+    /// Undecodable messages.
+    pub decode_errors: u64,
+    /// How long the feed ran.
+    pub elapsed: Duration,
+    /// The percentile table of every stage.
+    pub table: String,
+    /// The core the feed ran on.
+    pub core: usize,
+    /// With `pregenerate`: messages per second from the first message to
+    /// the last (both books valid throughout, or `books_valid` says not).
+    pub throughput: Option<f64>,
+    /// Each simulated venue's line (`venues` given).
+    pub venues: Vec<VenueSummary>,
+}
+
+/// A venue's simulator, the proxy in front of it (with faults), and where
+/// its instruments are among the feed's.
+struct Simulated {
+    name: String,
+    sim: Simulator,
+    proxy: Option<Proxy>,
+    schedule: Option<faults::Schedule>,
+    /// The feed's global id of its first instrument, and how many.
+    first: usize,
+    count: usize,
+}
+
+/// Runs the demo; `status` gets one line a second (a line per venue with
+/// `venues`). Stops early when `stop` is set (SIGINT, SIGTERM), still
+/// flushing everything.
+pub fn run(
+    config: &DemoConfig,
+    stop: &Arc<AtomicBool>,
+    mut status: impl FnMut(&str),
+) -> io::Result<DemoSummary> {
+    let core = match config.core {
+        Some(c) => c,
+        None => threads::last_core().ok_or_else(|| io::Error::other("no CPU cores found"))?,
+    };
+    let plain = config.venues.is_empty();
+    let venues = if plain {
+        vec![Venue::BinanceSpot]
+    } else {
+        config.venues.clone()
+    };
+    let (tls, ca) = tickwire_sim::self_signed().map_err(io::Error::other)?;
+    // The market threads on another core than the feed's, if there is one.
+    let sim_core = threads::cores().into_iter().find(|&c| c != core);
+    let rate = (config.rate / venues.len() as u32).max(1);
+    let mut sims = Vec::new();
+    let mut setups = Vec::new();
+    let mut first = 0;
+    for &venue in &venues {
+        let instruments = if plain {
+            vec![SimInstrument::btcusdt(), SimInstrument::ethusdt()]
+        } else {
+            SimInstrument::pair(venue)
+        };
+        let sim = Simulator::start(SimConfig {
+            venue,
+            tls: Some(tls.clone()),
+            instruments: instruments.clone(),
+            rate,
+            burst: config.burst,
+            script: config
+                .pregenerate
+                .filter(|_| plain)
+                .map(|steps| Arc::new(tickwire_sim::pregenerate(&instruments, steps, 1, 3))),
+            core: sim_core,
+            ..SimConfig::default()
+        })?;
+        let proxy = if config.faults {
+            Some(Proxy::start(sim.addr())?)
+        } else {
+            None
+        };
+        let ws_port = proxy.as_ref().map_or(sim.addr().port(), |p| p.addr().port());
+        let depth = if plain { 1000 } else { config.depth };
+        let name = if plain { "sim".to_owned() } else { venue.name().to_owned() };
+        setups.push(VenueSetup {
+            name: name.clone(),
+            venue,
+            instruments: instruments
+                .iter()
+                .map(|i| {
+                    let (ps, ss) = venue.default_scales();
+                    InstrumentSpec::new(&i.symbol, ps.max(i.price_scale), ss.max(i.size_scale), depth)
+                })
+                .collect(),
+            channels: Channels::default(),
+            endpoint: Some(format!("wss://localhost:{ws_port}")),
+            rest: Some(format!("https://localhost:{}", sim.addr().port())),
+        });
+        sims.push(Simulated {
+            name,
+            schedule: config
+                .faults
+                .then(|| faults::Schedule::new(venue, Instant::now())),
+            sim,
+            proxy,
+            first,
+            count: instruments.len(),
+        });
+        first += instruments.len();
+    }
+    let mut trust = TlsConfig::empty();
+    trust
+        .add_ca_pem(ca.as_bytes())
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    let metrics = Metrics::new(HistogramConfig::default());
+    let exporter = metrics.export(ExportConfig {
+        interval: Duration::from_secs(1),
+        hlog: Some(config.hlog.clone()),
+        ..ExportConfig::default()
+    })?;
+    // The wire stamps: the plain demo's one simulator.
+    let stamps = plain.then(|| {
+        let symbols = setups[0].instruments.iter().map(|i| i.symbol.clone()).collect();
+        (sims[0].sim.stamps(), symbols)
+    });
+    let net = NetConfig {
+        send_rate: if plain { None } else { Some(10.0) },
+        poll_mode: if config.busy_poll {
+            PollMode::BusyRead
+        } else {
+            PollMode::Blocking
+        },
+        // Faults: a stalled connection is noticed within seconds.
+        ping_interval: Some(Duration::from_secs(if config.faults { 1 } else { 15 })),
+        pong_timeout: Duration::from_secs(if config.faults { 3 } else { 10 }),
+        handshake_timeout: Duration::from_secs(5),
+        ..NetConfig::default()
+    };
+    let (queue, events) = sink::queue(1 << 20);
+    let sinks = Sinks {
+        queue: (!plain).then_some(queue),
+        ..Sinks::default()
+    };
+    let feed_stop = Arc::new(AtomicBool::new(false));
+    let (stats_tx, stats_rx) = std::sync::mpsc::channel::<Arc<FeedStats>>();
+    let feed = {
+        let feed_stop = Arc::clone(&feed_stop);
+        let metrics = metrics.clone();
+        thread::Builder::new()
+            .name("tickwire-feed".into())
+            .spawn(move || -> io::Result<()> {
+                threads::pin(core)?;
+                let feed = Feed::new(setups, net, &trust, &metrics, sinks, stamps, 0)
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+                let _ = stats_tx.send(feed.stats());
+                feed.run(&feed_stop, Duration::from_secs(1))?;
+                Ok(())
+            })?
+    };
+    let stats = match stats_rx.recv() {
+        Ok(s) => s,
+        Err(_) => {
+            return Err(feed
+                .join()
+                .map_err(|_| io::Error::other("the feed thread panicked"))?
+                .err()
+                .unwrap_or_else(|| io::Error::other("the feed did not start")));
+        }
+    };
+    let mut mirrors = Mirrors::new(first);
+    let started = Instant::now();
+    let mut last = (0u64, Instant::now());
+    let mut last_by_venue = vec![0u64; sims.len()];
+    // With a pregenerated market: when the first and the last message came.
+    let mut first_seen: Option<Instant> = None;
+    let mut last_seen = (0u64, Instant::now());
+    while started.elapsed() < config.duration && !stop.load(Ordering::Relaxed) {
+        thread::sleep(Duration::from_millis(if config.pregenerate.is_some() {
+            2
+        } else {
+            100
+        }));
+        for e in events.try_iter() {
+            mirrors.apply(&e);
+        }
+        let now = Instant::now();
+        for s in &mut sims {
+            if let (Some(schedule), Some(proxy)) = (s.schedule.as_mut(), s.proxy.as_ref()) {
+                let v = sims_index(&stats, &s.name);
+                schedule.step(now, &s.sim, proxy, &stats.venues[v], s.count);
+            }
+        }
+        if config.pregenerate.is_some() {
+            let now = FeedStats::get(&stats.messages);
+            if now > 0 && first_seen.is_none() {
+                first_seen = Some(Instant::now());
+            }
+            if now != last_seen.0 {
+                last_seen = (now, Instant::now());
+            }
+            // Everything sent has arrived (the subscription's answer aside).
+            if sims[0].sim.finished() && now > sims[0].sim.stats().messages {
+                break;
+            }
+        }
+        if last.1.elapsed() >= Duration::from_secs(1) {
+            let secs = last.1.elapsed().as_secs_f64();
+            let messages = FeedStats::get(&stats.messages);
+            let rate = (messages - last.0) as f64 / secs;
+            last = (messages, Instant::now());
+            status(&format!(
+                "{:>4.1}s  {:>9.0} msg/s  {:>10} messages  books valid {}/{}  gaps {}  reconnects {}  wire-stamped {}",
+                started.elapsed().as_secs_f64(),
+                rate,
+                messages,
+                FeedStats::get(&stats.books_valid),
+                first,
+                FeedStats::get(&stats.gaps),
+                FeedStats::get(&stats.reconnects),
+                FeedStats::get(&stats.wire_stamped),
+            ));
+            if !plain {
+                for (k, s) in sims.iter().enumerate() {
+                    let v = &stats.venues[sims_index(&stats, &s.name)];
+                    let m = FeedStats::get(&v.messages);
+                    let mut line = format!(
+                        "  {}: {}, {:.0} msg/s",
+                        s.name,
+                        v.line(),
+                        (m - last_by_venue[k]) as f64 / secs
+                    );
+                    last_by_venue[k] = m;
+                    if let Some(f) = &s.schedule {
+                        line.push_str(&format!(
+                            ", faults injected {}, recovered {}",
+                            f.injected, f.recovered
+                        ));
+                    }
+                    status(&line);
+                }
+            }
+        }
+    }
+    let elapsed = started.elapsed();
+    let throughput = first_seen
+        .map(|t| last_seen.0 as f64 / last_seen.1.duration_since(t).as_secs_f64().max(1e-9));
+    let venues = if plain {
+        Vec::new()
+    } else {
+        settle_and_compare(&mut sims, &stats, &events, &mut mirrors, config.depth)
+    };
+    let books_valid = FeedStats::get(&stats.books_valid);
+    feed_stop.store(true, Ordering::Relaxed);
+    feed.join()
+        .map_err(|_| io::Error::other("the feed thread panicked"))??;
+    for s in sims {
+        s.sim.stop();
+    }
+    exporter.finish()?;
+    let report = Report::read(&config.hlog)?;
+    if config.svg {
+        report.write_svg(&config.hlog.with_extension("svg"))?;
+    }
+    Ok(DemoSummary {
+        messages: FeedStats::get(&stats.messages),
+        events: FeedStats::get(&stats.events),
+        books_valid,
+        books: first as u64,
+        gaps: FeedStats::get(&stats.gaps),
+        reconnects: FeedStats::get(&stats.reconnects),
+        decode_errors: FeedStats::get(&stats.decode_errors),
+        elapsed,
+        table: report.table(),
+        core,
+        throughput,
+        venues,
+    })
+}
+
+/// The feed's index of the venue named `name`.
+fn sims_index(stats: &FeedStats, name: &str) -> usize {
+    stats
+        .venues
+        .iter()
+        .position(|v| v.name == name)
+        .unwrap_or_default()
+}
+
+/// The end of a run with several venues: faults under way are waited out
+/// (up to their deadline), the markets paused, every message let in, and
+/// each venue's books, as the events describe them, compared with its
+/// simulator's.
+fn settle_and_compare(
+    sims: &mut [Simulated],
+    stats: &FeedStats,
+    events: &std::sync::mpsc::Receiver<tickwire_venues::Event>,
+    mirrors: &mut Mirrors,
+    depth: usize,
+) -> Vec<VenueSummary> {
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while Instant::now() < deadline
+        && sims
+            .iter()
+            .any(|s| s.schedule.as_ref().is_some_and(|f| f.busy()))
+    {
+        thread::sleep(Duration::from_millis(100));
+        for e in events.try_iter() {
+            mirrors.apply(&e);
+        }
+        let now = Instant::now();
+        for s in sims.iter_mut() {
+            if let (Some(schedule), Some(proxy)) = (s.schedule.as_mut(), s.proxy.as_ref())
+                && schedule.busy()
+            {
+                let v = sims_index(stats, &s.name);
+                schedule.step(now, &s.sim, proxy, &stats.venues[v], s.count);
+            }
+        }
+    }
+    for s in sims.iter() {
+        s.sim.pause(true);
+    }
+    // Quiet: no message for 500 ms (heartbeats aside, the markets are
+    // still), and every event applied.
+    let mut last = (FeedStats::get(&stats.events), Instant::now());
+    let quiet_by = Instant::now() + Duration::from_secs(10);
+    while last.1.elapsed() < Duration::from_millis(500) && Instant::now() < quiet_by {
+        thread::sleep(Duration::from_millis(20));
+        for e in events.try_iter() {
+            mirrors.apply(&e);
+        }
+        let now = FeedStats::get(&stats.events);
+        if now != last.0 {
+            last = (now, Instant::now());
+        }
+    }
+    for e in events.try_iter() {
+        mirrors.apply(&e);
+    }
+    sims.iter()
+        .map(|s| {
+            let v: &VenueStats = &stats.venues[sims_index(stats, &s.name)];
+            let books_equal = (0..s.count).all(|n| {
+                let id = s.first + n;
+                let Some((_, bids, asks)) = s.sim.book(n, depth) else {
+                    return false;
+                };
+                mirrors.levels(id, Side::Bid).as_ref() == Some(&bids)
+                    && mirrors.levels(id, Side::Ask).as_ref() == Some(&asks)
+            });
+            VenueSummary {
+                name: s.name.clone(),
+                counts: v.line(),
+                books_valid: (FeedStats::get(&v.books_valid), v.books),
+                gaps: FeedStats::get(&v.gaps),
+                messages: FeedStats::get(&v.messages),
+                faults: s.schedule.as_ref().map(|f| (f.injected, f.recovered)),
+                failed: s
+                    .schedule
+                    .as_ref()
+                    .map(|f| f.failed.clone())
+                    .unwrap_or_default(),
+                books_equal,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,579 @@
+//! The feed's handler on its driver: every venue's adapter, the sinks, the
+//! counters; what each message, response and close does.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use tickwire_net::{Conn, ConnId, Disconnect, Handler, Payload, Reconnect, Role, Stamps};
+use tickwire_sim::{SendStamps, StreamKind};
+use tickwire_tsc::{Calibration, Clock, Recorder};
+use tickwire_venues::plan::ConnectionPlan;
+use tickwire_venues::{
+    DecodeError, Event, InstrumentId, InstrumentSpec, Kind, Outcome, Venue, VenueAdapter, binance,
+    bybit, coinbase, deribit, kraken, okx,
+};
+
+use super::recovery::{Need, Recovery};
+use super::stats::{FeedStats, VenueStats};
+use super::{Sinks, VenueSetup};
+use crate::recording::{self, Record};
+
+/// A venue adapter, with Binance apart: only it takes REST snapshots.
+pub(crate) enum Adapter {
+    Binance(Box<binance::Adapter>),
+    Other(Box<dyn VenueAdapter>),
+}
+
+impl Adapter {
+    pub(crate) fn new(venue: Venue, instruments: &[InstrumentSpec]) -> Adapter {
+        if let Some(market) = venue.binance_market() {
+            return Adapter::Binance(Box::new(binance::Adapter::new(market, instruments)));
+        }
+        Adapter::Other(match venue {
+            Venue::Okx => Box::new(okx::Adapter::new(instruments)),
+            Venue::Kraken => Box::new(kraken::v2::Adapter::new(instruments)),
+            Venue::Coinbase => Box::new(coinbase::Adapter::new(instruments)),
+            Venue::Deribit => Box::new(deribit::Adapter::new(instruments)),
+            _ => Box::new(bybit::Adapter::new(instruments)),
+        })
+    }
+
+    pub(crate) fn adapter(&mut self) -> &mut dyn VenueAdapter {
+        match self {
+            Adapter::Binance(a) => a.as_mut(),
+            Adapter::Other(a) => a.as_mut(),
+        }
+    }
+
+    pub(crate) fn adapter_ref(&self) -> &dyn VenueAdapter {
+        match self {
+            Adapter::Binance(a) => a.as_ref(),
+            Adapter::Other(a) => a.as_ref(),
+        }
+    }
+}
+
+/// Undecodable messages are counted, and logged once per venue and kind of
+/// error (a venue that changed a field would otherwise flood the log, and
+/// the log's writes would slow the feed down further).
+pub(crate) struct BadInput {
+    /// (venue, kind, field) triples logged: preallocated, and at most
+    /// `KINDS` long.
+    seen: Vec<(usize, &'static str, &'static str)>,
+    stats: Arc<FeedStats>,
+}
+
+impl BadInput {
+    const KINDS: usize = 64;
+
+    pub(crate) fn new(stats: Arc<FeedStats>) -> BadInput {
+        BadInput {
+            seen: Vec::with_capacity(Self::KINDS),
+            stats,
+        }
+    }
+
+    fn note(&mut self, state: &VenueState, venue: usize, e: DecodeError, len: usize) {
+        use tickwire_venues::DecodeError as E;
+        let kind = match e {
+            E::Json(_) => ("json", ""),
+            E::Utf8 => ("utf8", ""),
+            E::Missing(k) => ("missing", k),
+            E::Type(k) => ("type", k),
+            E::Decimal(d) => ("decimal", d.field),
+            _ => ("other", ""),
+        };
+        let key = (venue, kind.0, kind.1);
+        if self.seen.contains(&key) || self.seen.len() >= Self::KINDS {
+            return;
+        }
+        self.seen.push(key);
+        FeedStats::add(&self.stats.logged, 1);
+        let name = &state.setup.name;
+        match e {
+            // A value the instrument's scale cannot hold: which instrument,
+            // which value, which scale, and what to do.
+            E::Decimal(d) => {
+                let symbol = d
+                    .instrument
+                    .and_then(|id| state.setup.instruments.get(id.0 as usize))
+                    .map_or("?", |i| i.symbol.as_str());
+                tickwire_log(format_args!(
+                    "venue {name}: instrument {symbol}: {} {:?} is refused: {} ({} decimals); \
+                     give the instrument more decimals ({symbol}:PRICE_DECIMALS:SIZE_DECIMALS) \
+                     or leave them to the venue's defaults; more of this kind are counted, not logged",
+                    d.field, d.value, d.error, d.scale
+                ));
+            }
+            _ => tickwire_log(format_args!(
+                "venue {name}: an undecodable message ({len} bytes): {e}; \
+                 more of this kind are counted, not logged"
+            )),
+        }
+    }
+}
+
+/// One line on standard error, prefixed with the program's name.
+pub(crate) fn tickwire_log(line: std::fmt::Arguments<'_>) {
+    eprintln!("tickwire-feed: {line}");
+}
+
+/// A connection's role in the feed.
+#[derive(Clone, Copy)]
+pub(crate) enum Link {
+    /// A market-data stream: venue, plan.
+    Stream(usize, usize),
+    /// A REST snapshot fetch: venue, instrument.
+    Fetch(usize, InstrumentId),
+}
+
+pub(crate) struct VenueState {
+    pub(crate) setup: VenueSetup,
+    pub(crate) adapter: Adapter,
+    pub(crate) plans: Vec<ConnectionPlan>,
+    pub(crate) recorder: Recorder,
+    /// The first global instrument id of this venue.
+    pub(crate) base: u32,
+    /// The simulator's instrument index of each instrument, by symbol.
+    pub(crate) sim_index: Vec<Option<usize>>,
+    /// Which plan (connection) carries each instrument.
+    pub(crate) plan_of: Vec<usize>,
+    /// Each plan's connection.
+    pub(crate) streams: Vec<ConnId>,
+    /// Each instrument's frames that make the venue send a fresh snapshot
+    /// of its book (unsubscribe, subscribe); empty for REST snapshots.
+    pub(crate) resubscribe: Vec<Vec<String>>,
+    /// Instruments whose refusal was logged, until they are valid again.
+    pub(crate) refused: Vec<bool>,
+}
+
+impl VenueState {
+    /// A venue's state before its recorder, ids and simulator indices are
+    /// known: its adapter, plans, and what recovery needs.
+    pub(crate) fn planned(
+        setup: VenueSetup,
+        plans: Vec<ConnectionPlan>,
+        recorder: Recorder,
+    ) -> VenueState {
+        let n = setup.instruments.len();
+        let mut plan_of = vec![0; n];
+        for (p, plan) in plans.iter().enumerate() {
+            for &i in &plan.instruments {
+                if let Some(slot) = plan_of.get_mut(i) {
+                    *slot = p;
+                }
+            }
+        }
+        VenueState {
+            adapter: Adapter::new(setup.venue, &setup.instruments),
+            resubscribe: setup
+                .instruments
+                .iter()
+                .map(|i| setup.venue.resubscribe(i))
+                .collect(),
+            refused: vec![false; n],
+            streams: Vec::with_capacity(plans.len()),
+            plans,
+            plan_of,
+            recorder,
+            base: 0,
+            sim_index: vec![None; n],
+            setup,
+        }
+    }
+}
+
+/// The handler: every venue's state, the sinks and the counters.
+pub(crate) struct Core {
+    pub(crate) venues: Vec<VenueState>,
+    pub(crate) links: HashMap<ConnId, Link>,
+    pub(crate) sinks: Sinks,
+    pub(crate) stats: Arc<FeedStats>,
+    pub(crate) calibration: Calibration,
+    pub(crate) clock: Clock,
+    pub(crate) send_stamps: Option<Arc<SendStamps>>,
+    /// REST snapshots to fetch: venue, instrument.
+    pub(crate) want_snapshot: Vec<(usize, InstrumentId)>,
+    /// Resubscriptions and retries of refused subscriptions.
+    pub(crate) recovery: Recovery,
+    /// Instruments named by the message being handled's refusal.
+    pub(crate) refused_now: Vec<InstrumentId>,
+    /// Books valid now, by instrument id less `first`.
+    pub(crate) valid: Vec<bool>,
+    /// The first instrument id of this feed.
+    pub(crate) first: u32,
+    pub(crate) stopping: bool,
+    /// A message's copy for the recording.
+    pub(crate) scratch: Vec<u8>,
+    /// The kinds of undecodable message already logged.
+    pub(crate) bad_input: BadInput,
+    /// Records the recording could not write.
+    pub(crate) record_errors: u64,
+    /// Each stream's URL, and whether it was closed since its last
+    /// `Opened` record: a reconnect records `Opened` again, so a recording
+    /// read on its own says what every connection was.
+    pub(crate) stream_urls: HashMap<ConnId, (String, bool)>,
+}
+
+fn wall_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+fn conn_number(id: ConnId) -> u32 {
+    id.index() as u32
+}
+
+impl Core {
+    pub(crate) fn record(&mut self, kind: recording::Kind, id: ConnId, tsc: u64, payload: &[u8]) {
+        if let Some(w) = self.sinks.recording.as_mut() {
+            let r = Record {
+                kind,
+                conn: conn_number(id),
+                tsc,
+                wall_ns: wall_ns(),
+                binary: false,
+                payload,
+            };
+            if w.write(&r).is_err() {
+                self.record_errors += 1;
+            }
+        }
+    }
+}
+
+/// Hands one adapter's events on: global ids, book validity, counters,
+/// recovery, the ring, the queue. Borrows the parts of [`Core`] the
+/// adapter does not.
+struct Emitter<'a> {
+    /// The venue's instruments whose refusal was logged.
+    logged_refusals: &'a mut [bool],
+    sinks: &'a mut Sinks,
+    stats: &'a FeedStats,
+    venue_stats: &'a VenueStats,
+    valid: &'a mut [bool],
+    want_snapshot: &'a mut Vec<(usize, InstrumentId)>,
+    recovery: &'a mut Recovery,
+    refused: &'a mut Vec<InstrumentId>,
+    /// The venue (index) the events come from.
+    venue: usize,
+    /// Its books come from REST snapshots.
+    rest: bool,
+    /// The venue's first instrument id.
+    base: u32,
+    /// The feed's first instrument id.
+    first: u32,
+    /// The feed is shutting down: its books end (`Disconnected`, `Gap`
+    /// still go out), but that is not a gap to count.
+    stopping: bool,
+}
+
+impl Emitter<'_> {
+    fn emit(&mut self, mut e: Event) {
+        let (stats, venue) = (self.stats, self.venue_stats);
+        let local = e.instrument;
+        e.instrument = InstrumentId(self.base + local.0);
+        let slot = self.valid.get_mut((e.instrument.0 - self.first) as usize);
+        match e.kind {
+            Kind::BookValid { .. } => {
+                if let Some(v) = slot
+                    && !*v
+                {
+                    *v = true;
+                    FeedStats::add(&stats.books_valid, 1);
+                    FeedStats::add(&venue.books_valid, 1);
+                }
+                self.recovery.valid(self.venue, local.0 as usize);
+                if let Some(r) = self.logged_refusals.get_mut(local.0 as usize) {
+                    *r = false;
+                }
+            }
+            Kind::Gap { .. } | Kind::Disconnected => {
+                if let Some(v) = slot
+                    && *v
+                {
+                    *v = false;
+                    stats.books_valid.fetch_sub(1, Ordering::Relaxed);
+                    venue.books_valid.fetch_sub(1, Ordering::Relaxed);
+                }
+                if matches!(e.kind, Kind::Gap { .. }) && !self.stopping {
+                    FeedStats::add(&stats.gaps, 1);
+                    FeedStats::add(&venue.gaps, 1);
+                }
+            }
+            Kind::Resync => {
+                if !self.stopping {
+                    FeedStats::add(&stats.resyncs, 1);
+                    FeedStats::add(&venue.resyncs, 1);
+                }
+                if self.rest {
+                    self.want_snapshot.push((self.venue, local));
+                } else {
+                    // Sent only if the connection is open: after a
+                    // disconnect, the reconnect subscribes it again.
+                    let now = Instant::now();
+                    self.recovery
+                        .ask(self.venue, local.0 as usize, Need::Resubscribe, now);
+                }
+            }
+            Kind::Rejected { .. } => {
+                FeedStats::add(&stats.rejections, 1);
+                FeedStats::add(&venue.rejections, 1);
+                if self.refused.len() < self.refused.capacity() {
+                    self.refused.push(local);
+                }
+                self.recovery
+                    .ask(self.venue, local.0 as usize, Need::Subscribe, Instant::now());
+            }
+            _ => {}
+        }
+        FeedStats::add(&stats.events, 1);
+        if let Some(ring) = self.sinks.ring.as_mut() {
+            ring.publish(&e);
+        }
+        if let Some(q) = &self.sinks.queue {
+            q.publish(e);
+        }
+    }
+}
+
+impl Core {
+    /// Venue `v`'s adapter, and an emitter for its events.
+    fn split(&mut self, v: usize) -> (&mut Adapter, Emitter<'_>) {
+        let Core {
+            venues,
+            sinks,
+            stats,
+            valid,
+            want_snapshot,
+            recovery,
+            refused_now,
+            first,
+            stopping,
+            ..
+        } = self;
+        let VenueState {
+            adapter,
+            refused,
+            setup,
+            base,
+            ..
+        } = &mut venues[v];
+        let emitter = Emitter {
+            logged_refusals: refused,
+            sinks,
+            stats,
+            venue_stats: &stats.venues[v],
+            valid,
+            want_snapshot,
+            recovery,
+            refused: refused_now,
+            venue: v,
+            rest: setup.venue.rest_snapshots(),
+            base: *base,
+            first: *first,
+            stopping: *stopping,
+        };
+        (adapter, emitter)
+    }
+
+    /// The venue refused a request: said once per instrument (until it is
+    /// valid again) with the venue's own words; counted always.
+    fn refused(&mut self, v: usize) {
+        let state = &mut self.venues[v];
+        let text = state.adapter.adapter_ref().rejection();
+        if self.refused_now.is_empty() {
+            // Named no instrument of ours: the whole request.
+            tickwire_log(format_args!(
+                "venue {}: a request was refused: {text}",
+                state.setup.name
+            ));
+        }
+        for id in self.refused_now.drain(..) {
+            let i = id.0 as usize;
+            if state.refused.get(i).copied() == Some(false) {
+                state.refused[i] = true;
+                tickwire_log(format_args!(
+                    "venue {}: subscription of {} refused: {text}; tried again with backoff",
+                    state.setup.name, state.setup.instruments[i].symbol
+                ));
+            }
+        }
+        // A Binance refusal names no instrument (the reply carries only the
+        // request's id): try the connection's subscriptions again.
+        if state.setup.venue.rest_snapshots() {
+            self.recovery.ask(v, 0, Need::Subscribe, Instant::now());
+        }
+    }
+}
+
+/// The simulator's key of a message's first event.
+fn stamp_key(e: &Event) -> Option<(StreamKind, u64)> {
+    match e.kind {
+        Kind::Trade { trade_id, .. } => Some((StreamKind::Trade, trade_id)),
+        Kind::Quote { update_id, .. } => Some((StreamKind::BookTicker, update_id)),
+        Kind::BookDelta { update_id, .. } => Some((StreamKind::Depth, update_id)),
+        _ => None,
+    }
+}
+
+impl Handler for Core {
+    fn on_open(&mut self, conn: &mut Conn<'_>) {
+        let Some(&Link::Stream(v, p)) = self.links.get(&conn.id()) else {
+            return;
+        };
+        let tsc = self.clock.now();
+        // A reconnect (not on the receive path): `Opened` again.
+        if let Some((url, closed)) = self.stream_urls.get_mut(&conn.id())
+            && std::mem::take(closed)
+        {
+            let url = url.clone();
+            self.record(recording::Kind::Opened, conn.id(), tsc, url.as_bytes());
+        }
+        for n in 0..self.venues[v].plans[p].subscribe.len() {
+            let text = self.venues[v].plans[p].subscribe[n].clone();
+            // The outbox holds 64 KiB of subscriptions: a plan never
+            // comes near it.
+            let _ = conn.send_text(&text);
+            self.record(recording::Kind::Sent, conn.id(), tsc, text.as_bytes());
+        }
+    }
+
+    fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, mut stamps: Stamps) {
+        let Some(&Link::Stream(v, _)) = self.links.get(&conn.id()) else {
+            return;
+        };
+        FeedStats::add(&self.stats.messages, 1);
+        FeedStats::add(&self.stats.venues[v].messages, 1);
+        if self.sinks.recording.is_some() {
+            // Copied into a buffer kept across messages: no allocation
+            // once it has grown to the largest message.
+            let mut bytes = std::mem::take(&mut self.scratch);
+            bytes.clear();
+            bytes.extend_from_slice(payload.as_bytes());
+            self.record(
+                recording::Kind::Received,
+                conn.id(),
+                stamps.read_end,
+                &bytes,
+            );
+            self.scratch = bytes;
+        }
+        let mut first: Option<Event> = None;
+        let (buf, len) = payload.into_padded();
+        let (adapter, mut out) = self.split(v);
+        let result = adapter
+            .adapter()
+            .on_message(buf, len, stamps.read_end, &mut |e| {
+                if first.is_none() {
+                    first = Some(e);
+                }
+                out.emit(e);
+            });
+        stamps.parsed = self.clock.now();
+        match result {
+            Ok(Outcome::Answer(text)) => {
+                let _ = conn.send_text(text);
+            }
+            Ok(Outcome::Ignored) => FeedStats::add(&self.stats.ignored, 1),
+            Ok(Outcome::Rejected) => self.refused(v),
+            Ok(_) => {}
+            Err(e) => {
+                FeedStats::add(&self.stats.decode_errors, 1);
+                FeedStats::add(&self.stats.venues[v].decode_errors, 1);
+                self.bad_input.note(&self.venues[v], v, e, len);
+            }
+        }
+        let Core {
+            venues,
+            stats,
+            send_stamps,
+            calibration,
+            clock,
+            ..
+        } = self;
+        let state = &mut venues[v];
+        if let (Some(board), Some(e)) = (send_stamps.as_ref(), first)
+            && let Some((kind, id)) = stamp_key(&e)
+            // `first` still has the adapter's own (local) instrument id.
+            && let Some(Some(n)) = state.sim_index.get(e.instrument.0 as usize)
+            && let Some(sent) = board.get(*n, kind, id)
+        {
+            stamps.exchange_unix_ns = calibration.to_unix_ns(sent);
+            FeedStats::add(&stats.wire_stamped, 1);
+        } else if let Some(e) = first
+            && e.exchange_ns != 0
+        {
+            stamps.exchange_unix_ns = e.exchange_ns;
+        }
+        stamps.handled = clock.now();
+        state.recorder.record(&stamps);
+    }
+
+    fn on_response(&mut self, id: ConnId, status: u16, body: &mut [u8], len: usize) {
+        let Some(&Link::Fetch(v, instrument)) = self.links.get(&id) else {
+            return;
+        };
+        let tsc = self.clock.now();
+        if self.sinks.recording.is_some() {
+            let bytes = body[..len].to_vec();
+            self.record(recording::Kind::Response, id, tsc, &bytes);
+        }
+        if status != 200 {
+            // Asked again after the backoff the fetch's close brings.
+            FeedStats::add(&self.stats.decode_errors, 1);
+            self.want_snapshot.push((v, instrument));
+            return;
+        }
+        FeedStats::add(&self.stats.snapshots, 1);
+        let (adapter, mut out) = self.split(v);
+        if let Adapter::Binance(a) = adapter {
+            let r = a.on_snapshot(instrument, body, len, tsc, &mut |e| out.emit(e));
+            if let Err(e) = r {
+                FeedStats::add(&self.stats.decode_errors, 1);
+                self.bad_input.note(&self.venues[v], v, e, len);
+            }
+        }
+    }
+
+    fn on_close(&mut self, id: ConnId, _role: Role, reason: &Disconnect) -> Reconnect {
+        let tsc = self.clock.now();
+        let link = self.links.get(&id).copied();
+        if self.sinks.recording.is_some() {
+            let text = reason.to_string();
+            self.record(recording::Kind::Closed, id, tsc, text.as_bytes());
+            if let Some((_, closed)) = self.stream_urls.get_mut(&id) {
+                *closed = true;
+            }
+        }
+        match link {
+            Some(Link::Stream(v, _)) => {
+                self.stats.lost.count(reason);
+                let (adapter, mut out) = self.split(v);
+                adapter.adapter().on_disconnect(tsc, &mut |e| out.emit(e));
+                if self.stopping {
+                    Reconnect::No
+                } else {
+                    FeedStats::add(&self.stats.reconnects, 1);
+                    FeedStats::add(&self.stats.venues[v].reconnects, 1);
+                    Reconnect::Yes
+                }
+            }
+            Some(Link::Fetch(..)) => {
+                if matches!(reason, Disconnect::Fetched) || self.stopping {
+                    self.links.remove(&id);
+                    Reconnect::No
+                } else {
+                    // Retried by the driver, with backoff; the book keeps
+                    // buffering diffs meanwhile.
+                    FeedStats::add(&self.stats.fetch_failures, 1);
+                    Reconnect::Yes
+                }
+            }
+            None => Reconnect::No,
+        }
+    }
+}

@@ -1,0 +1,551 @@
+//! The live feed: venues' connections on one tickwire-net driver (one
+//! thread), their messages through the venue adapters, the events out to
+//! the sinks, every message's stamps into the stage histograms.
+//!
+//! One [`Feed`] runs on one thread (pin it: [`crate::threads`]). It owns
+//! its driver, adapters, books and recorders; nothing it does per message
+//! allocates or blocks: events go to the shared-memory ring (a few stores)
+//! and to the sink queue (`try_send`, dropped and counted when full).
+//! Binance books ask for their REST snapshot with a `Resync` event: the
+//! feed fetches it on the same driver, so the other connections keep
+//! flowing while it arrives.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use tickwire_net::{
+    CloseCode, Config as NetConfig, ConnId, Driver, Endpoint, SlotSize, TlsConfig,
+};
+use tickwire_sim::SendStamps;
+use tickwire_tsc::{Clock, Metrics};
+use tickwire_venues::plan::{self, Channels, ConnectionPlan, PlanError};
+use tickwire_venues::{InstrumentId, InstrumentSpec, Venue};
+
+use crate::recording;
+use crate::shm;
+use crate::sink::{self, Publisher};
+
+mod core;
+mod recovery;
+mod stats;
+
+pub(crate) use self::core::Adapter;
+use self::core::{BadInput, Core, Link, VenueState};
+use self::recovery::{Need, Recovery};
+pub use self::stats::{FeedStats, LostBy, VenueStats};
+
+/// The connections a venue's instruments need.
+pub fn plans(
+    venue: Venue,
+    instruments: &[InstrumentSpec],
+    channels: Channels,
+) -> Result<Vec<ConnectionPlan>, PlanError> {
+    venue.plans(instruments, channels)
+}
+
+/// One venue of a feed.
+#[derive(Clone, Debug)]
+pub struct VenueSetup {
+    /// Its name in the sinks and metrics (`binance-spot`, or your own).
+    pub name: String,
+    /// The venue.
+    pub venue: Venue,
+    /// Instruments, with their scales and book depths.
+    pub instruments: Vec<InstrumentSpec>,
+    /// What to receive.
+    pub channels: Channels,
+    /// Connect here instead of the venue's own host (`wss://host:port`),
+    /// e.g. a simulator. The plan's paths are kept.
+    pub endpoint: Option<String>,
+    /// Fetch REST snapshots here instead (`https://host:port`).
+    pub rest: Option<String>,
+}
+
+/// Where events go.
+#[derive(Default)]
+pub struct Sinks {
+    /// The queue of the JSON Lines (or any other) sink thread.
+    pub queue: Option<Publisher>,
+    /// The shared-memory ring.
+    pub ring: Option<shm::Writer>,
+    /// A raw recording of every frame.
+    pub recording: Option<recording::Writer>,
+}
+
+impl fmt::Debug for Sinks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sinks")
+            .field("queue", &self.queue.is_some())
+            .field("ring", &self.ring.is_some())
+            .field("recording", &self.recording.is_some())
+            .finish()
+    }
+}
+
+/// Why a feed could not start.
+#[derive(Debug)]
+pub enum FeedError {
+    /// A venue's instruments cannot be planned.
+    Plan(String, PlanError),
+    /// An endpoint override is not a usable URL.
+    Url(String, String),
+    /// The driver could not be set up.
+    Setup(String),
+    /// A socket or poll call failed.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for FeedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FeedError::Plan(v, e) => write!(f, "venue {v}: {e}"),
+            FeedError::Url(u, e) => write!(f, "{u}: {e}"),
+            FeedError::Setup(e) => write!(f, "cannot start: {e}"),
+            FeedError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for FeedError {}
+
+/// An application ping a connection owes its venue.
+struct PingTimer {
+    id: ConnId,
+    text: String,
+    every: Duration,
+    next: Instant,
+}
+
+/// A feed: venues on one driver. Build it with [`Feed::new`], run it with
+/// [`Feed::run`] on the thread it should live on.
+pub struct Feed {
+    driver: Driver<Core>,
+    pings: Vec<PingTimer>,
+    /// Fetch endpoint (its URL, as recorded, and the largest response it
+    /// may bring) per venue and instrument, prepared at start-up.
+    fetches: Vec<Vec<Option<(Endpoint, String, usize)>>>,
+    /// Instrument names by global id, for sinks.
+    names: Vec<sink::Instrument>,
+    /// Recoveries due, taken from the handler each poll (allocated once).
+    due: Vec<(usize, usize, Need)>,
+}
+
+impl fmt::Debug for Feed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Feed")
+            .field("instruments", &self.names.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A URL override's `(scheme, host:port)`.
+fn split_base(url: &str) -> Result<(&str, &str), String> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| "expected scheme://host:port".to_string())?;
+    let authority = rest.split('/').next().unwrap_or_default();
+    if authority.is_empty() {
+        return Err("no host".into());
+    }
+    Ok((scheme, authority))
+}
+
+/// The slots a feed's venues need beyond the default ones: a connection
+/// whose venue sends larger messages than the default limit, and a REST
+/// fetch whose response is larger than the default receive buffer.
+fn sized_slots(net: &NetConfig, venues: &[(&VenueSetup, Vec<ConnectionPlan>)]) -> Vec<SlotSize> {
+    let mut sizes: Vec<SlotSize> = Vec::new();
+    let mut add = |read: usize, message: usize| {
+        match sizes
+            .iter_mut()
+            .find(|s| s.read_buffer_size == read && s.max_message_size == message)
+        {
+            Some(s) => s.count += 1,
+            None => sizes.push(SlotSize {
+                count: 1,
+                read_buffer_size: read,
+                max_message_size: message,
+            }),
+        }
+    };
+    for (setup, plans) in venues {
+        for p in plans {
+            if p.max_message > net.max_message_size {
+                add(net.read_buffer_size, p.max_message);
+            }
+        }
+        if let Some(market) = setup.venue.binance_market() {
+            for i in setup.instruments.iter().filter(|i| i.depth > 0) {
+                let body = plan::binance::snapshot_bytes(market, i.depth);
+                if setup.channels.books && body > net.read_buffer_size {
+                    add(body.next_power_of_two(), net.max_message_size);
+                }
+            }
+        }
+    }
+    sizes
+}
+
+/// What a feed sets aside at start-up: its connection slots' buffers, and
+/// its books with their diff buffers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Budget {
+    /// Connection slots (default and sized).
+    pub slots: usize,
+    /// Their buffers, bytes.
+    pub slot_bytes: usize,
+    /// Books.
+    pub books: usize,
+    /// Their levels and buffers, bytes.
+    pub book_bytes: usize,
+}
+
+impl Budget {
+    /// What `venues` on one feed with `net` set aside.
+    pub fn of(venues: &[VenueSetup], net: &NetConfig) -> Result<Budget, FeedError> {
+        let mut streams = 0;
+        let mut books = 0;
+        let mut book_bytes = 0;
+        for setup in venues {
+            let plans = plans(setup.venue, &setup.instruments, setup.channels)
+                .map_err(|e| FeedError::Plan(setup.name.clone(), e))?;
+            streams += plans.len();
+            for i in setup.instruments.iter().filter(|i| i.depth > 0) {
+                books += 1;
+                book_bytes += setup.venue.sync_config(i.depth).bytes();
+            }
+        }
+        let net = feed_net(net.clone(), venues, streams);
+        let slots = net.max_connections + net.sized_slots.iter().map(|s| s.count).sum::<usize>();
+        Ok(Budget {
+            slots,
+            slot_bytes: net.memory(),
+            books,
+            book_bytes,
+        })
+    }
+}
+
+/// `net` with room for every stream and, at once, every book's snapshot,
+/// and the sized slots the venues need.
+fn feed_net(mut net: NetConfig, venues: &[VenueSetup], streams: usize) -> NetConfig {
+    let instruments: usize = venues.iter().map(|v| v.instruments.len()).sum();
+    net.max_connections = net.max_connections.max(streams + instruments + 1);
+    let planned: Vec<(&VenueSetup, Vec<ConnectionPlan>)> = venues
+        .iter()
+        .filter_map(|setup| Some((setup, plans(setup.venue, &setup.instruments, setup.channels).ok()?)))
+        .collect();
+    net.sized_slots = sized_slots(&net, &planned);
+    net
+}
+
+impl Feed {
+    /// Plans every venue's connections, allocates every adapter, book,
+    /// recorder and connection slot, and starts connecting.
+    pub fn new(
+        venues: Vec<VenueSetup>,
+        net: NetConfig,
+        tls: &TlsConfig,
+        metrics: &Metrics,
+        sinks: Sinks,
+        send_stamps: Option<(Arc<SendStamps>, Vec<String>)>,
+        first_instrument: u32,
+    ) -> Result<Feed, FeedError> {
+        let mut states = Vec::new();
+        let mut names = Vec::new();
+        let mut fetches = Vec::new();
+        let mut streams = 0;
+        let all = venues.clone();
+        for setup in venues {
+            let plans = plans(setup.venue, &setup.instruments, setup.channels)
+                .map_err(|e| FeedError::Plan(setup.name.clone(), e))?;
+            streams += plans.len();
+            let mut fetch = Vec::new();
+            for i in &setup.instruments {
+                fetch.push(match setup.venue.binance_market() {
+                    Some(m) if setup.channels.books && i.depth > 0 => {
+                        let (host, path) = plan::snapshot_path(m, &i.symbol, i.depth);
+                        let url = match &setup.rest {
+                            Some(base) => {
+                                let (scheme, authority) = split_base(base)
+                                    .map_err(|e| FeedError::Url(base.clone(), e))?;
+                                format!("{scheme}://{authority}{path}")
+                            }
+                            None => format!("https://{host}{path}"),
+                        };
+                        Some((
+                            Endpoint::parse(&url)
+                                .map_err(|e| FeedError::Url(url.clone(), e.to_string()))?,
+                            url,
+                            plan::binance::snapshot_bytes(m, i.depth),
+                        ))
+                    }
+                    _ => None,
+                });
+            }
+            fetches.push(fetch);
+            for i in &setup.instruments {
+                names.push(sink::Instrument {
+                    venue: setup.name.clone(),
+                    symbol: i.symbol.clone(),
+                    price_scale: i.price_scale,
+                    size_scale: i.size_scale,
+                });
+            }
+            let recorder = metrics.recorder(&setup.name);
+            let mut state = VenueState::planned(setup, plans, recorder);
+            state.base = first_instrument + (names.len() - state.setup.instruments.len()) as u32;
+            state.sim_index = state
+                .setup
+                .instruments
+                .iter()
+                .map(|i| {
+                    send_stamps
+                        .as_ref()
+                        .and_then(|(_, syms)| syms.iter().position(|s| *s == i.symbol))
+                })
+                .collect();
+            states.push(state);
+        }
+        let net = feed_net(net, &all, streams);
+        let venue_stats: Box<[VenueStats]> = states
+            .iter()
+            .map(|s| VenueStats {
+                name: s.setup.name.clone(),
+                books: s
+                    .setup
+                    .instruments
+                    .iter()
+                    .filter(|i| s.setup.channels.books && i.depth > 0)
+                    .count() as u64,
+                ..VenueStats::default()
+            })
+            .collect();
+        let stats = Arc::new(FeedStats {
+            venues: venue_stats,
+            ..FeedStats::default()
+        });
+        let most = states.iter().map(|s| s.setup.instruments.len()).max().unwrap_or(0);
+        let core = Core {
+            valid: vec![false; names.len()],
+            first: first_instrument,
+            recovery: Recovery::new(states.iter().map(|s| s.setup.instruments.len())),
+            refused_now: Vec::with_capacity(most),
+            venues: states,
+            links: HashMap::new(),
+            sinks,
+            stats: Arc::clone(&stats),
+            calibration: tickwire_tsc::calibration(),
+            clock: Clock::new(),
+            send_stamps: send_stamps.map(|(s, _)| s),
+            want_snapshot: Vec::with_capacity(names.len() * 2),
+            stopping: false,
+            scratch: Vec::with_capacity(64 * 1024),
+            bad_input: BadInput::new(Arc::clone(&stats)),
+            record_errors: 0,
+            stream_urls: HashMap::new(),
+        };
+        let mut driver =
+            Driver::new(net, tls, core).map_err(|e| FeedError::Setup(e.to_string()))?;
+        let mut pings = Vec::new();
+        let now = Instant::now();
+        for v in 0..driver.handler().venues.len() {
+            for p in 0..driver.handler().venues[v].plans.len() {
+                let (url, ping, max_message) = {
+                    let state = &driver.handler().venues[v];
+                    let plan = &state.plans[p];
+                    let url = match &state.setup.endpoint {
+                        Some(base) => {
+                            let (scheme, authority) =
+                                split_base(base).map_err(|e| FeedError::Url(base.clone(), e))?;
+                            format!("{scheme}://{authority}{}", plan.path)
+                        }
+                        None => format!("wss://{}:{}{}", plan.host, plan.port, plan.path),
+                    };
+                    (url, plan.ping.clone(), plan.max_message)
+                };
+                let endpoint = Endpoint::parse(&url)
+                    .map_err(|e| FeedError::Url(url.clone(), e.to_string()))?;
+                let id = driver
+                    .connect_sized(endpoint, max_message)
+                    .map_err(|e| FeedError::Setup(e.to_string()))?;
+                let core = driver.handler_mut();
+                core.links.insert(id, Link::Stream(v, p));
+                core.venues[v].streams.push(id);
+                let tsc = core.clock.now();
+                core.record(recording::Kind::Opened, id, tsc, url.as_bytes());
+                core.stream_urls.insert(id, (url, false));
+                if let Some(ping) = ping {
+                    pings.push(PingTimer {
+                        id,
+                        text: ping.text,
+                        every: ping.every,
+                        next: now + ping.every,
+                    });
+                }
+            }
+        }
+        Ok(Feed {
+            driver,
+            pings,
+            fetches,
+            names,
+            due: Vec::with_capacity(64),
+        })
+    }
+
+    /// The counters, shared.
+    pub fn stats(&self) -> Arc<FeedStats> {
+        Arc::clone(&self.driver.handler().stats)
+    }
+
+    /// Every instrument of this feed; events carry ids from the
+    /// `first_instrument` given to [`Feed::new`] on, in this order.
+    pub fn instruments(&self) -> &[sink::Instrument] {
+        &self.names
+    }
+
+    /// A venue's (by position) instrument's book, while valid.
+    pub fn book(
+        &self,
+        venue: usize,
+        instrument: InstrumentId,
+    ) -> Option<&tickwire_venues::book::Book> {
+        self.driver
+            .handler()
+            .venues
+            .get(venue)?
+            .adapter
+            .adapter_ref()
+            .book(instrument)
+    }
+
+    /// One poll of the driver, then the chores: snapshot fetches asked for,
+    /// resubscriptions due and application pings due.
+    pub fn poll(&mut self) -> std::io::Result<()> {
+        self.driver.poll_timeout(Duration::from_millis(10))?;
+        self.chores();
+        Ok(())
+    }
+
+    fn chores(&mut self) {
+        while let Some((v, instrument)) = self.driver.handler_mut().want_snapshot.pop() {
+            let Some(Some((endpoint, url, bytes))) = self
+                .fetches
+                .get(v)
+                .and_then(|f| f.get(instrument.0 as usize))
+            else {
+                continue;
+            };
+            match self.driver.fetch_sized(endpoint.clone(), *bytes) {
+                Ok(id) => {
+                    let tsc = self.driver.handler().clock.now();
+                    let core = self.driver.handler_mut();
+                    core.links.insert(id, Link::Fetch(v, instrument));
+                    core.record(recording::Kind::Opened, id, tsc, url.as_bytes());
+                }
+                Err(_) => {
+                    // No free slot: try again after the next poll.
+                    self.driver
+                        .handler_mut()
+                        .want_snapshot
+                        .push((v, instrument));
+                    break;
+                }
+            }
+        }
+        if self.driver.handler().recovery.waiting() {
+            self.recover(Instant::now());
+        }
+        if !self.pings.is_empty() {
+            let now = Instant::now();
+            for p in &mut self.pings {
+                if now >= p.next {
+                    p.next = now + p.every;
+                    let _ = self.driver.send_text(p.id, &p.text);
+                }
+            }
+        }
+    }
+
+    /// Sends the resubscriptions and retries that are due, on the
+    /// connections that carry their books, if open (a connection that is
+    /// down subscribes everything again when it is back).
+    fn recover(&mut self, now: Instant) {
+        let mut due = std::mem::take(&mut self.due);
+        self.driver.handler_mut().recovery.take_due(now, &mut due);
+        for (v, i, need) in due.drain(..) {
+            let core = self.driver.handler();
+            let state = &core.venues[v];
+            // (connection, frames): a REST venue's refusal says the venue's
+            // subscriptions again, every connection's (Binance acknowledges
+            // a stream subscribed twice); others resubscribe (or, refused,
+            // subscribe) one book.
+            let mut sends: Vec<(ConnId, String)> = Vec::new();
+            if state.setup.venue.rest_snapshots() {
+                for (p, plan) in state.plans.iter().enumerate() {
+                    let id = state.streams[p];
+                    sends.extend(plan.subscribe.iter().map(|f| (id, f.clone())));
+                }
+            } else {
+                let id = state.streams[state.plan_of[i]];
+                let frames = &state.resubscribe[i];
+                let frames = match need {
+                    Need::Resubscribe => &frames[..],
+                    Need::Subscribe => &frames[frames.len().saturating_sub(1)..],
+                };
+                sends.extend(frames.iter().map(|f| (id, f.clone())));
+            }
+            for (id, text) in sends {
+                if !self.driver.is_open(id) {
+                    continue;
+                }
+                if self.driver.send_text(id, &text).is_ok() {
+                    let core = self.driver.handler_mut();
+                    let tsc = core.clock.now();
+                    core.record(recording::Kind::Sent, id, tsc, text.as_bytes());
+                    if need == Need::Resubscribe && text.contains("unsubscribe") {
+                        FeedStats::add(&core.stats.resubscriptions, 1);
+                    }
+                }
+            }
+        }
+        self.due = due;
+    }
+
+    /// Runs until `stop` is set, then closes every connection (1000) and
+    /// waits up to `linger` for the closes to complete. Returns the sinks
+    /// (flush or finish them).
+    pub fn run(mut self, stop: &AtomicBool, linger: Duration) -> std::io::Result<Sinks> {
+        let spin = self.driver.config().poll_mode.spins();
+        while !stop.load(Ordering::Relaxed) {
+            if spin {
+                self.driver.poll_once()?;
+            } else {
+                self.driver.poll_timeout(Duration::from_millis(10))?;
+            }
+            self.chores();
+        }
+        self.shutdown(linger)
+    }
+
+    /// Closes every connection and hands back the sinks.
+    pub fn shutdown(mut self, linger: Duration) -> std::io::Result<Sinks> {
+        self.driver.handler_mut().stopping = true;
+        let ids: Vec<ConnId> = self.driver.handler().links.keys().copied().collect();
+        for id in &ids {
+            let _ = self.driver.close(*id, CloseCode::NORMAL, "");
+        }
+        // Until every close handshake has ended (and been recorded), or
+        // `linger` is up.
+        let deadline = Instant::now() + linger;
+        while Instant::now() < deadline && ids.iter().any(|id| self.driver.is_live(*id)) {
+            self.driver.poll_timeout(Duration::from_millis(5))?;
+        }
+        let core = self.driver.handler_mut();
+        Ok(std::mem::take(&mut core.sinks))
+    }
+}

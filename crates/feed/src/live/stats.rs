@@ -1,0 +1,135 @@
+//! What a feed counts as it runs: shared atomics a status line, a test or
+//! an exporter reads from another thread. The feed thread only adds.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tickwire_net::Disconnect;
+
+/// Counters a status line or a test reads while the feed runs: the whole
+/// feed's, and each venue's in [`FeedStats::venues`].
+#[derive(Debug, Default)]
+pub struct FeedStats {
+    /// Messages received.
+    pub messages: AtomicU64,
+    /// Events emitted.
+    pub events: AtomicU64,
+    /// Messages no adapter could decode (counted; the connection stays).
+    pub decode_errors: AtomicU64,
+    /// Books valid right now.
+    pub books_valid: AtomicU64,
+    /// Books that gapped (each then resyncs); not those ended by the
+    /// feed's own shutdown.
+    pub gaps: AtomicU64,
+    /// Fresh snapshots asked for (a REST fetch, or a resubscription).
+    pub resyncs: AtomicU64,
+    /// Connections that dropped and were reconnected.
+    pub reconnects: AtomicU64,
+    /// REST snapshots received.
+    pub snapshots: AtomicU64,
+    /// REST snapshot fetches that failed (refused, reset, timed out, a bad
+    /// response); each is retried with backoff.
+    pub fetch_failures: AtomicU64,
+    /// Book channels resubscribed to recover a book (venues whose
+    /// snapshots come in band).
+    pub resubscriptions: AtomicU64,
+    /// Requests the venues refused (a subscription to an unknown symbol,
+    /// say); each is logged with the venue's own words.
+    pub rejections: AtomicU64,
+    /// Messages whose send stamp (simulator side channel) was found.
+    pub wire_stamped: AtomicU64,
+    /// Valid messages of a channel or instrument the adapter does not
+    /// normalise (counted, not logged).
+    pub ignored: AtomicU64,
+    /// Lines logged about undecodable messages (one per venue and kind of
+    /// error; the rest are only counted in `decode_errors`).
+    pub logged: AtomicU64,
+    /// Stream connections lost, by why: the peer closed (with or without a
+    /// close frame), TLS failed (a bad record, an alert), the WebSocket
+    /// protocol was broken, a deadline passed (pong, stale data, connect,
+    /// handshake), a socket error (reset, refused), anything else.
+    pub lost: LostBy,
+    /// Each venue's own counts, in the order the feed was given them.
+    pub venues: Box<[VenueStats]>,
+}
+
+/// One venue's counts (see [`FeedStats::venues`]).
+#[derive(Debug, Default)]
+pub struct VenueStats {
+    /// The venue's name in the configuration.
+    pub name: String,
+    /// Its books (instruments with a book).
+    pub books: u64,
+    /// Books valid right now.
+    pub books_valid: AtomicU64,
+    /// Books that gapped (not at the feed's own shutdown).
+    pub gaps: AtomicU64,
+    /// Fresh snapshots asked for.
+    pub resyncs: AtomicU64,
+    /// Stream connections that dropped and were reconnected.
+    pub reconnects: AtomicU64,
+    /// Requests the venue refused.
+    pub rejections: AtomicU64,
+    /// Messages received.
+    pub messages: AtomicU64,
+    /// Messages its adapter could not decode.
+    pub decode_errors: AtomicU64,
+}
+
+/// Stream connections lost, by why (see [`FeedStats::lost`]).
+#[derive(Debug, Default)]
+pub struct LostBy {
+    /// The peer closed: a close frame, or the end of the stream without one.
+    pub closed: AtomicU64,
+    /// TLS failed.
+    pub tls: AtomicU64,
+    /// The WebSocket protocol or handshake was broken.
+    pub protocol: AtomicU64,
+    /// A deadline passed (pong, stale data, connect, handshake).
+    pub timeout: AtomicU64,
+    /// A socket error (reset, refused, name resolution).
+    pub socket: AtomicU64,
+    /// Anything else.
+    pub other: AtomicU64,
+}
+
+impl LostBy {
+    pub(crate) fn count(&self, reason: &Disconnect) {
+        let c = match reason {
+            Disconnect::Remote { .. } | Disconnect::Eof => &self.closed,
+            Disconnect::Tls(_) => &self.tls,
+            Disconnect::Protocol(_) | Disconnect::Handshake(_) => &self.protocol,
+            Disconnect::Timeout(_) => &self.timeout,
+            Disconnect::Io(_) | Disconnect::Resolve(_) => &self.socket,
+            _ => &self.other,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl FeedStats {
+    pub(crate) fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// A counter's value.
+    pub fn get(c: &AtomicU64) -> u64 {
+        c.load(Ordering::Relaxed)
+    }
+}
+
+impl VenueStats {
+    /// `books valid X/Y, N gaps, N resyncs, reconnects N, rejections N`:
+    /// the figures every venue's status and summary line starts with.
+    pub fn line(&self) -> String {
+        let g = FeedStats::get;
+        format!(
+            "books valid {}/{}, {} gaps, {} resyncs, reconnects {}, rejections {}",
+            g(&self.books_valid),
+            self.books,
+            g(&self.gaps),
+            g(&self.resyncs),
+            g(&self.reconnects),
+            g(&self.rejections),
+        )
+    }
+}
