@@ -274,7 +274,11 @@ fn demo(args: &DemoArgs) -> ExitCode {
             "tickwire demo: {} simulated venues ({}; {} steps/s in all), books {} levels deep, \
              and the feed on one thread, over TLS on loopback, for {} s{}",
             venues.len(),
-            venues.iter().map(|v| v.name()).collect::<Vec<_>>().join(", "),
+            venues
+                .iter()
+                .map(|v| v.name())
+                .collect::<Vec<_>>()
+                .join(", "),
             args.rate,
             args.depth,
             args.seconds,
@@ -505,7 +509,10 @@ fn serve_sim(args: SimArgs) -> ExitCode {
         simulators.push(simulator);
     }
     if !plain {
-        eprintln!("trust {} (endpoint and rest of each [[venue]], tls.ca_file)", ca_out.display());
+        eprintln!(
+            "trust {} (endpoint and rest of each [[venue]], tls.ca_file)",
+            ca_out.display()
+        );
     }
     let started = std::time::Instant::now();
     while !stop.load(std::sync::atomic::Ordering::Relaxed)

@@ -133,7 +133,11 @@ mod tests {
             asks: 1,
             depth: 2,
         }));
-        for e in [delta(Side::Bid, 10, 1), delta(Side::Bid, 9, 1), delta(Side::Ask, 11, 1)] {
+        for e in [
+            delta(Side::Bid, 10, 1),
+            delta(Side::Bid, 9, 1),
+            delta(Side::Ask, 11, 1),
+        ] {
             m.apply(&e);
         }
         assert!(!m.valid(1) && m.levels(1, Side::Bid).is_none());

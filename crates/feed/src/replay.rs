@@ -280,7 +280,6 @@ pub fn script(files: &[PathBuf], real_time: bool) -> io::Result<tickwire_sim::Sc
     Ok(script)
 }
 
-
 /// The files to replay for `path`: the file itself, or, for the base name
 /// a [`Writer`](recording::Writer) was given, its whole series.
 pub fn files_for(path: &Path) -> Vec<PathBuf> {

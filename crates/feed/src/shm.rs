@@ -120,6 +120,7 @@ pub fn encode(e: &Event) -> Option<[u64; EVENT_WORDS]> {
                 Resync::BadLevel => (3, 0, 0),
                 Resync::Checksum { expected, got } => (4, i(expected), i(got)),
                 Resync::Disconnected => (5, 0, 0),
+                Resync::DepthExhausted => (6, 0, 0),
                 _ => return None,
             };
             (head(6, sub, 0), [a, b, 0, 0, 0])
@@ -127,6 +128,7 @@ pub fn encode(e: &Event) -> Option<[u64; EVENT_WORDS]> {
         Kind::Resync => (head(7, 0, 0), [0; 5]),
         Kind::Stale { silent_ms } => (head(8, 0, 0), [u64::from(silent_ms), 0, 0, 0, 0]),
         Kind::Disconnected => (head(9, 0, 0), [0; 5]),
+        Kind::Rejected { code } => (head(10, 0, 0), [i(code), 0, 0, 0, 0]),
         _ => return None,
     };
     Some([h, e.exchange_ns, e.recv_tsc, f[0], f[1], f[2], f[3], f[4]])
@@ -195,6 +197,7 @@ pub fn decode(w: &[u64; EVENT_WORDS]) -> Option<Event> {
                     got: i(w[4]),
                 },
                 5 => Resync::Disconnected,
+                6 => Resync::DepthExhausted,
                 _ => return None,
             },
         },
@@ -203,6 +206,7 @@ pub fn decode(w: &[u64; EVENT_WORDS]) -> Option<Event> {
             silent_ms: u32_of(w[3])?,
         },
         9 => Kind::Disconnected,
+        10 => Kind::Rejected { code: i(w[3]) },
         _ => return None,
     };
     Some(Event {
@@ -485,9 +489,13 @@ mod tests {
             Kind::Gap {
                 why: Resync::Disconnected,
             },
+            Kind::Gap {
+                why: Resync::DepthExhausted,
+            },
             Kind::Resync,
             Kind::Stale { silent_ms: 30_000 },
             Kind::Disconnected,
+            Kind::Rejected { code: -60018 },
         ]
     }
 

@@ -177,6 +177,7 @@ pub fn json_line(event: &Event, instrument: &Instrument, out: &mut Vec<u8>) {
                     write!(out, r#""checksum","expected":{expected},"got":{got}"#)
                 }
                 Resync::Disconnected => write!(out, r#""disconnected""#),
+                Resync::DepthExhausted => write!(out, r#""depth_exhausted""#),
                 // A reason added later.
                 _ => write!(out, r#""other""#),
             };
@@ -186,6 +187,9 @@ pub fn json_line(event: &Event, instrument: &Instrument, out: &mut Vec<u8>) {
             let _ = write!(out, r#""stale","silent_ms":{silent_ms}"#);
         }
         Kind::Disconnected => out.extend_from_slice(br#""disconnected""#),
+        Kind::Rejected { code } => {
+            let _ = write!(out, r#""rejected","code":{code}"#);
+        }
         // A kind added later: named, its fields not yet written.
         _ => out.extend_from_slice(br#""other""#),
     }
@@ -288,9 +292,13 @@ mod tests {
                     got: 11,
                 },
             },
+            Kind::Gap {
+                why: Resync::DepthExhausted,
+            },
             Kind::Resync,
             Kind::Stale { silent_ms: 1500 },
             Kind::Disconnected,
+            Kind::Rejected { code: 60018 },
         ]
     }
 
@@ -342,10 +350,19 @@ mod tests {
                     assert_eq!(v["why"], "checksum");
                     assert_eq!(v["expected"], -914_047_754);
                 }
+                Kind::Gap {
+                    why: Resync::DepthExhausted,
+                } => assert_eq!(v["why"], "depth_exhausted"),
                 Kind::Gap { .. } => {
                     assert_eq!(
                         (v["why"].as_str(), v["got"].as_u64()),
                         (Some("sequence"), Some(11))
+                    );
+                }
+                Kind::Rejected { .. } => {
+                    assert_eq!(
+                        (v["type"].as_str(), v["code"].as_i64()),
+                        (Some("rejected"), Some(60018))
                     );
                 }
                 Kind::Stale { .. } => assert_eq!(v["silent_ms"], 1500),

@@ -175,9 +175,7 @@ fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades:
     let (tls, ca) = sim::self_signed().unwrap();
     let simulator = Simulator::start(SimConfig {
         tls: Some(tls),
-        script: Some(std::sync::Arc::new(
-            replay::script(files, false).unwrap(),
-        )),
+        script: Some(std::sync::Arc::new(replay::script(files, false).unwrap())),
         ..SimConfig::default()
     })
     .unwrap();

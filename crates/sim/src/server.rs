@@ -371,7 +371,9 @@ fn open_client<P: Protocol>(
     client.opened = true;
     shared.protocol.on_open(&mut client.state, market, out);
     for text in std::mem::take(&mut client.pending) {
-        shared.protocol.on_text(&mut client.state, &text, market, out);
+        shared
+            .protocol
+            .on_text(&mut client.state, &text, market, out);
     }
     write(client, out, &shared.stamps, &shared.counters, clock)
 }

@@ -63,7 +63,10 @@ impl Instruments {
             .map(|spec| Instrument {
                 spec: spec.clone(),
                 sync: (spec.depth > 0).then(|| {
-                    BookSync::new(chain, SyncConfig::for_book(chain, spec.depth, shape(spec.depth)))
+                    BookSync::new(
+                        chain,
+                        SyncConfig::for_book(chain, spec.depth, shape(spec.depth)),
+                    )
                 }),
             })
             .collect();

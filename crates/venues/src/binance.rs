@@ -22,9 +22,21 @@ pub enum Message<'t, 'i> {
     Depth(Depth<'t, 'i>),
     /// The REST depth snapshot (`/api/v3/depth`, `/fapi/v1/depth`, `/dapi/v1/depth`).
     Snapshot(Snapshot<'t, 'i>),
-    /// A reply to a request (`{"result":null,"id":1}`) or an error
-    /// (`{"code":..,"msg":..}`): not market data.
+    /// A reply to a request (`{"result":null,"id":1}`): not market data.
     Control,
+    /// A request refused: `{"error":{"code":2,"msg":"Invalid request:
+    /// invalid stream"},"id":1}` as the streams send it (the error nested
+    /// under `error`; the docs print it flat, `{"code":..,"msg":..}`, which
+    /// is read too). Binance acknowledges a stream of a symbol that does
+    /// not exist and sends nothing for it; only a malformed request, a
+    /// 1025th stream (code 4, "Too many subscriptions") and the like are
+    /// refused.
+    Error {
+        /// `code`.
+        code: i64,
+        /// `msg`, as sent.
+        msg: &'i str,
+    },
     /// A market event of a type this adapter does not decode (its `e`).
     Other(&'i str),
 }
@@ -134,13 +146,25 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
             asks: levels_of(&data, "asks")?,
         }));
     }
+    let error = |e: &Value<'t, 'i>| -> Result<Message<'t, 'i>, DecodeError> {
+        Ok(Message::Error {
+            code: e
+                .get("code")
+                .ok_or(DecodeError::Missing("code"))?
+                .as_i64()
+                .ok_or(DecodeError::Type("code"))?,
+            msg: str_of(e, "msg")?,
+        })
+    };
     let event = match data.get("e") {
         Some(e) => e.into_string().ok_or(DecodeError::Type("e"))?,
         // Spot bookTicker has no event type.
         None if data.contains_key("u") && data.contains_key("b") => "bookTicker",
-        None if data.contains_key("result") || data.contains_key("code") => {
-            return Ok(Message::Control);
+        None if data.contains_key("error") => {
+            return error(&data.get("error").ok_or(DecodeError::Missing("error"))?);
         }
+        None if data.contains_key("code") && data.contains_key("msg") => return error(&data),
+        None if data.contains_key("result") => return Ok(Message::Control),
         None => return Err(DecodeError::Missing("e")),
     };
     let buyer_is_maker = |v: &Value<'_, '_>| {
@@ -356,8 +380,26 @@ mod tests {
             assert!(matches!(m, Message::Control))
         });
         with(r#"{"code":2,"msg":"Invalid request"}"#, |m| {
-            assert!(matches!(m, Message::Control))
+            assert!(matches!(
+                m,
+                Message::Error {
+                    code: 2,
+                    msg: "Invalid request"
+                }
+            ))
         });
+        with(
+            r#"{"error":{"code":2,"msg":"Invalid request: invalid stream"},"id":7}"#,
+            |m| {
+                assert!(matches!(
+                    m,
+                    Message::Error {
+                        code: 2,
+                        msg: "Invalid request: invalid stream"
+                    }
+                ))
+            },
+        );
         with(r#"{"e":"kline","E":1,"s":"X","k":{}}"#, |m| {
             assert!(matches!(m, Message::Other("kline")))
         });
@@ -580,7 +622,8 @@ fn scan_general(text_in: &str) -> Option<Message<'_, '_>> {
     let event = match f.e {
         Some(e) => text(Some(e))?,
         None if f.u.is_some() && f.b.is_some() => "bookTicker",
-        None if f.result || f.code => return Some(Message::Control),
+        // An error goes to `decode`: its fields are nested.
+        None if f.result && !f.code => return Some(Message::Control),
         None => return None,
     };
     let bool_of = |v: Option<Val<'_>>| match v? {
@@ -742,6 +785,12 @@ impl Adapter {
             // A REST snapshot goes to `on_snapshot`, which knows its symbol.
             Message::Snapshot(_) => Err(DecodeError::Type("snapshot on the stream")),
             Message::Control => Ok(Outcome::Control),
+            Message::Error { code, msg } => {
+                // The reply names the request by its id only, not the
+                // streams: the refusal concerns the connection.
+                instruments.reject(None, code, msg, recv_tsc, emit);
+                Ok(Outcome::Rejected)
+            }
         })
     }
 
@@ -831,6 +880,25 @@ mod adapter_tests {
 
     fn kinds(events: &[Event]) -> Vec<Kind> {
         events.iter().map(|e| e.kind).collect()
+    }
+
+    #[test]
+    fn a_refused_request_is_a_rejection_with_binances_words() {
+        let mut a = adapter();
+        let (r, ev) = feed(
+            &mut a,
+            r#"{"error":{"code":2,"msg":"Invalid request: invalid stream"},"id":3}"#,
+            1,
+        );
+        assert_eq!(r, Ok(Outcome::Rejected));
+        // The reply names no stream: nothing is said of a book.
+        assert!(ev.is_empty(), "{ev:?}");
+        assert_eq!(
+            crate::VenueAdapter::rejection(&a),
+            "Invalid request: invalid stream"
+        );
+        let (r, _) = feed(&mut a, r#"{"result":null,"id":4}"#, 2);
+        assert_eq!(r, Ok(Outcome::Control));
     }
 
     #[test]

@@ -71,6 +71,7 @@ fn every_recorded_message_decodes() {
                         Message::Depth(_) => "depth".to_owned(),
                         Message::Snapshot(_) => "snapshot".to_owned(),
                         Message::Control => "control".to_owned(),
+                        Message::Error { code, .. } => format!("error:{code}"),
                         Message::Other(e) => format!("other:{e}"),
                     })
                 })

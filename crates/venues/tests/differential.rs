@@ -134,7 +134,9 @@ fn binance_reads_what_serde_json_reads() {
                         assert_eq!(ours(&snap.bids), levels(&data["bids"]), "{at}");
                         assert_eq!(ours(&snap.asks), levels(&data["asks"]), "{at}");
                     }
-                    binance::Message::Control | binance::Message::Other(_) => return,
+                    binance::Message::Control
+                    | binance::Message::Error { .. }
+                    | binance::Message::Other(_) => return,
                 }
                 compared += 1;
             });

@@ -112,7 +112,9 @@ impl VenueSummary {
     pub fn line(&self) -> String {
         let mut line = format!("{}: {}, {} messages", self.name, self.counts, self.messages);
         if let Some((injected, recovered)) = self.faults {
-            line.push_str(&format!(", faults injected {injected}, recovered {recovered}"));
+            line.push_str(&format!(
+                ", faults injected {injected}, recovered {recovered}"
+            ));
             if !self.failed.is_empty() {
                 line.push_str(&format!(" (not: {})", self.failed.join(", ")));
             }
@@ -165,6 +167,9 @@ struct Simulated {
     /// The feed's global id of its first instrument, and how many.
     first: usize,
     count: usize,
+    /// What a simulator's price and size are multiplied by to be at the
+    /// feed's scales, by instrument.
+    scales: Vec<(i64, i64)>,
 }
 
 /// Runs the demo; `status` gets one line a second (a line per venue with
@@ -216,19 +221,48 @@ pub fn run(
         } else {
             None
         };
-        let ws_port = proxy.as_ref().map_or(sim.addr().port(), |p| p.addr().port());
+        let ws_port = proxy
+            .as_ref()
+            .map_or(sim.addr().port(), |p| p.addr().port());
         let depth = if plain { 1000 } else { config.depth };
-        let name = if plain { "sim".to_owned() } else { venue.name().to_owned() };
+        let name = if plain {
+            "sim".to_owned()
+        } else {
+            venue.name().to_owned()
+        };
+        // The venue's default scales, which hold whatever it sends (the
+        // plain demo: the instruments' own).
+        let specs: Vec<InstrumentSpec> = instruments
+            .iter()
+            .map(|i| {
+                let (ps, ss) = if plain {
+                    (i.price_scale, i.size_scale)
+                } else {
+                    venue.default_scales()
+                };
+                InstrumentSpec::new(
+                    &i.symbol,
+                    ps.max(i.price_scale),
+                    ss.max(i.size_scale),
+                    depth,
+                )
+            })
+            .collect();
+        let scales = specs
+            .iter()
+            .zip(&instruments)
+            .map(|(spec, i)| {
+                let up = |to: u8, from: u8| 10i64.pow(u32::from(to - from));
+                (
+                    up(spec.price_scale, i.price_scale),
+                    up(spec.size_scale, i.size_scale),
+                )
+            })
+            .collect();
         setups.push(VenueSetup {
             name: name.clone(),
             venue,
-            instruments: instruments
-                .iter()
-                .map(|i| {
-                    let (ps, ss) = venue.default_scales();
-                    InstrumentSpec::new(&i.symbol, ps.max(i.price_scale), ss.max(i.size_scale), depth)
-                })
-                .collect(),
+            instruments: specs,
             channels: Channels::default(),
             endpoint: Some(format!("wss://localhost:{ws_port}")),
             rest: Some(format!("https://localhost:{}", sim.addr().port())),
@@ -242,6 +276,7 @@ pub fn run(
             proxy,
             first,
             count: instruments.len(),
+            scales,
         });
         first += instruments.len();
     }
@@ -257,7 +292,11 @@ pub fn run(
     })?;
     // The wire stamps: the plain demo's one simulator.
     let stamps = plain.then(|| {
-        let symbols = setups[0].instruments.iter().map(|i| i.symbol.clone()).collect();
+        let symbols = setups[0]
+            .instruments
+            .iter()
+            .map(|i| i.symbol.clone())
+            .collect();
         (sims[0].sim.stamps(), symbols)
     });
     let net = NetConfig {
@@ -482,8 +521,16 @@ fn settle_and_compare(
                 let Some((_, bids, asks)) = s.sim.book(n, depth) else {
                     return false;
                 };
-                mirrors.levels(id, Side::Bid).as_ref() == Some(&bids)
-                    && mirrors.levels(id, Side::Ask).as_ref() == Some(&asks)
+                // The simulator's levels at the feed's scales.
+                let (p, q) = s.scales[n];
+                let at = |levels: Vec<(i64, i64)>| -> Vec<(i64, i64)> {
+                    levels
+                        .into_iter()
+                        .map(|(price, size)| (price * p, size * q))
+                        .collect()
+                };
+                mirrors.levels(id, Side::Bid) == Some(at(bids))
+                    && mirrors.levels(id, Side::Ask) == Some(at(asks))
             });
             VenueSummary {
                 name: s.name.clone(),

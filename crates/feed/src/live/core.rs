@@ -147,6 +147,8 @@ pub(crate) struct VenueState {
     pub(crate) resubscribe: Vec<Vec<String>>,
     /// Instruments whose refusal was logged, until they are valid again.
     pub(crate) refused: Vec<bool>,
+    /// Books that have been valid at least once.
+    pub(crate) was_valid: Vec<bool>,
 }
 
 impl VenueState {
@@ -174,6 +176,7 @@ impl VenueState {
                 .map(|i| setup.venue.resubscribe(i))
                 .collect(),
             refused: vec![false; n],
+            was_valid: vec![false; n],
             streams: Vec::with_capacity(plans.len()),
             plans,
             plan_of,
@@ -251,6 +254,8 @@ impl Core {
 struct Emitter<'a> {
     /// The venue's instruments whose refusal was logged.
     logged_refusals: &'a mut [bool],
+    /// The venue's books that have been valid at least once.
+    was_valid: &'a mut [bool],
     sinks: &'a mut Sinks,
     stats: &'a FeedStats,
     venue_stats: &'a VenueStats,
@@ -290,6 +295,9 @@ impl Emitter<'_> {
                 if let Some(r) = self.logged_refusals.get_mut(local.0 as usize) {
                     *r = false;
                 }
+                if let Some(w) = self.was_valid.get_mut(local.0 as usize) {
+                    *w = true;
+                }
             }
             Kind::Gap { .. } | Kind::Disconnected => {
                 if let Some(v) = slot
@@ -305,7 +313,10 @@ impl Emitter<'_> {
                 }
             }
             Kind::Resync => {
-                if !self.stopping {
+                // A book's first snapshot is no resync: only one after the
+                // book was valid once.
+                let recovering = self.was_valid.get(local.0 as usize).copied() == Some(true);
+                if recovering && !self.stopping {
                     FeedStats::add(&stats.resyncs, 1);
                     FeedStats::add(&venue.resyncs, 1);
                 }
@@ -325,8 +336,12 @@ impl Emitter<'_> {
                 if self.refused.len() < self.refused.capacity() {
                     self.refused.push(local);
                 }
-                self.recovery
-                    .ask(self.venue, local.0 as usize, Need::Subscribe, Instant::now());
+                self.recovery.ask(
+                    self.venue,
+                    local.0 as usize,
+                    Need::Subscribe,
+                    Instant::now(),
+                );
             }
             _ => {}
         }
@@ -358,12 +373,14 @@ impl Core {
         let VenueState {
             adapter,
             refused,
+            was_valid,
             setup,
             base,
             ..
         } = &mut venues[v];
         let emitter = Emitter {
             logged_refusals: refused,
+            was_valid,
             sinks,
             stats,
             venue_stats: &stats.venues[v],

@@ -16,9 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use tickwire_net::{
-    CloseCode, Config as NetConfig, ConnId, Driver, Endpoint, SlotSize, TlsConfig,
-};
+use tickwire_net::{CloseCode, Config as NetConfig, ConnId, Driver, Endpoint, SlotSize, TlsConfig};
 use tickwire_sim::SendStamps;
 use tickwire_tsc::{Clock, Metrics};
 use tickwire_venues::plan::{self, Channels, ConnectionPlan, PlanError};
@@ -158,18 +156,16 @@ fn split_base(url: &str) -> Result<(&str, &str), String> {
 /// fetch whose response is larger than the default receive buffer.
 fn sized_slots(net: &NetConfig, venues: &[(&VenueSetup, Vec<ConnectionPlan>)]) -> Vec<SlotSize> {
     let mut sizes: Vec<SlotSize> = Vec::new();
-    let mut add = |read: usize, message: usize| {
-        match sizes
-            .iter_mut()
-            .find(|s| s.read_buffer_size == read && s.max_message_size == message)
-        {
-            Some(s) => s.count += 1,
-            None => sizes.push(SlotSize {
-                count: 1,
-                read_buffer_size: read,
-                max_message_size: message,
-            }),
-        }
+    let mut add = |read: usize, message: usize| match sizes
+        .iter_mut()
+        .find(|s| s.read_buffer_size == read && s.max_message_size == message)
+    {
+        Some(s) => s.count += 1,
+        None => sizes.push(SlotSize {
+            count: 1,
+            read_buffer_size: read,
+            max_message_size: message,
+        }),
     };
     for (setup, plans) in venues {
         for p in plans {
@@ -236,7 +232,12 @@ fn feed_net(mut net: NetConfig, venues: &[VenueSetup], streams: usize) -> NetCon
     net.max_connections = net.max_connections.max(streams + instruments + 1);
     let planned: Vec<(&VenueSetup, Vec<ConnectionPlan>)> = venues
         .iter()
-        .filter_map(|setup| Some((setup, plans(setup.venue, &setup.instruments, setup.channels).ok()?)))
+        .filter_map(|setup| {
+            Some((
+                setup,
+                plans(setup.venue, &setup.instruments, setup.channels).ok()?,
+            ))
+        })
         .collect();
     net.sized_slots = sized_slots(&net, &planned);
     net
@@ -328,7 +329,11 @@ impl Feed {
             venues: venue_stats,
             ..FeedStats::default()
         });
-        let most = states.iter().map(|s| s.setup.instruments.len()).max().unwrap_or(0);
+        let most = states
+            .iter()
+            .map(|s| s.setup.instruments.len())
+            .max()
+            .unwrap_or(0);
         let core = Core {
             valid: vec![false; names.len()],
             first: first_instrument,

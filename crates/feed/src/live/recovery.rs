@@ -166,7 +166,10 @@ mod tests {
         let t0 = Instant::now();
         r.ask(1, 0, Need::Subscribe, t0);
         assert!(due(&mut r, t0).is_empty());
-        assert_eq!(due(&mut r, t0 + Duration::from_secs(1)), [(1, 0, Need::Subscribe)]);
+        assert_eq!(
+            due(&mut r, t0 + Duration::from_secs(1)),
+            [(1, 0, Need::Subscribe)]
+        );
         r.ask(0, 0, Need::Subscribe, t0);
         r.valid(0, 0);
         assert!(!r.waiting());

@@ -20,7 +20,9 @@ pub struct FeedStats {
     /// Books that gapped (each then resyncs); not those ended by the
     /// feed's own shutdown.
     pub gaps: AtomicU64,
-    /// Fresh snapshots asked for (a REST fetch, or a resubscription).
+    /// Fresh snapshots asked for to bring a book that was valid back (a
+    /// REST fetch, or a resubscription); a book's first snapshot is not
+    /// counted.
     pub resyncs: AtomicU64,
     /// Connections that dropped and were reconnected.
     pub reconnects: AtomicU64,
@@ -63,7 +65,7 @@ pub struct VenueStats {
     pub books_valid: AtomicU64,
     /// Books that gapped (not at the feed's own shutdown).
     pub gaps: AtomicU64,
-    /// Fresh snapshots asked for.
+    /// Fresh snapshots asked for to bring a book back.
     pub resyncs: AtomicU64,
     /// Stream connections that dropped and were reconnected.
     pub reconnects: AtomicU64,
