@@ -380,6 +380,27 @@ fn run(path: &std::path::Path, record: Option<(PathBuf, u64)>, check: bool) -> E
                 .map_or(String::new(), |e| format!(" to {e}"))
         );
     }
+    // What each feed thread sets aside at start-up, and no more after.
+    let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
+    for (n, t) in config.threads.iter().enumerate() {
+        let venues: Vec<_> = t.venues.iter().map(|&v| config.venues[v].clone()).collect();
+        let net = tickwire_net::Config {
+            poll_mode: config.poll,
+            ..tickwire_net::Config::default()
+        };
+        if let Ok(b) = tickwire_feed::live::Budget::of(&venues, &net) {
+            eprintln!(
+                "thread {n} memory: {} connection slots {:.1} MiB (the largest message each venue \
+                 sends, REST snapshots included), {} books {:.1} MiB (their levels and diff buffers), \
+                 {:.1} MiB in all",
+                b.slots,
+                mib(b.slot_bytes),
+                b.books,
+                mib(b.book_bytes),
+                mib(b.slot_bytes + b.book_bytes)
+            );
+        }
+    }
     if check {
         println!("configuration ok");
         return ExitCode::SUCCESS;

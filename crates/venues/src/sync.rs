@@ -146,7 +146,7 @@ impl Default for SyncConfig {
             keep: 5000,
             window: Window::Client,
             max_buffered_diffs: 1024,
-            max_buffered_levels: 256 * 1024,
+            max_buffered_levels: 64 * 1024,
         }
     }
 }
