@@ -98,6 +98,7 @@ pub(crate) enum Tick {
 }
 
 /// An HTTP answer.
+#[derive(Debug)]
 pub(crate) struct Response {
     pub(crate) status: u16,
     pub(crate) body: String,

@@ -1,6 +1,8 @@
 //! Deribit JSON-RPC subscriptions: `book.{instrument}.{interval}` (snapshot
-//! then changes, `change_id` / `prev_change_id`), `trades.*`, heartbeats and
-//! replies.
+//! then changes, `change_id` / `prev_change_id`), `trades.*`, `quote.*`,
+//! heartbeats and replies (a refused subscription is an absence from a
+//! reply's `result`: see [`plan::deribit`](crate::plan::deribit) for how
+//! the request ids tell which channels were asked for).
 //!
 //! Deribit sends prices and amounts as JSON numbers. Their text is their
 //! exact value, and a float is not, so this adapter reads the message with
@@ -16,7 +18,7 @@ use crate::sync::{BookSync, LevelResult, Seq, SyncEvent};
 /// One decoded Deribit message.
 #[derive(Debug)]
 pub enum Message<'i> {
-    /// A `book.*` notification.
+    /// A `book.{instrument}.{interval}` notification.
     Book(BookData<'i>),
     /// A `trades.*` notification.
     Trades {
@@ -27,16 +29,83 @@ pub enum Message<'i> {
         /// The trades.
         trades: Trades<'i>,
     },
-    /// A reply to a request (`result` or `error`).
-    Reply,
+    /// A `quote.{instrument}` notification: the best bid and ask.
+    Quote(QuoteData<'i>),
+    /// A reply to a request: `result` or `error`, and the request's `id`.
+    Reply {
+        /// The request's id, as echoed (`None` when absent or `null`, as
+        /// in Deribit's -32600 "request entity too large").
+        id: Option<RequestId<'i>>,
+        /// What it says.
+        answer: Answer<'i>,
+    },
     /// `heartbeat` / `test_request`: a `test_request` must be answered with
     /// `public/test`.
     Heartbeat {
         /// Whether Deribit asked for an answer.
         test_request: bool,
     },
-    /// Another subscription channel (its name).
+    /// Another subscription channel (its name), such as the grouped
+    /// `book.{instrument}.{group}.{depth}.{interval}` or `ticker.*`.
     Other(&'i str),
+}
+
+/// A request id as a reply echoes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestId<'i> {
+    /// A non-negative integer.
+    Number(u64),
+    /// A string (escape-free).
+    Text(&'i str),
+}
+
+/// What a reply says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer<'i> {
+    /// `result` is a list (of channel names, for `public/subscribe` and
+    /// `public/unsubscribe`).
+    Channels(ChannelList<'i>),
+    /// Another `result` (`"ok"`, `{"version":..}`).
+    Done,
+    /// `error`: the request was refused.
+    Error(RpcError<'i>),
+}
+
+/// A reply's `result` list, as sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelList<'i> {
+    text: &'i str,
+}
+
+impl<'i> ChannelList<'i> {
+    /// Each name in it (items that are not strings are skipped).
+    pub fn iter(&self) -> impl Iterator<Item = &'i str> + use<'i> {
+        let mut c = Cursor::new(self.text, Numbers::Any);
+        std::iter::from_fn(move || {
+            loop {
+                match c.next_val()? {
+                    Val::Str(s) => return Some(s),
+                    _ => continue,
+                }
+            }
+        })
+    }
+
+    /// Whether `name` is in it.
+    pub fn contains(&self, name: &str) -> bool {
+        self.iter().any(|s| s == name)
+    }
+}
+
+/// A JSON-RPC `error`: `{"code":13778,"message":"raw_subscriptions_not_available_for_unauthorized"}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RpcError<'i> {
+    /// `code` (0 if absent).
+    pub code: i64,
+    /// `message` (empty if absent).
+    pub message: &'i str,
+    /// The whole error object's text: the venue's own words.
+    pub text: &'i str,
 }
 
 /// A book notification.
@@ -165,25 +234,86 @@ impl<'i> Trades<'i> {
     }
 }
 
+/// A `quote.{instrument}` notification's best bid and ask, numbers as
+/// their JSON text (an empty side: `0`, or `null` read as `0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuoteData<'i> {
+    /// `instrument_name`.
+    pub instrument: &'i str,
+    /// `timestamp`, ms since the Unix epoch.
+    pub timestamp_ms: u64,
+    /// `best_bid_price`, `best_bid_amount`.
+    pub bid: (&'i str, &'i str),
+    /// `best_ask_price`, `best_ask_amount`.
+    pub ask: (&'i str, &'i str),
+}
+
 fn bad(what: &'static str) -> DecodeError {
     DecodeError::Type(what)
 }
 
+/// The number a trade id carries: Deribit's `trade_id` is a string, of
+/// digits (`"48079254"`) or a book prefix and digits (`"ETH-311974188"`,
+/// `"USDC-2436803"`: nautilus_trader `DeribitTradeMsg`, live captures);
+/// the trailing digits, or 0 if there are none or too many.
+pub fn trade_number(id: &str) -> u64 {
+    let digits = id.bytes().rev().take_while(u8::is_ascii_digit).count();
+    id[id.len() - digits..].parse().unwrap_or(0)
+}
+
+/// A reply (no `method`): its `id`, and `result` or `error`.
+fn reply<'i>(
+    id: Option<Val<'i>>,
+    result: Option<Val<'i>>,
+    error: Option<Val<'i>>,
+) -> Result<Message<'i>, DecodeError> {
+    let id = match id {
+        Some(Val::Str(s)) => Some(RequestId::Text(s)),
+        Some(v) => v.as_u64().map(RequestId::Number),
+        None => None,
+    };
+    let answer = match (error, result) {
+        (Some(Val::Object(e)), _) => {
+            let (mut code, mut message) = (0, "");
+            scan::object(e, Numbers::Any, |k, v| match (k, v) {
+                ("code", Val::Num(n)) => code = n.parse().unwrap_or(0),
+                ("message", Val::Str(m)) => message = m,
+                _ => {}
+            })
+            .ok_or(bad("error"))?;
+            Answer::Error(RpcError {
+                code,
+                message,
+                text: e,
+            })
+        }
+        (Some(_), _) => return Err(bad("error")),
+        (None, Some(v @ Val::Array(list))) => {
+            if !scan::valid(v, Numbers::Any, 0) {
+                return Err(bad("result"));
+            }
+            Answer::Channels(ChannelList { text: list })
+        }
+        (None, Some(_)) => Answer::Done,
+        (None, None) => return Err(DecodeError::Missing("method")),
+    };
+    Ok(Message::Reply { id, answer })
+}
+
 /// Decodes one message (its text; nothing is written to it).
 pub fn decode(text: &str) -> Result<Message<'_>, DecodeError> {
-    let mut method = None;
-    let mut params = None;
-    let mut reply = false;
+    let (mut method, mut params, mut id, mut result, mut error) = (None, None, None, None, None);
     scan::object(text, Numbers::Any, |k, v| match k {
         "method" => method = Some(v),
         "params" => params = Some(v),
-        "result" | "error" => reply = true,
+        "id" => id = Some(v),
+        "result" => result = Some(v),
+        "error" => error = Some(v),
         _ => {}
     })
     .ok_or(bad("message"))?;
     let method = match method {
-        None if reply => return Ok(Message::Reply),
-        None => return Err(DecodeError::Missing("method")),
+        None => return reply(id, result, error),
         Some(Val::Str(m)) => m,
         Some(_) => return Err(bad("method")),
     };
@@ -210,55 +340,13 @@ pub fn decode(text: &str) -> Result<Message<'_>, DecodeError> {
     if !scan::valid(data, Numbers::Any, 0) {
         return Err(bad("data"));
     }
-    match channel.split('.').next() {
-        Some("book") => {
-            let Val::Object(data) = data else {
-                return Err(bad("data"));
-            };
-            let mut f: [Option<Val<'_>>; 7] = [None; 7];
-            const KEYS: [&str; 7] = [
-                "type",
-                "instrument_name",
-                "change_id",
-                "prev_change_id",
-                "timestamp",
-                "bids",
-                "asks",
-            ];
-            scan::object(data, Numbers::Any, |k, v| {
-                if let Some(i) = KEYS.iter().position(|&key| key == k) {
-                    f[i].get_or_insert(v);
-                }
-            })
-            .ok_or(bad("data"))?;
-            let id = |v: Option<Val<'_>>, key: &'static str| {
-                v.ok_or(DecodeError::Missing(key))?.as_u64().ok_or(bad(key))
-            };
-            fn array<'i>(v: Option<Val<'i>>, key: &'static str) -> Result<&'i str, DecodeError> {
-                match v {
-                    Some(Val::Array(a)) => Ok(a),
-                    Some(_) => Err(bad(key)),
-                    None => Err(DecodeError::Missing(key)),
-                }
-            }
-            Ok(Message::Book(BookData {
-                snapshot: match f[0] {
-                    Some(Val::Str("snapshot")) => true,
-                    Some(Val::Str("change")) => false,
-                    _ => return Err(bad("type")),
-                },
-                instrument: match f[1] {
-                    Some(Val::Str(s)) => s,
-                    _ => return Err(bad("instrument_name")),
-                },
-                change_id: id(f[2], "change_id")?,
-                prev_change_id: f[3].map(|v| id(Some(v), "prev_change_id")).transpose()?,
-                timestamp_ms: id(f[4], "timestamp")?,
-                bids: array(f[5], "bids")?,
-                asks: array(f[6], "asks")?,
-            }))
-        }
-        Some("trades") => {
+    let mut parts = channel.split('.');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        // `book.{instrument}.{interval}`: snapshot then changes. The
+        // grouped `book.{instrument}.{group}.{depth}.{interval}` (whole
+        // top-N books with no `type`) is another channel.
+        (Some("book"), Some(_), Some(_), None) => book(data),
+        (Some("trades"), ..) => {
             let Val::Array(trades) = data else {
                 return Err(bad("data"));
             };
@@ -273,8 +361,107 @@ pub fn decode(text: &str) -> Result<Message<'_>, DecodeError> {
                 trades: Trades { data: trades },
             })
         }
+        (Some("quote"), Some(_), None, None) => quote(data),
         _ => Ok(Message::Other(channel)),
     }
+}
+
+/// A `book.*` notification's data.
+fn book(data: Val<'_>) -> Result<Message<'_>, DecodeError> {
+    let Val::Object(data) = data else {
+        return Err(bad("data"));
+    };
+    let mut f: [Option<Val<'_>>; 7] = [None; 7];
+    const KEYS: [&str; 7] = [
+        "type",
+        "instrument_name",
+        "change_id",
+        "prev_change_id",
+        "timestamp",
+        "bids",
+        "asks",
+    ];
+    scan::object(data, Numbers::Any, |k, v| {
+        if let Some(i) = KEYS.iter().position(|&key| key == k) {
+            f[i].get_or_insert(v);
+        }
+    })
+    .ok_or(bad("data"))?;
+    let id = |v: Option<Val<'_>>, key: &'static str| {
+        v.ok_or(DecodeError::Missing(key))?.as_u64().ok_or(bad(key))
+    };
+    fn array<'i>(v: Option<Val<'i>>, key: &'static str) -> Result<&'i str, DecodeError> {
+        match v {
+            Some(Val::Array(a)) => Ok(a),
+            Some(_) => Err(bad(key)),
+            None => Err(DecodeError::Missing(key)),
+        }
+    }
+    Ok(Message::Book(BookData {
+        snapshot: match f[0] {
+            Some(Val::Str("snapshot")) => true,
+            Some(Val::Str("change")) => false,
+            _ => return Err(bad("type")),
+        },
+        instrument: match f[1] {
+            Some(Val::Str(s)) => s,
+            _ => return Err(bad("instrument_name")),
+        },
+        change_id: id(f[2], "change_id")?,
+        // A snapshot has no `prev_change_id` on the wire (the recorded
+        // 2021 captures); nautilus_trader's test data writes `null`.
+        prev_change_id: match f[3] {
+            None | Some(Val::Null) => None,
+            v => Some(id(v, "prev_change_id")?),
+        },
+        timestamp_ms: id(f[4], "timestamp")?,
+        bids: array(f[5], "bids")?,
+        asks: array(f[6], "asks")?,
+    }))
+}
+
+/// A `quote.*` notification's data.
+fn quote(data: Val<'_>) -> Result<Message<'_>, DecodeError> {
+    let Val::Object(data) = data else {
+        return Err(bad("data"));
+    };
+    let (mut instrument, mut ts) = (None, None);
+    let mut n: [&str; 4] = ["0"; 4];
+    let mut bad_number = false;
+    scan::object(data, Numbers::Any, |k, v| {
+        let slot = match k {
+            "instrument_name" => {
+                if let Val::Str(s) = v {
+                    instrument = Some(s);
+                }
+                return;
+            }
+            "timestamp" => {
+                ts = v.as_u64();
+                return;
+            }
+            "best_bid_price" => 0,
+            "best_bid_amount" => 1,
+            "best_ask_price" => 2,
+            "best_ask_amount" => 3,
+            _ => return,
+        };
+        match v {
+            Val::Num(x) => n[slot] = x,
+            Val::Null => n[slot] = "0",
+            _ => bad_number = true,
+        }
+    })
+    .ok_or(bad("data"))?;
+    if bad_number {
+        return Err(bad("quote"));
+    }
+    Ok(Message::Quote(QuoteData {
+        instrument: instrument.ok_or(DecodeError::Missing("instrument_name"))?,
+        timestamp_ms: ts.ok_or(DecodeError::Missing("timestamp"))?,
+        bid: (n[0], n[1]),
+        ask: (n[2], n[3]),
+    }))
 }
 
 /// A book notification's levels, bids then asks, at the scales.
@@ -324,19 +511,28 @@ pub fn feed_book(
 }
 
 use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
-use crate::event::{Event, InstrumentSpec};
+use crate::event::{Event, InstrumentId, InstrumentSpec};
+use crate::plan::deribit::{INSTRUMENTS_PER_REQUEST, SUBSCRIBE_ID, book_channel_symbol};
 
 /// What to send when Deribit's heartbeat asks (`test_request`).
 pub const TEST_ANSWER: &str = r#"{"jsonrpc":"2.0","id":0,"method":"public/test","params":{}}"#;
 
 /// Deribit messages in, normalised [`Event`]s out, for one connection's
-/// instruments (`BTC-PERPETUAL`): `trades.*` as trades, `book.*` kept in
-/// step (`change_id` chain). A `test_request` heartbeat comes back as
+/// instruments (`BTC-PERPETUAL`, in the order its plan was made with):
+/// `trades.*` as trades, `quote.*` as quotes, `book.*` kept in step
+/// (`change_id` chain). A `test_request` heartbeat comes back as
 /// [`Outcome::Answer`] with [`TEST_ANSWER`], which must be sent at once.
 ///
-/// A book that breaks emits `Gap` then `Resync`: resubscribe it.
+/// A book that breaks emits `Gap` then `Resync`: resubscribe it. A book
+/// channel the venue did not accept emits `Rejected`: the reply to a
+/// `public/subscribe` lists what it accepted, and the request's id (see
+/// [`plan::deribit`](crate::plan::deribit)) says which book channels it
+/// asked for; an `error` reply refuses every instrument its request named.
 pub struct Adapter {
     instruments: Instruments,
+    /// Per instrument: its book channel is in the reply being read
+    /// (allocated here, so that reading a reply allocates nothing).
+    accepted: Vec<bool>,
 }
 
 impl Adapter {
@@ -348,6 +544,7 @@ impl Adapter {
                 crate::sync::Chain::Deribit,
                 crate::plan::deribit::book_shape,
             ),
+            accepted: vec![false; instruments.len()],
         }
     }
 
@@ -363,8 +560,8 @@ impl Adapter {
         let text = crate::adapter::text(buf, len)?;
         let instruments = &mut self.instruments;
         match decode(text)? {
-            Message::Reply
-            | Message::Heartbeat {
+            Message::Reply { id, answer } => Ok(self.on_reply(id, answer, text, recv_tsc, emit)),
+            Message::Heartbeat {
                 test_request: false,
             } => Ok(Outcome::Control),
             Message::Heartbeat { test_request: true } => Ok(Outcome::Answer(TEST_ANSWER)),
@@ -374,7 +571,7 @@ impl Adapter {
                 for trade in trades.iter() {
                     let t = trade?;
                     let (ns, side) = (ms_to_ns(t.timestamp_ms), taker(t.direction));
-                    let id = t.trade_id.parse().unwrap_or(0);
+                    let id = trade_number(t.trade_id);
                     if instruments.trade(
                         t.instrument,
                         t.price,
@@ -390,6 +587,22 @@ impl Adapter {
                 }
                 Ok(outcome)
             }
+            // A quote carries no update id: 0.
+            Message::Quote(q) => Ok(
+                if instruments.quote(
+                    q.instrument,
+                    q.bid,
+                    q.ask,
+                    0,
+                    ms_to_ns(q.timestamp_ms),
+                    recv_tsc,
+                    emit,
+                )? {
+                    Outcome::Data
+                } else {
+                    Outcome::Ignored
+                },
+            ),
             Message::Book(book) => instruments.book_message(
                 book.instrument,
                 ms_to_ns(book.timestamp_ms),
@@ -397,6 +610,77 @@ impl Adapter {
                 emit,
                 |sync, ps, ss, emit| feed_book(sync, &book, ps, ss, &mut { emit }),
             ),
+        }
+    }
+
+    /// A reply. Which instruments' book channels its request named comes
+    /// from its id ([`plan::deribit`](crate::plan::deribit)): the plan's
+    /// k-th subscription (`100 + k`) named those of instruments `100 k` to
+    /// `100 k + 99` that have a book; a resubscription names its channel
+    /// as its id. Each of them absent from `result` was refused (Deribit
+    /// leaves out what it does not accept, with no error); an `error`
+    /// refuses every instrument the request named, or, when the id names
+    /// none we know, is kept as the venue's words with no instrument.
+    fn on_reply(
+        &mut self,
+        id: Option<RequestId<'_>>,
+        answer: Answer<'_>,
+        text: &str,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> Outcome {
+        let n = self.accepted.len();
+        let asked = match id {
+            Some(RequestId::Number(id)) if id >= SUBSCRIBE_ID => {
+                let k = usize::try_from(id - SUBSCRIBE_ID).unwrap_or(usize::MAX);
+                let first = k.saturating_mul(INSTRUMENTS_PER_REQUEST).min(n);
+                Some(first..first.saturating_add(INSTRUMENTS_PER_REQUEST).min(n))
+            }
+            Some(RequestId::Text(channel)) => book_channel_symbol(channel)
+                .and_then(|s| self.instruments.find(s))
+                .map(|i| i.0 as usize..i.0 as usize + 1),
+            _ => None,
+        };
+        match (answer, asked) {
+            (Answer::Error(e), Some(asked)) => {
+                for i in asked {
+                    self.instruments.reject(
+                        Some(InstrumentId(i as u32)),
+                        e.code,
+                        e.text,
+                        recv_tsc,
+                        emit,
+                    );
+                }
+                Outcome::Rejected
+            }
+            (Answer::Error(e), None) => {
+                self.instruments
+                    .reject(None, e.code, e.text, recv_tsc, emit);
+                Outcome::Rejected
+            }
+            (Answer::Channels(list), Some(asked)) => {
+                self.accepted[asked.clone()].fill(false);
+                for name in list.iter() {
+                    if let Some(i) =
+                        book_channel_symbol(name).and_then(|s| self.instruments.find(s))
+                        && asked.contains(&(i.0 as usize))
+                    {
+                        self.accepted[i.0 as usize] = true;
+                    }
+                }
+                let mut outcome = Outcome::Control;
+                for i in asked {
+                    let id = InstrumentId(i as u32);
+                    let has_book = self.instruments.get(id).is_some_and(|x| x.sync.is_some());
+                    if has_book && !self.accepted[i] {
+                        self.instruments.reject(Some(id), 0, text, recv_tsc, emit);
+                        outcome = Outcome::Rejected;
+                    }
+                }
+                outcome
+            }
+            _ => Outcome::Control,
         }
     }
 
@@ -487,7 +771,7 @@ mod tests {
         ));
         assert!(matches!(
             decode(r#"{"jsonrpc":"2.0","id":1,"result":["book.X.raw"]}"#).unwrap(),
-            Message::Reply
+            Message::Reply { .. }
         ));
         assert!(matches!(
             decode(r#"{"jsonrpc":"2.0","method":"subscription","params":{"channel":"trades.BTC-PERPETUAL.raw","data":[{"price":5040.5,"amount":10.0},{"price":5041.0,"amount":1.0}]}}"#).unwrap(),
@@ -497,68 +781,11 @@ mod tests {
             "",
             "[]",
             r#"{"method":1}"#,
-            r#"{"method":"subscription","params":{"channel":"book.X","data":{"type":"snapshot"}}}"#,
+            r#"{"method":"subscription","params":{"channel":"book.X.raw","data":{"type":"snapshot"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":"no"}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
         ] {
             assert!(decode(bad).is_err(), "{bad}");
         }
-    }
-}
-
-#[cfg(test)]
-mod adapter_tests {
-    use super::*;
-    use crate::event::{Aggressor, Kind};
-
-    #[test]
-    fn trades_books_and_the_heartbeat_answer() {
-        let mut a = Adapter::new(&[InstrumentSpec::new("BTC-PERPETUAL", 2, 1, 100)]);
-        let mut feed = |text: &str| {
-            let mut buf = text.as_bytes().to_vec();
-            let mut ev = Vec::new();
-            let r = a.on_message(&mut buf, text.len(), 3, &mut |e| ev.push(e));
-            (r, ev)
-        };
-        // Shapes from Deribit's documentation ("trades.{instrument_name}.
-        // {interval}", "heartbeat"); values ours.
-        let (r, ev) = feed(
-            r#"{"jsonrpc":"2.0","method":"subscription","params":{"channel":"trades.BTC-PERPETUAL.raw","data":[{"trade_seq":30289432,"trade_id":"48079254","timestamp":1590484156350,"tick_direction":0,"price":8950.5,"mark_price":8948.9,"instrument_name":"BTC-PERPETUAL","index_price":8955.88,"direction":"sell","amount":10.0}]}}"#,
-        );
-        assert_eq!(r, Ok(Outcome::Data));
-        assert_eq!(ev[0].exchange_ns, 1_590_484_156_350_000_000);
-        assert_eq!(
-            ev[0].kind,
-            Kind::Trade {
-                price: 895_050,
-                size: 100,
-                aggressor: Aggressor::Sell,
-                trade_id: 48079254
-            }
-        );
-        let (r, _) =
-            feed(r#"{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}"#);
-        assert_eq!(r, Ok(Outcome::Answer(TEST_ANSWER)));
-        let (r, _) =
-            feed(r#"{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"heartbeat"}}"#);
-        assert_eq!(r, Ok(Outcome::Control));
-        let (_, ev) = feed(
-            r#"{"jsonrpc":"2.0","method":"subscription","params":{"channel":"book.BTC-PERPETUAL.raw","data":{"type":"snapshot","timestamp":1554373962454,"instrument_name":"BTC-PERPETUAL","change_id":297217,"bids":[["new",5042.34,30.0]],"asks":[["new",5042.64,40.0]]}}}"#,
-        );
-        assert_eq!(
-            ev.last().map(|e| e.kind),
-            Some(Kind::BookValid { update_id: 297217 })
-        );
-        let (_, ev) = feed(
-            r#"{"jsonrpc":"2.0","method":"subscription","params":{"channel":"book.BTC-PERPETUAL.raw","data":{"type":"change","timestamp":1554373911330,"prev_change_id":297217,"instrument_name":"BTC-PERPETUAL","change_id":297218,"bids":[["delete",5042.34,0.0]],"asks":[]}}}"#,
-        );
-        assert_eq!(
-            ev[0].kind,
-            Kind::BookDelta {
-                side: Side::Bid,
-                price: 504_234,
-                size: 0,
-                update_id: 297218,
-                last: true
-            }
-        );
     }
 }

@@ -1,14 +1,18 @@
 //! OKX v5 public channels: `books` / `books-l2-tbt` / `books50-l2-tbt`
 //! (snapshot and updates, `seqId`/`prevSeqId`, CRC32 checksum), `bbo-tbt`,
-//! `trades`, and the `event` replies.
+//! `trades`, and the `event` replies (acknowledgements, and errors as
+//! refusals).
 
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
+use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
 use crate::book::{Book, Side};
 use crate::decimal::{ZEROS, format_wire};
 use crate::error::DecodeError;
-use crate::json::Levels;
+use crate::event::{Event, InstrumentSpec, Kind};
+use crate::json::str_field as str_of;
+use crate::json::{JsonParser, Levels};
 use crate::sync::{BookSync, Seq, SyncEvent};
 
 /// One decoded OKX message.
@@ -19,8 +23,19 @@ pub enum Message<'t, 'i> {
     Book(BookData<'t, 'i>),
     /// `trades`: one or more trades.
     Trades(Trades<'t, 'i>),
-    /// `{"event": ...}`: subscribe, unsubscribe, error, login, notice.
+    /// `{"event": ...}` other than an error: subscribe, unsubscribe,
+    /// login, notice, channel-conn-count.
     Event(&'i str),
+    /// `{"event":"error","code":"60018","msg":"...","connId":...}`: a
+    /// request refused. OKX sends no `arg` with it: the instrument, if
+    /// any, is named only in `msg` (`"Wrong URL or
+    /// channel:books,instId:BTC-USDT doesn't exist. ..."`).
+    Error {
+        /// The code (a string of digits on the wire; 0 if it is not one).
+        code: i64,
+        /// OKX's words.
+        msg: &'i str,
+    },
     /// A channel this adapter does not decode (its name).
     Other(&'i str),
 }
@@ -103,8 +118,6 @@ impl<'t, 'i> Trades<'t, 'i> {
     }
 }
 
-use crate::json::str_field as str_of;
-
 /// OKX sends times as strings of digits.
 fn ms_of(v: &Value<'_, '_>, key: &'static str) -> Result<u64, DecodeError> {
     str_of(v, key)?.parse().map_err(|_| DecodeError::Type(key))
@@ -117,15 +130,35 @@ fn i64_opt(v: &Value<'_, '_>, key: &'static str) -> Result<Option<i64>, DecodeEr
     }
 }
 
+/// An error event's `code`: documented and sent as a string (`"60018"`,
+/// OKX API v5 "Subscribe" and every capture), read as a number too.
+fn error_code(doc: &Value<'_, '_>) -> Result<i64, DecodeError> {
+    match doc.get("code") {
+        None => Ok(0),
+        Some(c) => match c.into_string() {
+            Some(text) => Ok(text.parse().unwrap_or(0)),
+            None => c.as_i64().ok_or(DecodeError::Type("code")),
+        },
+    }
+}
+
 /// Decodes a parsed OKX message.
 pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError> {
     if !doc.is_object() {
         return Err(DecodeError::Type("message"));
     }
     if let Some(event) = doc.get("event") {
-        return Ok(Message::Event(
-            event.into_string().ok_or(DecodeError::Type("event"))?,
-        ));
+        let event = event.into_string().ok_or(DecodeError::Type("event"))?;
+        if event == "error" {
+            return Ok(Message::Error {
+                code: error_code(&doc)?,
+                msg: match doc.get("msg") {
+                    None => "",
+                    Some(m) => m.into_string().ok_or(DecodeError::Type("msg"))?,
+                },
+            });
+        }
+        return Ok(Message::Event(event));
     }
     let arg = doc.get("arg").ok_or(DecodeError::Missing("arg"))?;
     let channel = str_of(&arg, "channel")?;
@@ -387,6 +420,141 @@ pub fn feed_book(
     })
 }
 
+/// OKX v5 messages in, normalised [`Event`]s out, for one connection's
+/// instruments (`instId`, `BTC-USDT`): `trades` as trades, `bbo-tbt` as
+/// quotes, and `books` / `books-l2-tbt` / `books50-l2-tbt` kept in step
+/// (`seqId` chain, and OKX's checksum whenever it sends one that is not 0).
+///
+/// A book that breaks emits `Gap` then `Resync`: its owner resubscribes
+/// the book channel, and the next snapshot makes it valid again.
+///
+/// An `error` event is a refused request ([`Outcome::Rejected`]): OKX
+/// answers each argument of a subscription on its own, and an error names
+/// its argument only in its words (`"Wrong URL or
+/// channel:books,instId:BTC-USDT doesn't exist. ..."`, code 60018: OKX API
+/// v5, "Error Code", with `{0}` filled as live captures show), so
+/// `Rejected` goes to the instruments those words name. Acknowledgements, `notice` (64008,
+/// an upcoming service upgrade) and any other event are control
+/// messages.
+pub struct Adapter {
+    decoder: Decoder,
+    instruments: Instruments,
+    /// Book messages whose checksum was compared (and matched).
+    pub checksums_verified: u64,
+}
+
+impl Adapter {
+    /// An adapter for `instruments`, with their books.
+    pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
+        Adapter {
+            decoder: Decoder::new(),
+            instruments: Instruments::new(
+                instruments,
+                crate::sync::Chain::OkxSeq,
+                crate::plan::okx::book_shape,
+            ),
+            checksums_verified: 0,
+        }
+    }
+
+    /// Decodes one message, `buf[..len]` followed by
+    /// [`INPUT_PADDING`](crate::json::INPUT_PADDING) writable bytes, and
+    /// emits its events. OKX's `pong` (the answer to a text `ping`) is a
+    /// control message.
+    pub fn on_message(
+        &mut self,
+        buf: &mut [u8],
+        len: usize,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> Result<Outcome, DecodeError> {
+        if buf.get(..len) == Some(b"pong") {
+            return Ok(Outcome::Control);
+        }
+        let Adapter {
+            decoder,
+            instruments,
+            checksums_verified,
+        } = self;
+        decoder.decode(buf, len, |message| match message? {
+            Message::Event(_) => Ok(Outcome::Control),
+            // A refused request: `Rejected` for the instruments its words
+            // name (OKX sends no `arg` with an error).
+            Message::Error { code, msg } => {
+                instruments.reject(None, code, msg, recv_tsc, emit);
+                Ok(Outcome::Rejected)
+            }
+            Message::Other(_) => Ok(Outcome::Ignored),
+            Message::Trades(trades) => {
+                let mut outcome = Outcome::Ignored;
+                for trade in trades.iter() {
+                    let t = trade?;
+                    let id = t.trade_id.parse().unwrap_or(0);
+                    let (ns, side) = (ms_to_ns(t.ts_ms), taker(t.side));
+                    if instruments.trade(t.inst_id, t.px, t.sz, side, id, ns, recv_tsc, emit)? {
+                        outcome = Outcome::Data;
+                    }
+                }
+                Ok(outcome)
+            }
+            Message::Book(book) => match book.channel {
+                "books" | "books-l2-tbt" | "books50-l2-tbt" => instruments.book_message(
+                    book.inst_id,
+                    ms_to_ns(book.ts_ms),
+                    recv_tsc,
+                    emit,
+                    |sync, ps, ss, emit| {
+                        let verified = feed_book(sync, &book, ps, ss, &mut { emit })?;
+                        *checksums_verified += u64::from(verified);
+                        Ok(())
+                    },
+                ),
+                "bbo-tbt" => {
+                    let Some(id) = instruments.find(book.inst_id) else {
+                        return Ok(Outcome::Ignored);
+                    };
+                    let spec = &instruments.get(id).expect("found").spec;
+                    let (ps, ss) = (spec.price_scale, spec.size_scale);
+                    let top = |levels: Levels<'_, '_>| -> Result<(i64, i64), DecodeError> {
+                        match levels.iter().next() {
+                            None => Ok((0, 0)),
+                            Some(l) => {
+                                let (p, q) = l?;
+                                let l = crate::decimal::level(p, q, ps, ss)?;
+                                Ok((l.price, l.size))
+                            }
+                        }
+                    };
+                    let (bid_price, bid_size) = top(book.bids)?;
+                    let (ask_price, ask_size) = top(book.asks)?;
+                    emit(Event {
+                        instrument: id,
+                        exchange_ns: ms_to_ns(book.ts_ms),
+                        recv_tsc,
+                        kind: Kind::Quote {
+                            bid_price,
+                            bid_size,
+                            ask_price,
+                            ask_size,
+                            update_id: book.seq_id.unwrap_or(0).max(0) as u64,
+                        },
+                    });
+                    Ok(Outcome::Data)
+                }
+                // `books5`: the top five, whole, every time.
+                _ => Ok(Outcome::Ignored),
+            },
+        })
+    }
+
+    /// The connection went down: `Disconnected`, then `Gap` and `Resync`
+    /// for every book that was valid.
+    pub fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
+        self.instruments.disconnect(recv_tsc, emit);
+    }
+}
+crate::adapter::venue_adapter!(Adapter);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -543,229 +711,50 @@ mod tests {
             },
         );
     }
-}
 
-use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
-use crate::event::{Event, InstrumentSpec, Kind};
-use crate::json::JsonParser;
-
-/// OKX v5 messages in, normalised [`Event`]s out, for one connection's
-/// instruments (`instId`, `BTC-USDT`): `trades` as trades, `bbo-tbt` as
-/// quotes, and `books` / `books-l2-tbt` / `books50-l2-tbt` kept in step
-/// (`seqId` chain, and OKX's checksum whenever it sends one that is not 0).
-///
-/// A book that breaks emits `Gap` then `Resync`: its owner resubscribes
-/// the book channel, and the next snapshot makes it valid again.
-pub struct Adapter {
-    decoder: Decoder,
-    instruments: Instruments,
-    /// Book messages whose checksum was compared (and matched).
-    pub checksums_verified: u64,
-}
-
-impl Adapter {
-    /// An adapter for `instruments`, with their books.
-    pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
-        Adapter {
-            decoder: Decoder::new(),
-            instruments: Instruments::new(
-                instruments,
-                crate::sync::Chain::OkxSeq,
-                crate::plan::okx::book_shape,
-            ),
-            checksums_verified: 0,
-        }
-    }
-
-    /// Decodes one message, `buf[..len]` followed by
-    /// [`INPUT_PADDING`](crate::json::INPUT_PADDING) writable bytes, and
-    /// emits its events. OKX's `pong` (the answer to a text `ping`) is a
-    /// control message.
-    pub fn on_message(
-        &mut self,
-        buf: &mut [u8],
-        len: usize,
-        recv_tsc: u64,
-        emit: &mut impl FnMut(Event),
-    ) -> Result<Outcome, DecodeError> {
-        if buf.get(..len) == Some(b"pong") {
-            return Ok(Outcome::Control);
-        }
-        let Adapter {
-            decoder,
-            instruments,
-            checksums_verified,
-        } = self;
-        decoder.decode(buf, len, |message| match message? {
-            Message::Event(_) => Ok(Outcome::Control),
-            Message::Other(_) => Ok(Outcome::Ignored),
-            Message::Trades(trades) => {
-                let mut outcome = Outcome::Ignored;
-                for trade in trades.iter() {
-                    let t = trade?;
-                    let id = t.trade_id.parse().unwrap_or(0);
-                    let (ns, side) = (ms_to_ns(t.ts_ms), taker(t.side));
-                    if instruments.trade(t.inst_id, t.px, t.sz, side, id, ns, recv_tsc, emit)? {
-                        outcome = Outcome::Data;
-                    }
-                }
-                Ok(outcome)
-            }
-            Message::Book(book) => match book.channel {
-                "books" | "books-l2-tbt" | "books50-l2-tbt" => instruments.book_message(
-                    book.inst_id,
-                    ms_to_ns(book.ts_ms),
-                    recv_tsc,
-                    emit,
-                    |sync, ps, ss, emit| {
-                        let verified = feed_book(sync, &book, ps, ss, &mut { emit })?;
-                        *checksums_verified += u64::from(verified);
-                        Ok(())
-                    },
-                ),
-                "bbo-tbt" => {
-                    let Some(id) = instruments.find(book.inst_id) else {
-                        return Ok(Outcome::Ignored);
-                    };
-                    let spec = &instruments.get(id).expect("found").spec;
-                    let (ps, ss) = (spec.price_scale, spec.size_scale);
-                    let top = |levels: Levels<'_, '_>| -> Result<(i64, i64), DecodeError> {
-                        match levels.iter().next() {
-                            None => Ok((0, 0)),
-                            Some(l) => {
-                                let (p, q) = l?;
-                                let l = crate::decimal::level(p, q, ps, ss)?;
-                                Ok((l.price, l.size))
-                            }
-                        }
-                    };
-                    let (bid_price, bid_size) = top(book.bids)?;
-                    let (ask_price, ask_size) = top(book.asks)?;
-                    emit(Event {
-                        instrument: id,
-                        exchange_ns: ms_to_ns(book.ts_ms),
-                        recv_tsc,
-                        kind: Kind::Quote {
-                            bid_price,
-                            bid_size,
-                            ask_price,
-                            ask_size,
-                            update_id: book.seq_id.unwrap_or(0).max(0) as u64,
-                        },
-                    });
-                    Ok(Outcome::Data)
-                }
-                // `books5`: the top five, whole, every time.
-                _ => Ok(Outcome::Ignored),
-            },
-        })
-    }
-
-    /// The connection went down: `Disconnected`, then `Gap` and `Resync`
-    /// for every book that was valid.
-    pub fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
-        self.instruments.disconnect(recv_tsc, emit);
-    }
-}
-crate::adapter::venue_adapter!(Adapter);
-
-#[cfg(test)]
-mod adapter_tests {
-    use super::*;
-    use crate::event::{Aggressor, InstrumentId};
-    use crate::json::INPUT_PADDING;
-    use crate::sync::Resync;
-
-    fn feed(a: &mut Adapter, text: &str) -> (Result<Outcome, DecodeError>, Vec<Kind>) {
-        let mut buf = text.as_bytes().to_vec();
-        buf.resize(text.len() + INPUT_PADDING, b' ');
-        let mut events = Vec::new();
-        let r = a.on_message(&mut buf, text.len(), 5, &mut |e| events.push(e.kind));
-        (r, events)
-    }
-
-    // Shapes as OKX documents them ("Order book channel", "Best bid/offer
-    // channel", "Trades channel"); values ours.
+    /// Error events as documented (D-WS "Subscribe": the 60012 example
+    /// with its escaped request) and as OKX sends them live (60018, `msg`
+    /// first, no `arg`); a notice is an event like the acknowledgements.
     #[test]
-    fn trades_quotes_and_a_book_whose_checksum_breaks() {
-        let mut a = Adapter::new(&[InstrumentSpec::new("BTC-USDT", 2, 8, 400)]);
-        let (r, ev) = feed(
-            &mut a,
-            r#"{"arg":{"channel":"trades","instId":"BTC-USDT"},"data":[{"instId":"BTC-USDT","tradeId":"130639474","px":"42219.9","sz":"0.12060306","side":"buy","ts":"1630048897897","count":"3"},{"instId":"BTC-USDT","tradeId":"130639475","px":"42219.8","sz":"1","side":"sell","ts":"1630048897898","count":"1"}]}"#,
+    fn errors_carry_their_code_and_words() {
+        parse(
+            r#"{"id":"1512","event":"error","code":"60012","msg":"Invalid request: {\"op\": \"subscribe\", \"argss\":[{ \"channel\" : \"books\", \"instId\" : \"BTC-USD-191227\"}]}","connId":"a4d3ae55"}"#,
+            |m| {
+                let Message::Error { code, msg } = m else {
+                    panic!("{m:?}")
+                };
+                assert_eq!(code, 60012);
+                assert_eq!(
+                    msg,
+                    r#"Invalid request: {"op": "subscribe", "argss":[{ "channel" : "books", "instId" : "BTC-USD-191227"}]}"#
+                );
+            },
         );
-        assert_eq!(r, Ok(Outcome::Data));
-        assert_eq!(
-            ev,
-            [
-                Kind::Trade {
-                    price: 4_221_990,
-                    size: 12_060_306,
-                    aggressor: Aggressor::Buy,
-                    trade_id: 130639474
-                },
-                Kind::Trade {
-                    price: 4_221_980,
-                    size: 100_000_000,
-                    aggressor: Aggressor::Sell,
-                    trade_id: 130639475
-                }
-            ]
+        parse(
+            r#"{"event":"error","msg":"Wrong URL or channel:tickers,instId:NMR-USDT doesn't exist. Please use the correct URL, channel and parameters referring to API document.","code":"60018","connId":"e1f69f02"}"#,
+            |m| {
+                assert!(
+                    matches!(m, Message::Error { code: 60018, msg } if msg.contains("instId:NMR-USDT ")),
+                    "{m:?}"
+                );
+            },
         );
-        let (_, ev) = feed(
-            &mut a,
-            r#"{"arg":{"channel":"bbo-tbt","instId":"BTC-USDT"},"data":[{"asks":[["8476.98","415","0","13"]],"bids":[["8476.97","256","0","12"]],"ts":"1597026383085","seqId":42}]}"#,
+        // A code as a number, or none: still an error.
+        parse(
+            r#"{"event":"error","code":60013,"msg":"Invalid args"}"#,
+            |m| {
+                assert!(matches!(m, Message::Error { code: 60013, .. }), "{m:?}");
+            },
         );
-        assert_eq!(
-            ev,
-            [Kind::Quote {
-                bid_price: 847_697,
-                bid_size: 25_600_000_000,
-                ask_price: 847_698,
-                ask_size: 41_500_000_000,
-                update_id: 42
-            }]
+        parse(r#"{"event":"error"}"#, |m| {
+            assert!(matches!(m, Message::Error { code: 0, msg: "" }), "{m:?}");
+        });
+        parse(
+            r#"{"event":"notice","code":"64008","msg":"The connection will soon be closed for a service upgrade. Please reconnect.","connId":"a4d3ae55"}"#,
+            |m| assert!(matches!(m, Message::Event("notice")), "{m:?}"),
         );
-        assert_eq!(feed(&mut a, "pong").0, Ok(Outcome::Control));
-        assert_eq!(
-            feed(
-                &mut a,
-                r#"{"event":"subscribe","arg":{"channel":"books","instId":"BTC-USDT"},"connId":"a4d3ae55"}"#
-            )
-            .0,
-            Ok(Outcome::Control)
-        );
-        // A snapshot with a checksum of 0 (OKX stopped computing it): valid.
-        let (_, ev) = feed(
-            &mut a,
-            r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"snapshot","data":[{"asks":[["8476.98","415","0","13"]],"bids":[["8476.97","256","0","12"]],"ts":"1597026383085","checksum":0,"prevSeqId":-1,"seqId":100}]}"#,
-        );
-        assert_eq!(ev.len(), 4, "{ev:?}");
-        assert_eq!(ev[3], Kind::BookValid { update_id: 100 });
-        // An update whose checksum is wrong: its levels are not emitted,
-        // the book gaps and asks for a resubscription.
-        let (r, ev) = feed(
-            &mut a,
-            r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[],"bids":[["8476.96","1","0","1"]],"ts":"1597026383086","checksum":12345,"prevSeqId":100,"seqId":101}]}"#,
-        );
-        assert_eq!(r, Ok(Outcome::Data));
-        assert!(
-            matches!(
-                ev[..],
-                [
-                    Kind::Gap {
-                        why: Resync::Checksum {
-                            expected: 12345,
-                            ..
-                        }
-                    },
-                    Kind::Resync
-                ]
-            ),
-            "{ev:?}"
-        );
-        assert!(a.book(InstrumentId(0)).is_none());
-        // Not JSON, or not OKX: a typed error, nothing emitted.
-        let (r, ev) = feed(&mut a, r#"{"arg":{"channel":"books"}"#);
-        assert!(r.is_err() && ev.is_empty());
+        crate::json::with_doc(r#"{"event":"error","msg":7}"#, |doc| {
+            assert_eq!(decode(doc).unwrap_err(), DecodeError::Type("msg"));
+        });
     }
 }

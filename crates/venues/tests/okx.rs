@@ -1,15 +1,24 @@
-//! OKX over the recordings in `../shared/samples` (skipped, with a line
-//! saying so, when absent): every message decodes, every book message
-//! (3 snapshots, 287 updates) matches OKX's own CRC32 checksum, and the
-//! fixed-layout reader reads every book message exactly as simd-json does.
+//! OKX's adapter on the messages OKX documents (books, quotes, trades,
+//! acknowledgements, errors: shapes as documented, values ours), refused
+//! requests without an allocation once warm, and over the recordings in
+//! `../shared/samples` (skipped, with a line saying so, when absent):
+//! every message decodes, every book message (3 snapshots, 287 updates)
+//! matches OKX's own CRC32 checksum, and the fixed-layout reader reads
+//! every book message exactly as simd-json does.
 
 mod common;
 
 use std::collections::BTreeMap;
 
-use tickwire_venues::json::JsonParser;
-use tickwire_venues::okx::{self, Message};
-use tickwire_venues::sync::{BookSync, Chain, SyncConfig, SyncEvent};
+use tickwire_venues::json::{INPUT_PADDING, JsonParser};
+use tickwire_venues::okx::{self, Adapter, Message};
+use tickwire_venues::sync::{BookSync, Chain, Resync, SyncConfig, SyncEvent};
+use tickwire_venues::{
+    Aggressor, DecodeError, Event, InstrumentId, InstrumentSpec, Kind, Outcome, VenueAdapter,
+};
+
+#[global_allocator]
+static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
 
 #[test]
 fn every_book_message_matches_okx_checksum() {
@@ -46,7 +55,7 @@ fn every_book_message_matches_okx_checksum() {
                 Message::Trades(t) => {
                     trades += t.iter().map(Result::unwrap).count();
                 }
-                Message::Event(_) => events_seen += 1,
+                Message::Event(_) | Message::Error { .. } => events_seen += 1,
                 Message::Other(_) => {}
             }
         });
@@ -95,4 +104,186 @@ fn the_fixed_layout_reads_every_book_message_as_simd_json_does() {
     // Every recorded book message is in the layout OKX documents.
     assert!(books >= 290);
     assert_eq!(fixed, books);
+}
+
+fn feed(a: &mut Adapter, text: &str) -> (Result<Outcome, DecodeError>, Vec<Kind>) {
+    let mut buf = text.as_bytes().to_vec();
+    buf.resize(text.len() + INPUT_PADDING, b' ');
+    let mut events = Vec::new();
+    let r = a.on_message(&mut buf, text.len(), 5, &mut |e| events.push(e.kind));
+    (r, events)
+}
+
+// Shapes as OKX documents them ("Order book channel", "Best bid/offer
+// channel", "Trades channel"); values ours.
+#[test]
+fn trades_quotes_and_a_book_whose_checksum_breaks() {
+    let mut a = Adapter::new(&[InstrumentSpec::new("BTC-USDT", 2, 8, 400)]);
+    let (r, ev) = feed(
+        &mut a,
+        r#"{"arg":{"channel":"trades","instId":"BTC-USDT"},"data":[{"instId":"BTC-USDT","tradeId":"130639474","px":"42219.9","sz":"0.12060306","side":"buy","ts":"1630048897897","count":"3"},{"instId":"BTC-USDT","tradeId":"130639475","px":"42219.8","sz":"1","side":"sell","ts":"1630048897898","count":"1"}]}"#,
+    );
+    assert_eq!(r, Ok(Outcome::Data));
+    assert_eq!(
+        ev,
+        [
+            Kind::Trade {
+                price: 4_221_990,
+                size: 12_060_306,
+                aggressor: Aggressor::Buy,
+                trade_id: 130639474
+            },
+            Kind::Trade {
+                price: 4_221_980,
+                size: 100_000_000,
+                aggressor: Aggressor::Sell,
+                trade_id: 130639475
+            }
+        ]
+    );
+    let (_, ev) = feed(
+        &mut a,
+        r#"{"arg":{"channel":"bbo-tbt","instId":"BTC-USDT"},"data":[{"asks":[["8476.98","415","0","13"]],"bids":[["8476.97","256","0","12"]],"ts":"1597026383085","seqId":42}]}"#,
+    );
+    assert_eq!(
+        ev,
+        [Kind::Quote {
+            bid_price: 847_697,
+            bid_size: 25_600_000_000,
+            ask_price: 847_698,
+            ask_size: 41_500_000_000,
+            update_id: 42
+        }]
+    );
+    assert_eq!(feed(&mut a, "pong").0, Ok(Outcome::Control));
+    assert_eq!(
+        feed(
+            &mut a,
+            r#"{"event":"subscribe","arg":{"channel":"books","instId":"BTC-USDT"},"connId":"a4d3ae55"}"#
+        )
+        .0,
+        Ok(Outcome::Control)
+    );
+    // A snapshot with a checksum of 0 (OKX stopped computing it): valid.
+    let (_, ev) = feed(
+        &mut a,
+        r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"snapshot","data":[{"asks":[["8476.98","415","0","13"]],"bids":[["8476.97","256","0","12"]],"ts":"1597026383085","checksum":0,"prevSeqId":-1,"seqId":100}]}"#,
+    );
+    assert_eq!(ev.len(), 4, "{ev:?}");
+    assert_eq!(ev[3], Kind::BookValid { update_id: 100 });
+    // An update whose checksum is wrong: its levels are not emitted,
+    // the book gaps and asks for a resubscription.
+    let (r, ev) = feed(
+        &mut a,
+        r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[],"bids":[["8476.96","1","0","1"]],"ts":"1597026383086","checksum":12345,"prevSeqId":100,"seqId":101}]}"#,
+    );
+    assert_eq!(r, Ok(Outcome::Data));
+    assert!(
+        matches!(
+            ev[..],
+            [
+                Kind::Gap {
+                    why: Resync::Checksum {
+                        expected: 12345,
+                        ..
+                    }
+                },
+                Kind::Resync
+            ]
+        ),
+        "{ev:?}"
+    );
+    assert!(a.book(InstrumentId(0)).is_none());
+    // Not JSON, or not OKX: a typed error, nothing emitted.
+    let (r, ev) = feed(&mut a, r#"{"arg":{"channel":"books"}"#);
+    assert!(r.is_err() && ev.is_empty());
+}
+
+/// OKX's error replies as it sends them: `{"event":"error","msg":..,
+/// "code":"60018","connId":..}` with no `arg` (live captures in peer
+/// fixtures), and the documented 60012 example for a malformed request.
+const REFUSED_ETH: &str = r#"{"event":"error","msg":"Wrong URL or channel:books,instId:ETH-USDT doesn't exist. Please use the correct URL, channel and parameters referring to API document.","code":"60018","connId":"e1f69f02"}"#;
+const REFUSED_SWAP: &str = r#"{"id":"77","event":"error","msg":"Wrong URL or channel:trades,instId:BTC-USDT-SWAP doesn't exist. Please use the correct URL, channel and parameters referring to API document.","code":"60018","connId":"e1f69f02"}"#;
+const MALFORMED: &str = r#"{"id":"1512","event":"error","code":"60012","msg":"Invalid request: {\"op\": \"subscribe\", \"argss\":[{ \"channel\" : \"books\", \"instId\" : \"BTC-USD-191227\"}]}","connId":"a4d3ae55"}"#;
+
+fn feed_events(a: &mut Adapter, text: &str) -> (Outcome, Vec<Event>) {
+    let mut buf = text.as_bytes().to_vec();
+    buf.resize(text.len() + INPUT_PADDING, b' ');
+    let mut events = Vec::new();
+    let r = a.on_message(&mut buf, text.len(), 9, &mut |e| events.push(e));
+    (r.unwrap_or_else(|e| panic!("{e}: {text}")), events)
+}
+
+#[test]
+fn refusals_reach_the_instruments_they_name() {
+    let specs = ["BTC-USDT", "ETH-USDT"].map(|s| InstrumentSpec::new(s, 2, 8, 400));
+    let mut a = Adapter::new(&specs);
+    assert_eq!(VenueAdapter::rejection(&a), "");
+    let (outcome, events) = feed_events(&mut a, REFUSED_ETH);
+    assert_eq!(outcome, Outcome::Rejected);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(
+        (events[0].instrument, events[0].kind, events[0].recv_tsc),
+        (InstrumentId(1), Kind::Rejected { code: 60018 }, 9)
+    );
+    assert!(
+        VenueAdapter::rejection(&a)
+            .starts_with("Wrong URL or channel:books,instId:ETH-USDT doesn't exist."),
+        "{}",
+        VenueAdapter::rejection(&a)
+    );
+    // BTC-USDT-SWAP is not BTC-USDT: refused, and no instrument of ours.
+    let (outcome, events) = feed_events(&mut a, REFUSED_SWAP);
+    assert_eq!((outcome, events.len()), (Outcome::Rejected, 0));
+    // The documented malformed request: its words kept, unescaped.
+    let (outcome, events) = feed_events(&mut a, MALFORMED);
+    assert_eq!((outcome, events.len()), (Outcome::Rejected, 0));
+    assert_eq!(
+        VenueAdapter::rejection(&a),
+        r#"Invalid request: {"op": "subscribe", "argss":[{ "channel" : "books", "instId" : "BTC-USD-191227"}]}"#
+    );
+    // Acknowledgements (with and without `id` and `connId`), a notice, a
+    // connection count: control messages, nothing emitted.
+    for text in [
+        r#"{"id":"1512","event":"subscribe","arg":{"channel":"books","instId":"BTC-USDT"},"connId":"a4d3ae55"}"#,
+        r#"{"event":"subscribe","arg":{"channel":"books","instId":"BTC-USDT"}}"#,
+        r#"{"event":"unsubscribe","arg":{"channel":"books","instId":"ETH-USDT"},"connId":"d0b44253"}"#,
+        r#"{"event":"notice","code":"64008","msg":"The connection will soon be closed for a service upgrade. Please reconnect.","connId":"a4d3ae55"}"#,
+        r#"{"event":"channel-conn-count","channel":"orders","connCount":"2","connId":"abcd1234"}"#,
+    ] {
+        assert_eq!(
+            feed_events(&mut a, text),
+            (Outcome::Control, vec![]),
+            "{text}"
+        );
+    }
+    // The last refusal's words stay until the next one.
+    assert!(VenueAdapter::rejection(&a).starts_with("Invalid request"));
+}
+
+#[test]
+fn a_refusal_allocates_nothing_once_warm() {
+    let specs = ["BTC-USDT", "ETH-USDT"].map(|s| InstrumentSpec::new(s, 2, 8, 400));
+    let mut a = Adapter::new(&specs);
+    let mut msgs: Vec<(Vec<u8>, usize)> = [REFUSED_ETH, REFUSED_SWAP, MALFORMED, "pong"]
+        .iter()
+        .map(|t| {
+            let mut b = t.as_bytes().to_vec();
+            b.resize(t.len() + INPUT_PADDING, 0);
+            (b, t.len())
+        })
+        .collect();
+    let mut events = Vec::with_capacity(64);
+    for pass in 0..2 {
+        events.clear();
+        let ((), allocations) = tickwire_testkit::allocations(|| {
+            for (buf, len) in msgs.iter_mut() {
+                let _ = a.on_message(buf, *len, 0, &mut |e| events.push(e.kind));
+            }
+        });
+        if pass == 1 {
+            assert_eq!(allocations, 0);
+        }
+    }
+    assert_eq!(events, [Kind::Rejected { code: 60018 }]);
 }

@@ -1,0 +1,356 @@
+//! The rig the feed's integration tests share: a venue's simulator, and
+//! the feed with two of that venue's instruments as two venues of its own
+//! ("a" and "b"), each on its own connection through its own
+//! fault-injecting proxy. A fault on "a" must leave "b" untouched, on
+//! every venue (a Coinbase connection's sequence covers every book on it:
+//! one connection each keeps them apart).
+
+#![allow(dead_code)] // each test binary uses a part of it
+
+use std::sync::Arc;
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use tickwire_feed::live::{Feed, FeedStats, LostBy, Sinks, VenueSetup};
+use tickwire_feed::mirror::Mirrors;
+use tickwire_feed::{recording, sink};
+use tickwire_net::{Backoff, Config as NetConfig, TlsConfig};
+use tickwire_sim::{SimConfig, SimInstrument, Simulator, Venue};
+use tickwire_testkit::proxy::Proxy;
+use tickwire_tsc::{HistogramConfig, Metrics};
+use tickwire_venues::book::Side;
+use tickwire_venues::plan::Channels;
+use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind};
+
+/// Every venue, for tests that run over all of them (or those named in
+/// `TICKWIRE_TEST_VENUES`, comma-separated, to look at one closely).
+pub fn venues() -> impl Iterator<Item = Venue> {
+    let only = std::env::var("TICKWIRE_TEST_VENUES").ok();
+    Venue::ALL
+        .iter()
+        .filter(move |(name, _)| {
+            only.as_ref()
+                .is_none_or(|o| o.split(',').any(|n| n == *name))
+        })
+        .map(|(_, v)| *v)
+}
+
+/// How a rig is made.
+pub struct RigConfig {
+    pub venue: Venue,
+    /// Market steps a second.
+    pub rate: u32,
+    /// Levels a side of the simulator's books.
+    pub levels: usize,
+    /// Levels each of the feed's books shows.
+    pub depth: usize,
+    /// A recording of every frame.
+    pub recording: Option<recording::Writer>,
+    /// "a"'s REST snapshots through a proxy of their own.
+    pub rest_proxy: bool,
+    /// The feed's network settings.
+    pub net: NetConfig,
+}
+
+impl RigConfig {
+    pub fn new(venue: Venue) -> RigConfig {
+        RigConfig {
+            venue,
+            rate: 2000,
+            levels: 40,
+            depth: 20,
+            recording: None,
+            rest_proxy: false,
+            net: net(),
+        }
+    }
+}
+
+/// Quick to notice a dead connection, quick to reconnect.
+pub fn net() -> NetConfig {
+    NetConfig {
+        send_rate: None,
+        ping_interval: Some(Duration::from_millis(200)),
+        pong_timeout: Duration::from_millis(400),
+        stale_timeout: Some(Duration::from_secs(2)),
+        connect_timeout: Duration::from_secs(2),
+        handshake_timeout: Duration::from_secs(2),
+        close_timeout: Duration::from_millis(300),
+        backoff: Backoff {
+            initial: Duration::from_millis(50),
+            max: Duration::from_millis(400),
+            multiplier: 2.0,
+            ..Backoff::default()
+        },
+        ..NetConfig::default()
+    }
+}
+
+pub struct Rig {
+    pub venue: Venue,
+    pub simulator: Simulator,
+    /// The proxy of "a" and of "b".
+    pub proxies: [Proxy; 2],
+    /// With `rest_proxy`: the proxy of "a"'s REST snapshots.
+    pub rest: Option<Proxy>,
+    pub feed: Feed,
+    pub stats: Arc<FeedStats>,
+    pub events: Receiver<Event>,
+    /// Every event since both books first became valid, by global
+    /// instrument id (0: the first instrument on "a", 1: the second on "b").
+    pub seen: [Vec<Kind>; 2],
+    /// Keep `seen` (the soak does not: its pushes would be counted as the
+    /// receive path's allocations).
+    pub keep_seen: bool,
+    /// The books the events describe.
+    pub mirrors: Mirrors,
+    /// What the simulator's price and size are multiplied by to be at the
+    /// feed's scales, by instrument.
+    scales: [(i64, i64); 2],
+    pub depth: usize,
+}
+
+impl Rig {
+    pub fn start(venue: Venue) -> Rig {
+        Rig::with(RigConfig::new(venue))
+    }
+
+    pub fn with(config: RigConfig) -> Rig {
+        let RigConfig {
+            venue,
+            rate,
+            levels,
+            depth,
+            recording,
+            rest_proxy,
+            net,
+        } = config;
+        let (tls, ca) = tickwire_sim::self_signed().unwrap();
+        let instruments: Vec<SimInstrument> = SimInstrument::pair(venue)
+            .into_iter()
+            .map(|i| SimInstrument { levels, ..i })
+            .collect();
+        let simulator = Simulator::start(SimConfig {
+            tls: Some(tls),
+            instruments: instruments.clone(),
+            rate,
+            ..SimConfig::new(venue)
+        })
+        .unwrap();
+        let sim = simulator.addr();
+        let proxies = [Proxy::start(sim).unwrap(), Proxy::start(sim).unwrap()];
+        let rest = rest_proxy.then(|| Proxy::start(sim).unwrap());
+        let rest_port = rest.as_ref().map_or(sim.port(), |p| p.addr().port());
+        let mut trust = TlsConfig::empty();
+        trust.add_ca_pem(ca.as_bytes()).unwrap();
+        // The venue's default scales: they hold whatever it sends.
+        let (ps, ss) = venue.default_scales();
+        let spec = |n: usize| {
+            let i = &instruments[n];
+            InstrumentSpec::new(
+                &i.symbol,
+                ps.max(i.price_scale),
+                ss.max(i.size_scale),
+                depth,
+            )
+        };
+        let up = |to: u8, from: u8| 10i64.pow(u32::from(to - from));
+        let scales = [0, 1].map(|n| {
+            let s = spec(n);
+            (
+                up(s.price_scale, instruments[n].price_scale),
+                up(s.size_scale, instruments[n].size_scale),
+            )
+        });
+        let setup = |name: &str, n: usize, proxy: &Proxy| VenueSetup {
+            name: name.into(),
+            venue,
+            instruments: vec![spec(n)],
+            channels: Channels::default(),
+            endpoint: Some(format!("wss://localhost:{}", proxy.addr().port())),
+            rest: Some(format!(
+                "https://localhost:{}",
+                if n == 0 { rest_port } else { sim.port() }
+            )),
+        };
+        let (queue, events) = sink::queue(1 << 20);
+        let feed = Feed::new(
+            vec![setup("a", 0, &proxies[0]), setup("b", 1, &proxies[1])],
+            net,
+            &trust,
+            &Metrics::new(HistogramConfig::default()),
+            Sinks {
+                queue: Some(queue),
+                recording,
+                ..Sinks::default()
+            },
+            None,
+            0,
+        )
+        .unwrap();
+        let stats = feed.stats();
+        let mut rig = Rig {
+            venue,
+            simulator,
+            proxies,
+            rest,
+            feed,
+            stats,
+            events,
+            seen: [Vec::new(), Vec::new()],
+            keep_seen: true,
+            mirrors: Mirrors::new(2),
+            scales,
+            depth,
+        };
+        rig.wait("both books valid", 20, |r| r.valid() == 2);
+        rig.run_for(Duration::from_millis(300));
+        // From here on, every event is the scenario's.
+        rig.seen = [Vec::new(), Vec::new()];
+        rig
+    }
+
+    pub fn valid(&self) -> u64 {
+        FeedStats::get(&self.stats.books_valid)
+    }
+
+    pub fn reconnects(&self) -> u64 {
+        FeedStats::get(&self.stats.reconnects)
+    }
+
+    pub fn lost(&self, by: impl Fn(&LostBy) -> &std::sync::atomic::AtomicU64) -> u64 {
+        FeedStats::get(by(&self.stats.lost))
+    }
+
+    pub fn poll(&mut self) {
+        self.feed.poll().unwrap();
+        for e in self.events.try_iter() {
+            if self.keep_seen {
+                self.seen[e.instrument.0 as usize].push(e.kind);
+                self.mirrors.apply(&e);
+            }
+        }
+    }
+
+    pub fn wait(&mut self, what: &str, secs: u64, done: impl Fn(&Rig) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while !done(self) {
+            assert!(
+                Instant::now() < deadline,
+                "{}: timed out waiting for {what}",
+                self.venue
+            );
+            self.poll();
+        }
+    }
+
+    pub fn run_for(&mut self, time: Duration) {
+        let end = Instant::now() + time;
+        while Instant::now() < end {
+            self.poll();
+        }
+    }
+
+    /// How many events of instrument `n` are book trouble: gaps, resyncs,
+    /// disconnects, refusals.
+    pub fn trouble(&self, n: usize) -> usize {
+        self.seen[n]
+            .iter()
+            .filter(|k| {
+                matches!(
+                    k,
+                    Kind::Gap { .. } | Kind::Resync | Kind::Disconnected | Kind::Rejected { .. }
+                )
+            })
+            .count()
+    }
+
+    pub fn book_valid_events(&self, n: usize) -> usize {
+        self.seen[n]
+            .iter()
+            .filter(|k| matches!(k, Kind::BookValid { .. }))
+            .count()
+    }
+
+    /// What instrument `n`'s book says, apart from its trades, quotes and
+    /// levels.
+    pub fn said(&self, n: usize) -> Vec<Kind> {
+        self.seen[n]
+            .iter()
+            .copied()
+            .filter(|k| {
+                !matches!(
+                    k,
+                    Kind::Trade { .. } | Kind::Quote { .. } | Kind::BookDelta { .. }
+                )
+            })
+            .collect()
+    }
+
+    /// Pauses the market, lets everything arrive (quiet for 300 ms: longer
+    /// than the 200 ms ping interval, so nothing but pongs and
+    /// heartbeats), then resumes.
+    pub fn quiet(&mut self) {
+        self.simulator.pause(true);
+        let mut last = (FeedStats::get(&self.stats.events), Instant::now());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while last.1.elapsed() < Duration::from_millis(300) {
+            assert!(
+                Instant::now() < deadline,
+                "{}: never went quiet",
+                self.venue
+            );
+            self.poll();
+            let now = FeedStats::get(&self.stats.events);
+            if now != last.0 {
+                last = (now, Instant::now());
+            }
+        }
+    }
+
+    /// The simulator's book of instrument `n`, at the feed's scales and
+    /// shown depth.
+    pub fn sim_book(&self, n: usize) -> (Vec<(i64, i64)>, Vec<(i64, i64)>) {
+        let (_, bids, asks) = self.simulator.book(n, self.depth).unwrap();
+        let (p, q) = self.scales[n];
+        let at = |l: Vec<(i64, i64)>| l.into_iter().map(|(a, b)| (a * p, b * q)).collect();
+        (at(bids), at(asks))
+    }
+
+    /// Pauses the market, lets everything arrive, compares both books
+    /// with the simulator's, level for level (the adapters' books and the
+    /// books the events describe), resumes.
+    pub fn books_match_the_simulator(&mut self) {
+        self.quiet();
+        for n in 0..2 {
+            let (bids, asks) = self.sim_book(n);
+            let book = self
+                .feed
+                .book(n, InstrumentId(0))
+                .unwrap_or_else(|| panic!("{}: book {n} not valid", self.venue));
+            let ours = |side| -> Vec<(i64, i64)> {
+                book.levels(side)
+                    .iter()
+                    .map(|l| (l.price, l.size))
+                    .collect()
+            };
+            assert_eq!(ours(Side::Bid), bids, "{} venue {n} bids", self.venue);
+            assert_eq!(ours(Side::Ask), asks, "{} venue {n} asks", self.venue);
+            if self.keep_seen {
+                assert_eq!(
+                    self.mirrors.levels(n, Side::Bid),
+                    Some(bids),
+                    "{} venue {n}: the events' bids",
+                    self.venue
+                );
+                assert_eq!(
+                    self.mirrors.levels(n, Side::Ask),
+                    Some(asks),
+                    "{} venue {n}: the events' asks",
+                    self.venue
+                );
+            }
+        }
+        self.simulator.pause(false);
+    }
+}

@@ -1,0 +1,747 @@
+//! OKX v5 public market data (`/ws/v5/public`), as its API documentation
+//! (docs-v5, "WebSocket" overview, "Order book channel", "Trades
+//! channel", "Error Code") and recorded streams describe it. Each rule is
+//! noted next to the code that implements it; D-WS, D-BOOK, D-TRD and
+//! D-ERR name those pages, as in the research note on OKX.
+//!
+//! - One path, `/ws/v5/public` (query allowed: `?brokerId=9999`); nothing
+//!   is sent on open.
+//! - `{"op":"subscribe"|"unsubscribe","args":[{"channel":..,"instId":..}],
+//!   "id":..}`, answered with one event per argument, the error of an
+//!   argument as `{"event":"error","msg":..,"code":"60018",..}` with no
+//!   `arg` (the instrument named only in the text).
+//! - Text `ping`, text `pong`; a client silent for 30 s is closed with
+//!   4004 "No data received in 30s".
+//! - `books` (400 levels, snapshot then updates chained by
+//!   `seqId`/`prevSeqId`, the window kept complete, CRC32 checksum),
+//!   `bbo-tbt` (a one-level snapshot when the top changes) and `trades`.
+//!
+//! Not simulated: `books5`, `books-l2-tbt`, `books50-l2-tbt` and every
+//! other channel (refused with 60018, as OKX refuses a channel it does not
+//! serve on the URL; the real `books-l2-tbt` needs a login and a fee tier,
+//! 64003); the last trade OKX replays right after a `trades` subscription
+//! (an old trade, research note section 5); the `notice` (64008) OKX sends
+//! 60 s before a service upgrade; sequence resets after maintenance.
+
+mod messages;
+mod window;
+
+#[cfg(test)]
+mod roundtrip;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tickwire_net::CloseCode;
+
+use crate::market::{SimInstrument, Step, now_ms};
+use crate::protocol::{Market, Out, Protocol, Response, Tick};
+use crate::stamps::StreamKind;
+
+use messages::BookMessage;
+use window::{WINDOW, Window};
+
+/// The path OKX serves public market data on: "wss://ws.okx.com:8443/ws/v5/public" (D-WS).
+const PUBLIC_PATH: &str = "/ws/v5/public";
+
+/// "The connection will break automatically if the subscription is not
+/// established or data has not been pushed for more than 30 seconds"
+/// (D-WS, "Connect"); the close frame is 4004 "No data received in 30s"
+/// (D-ERR, WebSocket close codes). Counted from the client's last message,
+/// as the code's words say.
+const SILENCE: Duration = Duration::from_secs(30);
+
+/// "If there are no updates to the depth for an extended period (Around
+/// 60 seconds) ... OKX will send a message with 'asks': [], 'bids': [] to
+/// inform users that the connection is still active. seqId is the same as
+/// the last sent message and prevSeqId equals to seqId" (D-BOOK, "Sequence
+/// ID").
+const QUIET_BOOK: Duration = Duration::from_secs(60);
+
+/// The channels simulated here; any other name is refused with 60018, as
+/// OKX refuses a channel not served on the URL (`candle1m` on /public:
+/// research note, section 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Channel {
+    Books,
+    BboTbt,
+    Trades,
+}
+
+impl Channel {
+    fn parse(name: &str) -> Option<Channel> {
+        match name {
+            "books" => Some(Channel::Books),
+            "bbo-tbt" => Some(Channel::BboTbt),
+            "trades" => Some(Channel::Trades),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Channel::Books => "books",
+            Channel::BboTbt => "bbo-tbt",
+            Channel::Trades => "trades",
+        }
+    }
+}
+
+/// OKX.
+pub(crate) struct Okx {
+    /// Connections opened, for their `connId`s.
+    opened: AtomicU64,
+}
+
+impl Okx {
+    pub(crate) fn new() -> Okx {
+        Okx {
+            opened: AtomicU64::new(0),
+        }
+    }
+}
+
+/// A client: its `connId`, channels, and a `books` window per instrument.
+pub(crate) struct Client {
+    /// "connId: Connection ID", 8 hex digits, in every event (D-WS).
+    conn_id: String,
+    /// (instrument, channel) pairs subscribed.
+    subs: Vec<(usize, Channel)>,
+    /// Each `books` subscription's window and chain.
+    books: Vec<BookFeed>,
+}
+
+/// One `books` subscription of one client.
+struct BookFeed {
+    instrument: usize,
+    /// The instrument, for the keep-alive (sent without the market at
+    /// hand).
+    spec: SimInstrument,
+    window: Window,
+    /// The window's checksum as last sent.
+    checksum: i32,
+    /// The last `seqId` published: the next update's `prevSeqId`.
+    seq: u64,
+    /// When the last message was pushed (for the 60 s keep-alive).
+    pushed: Instant,
+}
+
+impl Client {
+    fn subscribed(&self, n: usize, channel: Channel) -> bool {
+        self.subs.contains(&(n, channel))
+    }
+
+    fn ack(&self, id: Option<&str>, op: &str, channel: Channel, inst_id: &str) -> String {
+        messages::ack(&self.conn_id, id, op, channel.name(), inst_id)
+    }
+
+    fn error(&self, id: Option<&str>, code: &str, msg: &str) -> String {
+        messages::error(&self.conn_id, id, code, msg)
+    }
+
+    fn not_found(&self, id: Option<&str>, channel: &str, inst_id: &str) -> String {
+        messages::not_found(&self.conn_id, id, channel, inst_id)
+    }
+}
+
+impl Okx {
+    /// Subscribes or unsubscribes one argument.
+    fn one_arg(
+        client: &mut Client,
+        id: Option<&str>,
+        subscribe: bool,
+        arg: &Value,
+        market: &mut Market,
+        out: &mut Out,
+    ) {
+        let channel = arg.get("channel").and_then(Value::as_str);
+        let inst_id = arg.get("instId").and_then(Value::as_str);
+        let (Some(name), Some(inst_id)) = (channel, inst_id) else {
+            // 60013 "Invalid args" (D-ERR): an argument without a channel
+            // or an instrument (the instruments channel's `instType` is
+            // not simulated). The exact text OKX adds is unconfirmed.
+            return out.push(client.error(id, "60013", "Invalid args"));
+        };
+        let (Some(n), Some(channel)) = (market.find(inst_id), Channel::parse(name)) else {
+            return out.push(client.not_found(id, name, inst_id));
+        };
+        let op = if subscribe {
+            "subscribe"
+        } else {
+            "unsubscribe"
+        };
+        if !subscribe {
+            client.subs.retain(|s| *s != (n, channel));
+            if channel == Channel::Books {
+                client.books.retain(|f| f.instrument != n);
+            }
+            return out.push(client.ack(id, op, channel, inst_id));
+        }
+        if channel == Channel::Books && market.take_reject(n) {
+            // A refused subscription: OKX's reply for an instrument it
+            // does not serve on this URL.
+            return out.push(client.not_found(id, name, inst_id));
+        }
+        out.push(client.ack(id, op, channel, inst_id));
+        if client.subscribed(n, channel) {
+            // A repeated subscription is acknowledged again, and its data
+            // is not sent twice (the 2022 recording: channels subscribed
+            // two or three times on one socket, no message duplicated).
+            // Whether it brings a new snapshot is unconfirmed: not here.
+            return;
+        }
+        client.subs.push((n, channel));
+        if channel == Channel::Books {
+            // "400 depth levels will be pushed in the initial full
+            // snapshot" (D-BOOK), `prevSeqId` -1 ("except in snapshot
+            // messages where the prevSeqId is always -1", D-BOOK
+            // "Sequence ID"). Taken under the market's lock, between
+            // steps: the next step's update chains onto it.
+            let book = &market.books[n];
+            let spec = &market.instruments[n];
+            let window = Window::new(book);
+            let (bids, asks) = window.top(WINDOW);
+            let checksum = window.checksum(spec);
+            let snapshot = BookMessage {
+                snapshot: true,
+                bids: &bids,
+                asks: &asks,
+                ts: now_ms(),
+                checksum,
+                prev_seq_id: -1,
+                seq_id: book.update_id,
+            };
+            out.push(snapshot.text(spec));
+            client.books.push(BookFeed {
+                instrument: n,
+                spec: spec.clone(),
+                window,
+                checksum,
+                seq: book.update_id,
+                pushed: Instant::now(),
+            });
+        }
+    }
+}
+
+impl Protocol for Okx {
+    type Client = Client;
+
+    fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {
+        let (route, _) = path.split_once('?').unwrap_or((path, ""));
+        if route != PUBLIC_PATH {
+            // `/ws/v5/business` and `/ws/v5/private` exist but are not
+            // simulated; what OKX answers on an unknown path is
+            // unconfirmed: a plain 404.
+            return Err(Response::json(404, ""));
+        }
+        let k = self.opened.fetch_add(1, Ordering::Relaxed);
+        // 8 hex digits that differ from one connection to the next.
+        let mixed = k.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        Ok(Client {
+            conn_id: format!("{:08x}", mixed as u32),
+            subs: Vec::new(),
+            books: Vec::new(),
+        })
+    }
+
+    fn on_text(&self, client: &mut Client, text: &str, market: &mut Market, out: &mut Out) {
+        // "send the String 'ping' ... Expect a 'pong' as a response"
+        // (D-WS, "Connect"): text frames, not JSON.
+        if text == "ping" {
+            return out.push("pong".into());
+        }
+        // "Invalid request: {...}" with the request as sent, code 60012
+        // (D-WS "Subscribe" error example, D-ERR).
+        let invalid = |client: &Client, id: Option<&str>| {
+            client.error(id, "60012", &format!("Invalid request: {text}"))
+        };
+        let Ok(Value::Object(req)) = serde_json::from_str::<Value>(text) else {
+            return out.push(invalid(client, None));
+        };
+        // `id`: "Provided by client ... A combination of case-sensitive
+        // alphanumerics, all numbers, or all letters of up to 32
+        // characters" (D-WS).
+        let id = match req.get("id") {
+            None => None,
+            Some(Value::String(s))
+                if s.len() <= 32 && s.bytes().all(|b| b.is_ascii_alphanumeric()) =>
+            {
+                Some(s.as_str())
+            }
+            Some(_) => return out.push(invalid(client, None)),
+        };
+        let subscribe = match req.get("op").and_then(Value::as_str) {
+            Some("subscribe") => true,
+            Some("unsubscribe") => false,
+            // 60019 "Invalid op" (D-ERR; the op in the text is how OKX
+            // fills it, unconfirmed).
+            Some(op) => return out.push(client.error(id, "60019", &format!("Invalid op: {op}"))),
+            None => return out.push(invalid(client, id)),
+        };
+        let Some(args) = req.get("args").and_then(Value::as_array) else {
+            // The docs' own example: `"argss"` gets 60012.
+            return out.push(invalid(client, id));
+        };
+        if args.is_empty() {
+            return out.push(invalid(client, id));
+        }
+        for arg in args {
+            Okx::one_arg(client, id, subscribe, arg, market, out);
+        }
+    }
+
+    fn on_step(&self, client: &mut Client, step: &Step, market: &Market, out: &mut Out) {
+        let n = step.instrument;
+        if !client.subs.iter().any(|(i, _)| *i == n) {
+            return;
+        }
+        let spec = &market.instruments[n];
+        let ts = step.time_ms;
+        if let Some(t) = &step.trade
+            && client.subscribed(n, Channel::Trades)
+        {
+            // A trade's `seqId`: "The seqId may be the same for different
+            // trade updates that occur at the same time" (D-TRD); the
+            // step's first update id here.
+            let text = messages::trade(spec, t, ts, step.first_id);
+            out.stamped(text, n, StreamKind::Trade, t.id);
+        }
+        // "The push sequence for order book channels within the same
+        // connection and trading symbols is fixed as: bbo-tbt ->
+        // books-l2-tbt -> books50-l2-tbt -> books -> books-elp -> books5"
+        // (D-BOOK). bbo-tbt pushes "when there is change" only: here,
+        // when the step moved the top.
+        if let Some((bid, ask)) = step.top
+            && client.subscribed(n, Channel::BboTbt)
+        {
+            let text = messages::bbo(spec, bid, ask, ts, step.last_id);
+            out.stamped(text, n, StreamKind::BookTicker, step.last_id);
+        }
+        if let Some(feed) = client.books.iter_mut().find(|f| f.instrument == n) {
+            let (bids, asks) = feed.window.apply(&step.bids, &step.asks);
+            // "The prevSeqId in the new message matches with seqId of the
+            // previous message" and steps are not +1 (D-BOOK): the step's
+            // last update id is its seqId. Every step is a message (a
+            // step whose changes all lie below the window sends empty
+            // sides), so a lost one always shows as a gap.
+            let prev = std::mem::replace(&mut feed.seq, step.last_id);
+            feed.checksum = feed.window.checksum(spec);
+            if step.faults.drop_book {
+                return;
+            }
+            let checksum = if step.faults.bad_checksum {
+                // Wrong, and never 0: clients read 0 as "no checksum" (OKX
+                // has sent 0 since June 2026).
+                match feed.checksum.wrapping_add(1) {
+                    0 => 1,
+                    wrong => wrong,
+                }
+            } else {
+                feed.checksum
+            };
+            let update = BookMessage {
+                snapshot: false,
+                bids: &bids,
+                asks: &asks,
+                ts,
+                checksum,
+                prev_seq_id: prev as i64,
+                seq_id: step.last_id,
+            };
+            feed.pushed = Instant::now();
+            out.stamped(update.text(spec), n, StreamKind::Depth, step.last_id);
+        }
+    }
+
+    fn on_tick(&self, client: &mut Client, now: Instant, idle: Duration, out: &mut Out) -> Tick {
+        if idle >= SILENCE {
+            return Tick::Close(CloseCode(4004), "No data received in 30s");
+        }
+        for feed in &mut client.books {
+            if now.saturating_duration_since(feed.pushed) >= QUIET_BOOK {
+                feed.pushed = now;
+                // The window has not changed: its checksum is the last
+                // one computed.
+                let keep_alive = BookMessage {
+                    snapshot: false,
+                    bids: &[],
+                    asks: &[],
+                    ts: now_ms(),
+                    checksum: feed.checksum,
+                    prev_seq_id: feed.seq as i64,
+                    seq_id: feed.seq,
+                };
+                out.push(keep_alive.text(&feed.spec));
+            }
+        }
+        Tick::Keep
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+    use tickwire_venues::Venue;
+
+    use super::*;
+    use crate::VenueFault;
+    use crate::market::{self, Book, Digits, decimal};
+
+    fn market() -> Market {
+        let instruments = SimInstrument::pair(Venue::Okx);
+        let mut rng = StdRng::seed_from_u64(1);
+        let books = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
+        Market::new(instruments, books, false)
+    }
+
+    fn client(okx: &Okx, m: &Market) -> Client {
+        match okx.open("/ws/v5/public?brokerId=9999", m) {
+            Ok(c) => c,
+            Err(r) => panic!("refused: {}", r.status),
+        }
+    }
+
+    /// What the venue answers to `text`, each message as a string.
+    fn ask(okx: &Okx, c: &mut Client, m: &mut Market, text: &str) -> Vec<String> {
+        let mut out = Out::default();
+        okx.on_text(c, text, m, &mut out);
+        out.items.into_iter().map(|(t, _)| t).collect()
+    }
+
+    fn json(text: &str) -> Value {
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+
+    #[test]
+    fn only_the_public_path_is_served() {
+        let (okx, m) = (Okx::new(), market());
+        for path in ["/ws/v5/business", "/ws/v5/private", "/ws", "/"] {
+            assert_eq!(
+                okx.open(path, &m).err().map(|r| r.status),
+                Some(404),
+                "{path}"
+            );
+        }
+        // Each connection has a connId of its own, 8 hex digits.
+        let (a, b) = (client(&okx, &m), client(&okx, &m));
+        assert_ne!(a.conn_id, b.conn_id);
+        for id in [&a.conn_id, &b.conn_id] {
+            assert!(
+                id.len() == 8 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+                "{id}"
+            );
+        }
+    }
+
+    /// One acknowledgement per argument, echoing `id` when sent, each
+    /// before its argument's data (D-WS "Subscribe", D-BOOK); the `books`
+    /// snapshot as documented.
+    #[test]
+    fn subscriptions_are_answered_like_okx() {
+        let (okx, mut m) = (Okx::new(), market());
+        let mut c = client(&okx, &m);
+        let conn = c.conn_id.clone();
+        let replies = ask(
+            &okx,
+            &mut c,
+            &mut m,
+            r#"{"id":"1512","op":"subscribe","args":[{"channel":"trades","instId":"BTC-USDT"},{"channel":"books","instId":"BTC-USDT"},{"channel":"bbo-tbt","instId":"ETH-USDT"}]}"#,
+        );
+        assert_eq!(replies.len(), 4, "{replies:?}");
+        assert_eq!(
+            replies[0],
+            format!(
+                r#"{{"id":"1512","event":"subscribe","arg":{{"channel":"trades","instId":"BTC-USDT"}},"connId":"{conn}"}}"#
+            )
+        );
+        assert!(replies[1].contains(r#""arg":{"channel":"books","instId":"BTC-USDT"}"#));
+        // The snapshot: 200 levels a side (the book is shallower than 400),
+        // best first, prevSeqId -1, seqId the book's update id, a real
+        // checksum.
+        let snapshot = json(&replies[2]);
+        assert!(
+            replies[2].starts_with(
+                r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"snapshot","data":[{"asks":[["60000.01","#
+            ),
+            "{}",
+            &replies[2][..200]
+        );
+        let data = &snapshot["data"][0];
+        assert_eq!(data["prevSeqId"], -1);
+        assert_eq!(data["seqId"], m.books[0].update_id);
+        assert_eq!(data["asks"].as_array().map(Vec::len), Some(200));
+        assert_eq!(data["bids"][0][0], "59999.99");
+        assert_eq!(data["bids"][0][2], "0");
+        assert!(data["ts"].is_string() && data["checksum"].is_i64());
+        let (bids, asks) = m.books[0].levels(25);
+        assert_eq!(
+            data["checksum"].as_i64(),
+            Some(i64::from(window::checksum(&bids, &asks, &m.instruments[0])))
+        );
+        assert!(replies[3].contains(r#""arg":{"channel":"bbo-tbt","instId":"ETH-USDT"}"#));
+        assert_eq!(
+            c.subs,
+            [
+                (0, Channel::Trades),
+                (0, Channel::Books),
+                (1, Channel::BboTbt)
+            ]
+        );
+        // Subscribed again: acknowledged again, nothing sent twice.
+        let replies = ask(
+            &okx,
+            &mut c,
+            &mut m,
+            r#"{"op":"subscribe","args":[{"channel":"books","instId":"BTC-USDT"}]}"#,
+        );
+        assert_eq!(
+            replies,
+            [format!(
+                r#"{{"event":"subscribe","arg":{{"channel":"books","instId":"BTC-USDT"}},"connId":"{conn}"}}"#
+            )]
+        );
+        assert_eq!(c.books.len(), 1);
+        // Unsubscribed: acknowledged, and its data stops.
+        let replies = ask(
+            &okx,
+            &mut c,
+            &mut m,
+            r#"{"op":"unsubscribe","args":[{"channel":"books","instId":"BTC-USDT"},{"channel":"trades","instId":"BTC-USDT"}]}"#,
+        );
+        assert_eq!(replies.len(), 2);
+        assert!(replies[0].starts_with(r#"{"event":"unsubscribe","arg":{"channel":"books""#));
+        assert!(c.books.is_empty() && c.subs == [(1, Channel::BboTbt)]);
+        let mut rng = StdRng::seed_from_u64(3);
+        let mut step = Step::default();
+        let mut out = Out::default();
+        for _ in 0..20 {
+            let Market {
+                instruments, books, ..
+            } = &mut m;
+            market::step(0, &instruments[0], &mut books[0], &mut rng, true, &mut step);
+            okx.on_step(&mut c, &step, &m, &mut out);
+        }
+        assert!(out.items.is_empty());
+    }
+
+    /// The error replies: no `arg`, the instrument named in `msg` only
+    /// (research note, section 2), `id` echoed.
+    #[test]
+    fn bad_requests_get_okx_errors() {
+        let (okx, mut m) = (Okx::new(), market());
+        let mut c = client(&okx, &m);
+        let conn = c.conn_id.clone();
+        let mut one = |text: &str| {
+            let replies = ask(&okx, &mut c, &mut m, text);
+            assert_eq!(replies.len(), 1, "{replies:?}");
+            replies.into_iter().next().unwrap_or_default()
+        };
+        assert_eq!(
+            one(r#"{"op":"subscribe","args":[{"channel":"books","instId":"BTC-USDX"}]}"#),
+            format!(
+                r#"{{"event":"error","msg":"Wrong URL or channel:books,instId:BTC-USDX doesn't exist. Please use the correct URL, channel and parameters referring to API document.","code":"60018","connId":"{conn}"}}"#
+            )
+        );
+        // A channel not served on /public (candles live on /business).
+        let e = json(&one(
+            r#"{"id":"7","op":"subscribe","args":[{"channel":"candle1m","instId":"BTC-USDT"}]}"#,
+        ));
+        assert_eq!(
+            (&e["id"], &e["event"], &e["code"]),
+            (&json(r#""7""#), &json(r#""error""#), &json(r#""60018""#))
+        );
+        assert!(
+            e["msg"]
+                .as_str()
+                .is_some_and(|m| m.contains("channel:candle1m,instId:BTC-USDT "))
+        );
+        assert!(e.get("arg").is_none());
+        // The documented malformed request: 60012 with the request as sent.
+        let text =
+            r#"{"op": "subscribe", "argss":[{ "channel" : "books", "instId" : "BTC-USD-191227"}]}"#;
+        let e = json(&one(text));
+        assert_eq!(e["code"], "60012");
+        assert_eq!(
+            e["msg"].as_str(),
+            Some(format!("Invalid request: {text}").as_str())
+        );
+        assert_eq!(json(&one("not json"))["code"], "60012");
+        assert_eq!(
+            json(&one(r#"{"op":"subscribe","args":[]}"#))["code"],
+            "60012"
+        );
+        assert_eq!(
+            json(&one(r#"{"id":"has space","op":"subscribe","args":[]}"#))["code"],
+            "60012"
+        );
+        assert_eq!(json(&one(r#"{"op":"login","args":[]}"#))["code"], "60019");
+        assert_eq!(
+            json(&one(r#"{"op":"subscribe","args":[{"channel":"books"}]}"#))["code"],
+            "60013"
+        );
+        // The text ping.
+        assert_eq!(one("ping"), "pong");
+        // An armed refusal: the book's next subscription gets 60018 naming
+        // it, once; other channels are not refused.
+        m.arm(1, VenueFault::RejectSubscription);
+        let replies = ask(
+            &okx,
+            &mut c,
+            &mut m,
+            r#"{"op":"subscribe","args":[{"channel":"trades","instId":"ETH-USDT"},{"channel":"books","instId":"ETH-USDT"}]}"#,
+        );
+        assert_eq!(replies.len(), 2);
+        assert!(replies[0].contains(r#""event":"subscribe""#));
+        assert!(
+            replies[1].contains(r#""code":"60018""#) && replies[1].contains("instId:ETH-USDT ")
+        );
+        assert!(c.books.is_empty());
+        let replies = ask(
+            &okx,
+            &mut c,
+            &mut m,
+            r#"{"op":"subscribe","args":[{"channel":"books","instId":"ETH-USDT"}]}"#,
+        );
+        assert_eq!(replies.len(), 2, "acknowledged, then the snapshot");
+    }
+
+    /// Updates chain by `seqId` (the step's last update id); a lost one
+    /// still moves the chain; a bad checksum is not 0 and not the real one;
+    /// trades and bbo-tbt as documented.
+    #[test]
+    fn steps_read_as_okx_pushes() {
+        let (okx, mut m) = (Okx::new(), market());
+        let mut c = client(&okx, &m);
+        ask(
+            &okx,
+            &mut c,
+            &mut m,
+            r#"{"op":"subscribe","args":[{"channel":"bbo-tbt","instId":"BTC-USDT"},{"channel":"books","instId":"BTC-USDT"},{"channel":"trades","instId":"BTC-USDT"}]}"#,
+        );
+        let mut rng = StdRng::seed_from_u64(5);
+        let mut step = Step::default();
+        let mut last = m.books[0].update_id;
+        let (mut trades, mut quotes) = (0, 0);
+        for k in 0..300 {
+            let Market {
+                instruments, books, ..
+            } = &mut m;
+            market::step(
+                0,
+                &instruments[0],
+                &mut books[0],
+                &mut rng,
+                k % 2 == 0,
+                &mut step,
+            );
+            step.faults.drop_book = k == 100;
+            step.faults.bad_checksum = k == 200;
+            let mut out = Out::default();
+            okx.on_step(&mut c, &step, &m, &mut out);
+            for (text, key) in &out.items {
+                let v = json(text);
+                match v["arg"]["channel"].as_str() {
+                    Some("trades") => {
+                        let t = step.trade.expect("a trade");
+                        let d = &v["data"][0];
+                        assert_eq!(d["tradeId"], t.id.to_string());
+                        assert_eq!(d["side"], if t.buyer_aggressor { "buy" } else { "sell" });
+                        assert_eq!(
+                            (&d["count"], &d["source"]),
+                            (&json(r#""1""#), &json(r#""0""#))
+                        );
+                        assert_eq!(*key, Some((0, StreamKind::Trade, t.id)));
+                        trades += 1;
+                    }
+                    Some("bbo-tbt") => {
+                        let ((bp, _), (ap, _)) = step.top.expect("the top changed");
+                        let d = &v["data"][0];
+                        let mut bid = String::new();
+                        decimal(&mut bid, bp, 2, Digits::Trimmed);
+                        assert_eq!(d["bids"][0][0], bid.as_str());
+                        assert_eq!(d["asks"].as_array().map(Vec::len), Some(1));
+                        assert!(v.get("action").is_none() && d.get("checksum").is_none());
+                        assert!(ap > bp);
+                        assert_eq!(d["seqId"], step.last_id);
+                        assert_eq!(*key, Some((0, StreamKind::BookTicker, step.last_id)));
+                        quotes += 1;
+                    }
+                    Some("books") => {
+                        assert_ne!(k, 100, "the lost message was sent");
+                        let d = &v["data"][0];
+                        assert_eq!(v["action"], "update");
+                        assert_eq!(d["seqId"], step.last_id);
+                        // After the lost one, prevSeqId is the lost seqId.
+                        assert_eq!(d["prevSeqId"], last);
+                        let real = c.books[0].checksum;
+                        assert_eq!(d["checksum"] == real, k != 200, "step {k}");
+                        assert_ne!(d["checksum"], 0);
+                        assert_eq!(*key, Some((0, StreamKind::Depth, step.last_id)));
+                    }
+                    other => panic!("{other:?}: {text}"),
+                }
+            }
+            last = step.last_id;
+        }
+        assert!(
+            trades == 150 && quotes > 10,
+            "{trades} trades, {quotes} quotes"
+        );
+    }
+
+    /// OKX closes a connection silent for 30 s with 4004; a client that
+    /// pings is kept. A book with nothing new for 60 s gets an empty
+    /// update with seqId == prevSeqId (D-BOOK).
+    #[test]
+    fn silent_clients_are_closed_and_quiet_books_kept_alive() {
+        let (okx, mut m) = (Okx::new(), market());
+        let mut c = client(&okx, &m);
+        let mut out = Out::default();
+        let now = Instant::now();
+        assert_eq!(
+            okx.on_tick(&mut c, now, Duration::from_secs(30), &mut out),
+            Tick::Close(CloseCode(4004), "No data received in 30s")
+        );
+        // A client pinging every 20 s is never that idle.
+        assert_eq!(ask(&okx, &mut c, &mut m, "ping"), ["pong"]);
+        assert_eq!(
+            okx.on_tick(&mut c, now, Duration::from_secs(20), &mut out),
+            Tick::Keep
+        );
+        assert!(out.items.is_empty());
+        ask(
+            &okx,
+            &mut c,
+            &mut m,
+            r#"{"op":"subscribe","args":[{"channel":"books","instId":"ETH-USDT"}]}"#,
+        );
+        let later = Instant::now() + Duration::from_secs(59);
+        okx.on_tick(&mut c, later, Duration::from_secs(1), &mut out);
+        assert!(out.items.is_empty());
+        let later = later + Duration::from_secs(2);
+        okx.on_tick(&mut c, later, Duration::from_secs(1), &mut out);
+        assert_eq!(out.items.len(), 1);
+        let v = json(&out.items[0].0);
+        let seq = m.books[1].update_id;
+        assert_eq!(v["action"], "update");
+        let d = &v["data"][0];
+        assert_eq!(
+            (&d["seqId"], &d["prevSeqId"]),
+            (&json(&seq.to_string()), &json(&seq.to_string()))
+        );
+        assert_eq!(d["asks"].as_array().map(Vec::len), Some(0));
+        assert_eq!(d["checksum"], c.books[0].checksum);
+        // And not again until another 60 s.
+        out.items.clear();
+        okx.on_tick(
+            &mut c,
+            later + Duration::from_secs(30),
+            Duration::ZERO,
+            &mut out,
+        );
+        assert!(out.items.is_empty());
+    }
+}

@@ -1,0 +1,388 @@
+//! The simulated OKX against tickwire's own OKX adapter, with no network:
+//! every message the protocol writes goes into
+//! `tickwire_venues::okx::Adapter::on_message`, and the adapter's books,
+//! trades and quotes are checked against the market after every step.
+
+use std::collections::BTreeMap;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tickwire_venues::book::Side;
+use tickwire_venues::json::INPUT_PADDING;
+use tickwire_venues::okx::Adapter;
+use tickwire_venues::plan::Channels;
+use tickwire_venues::sync::Resync;
+use tickwire_venues::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind, Outcome, Venue};
+
+use super::{Client, Okx};
+use crate::VenueFault;
+use crate::market::{self, Book, Levels, SimInstrument, Step};
+use crate::protocol::{Market, Out, Protocol};
+
+/// What a consumer of the adapter's events shows: each book rebuilt from
+/// `BookSnapshot` and `BookDelta` alone, cut to its depth after each
+/// delta.
+#[derive(Default)]
+struct Consumer {
+    books: BTreeMap<u32, [BTreeMap<i64, i64>; 2]>,
+}
+
+impl Consumer {
+    fn on(&mut self, e: &Event, depth: usize) {
+        match e.kind {
+            Kind::BookSnapshot { .. } => {
+                self.books.insert(e.instrument.0, Default::default());
+            }
+            Kind::BookDelta {
+                side, price, size, ..
+            } => {
+                let Some(book) = self.books.get_mut(&e.instrument.0) else {
+                    panic!("a delta before any snapshot: {e:?}")
+                };
+                let levels = &mut book[side as usize];
+                if size == 0 {
+                    levels.remove(&price);
+                } else {
+                    levels.insert(price, size);
+                }
+                while levels.len() > depth {
+                    let worst = match side {
+                        Side::Bid => *levels.keys().next().expect("not empty"),
+                        Side::Ask => *levels.keys().next_back().expect("not empty"),
+                    };
+                    levels.remove(&worst);
+                }
+            }
+            Kind::Gap { .. } => {
+                self.books.remove(&e.instrument.0);
+            }
+            _ => {}
+        }
+    }
+
+    fn levels(&self, n: u32) -> Option<(Levels, Levels)> {
+        let [bids, asks] = self.books.get(&n)?;
+        Some((
+            bids.iter().rev().map(|(p, s)| (*p, *s)).collect(),
+            asks.iter().map(|(p, s)| (*p, *s)).collect(),
+        ))
+    }
+}
+
+struct Harness {
+    okx: Okx,
+    market: Market,
+    client: Client,
+    specs: Vec<InstrumentSpec>,
+    adapter: Adapter,
+    consumer: Consumer,
+    rng: StdRng,
+    step: Step,
+    steps: u64,
+    /// Events of the last messages fed.
+    events: Vec<Event>,
+}
+
+impl Harness {
+    /// BTC-USDT 450 levels deep (more than the 400 `books` carries),
+    /// shown 400 deep; ETH-USDT 200 levels deep, shown 20 deep.
+    fn new() -> Harness {
+        let mut instruments = SimInstrument::pair(Venue::Okx);
+        instruments[0].levels = 450;
+        let mut rng = StdRng::seed_from_u64(11);
+        let books = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
+        let specs: Vec<InstrumentSpec> = instruments
+            .iter()
+            .zip([400, 20])
+            .map(|(i, depth)| InstrumentSpec::new(&i.symbol, i.price_scale, i.size_scale, depth))
+            .collect();
+        let market = Market::new(instruments, books, false);
+        let okx = Okx::new();
+        let Ok(client) = okx.open("/ws/v5/public", &market) else {
+            panic!("the public path is refused")
+        };
+        Harness {
+            okx,
+            market,
+            client,
+            adapter: Adapter::new(&specs),
+            specs,
+            consumer: Consumer::default(),
+            rng,
+            step: Step::default(),
+            steps: 0,
+            events: Vec::new(),
+        }
+    }
+
+    /// Feeds what the protocol wrote into the adapter: each message's
+    /// outcome.
+    fn feed(&mut self, out: &mut Out) -> Vec<Outcome> {
+        self.events.clear();
+        let mut outcomes = Vec::new();
+        for (text, _) in out.items.drain(..) {
+            let mut buf = text.clone().into_bytes();
+            buf.resize(text.len() + INPUT_PADDING, b' ');
+            let events = &mut self.events;
+            let r = self
+                .adapter
+                .on_message(&mut buf, text.len(), 0, &mut |e| events.push(e));
+            outcomes.push(r.unwrap_or_else(|e| panic!("{e}: {text}")));
+        }
+        for e in &self.events {
+            let depth = self.specs[e.instrument.0 as usize].depth;
+            self.consumer.on(e, depth);
+        }
+        outcomes
+    }
+
+    fn send(&mut self, text: &str) -> Vec<Outcome> {
+        let mut out = Out::default();
+        self.okx
+            .on_text(&mut self.client, text, &mut self.market, &mut out);
+        self.feed(&mut out)
+    }
+
+    /// One market step of instrument `n`, as the server makes it (faults
+    /// armed for it taken), sent and fed.
+    fn step(&mut self, n: usize) {
+        let trade = self.steps.is_multiple_of(3);
+        self.steps += 1;
+        let Market {
+            instruments,
+            books,
+            pending,
+            ..
+        } = &mut self.market;
+        market::step(
+            n,
+            &instruments[n],
+            &mut books[n],
+            &mut self.rng,
+            trade,
+            &mut self.step,
+        );
+        self.step.faults = std::mem::take(&mut pending[n]);
+        let mut out = Out::default();
+        self.okx
+            .on_step(&mut self.client, &self.step, &self.market, &mut out);
+        self.feed(&mut out);
+    }
+
+    /// Instrument `n`'s book in the adapter (and as the consumer rebuilt
+    /// it) is the market's, at its shown depth.
+    fn assert_books_equal(&self, n: usize, context: &str) {
+        let depth = self.specs[n].depth;
+        let want = self.market.books[n].levels(depth);
+        let book = self
+            .adapter
+            .book(InstrumentId(n as u32))
+            .unwrap_or_else(|| panic!("{context}: book {n} not valid"));
+        let got = |side| -> Levels {
+            book.levels(side)
+                .iter()
+                .map(|l| (l.price, l.size))
+                .collect()
+        };
+        assert_eq!(
+            (got(Side::Bid), got(Side::Ask)),
+            want,
+            "{context}: book {n}"
+        );
+        assert_eq!(
+            self.consumer.levels(n as u32),
+            Some(want),
+            "{context}: consumer {n}"
+        );
+    }
+
+    /// The step's trade and quote came through as the market made them.
+    fn assert_trade_and_quote(&self) {
+        let n = self.step.instrument as u32;
+        let trades: Vec<Kind> = self
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, Kind::Trade { .. }))
+            .map(|e| {
+                assert_eq!(e.instrument.0, n);
+                e.kind
+            })
+            .collect();
+        let want: Vec<Kind> = self
+            .step
+            .trade
+            .iter()
+            .map(|t| Kind::Trade {
+                price: t.price,
+                size: t.size,
+                aggressor: if t.buyer_aggressor {
+                    Aggressor::Buy
+                } else {
+                    Aggressor::Sell
+                },
+                trade_id: t.id,
+            })
+            .collect();
+        assert_eq!(trades, want);
+        let quotes: Vec<Kind> = self
+            .events
+            .iter()
+            .filter(|e| e.instrument.0 == n && matches!(e.kind, Kind::Quote { .. }))
+            .map(|e| e.kind)
+            .collect();
+        let want: Vec<Kind> = self
+            .step
+            .top
+            .iter()
+            .map(|((bp, bq), (ap, aq))| Kind::Quote {
+                bid_price: *bp,
+                bid_size: *bq,
+                ask_price: *ap,
+                ask_size: *aq,
+                update_id: self.step.last_id,
+            })
+            .collect();
+        assert_eq!(quotes, want);
+    }
+
+    /// Kinds of the last events, of instrument `n`.
+    fn kinds(&self, n: usize) -> Vec<Kind> {
+        self.events
+            .iter()
+            .filter(|e| e.instrument.0 == n as u32)
+            .map(|e| e.kind)
+            .collect()
+    }
+
+    fn resubscribe(&mut self, n: usize) -> Vec<Outcome> {
+        let frames = Venue::Okx.resubscribe(&self.specs[n]);
+        let mut outcomes = Vec::new();
+        for f in frames {
+            outcomes.extend(self.send(&f));
+        }
+        outcomes
+    }
+}
+
+#[test]
+fn the_adapter_follows_the_simulated_market() {
+    let mut h = Harness::new();
+    // The plan's own frames: one ack per argument, two snapshots.
+    let plans = Venue::Okx
+        .plans(&h.specs, Channels::default())
+        .expect("a plan");
+    assert_eq!(plans[0].path, "/ws/v5/public");
+    for frame in plans.iter().flat_map(|p| p.subscribe.clone()) {
+        let outcomes = h.send(&frame);
+        assert_eq!(
+            outcomes.iter().filter(|o| **o == Outcome::Control).count(),
+            6,
+            "{outcomes:?}"
+        );
+        assert_eq!(outcomes.iter().filter(|o| **o == Outcome::Data).count(), 2);
+    }
+    h.assert_books_equal(0, "after the snapshots");
+    h.assert_books_equal(1, "after the snapshots");
+    for k in 0..2000 {
+        let n = k % 2;
+        h.step(n);
+        h.assert_trade_and_quote();
+        for m in 0..2 {
+            h.assert_books_equal(m, &format!("step {k}"));
+        }
+    }
+    assert!(
+        h.adapter.checksums_verified >= 2000,
+        "every book message's checksum was checked"
+    );
+
+    // A lost book message: the instrument's next one gaps (its prevSeqId
+    // is the lost seqId), Gap then Resync for it alone.
+    h.market.arm(0, VenueFault::SequenceGap);
+    h.step(0);
+    assert!(
+        h.kinds(0)
+            .iter()
+            .all(|k| !matches!(k, Kind::BookDelta { .. }))
+    );
+    h.step(1);
+    h.assert_books_equal(1, "the other book");
+    h.step(0);
+    assert!(
+        matches!(
+            h.kinds(0)[..],
+            [
+                ..,
+                Kind::Gap {
+                    why: Resync::Sequence { .. }
+                },
+                Kind::Resync
+            ]
+        ),
+        "{:?}",
+        h.kinds(0)
+    );
+    assert!(h.adapter.book(InstrumentId(0)).is_none());
+    h.step(1);
+    h.assert_books_equal(1, "the other book, after the gap");
+    // Resubscribing brings a snapshot that makes it valid and equal.
+    let outcomes = h.resubscribe(0);
+    assert_eq!(
+        outcomes,
+        [Outcome::Control, Outcome::Control, Outcome::Data]
+    );
+    assert!(matches!(h.kinds(0).last(), Some(Kind::BookValid { .. })));
+    h.assert_books_equal(0, "after resubscribing");
+    for k in 0..200 {
+        h.step(k % 2);
+        h.assert_books_equal(0, "after the resubscription");
+        h.assert_books_equal(1, "after the resubscription");
+    }
+
+    // A wrong checksum: Gap(Checksum), Resync, and the same recovery.
+    h.market.arm(1, VenueFault::BadChecksum);
+    h.step(1);
+    assert!(
+        matches!(
+            h.kinds(1)[..],
+            [
+                ..,
+                Kind::Gap {
+                    why: Resync::Checksum { .. }
+                },
+                Kind::Resync
+            ]
+        ),
+        "{:?}",
+        h.kinds(1)
+    );
+    h.step(0);
+    h.assert_books_equal(0, "the other book, after the bad checksum");
+    h.resubscribe(1);
+    h.assert_books_equal(1, "after resubscribing");
+
+    // A refused subscription: OKX's 60018 error, Rejected for the
+    // instrument it names, the venue's words kept.
+    h.market.arm(1, VenueFault::RejectSubscription);
+    let outcomes = h.resubscribe(1);
+    assert_eq!(outcomes, [Outcome::Control, Outcome::Rejected]);
+    assert_eq!(h.kinds(1), [Kind::Rejected { code: 60018 }]);
+    assert!(h.kinds(0).is_empty());
+    let words = tickwire_venues::VenueAdapter::rejection(&h.adapter);
+    assert!(
+        words.starts_with("Wrong URL or channel:books,instId:ETH-USDT doesn't exist"),
+        "{words}"
+    );
+    // The refusal is used up: the next subscription brings the book back.
+    let outcomes = h.resubscribe(1);
+    assert_eq!(
+        outcomes,
+        [Outcome::Control, Outcome::Control, Outcome::Data]
+    );
+    for k in 0..200 {
+        h.step(k % 2);
+        h.assert_trade_and_quote();
+        h.assert_books_equal(0, "after the refusal");
+        h.assert_books_equal(1, "after the refusal");
+    }
+}
