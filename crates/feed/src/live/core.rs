@@ -331,8 +331,6 @@ impl Emitter<'_> {
                 }
             }
             Kind::Rejected { .. } => {
-                FeedStats::add(&stats.rejections, 1);
-                FeedStats::add(&venue.rejections, 1);
                 if self.refused.len() < self.refused.capacity() {
                     self.refused.push(local);
                 }
@@ -400,6 +398,8 @@ impl Core {
     /// The venue refused a request: said once per instrument (until it is
     /// valid again) with the venue's own words; counted always.
     fn refused(&mut self, v: usize) {
+        FeedStats::add(&self.stats.rejections, 1);
+        FeedStats::add(&self.stats.venues[v].rejections, 1);
         let state = &mut self.venues[v];
         let text = state.adapter.adapter_ref().rejection();
         if self.refused_now.is_empty() {

@@ -428,6 +428,16 @@ impl Feed {
             .book(instrument)
     }
 
+    /// A venue's (by position) own words on the last request it refused;
+    /// empty before any.
+    pub fn rejection(&self, venue: usize) -> &str {
+        self.driver
+            .handler()
+            .venues
+            .get(venue)
+            .map_or("", |v| v.adapter.adapter_ref().rejection())
+    }
+
     /// One poll of the driver, then the chores: snapshot fetches asked for,
     /// resubscriptions due and application pings due.
     pub fn poll(&mut self) -> std::io::Result<()> {
