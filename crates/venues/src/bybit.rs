@@ -1,13 +1,20 @@
 //! Bybit v5 public streams: `orderbook.{depth}.{symbol}` (snapshot and
-//! delta, `u` continuity), `publicTrade.{symbol}`, and the operation
-//! replies.
+//! delta, `u` continuity), `orderbook.1` as the best bid and offer,
+//! `publicTrade.{symbol}`, and the replies to operations (acknowledgements,
+//! pongs, refusals).
+//!
+//! Sources: Bybit's v5 documentation ("Connect", "Orderbook", "Trade"),
+//! and the refusals as they were captured live by third parties (the docs
+//! document none); see each item.
 
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
+use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
 use crate::book::Side;
 use crate::error::DecodeError;
-use crate::json::Levels;
+use crate::event::{Event, InstrumentSpec};
+use crate::json::{JsonParser, Levels, field};
 use crate::sync::{BookSync, Seq, SyncEvent};
 
 /// One decoded Bybit v5 message.
@@ -17,10 +24,19 @@ pub enum Message<'t, 'i> {
     Book(BookData<'t, 'i>),
     /// `publicTrade`: one or more trades.
     Trades(Trades<'t, 'i>),
-    /// A reply to an operation (`subscribe`, `ping`, ...), successful or not.
+    /// A reply to an operation (`subscribe`, `unsubscribe`, `ping`),
+    /// successful or not.
     Reply {
-        /// `success`.
+        /// `success` (true for a reply without one, such as the
+        /// `{"op":"pong","args":[..]}` of Bybit's option and private
+        /// streams).
         success: bool,
+        /// `op`: the operation answered (`subscribe`, `ping`, `pong`), or
+        /// empty.
+        op: &'i str,
+        /// `ret_msg`: the venue's words (`"subscribe"`, `""`, `"pong"`, or
+        /// why a request was refused), or empty.
+        ret_msg: &'i str,
     },
     /// A topic this adapter does not decode (its name).
     Other(&'i str),
@@ -31,6 +47,8 @@ pub enum Message<'t, 'i> {
 pub struct BookData<'t, 'i> {
     /// The symbol (`s`).
     pub symbol: &'i str,
+    /// The topic's depth (`orderbook.50.X`: 50); 0 if the topic names none.
+    pub depth: usize,
     /// Snapshot (replaces the book) or delta.
     pub snapshot: bool,
     /// Bids (`b`): `[price, size]`, size 0 removes.
@@ -72,7 +90,8 @@ pub struct Trade<'i> {
     pub size: &'i str,
     /// Trade time (`T`), ms since the Unix epoch.
     pub time_ms: u64,
-    /// Trade id (`i`): a UUID on linear and spot, digits on some markets.
+    /// Trade id (`i`): digits on spot (`"2290000001202469355"`), a UUID
+    /// on linear and inverse.
     pub id: &'i str,
 }
 
@@ -104,23 +123,37 @@ impl<'t, 'i> Trades<'t, 'i> {
     }
 }
 
-use crate::json::field;
-
-/// Decodes a parsed Bybit v5 message.
+/// Decodes a parsed Bybit v5 message. Keys are looked up by name: Bybit's
+/// key order differs between spot and futures and has changed over time
+/// (the "Orderbook" page: `ts` before `type` on spot and futures level 1,
+/// after it on other futures depths).
 pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError> {
     if !doc.is_object() {
         return Err(DecodeError::Type("message"));
     }
+    let text = |key: &'static str| doc.get(key).and_then(|v| v.into_string()).unwrap_or("");
     if let Some(success) = doc.get("success") {
         return Ok(Message::Reply {
             success: success.as_bool().ok_or(DecodeError::Type("success"))?,
+            op: text("op"),
+            ret_msg: text("ret_msg"),
         });
     }
-    let topic = field(&doc, "topic")?
-        .into_string()
-        .ok_or(DecodeError::Type("topic"))?;
-    let (kind, symbol) = topic.split_once('.').unwrap_or((topic, ""));
-    let symbol = symbol.rsplit('.').next().unwrap_or(symbol);
+    let Some(topic) = doc.get("topic") else {
+        // The option and private streams answer a ping with
+        // `{"op":"pong","args":["<ms>"],..}`, no `success` ("Connect").
+        if doc.get("op").is_some() {
+            return Ok(Message::Reply {
+                success: true,
+                op: text("op"),
+                ret_msg: "",
+            });
+        }
+        return Err(DecodeError::Missing("topic"));
+    };
+    let topic = topic.into_string().ok_or(DecodeError::Type("topic"))?;
+    let (kind, rest) = topic.split_once('.').unwrap_or((topic, ""));
+    let symbol = rest.rsplit('.').next().unwrap_or(rest);
     match kind {
         "orderbook" => {
             let data = field(&doc, "data")?;
@@ -135,10 +168,15 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
                 Some("delta") => false,
                 _ => return Err(DecodeError::Type("type")),
             };
+            let depth = rest
+                .split_once('.')
+                .and_then(|(d, _)| d.parse().ok())
+                .unwrap_or(0);
             Ok(Message::Book(BookData {
                 symbol: field(&data, "s")?
                     .into_string()
                     .ok_or(DecodeError::Type("s"))?,
+                depth,
                 snapshot,
                 bids: levels("b")?,
                 asks: levels("a")?,
@@ -181,12 +219,191 @@ pub fn feed_book(
     }
 }
 
+/// The topics a refusal names, each as sent. Bybit does not document its
+/// refusals; these are its words as captured live:
+///
+/// - linear and inverse: `error:handler not found,topic:orderbook.50.X`
+///   (an unknown symbol or depth) and `error:already
+///   subscribed,topic:orderbook.1.X`, one topic after `topic:`
+///   (third-party captures of 2026);
+/// - spot: `Invalid symbol :[publicTrade.X]`, the topic in brackets (read
+///   here as a comma-separated list, in case several are named);
+/// - `args size >10`, `error:invalid op`: no topic.
+pub fn refused_topics(ret_msg: &str) -> impl Iterator<Item = &str> {
+    let list = if let Some((_, after)) = ret_msg.split_once("topic:") {
+        after.split(',').next().unwrap_or("")
+    } else if let Some((_, after)) = ret_msg.split_once('[') {
+        after.split(']').next().unwrap_or("")
+    } else {
+        ""
+    };
+    list.split(',').map(str::trim).filter(|t| !t.is_empty())
+}
+
+/// Bybit v5 messages in, normalised [`Event`]s out, for one connection's
+/// instruments (`s`, `BTCUSDT`): `publicTrade` as trades, `orderbook.N`
+/// kept in step (`u` +1 per message; a snapshot replaces the book), and
+/// `orderbook.1` snapshots as quotes.
+///
+/// A book that breaks emits `Gap` then `Resync`: its owner resubscribes
+/// the topic, and the snapshot that follows makes it valid again. A
+/// refused subscription is [`Outcome::Rejected`], with `Rejected` for the
+/// instrument its topic names.
+pub struct Adapter {
+    parser: JsonParser,
+    instruments: Instruments,
+}
+
+impl Adapter {
+    /// An adapter for `instruments`, with their books.
+    pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
+        Adapter {
+            parser: JsonParser::new(64 * 1024),
+            instruments: Instruments::new(
+                instruments,
+                crate::sync::Chain::Bybit,
+                crate::plan::bybit::book_shape,
+            ),
+        }
+    }
+
+    /// Decodes one message, `buf[..len]` followed by
+    /// [`INPUT_PADDING`](crate::json::INPUT_PADDING) writable bytes, and
+    /// emits its events. Acknowledgements and pongs are control messages;
+    /// a reply with `"success":false` is a refusal.
+    pub fn on_message(
+        &mut self,
+        buf: &mut [u8],
+        len: usize,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> Result<Outcome, DecodeError> {
+        let instruments = &mut self.instruments;
+        self.parser.parse(buf, len, |doc| {
+            let code = doc.get("ret_code").and_then(|c| c.as_i64()).unwrap_or(0);
+            match decode(doc)? {
+                Message::Reply { success: true, .. } => Ok(Outcome::Control),
+                Message::Reply { ret_msg, .. } => {
+                    refused(instruments, code, ret_msg, recv_tsc, emit);
+                    Ok(Outcome::Rejected)
+                }
+                Message::Other(_) => Ok(Outcome::Ignored),
+                Message::Trades(trades) => {
+                    let mut outcome = Outcome::Ignored;
+                    for trade in trades.iter() {
+                        let t = trade?;
+                        // Spot's ids are digits; linear and inverse send
+                        // UUIDs, reported as 0.
+                        let id = t.id.parse().unwrap_or(0);
+                        let (ns, side) = (ms_to_ns(t.time_ms), taker(t.side));
+                        if instruments
+                            .trade(t.symbol, t.price, t.size, side, id, ns, recv_tsc, emit)?
+                        {
+                            outcome = Outcome::Data;
+                        }
+                    }
+                    Ok(outcome)
+                }
+                Message::Book(book) => on_book(instruments, &book, recv_tsc, emit),
+            }
+        })?
+    }
+
+    /// The connection went down: `Disconnected`, then `Gap` and `Resync`
+    /// for every book that was valid.
+    pub fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
+        self.instruments.disconnect(recv_tsc, emit);
+    }
+}
+crate::adapter::venue_adapter!(Adapter);
+
+/// A book message: `orderbook.1` is the best bid and offer (a quote), and
+/// the book of an instrument shown 1 level deep; a deeper topic is the
+/// book of the instrument whose plan subscribes it.
+///
+/// "Linear, inverse, spot level 1 data has `snapshot` message only"
+/// (Bybit v5 "Orderbook", since March 2025): each is the whole top of the
+/// book, so each is a quote (`u` as its update id). A level-1 snapshot
+/// repeated after 3 s without change carries the same `u` (same page); it
+/// is a quote again, and a snapshot replaces the book whatever its `u`.
+/// The level-1 deltas of older recordings are not quotes (they hold the
+/// changed levels, deletions included).
+fn on_book(
+    instruments: &mut Instruments,
+    book: &BookData<'_, '_>,
+    recv_tsc: u64,
+    emit: &mut impl FnMut(Event),
+) -> Result<Outcome, DecodeError> {
+    let ns = ms_to_ns(book.ts_ms);
+    let mut outcome = Outcome::Ignored;
+    if book.depth == 1 && book.snapshot {
+        let bid = book.bids.iter().next().transpose()?.unwrap_or(("0", "0"));
+        let ask = book.asks.iter().next().transpose()?.unwrap_or(("0", "0"));
+        if instruments.quote(book.symbol, bid, ask, book.update_id, ns, recv_tsc, emit)? {
+            outcome = Outcome::Data;
+        }
+    }
+    // `u` is per topic (a level-1 `u` has nothing to do with a level-50
+    // one), so of the depths the plan subscribes, only the book's own
+    // feeds it; another depth (the withdrawn 500 of recordings) is taken
+    // as the book's.
+    let its_topic = |depth: usize| {
+        let keep = crate::plan::bybit::book_shape(depth).keep;
+        book.depth == keep || !crate::plan::bybit::DEPTHS.contains(&book.depth)
+    };
+    let feeds_book = instruments
+        .find(book.symbol)
+        .and_then(|id| instruments.get(id))
+        .is_some_and(|i| i.spec.depth > 0 && its_topic(i.spec.depth));
+    if feeds_book {
+        let fed =
+            instruments.book_message(book.symbol, ns, recv_tsc, emit, |sync, ps, ss, emit| {
+                feed_book(sync, book, ps, ss, &mut { emit })
+            })?;
+        if fed == Outcome::Data {
+            outcome = Outcome::Data;
+        }
+    }
+    Ok(outcome)
+}
+
+/// A refused request: `Rejected` for each instrument whose topic the
+/// venue's words name, the words kept. `error:already subscribed` names a
+/// topic whose subscription stands (the first one "keeps delivering", a
+/// third-party live capture of 2026), so it rejects no instrument; Bybit's
+/// topics put a `.` before the symbol, which keeps the text-wide search of
+/// [`Instruments::reject`] from naming one either.
+fn refused(
+    instruments: &mut Instruments,
+    code: i64,
+    ret_msg: &str,
+    recv_tsc: u64,
+    emit: &mut impl FnMut(Event),
+) {
+    let mut named = false;
+    if !ret_msg.contains("already subscribed") {
+        for topic in refused_topics(ret_msg) {
+            let symbol = topic.rsplit('.').next().unwrap_or(topic);
+            if let Some(id) = instruments.find(symbol) {
+                instruments.reject(Some(id), code, ret_msg, recv_tsc, emit);
+                named = true;
+            }
+        }
+    }
+    if !named {
+        instruments.reject(None, code, ret_msg, recv_tsc, emit);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::VenueAdapter;
+    use crate::event::{Aggressor, InstrumentId, Kind};
+    use crate::json::INPUT_PADDING;
     use crate::sync::{Chain, Resync, SyncConfig};
 
-    fn feed(sync: &mut BookSync, text: &str, events: &mut Vec<SyncEvent>) {
+    fn feed_sync(sync: &mut BookSync, text: &str, events: &mut Vec<SyncEvent>) {
         crate::json::with_doc(text, |doc| {
             let Message::Book(b) = decode(doc).unwrap() else {
                 panic!("not a book message")
@@ -195,18 +412,32 @@ mod tests {
         });
     }
 
+    fn feed(a: &mut Adapter, text: &str) -> (Outcome, Vec<Event>) {
+        let mut buf = text.as_bytes().to_vec();
+        buf.resize(text.len() + INPUT_PADDING, b' ');
+        let mut events = Vec::new();
+        let outcome = a
+            .on_message(&mut buf, text.len(), 5, &mut |e| events.push(e))
+            .unwrap();
+        (outcome, events)
+    }
+
+    fn kinds(a: &mut Adapter, text: &str) -> Vec<Kind> {
+        feed(a, text).1.into_iter().map(|e| e.kind).collect()
+    }
+
     // Shapes from Bybit's v5 documentation ("Orderbook", "Trade"); values ours.
 
     #[test]
     fn snapshot_deltas_gap_and_restart() {
         let mut sync = BookSync::new(Chain::Bybit, SyncConfig::default());
         let mut ev = Vec::new();
-        feed(
+        feed_sync(
             &mut sync,
             r#"{"topic":"orderbook.50.BTCUSDT","type":"snapshot","ts":1672304484978,"data":{"s":"BTCUSDT","b":[["16493.50","0.006"],["16493.00","0.100"]],"a":[["16611.00","0.029"]],"u":18521288,"seq":7961638724},"cts":1672304484976}"#,
             &mut ev,
         );
-        feed(
+        feed_sync(
             &mut sync,
             r#"{"topic":"orderbook.50.BTCUSDT","type":"delta","ts":1672304484979,"data":{"s":"BTCUSDT","b":[["16493.50","0"]],"a":[],"u":18521289,"seq":7961638725},"cts":1672304484977}"#,
             &mut ev,
@@ -223,7 +454,7 @@ mod tests {
             ]
         );
         assert_eq!(sync.book().unwrap().top().unwrap().0.price, 1_649_300);
-        feed(
+        feed_sync(
             &mut sync,
             r#"{"topic":"orderbook.50.BTCUSDT","type":"delta","ts":1,"data":{"s":"BTCUSDT","b":[],"a":[],"u":18521291,"seq":1},"cts":1}"#,
             &mut ev,
@@ -236,7 +467,7 @@ mod tests {
             })
         );
         // After a service restart Bybit sends a new snapshot with u = 1.
-        feed(
+        feed_sync(
             &mut sync,
             r#"{"topic":"orderbook.50.BTCUSDT","type":"snapshot","ts":2,"data":{"s":"BTCUSDT","b":[["16000.00","1"]],"a":[["16001.00","1"]],"u":1,"seq":2},"cts":2}"#,
             &mut ev,
@@ -246,7 +477,7 @@ mod tests {
     }
 
     #[test]
-    fn trades_and_replies() {
+    fn trades_and_replies_decode() {
         let trade = r#"{"topic":"publicTrade.BTCUSDT","type":"snapshot","ts":1672304486868,"data":[{"T":1672304486865,"s":"BTCUSDT","S":"Buy","v":"0.001","p":"16578.50","L":"PlusTick","i":"20f43950-d8dd-5b31-9112-a178eb6023af","BT":false}]}"#;
         crate::json::with_doc(trade, |doc| {
             let Message::Trades(t) = decode(doc).unwrap() else {
@@ -271,111 +502,53 @@ mod tests {
         crate::json::with_doc(reply, |doc| {
             assert!(matches!(
                 decode(doc).unwrap(),
-                Message::Reply { success: true }
+                Message::Reply {
+                    success: true,
+                    op: "subscribe",
+                    ret_msg: "subscribe"
+                }
             ));
         });
+        // Key order does not matter (spot puts `ts` before `type`).
+        let spot = r#"{"topic":"orderbook.200.BTCUSDT","ts":1,"type":"delta","data":{"s":"BTCUSDT","b":[],"a":[["77606.8","0.5"]],"u":9,"seq":3},"cts":1}"#;
+        crate::json::with_doc(spot, |doc| {
+            let Message::Book(b) = decode(doc).unwrap() else {
+                panic!()
+            };
+            assert_eq!((b.depth, b.snapshot, b.update_id), (200, false, 9));
+        });
     }
-}
 
-use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
-use crate::event::{Event, InstrumentSpec};
-use crate::json::JsonParser;
-
-/// Bybit v5 messages in, normalised [`Event`]s out, for one connection's
-/// instruments (`s`, `BTCUSDT`): `publicTrade` as trades, `orderbook.N`
-/// kept in step (`u` +1 per message; a snapshot replaces the book).
-///
-/// A book that breaks emits `Gap` then `Resync`: its owner resubscribes
-/// the topic, and the snapshot that follows makes it valid again.
-pub struct Adapter {
-    parser: JsonParser,
-    instruments: Instruments,
-}
-
-impl Adapter {
-    /// An adapter for `instruments`, with their books.
-    pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
-        Adapter {
-            parser: JsonParser::new(64 * 1024),
-            instruments: Instruments::new(
-                instruments,
-                crate::sync::Chain::Bybit,
-                crate::plan::bybit::book_shape,
-            ),
+    #[test]
+    fn refusals_name_their_topics() {
+        fn names(text: &str) -> Vec<&str> {
+            refused_topics(text).collect()
         }
+        assert_eq!(
+            names("error:handler not found,topic:orderbook.500.BTCUSDT"),
+            ["orderbook.500.BTCUSDT"]
+        );
+        assert_eq!(
+            names("Invalid symbol :[publicTrade.NOPEUSDT]"),
+            ["publicTrade.NOPEUSDT"]
+        );
+        assert_eq!(
+            names("Invalid symbol :[orderbook.1.A, publicTrade.B]"),
+            ["orderbook.1.A", "publicTrade.B"]
+        );
+        assert!(names("args size >10").is_empty());
+        assert!(names("error:invalid op").is_empty());
     }
 
-    /// Decodes one message, `buf[..len]` followed by
-    /// [`INPUT_PADDING`](crate::json::INPUT_PADDING) writable bytes, and
-    /// emits its events. Replies (`subscribe`, `pong`) are control
-    /// messages.
-    pub fn on_message(
-        &mut self,
-        buf: &mut [u8],
-        len: usize,
-        recv_tsc: u64,
-        emit: &mut impl FnMut(Event),
-    ) -> Result<Outcome, DecodeError> {
-        let instruments = &mut self.instruments;
-        self.parser.parse(buf, len, |doc| match decode(doc)? {
-            Message::Reply { .. } => Ok(Outcome::Control),
-            Message::Other(_) => Ok(Outcome::Ignored),
-            Message::Trades(trades) => {
-                let mut outcome = Outcome::Ignored;
-                for trade in trades.iter() {
-                    let t = trade?;
-                    let id = t.id.parse().unwrap_or(0);
-                    let (ns, side) = (ms_to_ns(t.time_ms), taker(t.side));
-                    if instruments.trade(t.symbol, t.price, t.size, side, id, ns, recv_tsc, emit)? {
-                        outcome = Outcome::Data;
-                    }
-                }
-                Ok(outcome)
-            }
-            Message::Book(book) => instruments.book_message(
-                book.symbol,
-                ms_to_ns(book.ts_ms),
-                recv_tsc,
-                emit,
-                |sync, ps, ss, emit| feed_book(sync, &book, ps, ss, &mut { emit }),
-            ),
-        })?
-    }
-
-    /// The connection went down: `Disconnected`, then `Gap` and `Resync`
-    /// for every book that was valid.
-    pub fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
-        self.instruments.disconnect(recv_tsc, emit);
-    }
-}
-crate::adapter::venue_adapter!(Adapter);
-
-#[cfg(test)]
-mod adapter_tests {
-    use super::*;
-    use crate::event::{Aggressor, Kind};
-    use crate::json::INPUT_PADDING;
-    use crate::sync::Resync;
-
-    fn feed(a: &mut Adapter, text: &str) -> Vec<Kind> {
-        let mut buf = text.as_bytes().to_vec();
-        buf.resize(text.len() + INPUT_PADDING, b' ');
-        let mut events = Vec::new();
-        a.on_message(&mut buf, text.len(), 5, &mut |e| events.push(e.kind))
-            .unwrap();
-        events
-    }
-
-    // Shapes as Bybit v5 documents them ("Orderbook", "Trade"); values ours.
     #[test]
     fn snapshot_deltas_a_gap_and_a_new_snapshot() {
         let mut a = Adapter::new(&[InstrumentSpec::new("BTCUSDT", 2, 3, 50)]);
-        let ev = feed(
+        let ev = kinds(
             &mut a,
             r#"{"topic":"orderbook.50.BTCUSDT","type":"snapshot","ts":1672304484978,"data":{"s":"BTCUSDT","b":[["16493.50","0.006"]],"a":[["16611.00","0.029"]],"u":18521288,"seq":7961638724},"cts":1672304484976}"#,
         );
         assert_eq!(ev.len(), 4, "{ev:?}");
-        let ev = feed(
+        let ev = kinds(
             &mut a,
             r#"{"topic":"orderbook.50.BTCUSDT","type":"delta","ts":1672304484979,"data":{"s":"BTCUSDT","b":[["16493.50","0"],["16493.00","1.5"]],"a":[],"u":18521289,"seq":7961638725},"cts":1672304484977}"#,
         );
@@ -398,7 +571,7 @@ mod adapter_tests {
                 }
             ]
         );
-        let ev = feed(
+        let ev = kinds(
             &mut a,
             r#"{"topic":"orderbook.50.BTCUSDT","type":"delta","ts":1672304484990,"data":{"s":"BTCUSDT","b":[],"a":[],"u":18521291,"seq":7961638730},"cts":1672304484988}"#,
         );
@@ -415,12 +588,12 @@ mod adapter_tests {
             ]
         );
         // A service restart's snapshot (`u` back at 1) makes it valid again.
-        let ev = feed(
+        let ev = kinds(
             &mut a,
             r#"{"topic":"orderbook.50.BTCUSDT","type":"snapshot","ts":1672304485000,"data":{"s":"BTCUSDT","b":[["16490.00","1"]],"a":[["16600.00","1"]],"u":1,"seq":7961638800},"cts":1672304484999}"#,
         );
         assert_eq!(ev.last(), Some(&Kind::BookValid { update_id: 1 }));
-        let ev = feed(
+        let ev = kinds(
             &mut a,
             r#"{"topic":"publicTrade.BTCUSDT","type":"snapshot","ts":1672304486868,"data":[{"T":1672304486865,"s":"BTCUSDT","S":"Sell","v":"0.001","p":"16578.50","L":"PlusTick","i":"20f43950-d8dd-5b31-9112-a178eb6023af","BT":false}]}"#,
         );
@@ -433,5 +606,136 @@ mod adapter_tests {
                 trade_id: 0
             }]
         );
+        // Spot's trade ids are digits.
+        let ev = kinds(
+            &mut a,
+            r#"{"topic":"publicTrade.BTCUSDT","ts":1672304486868,"type":"snapshot","data":[{"i":"2290000001202469355","T":1672304486865,"p":"16578.5","v":"0.001","S":"Buy","seq":1,"s":"BTCUSDT","BT":false,"RPI":false}]}"#,
+        );
+        assert_eq!(
+            ev,
+            [Kind::Trade {
+                price: 1_657_850,
+                size: 1,
+                aggressor: Aggressor::Buy,
+                trade_id: 2290000001202469355
+            }]
+        );
+    }
+
+    /// `orderbook.1` snapshots are quotes, and feed the book only of an
+    /// instrument shown 1 level deep: their `u` is not the level-50 one.
+    #[test]
+    fn level_one_is_a_quote_and_not_the_deeper_book() {
+        let mut a = Adapter::new(&[
+            InstrumentSpec::new("BTCUSDT", 2, 3, 20),
+            InstrumentSpec::new("ETHUSDT", 2, 3, 1),
+        ]);
+        let (outcome, ev) = feed(
+            &mut a,
+            r#"{"topic":"orderbook.1.BTCUSDT","ts":1672304484978,"type":"snapshot","data":{"s":"BTCUSDT","b":[["16493.50","0.006"]],"a":[],"u":77,"seq":7961638724},"cts":1672304484976}"#,
+        );
+        assert_eq!(outcome, Outcome::Data);
+        assert_eq!(
+            ev.iter().map(|e| e.kind).collect::<Vec<_>>(),
+            [Kind::Quote {
+                bid_price: 1_649_350,
+                bid_size: 6,
+                ask_price: 0,
+                ask_size: 0,
+                update_id: 77
+            }]
+        );
+        assert_eq!(ev[0].exchange_ns, 1_672_304_484_978_000_000);
+        assert!(a.book(InstrumentId(0)).is_none());
+        let ev = kinds(
+            &mut a,
+            r#"{"topic":"orderbook.1.ETHUSDT","ts":1,"type":"snapshot","data":{"s":"ETHUSDT","b":[["3000.00","1.000"]],"a":[["3000.50","2.000"]],"u":5,"seq":9},"cts":1}"#,
+        );
+        assert!(matches!(ev[0], Kind::Quote { update_id: 5, .. }), "{ev:?}");
+        assert_eq!(ev.last(), Some(&Kind::BookValid { update_id: 5 }));
+        // The same snapshot again after 3 s without a change: same `u`.
+        let ev = kinds(
+            &mut a,
+            r#"{"topic":"orderbook.1.ETHUSDT","ts":3001,"type":"snapshot","data":{"s":"ETHUSDT","b":[["3000.00","1.000"]],"a":[["3000.50","2.000"]],"u":5,"seq":9},"cts":1}"#,
+        );
+        assert_eq!(ev.last(), Some(&Kind::BookValid { update_id: 5 }));
+        // A deeper topic is not the 1-level book's.
+        let (outcome, ev) = feed(
+            &mut a,
+            r#"{"topic":"orderbook.50.ETHUSDT","type":"snapshot","ts":1,"data":{"s":"ETHUSDT","b":[["2999.00","1.000"]],"a":[],"u":900,"seq":9},"cts":1}"#,
+        );
+        assert_eq!((outcome, ev.len()), (Outcome::Ignored, 0));
+        assert_eq!(a.book(InstrumentId(1)).unwrap().levels(Side::Bid).len(), 1);
+    }
+
+    /// Refusals as Bybit words them (third-party live captures; the docs
+    /// document none).
+    #[test]
+    fn refusals_reject_the_instrument_they_name() {
+        let mut a = Adapter::new(&[
+            InstrumentSpec::new("BTCUSDT", 2, 3, 50),
+            InstrumentSpec::new("ETHUSDT", 2, 3, 50),
+        ]);
+        let (outcome, ev) = feed(
+            &mut a,
+            r#"{"success":false,"ret_msg":"error:handler not found,topic:orderbook.50.ETHUSDT","conn_id":"d9avrj8i70nu0j2a80n0-9cfc4","req_id":"","op":"subscribe"}"#,
+        );
+        assert_eq!(outcome, Outcome::Rejected);
+        assert_eq!(ev.len(), 1);
+        assert_eq!(
+            (ev[0].instrument, ev[0].kind),
+            (InstrumentId(1), Kind::Rejected { code: 0 })
+        );
+        assert_eq!(
+            a.rejection(),
+            "error:handler not found,topic:orderbook.50.ETHUSDT"
+        );
+        // Spot.
+        let (outcome, ev) = feed(
+            &mut a,
+            r#"{"success":false,"ret_msg":"Invalid symbol :[publicTrade.BTCUSDT]","conn_id":"d9avrj8i70nu0j2a80n0-9cfc4","op":"subscribe"}"#,
+        );
+        assert_eq!(outcome, Outcome::Rejected);
+        assert_eq!(
+            ev.iter().map(|e| e.instrument).collect::<Vec<_>>(),
+            [InstrumentId(0)]
+        );
+        // No instrument named: the words are kept, no instrument rejected.
+        let (outcome, ev) = feed(
+            &mut a,
+            r#"{"success":false,"ret_msg":"args size \u003e10","conn_id":"x","req_id":"7","op":"subscribe"}"#,
+        );
+        assert_eq!((outcome, ev.len()), (Outcome::Rejected, 0));
+        assert_eq!(a.rejection(), "args size >10");
+        // Already subscribed: the subscription stands.
+        let (outcome, ev) = feed(
+            &mut a,
+            r#"{"success":false,"ret_msg":"error:already subscribed,topic:orderbook.50.BTCUSDT","conn_id":"x","req_id":"","op":"subscribe"}"#,
+        );
+        assert_eq!((outcome, ev.len()), (Outcome::Rejected, 0));
+        // A symbol this adapter does not carry.
+        let (outcome, ev) = feed(
+            &mut a,
+            r#"{"success":false,"ret_msg":"error:handler not found,topic:publicTrade.NOPEUSDT","conn_id":"x","req_id":"","op":"subscribe"}"#,
+        );
+        assert_eq!((outcome, ev.len()), (Outcome::Rejected, 0));
+        assert!(a.rejection().contains("NOPEUSDT"));
+    }
+
+    /// Acknowledgements and pongs of every category ("Connect").
+    #[test]
+    fn acknowledgements_and_pongs_are_control() {
+        let mut a = Adapter::new(&[InstrumentSpec::new("BTCUSDT", 2, 3, 50)]);
+        for text in [
+            r#"{"success":true,"ret_msg":"subscribe","conn_id":"2324d924-aa4d-45b0-a858-7b8be29ab52b","req_id":"10001","op":"subscribe"}"#,
+            r#"{"success":true,"ret_msg":"","conn_id":"3cd84cb1-4d06-4a05-930a-2efe5fc70f0f","req_id":"","op":"subscribe"}"#,
+            r#"{"success":true,"ret_msg":"unsubscribe","op":"unsubscribe"}"#,
+            r#"{"success":true,"ret_msg":"pong","conn_id":"0970e817-426e-429a-a679-ff7f55e0b16a","op":"ping"}"#,
+            r#"{"success":true,"ret_msg":"pong","conn_id":"465772b1-7630-4fdc-a492-e003e6f0f260","req_id":"","op":"ping"}"#,
+            r#"{"args":["1672916271846"],"op":"pong"}"#,
+        ] {
+            assert_eq!(feed(&mut a, text), (Outcome::Control, Vec::new()), "{text}");
+        }
+        assert_eq!(a.rejection(), "");
     }
 }

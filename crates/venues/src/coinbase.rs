@@ -1,20 +1,38 @@
-//! Coinbase Advanced Trade market data: `level2` (snapshot and updates per
-//! product), `market_trades`, `heartbeats`, `subscriptions`. Every message
-//! carries the connection's `sequence_num`; see
-//! [`ConnectionSeq`].
+//! Coinbase Advanced Trade market data (`wss://advanced-trade-ws.coinbase.com`):
+//! `level2` books (replies on channel `l2_data`: a snapshot of the whole
+//! book, then updates), `market_trades`, `heartbeats`, `subscriptions`,
+//! and the venue's error frames.
+//!
+//! Every frame but an error carries the connection's `sequence_num`, one
+//! counter for every frame of the socket, all channels, acknowledgements
+//! and heartbeats included ("Per-connection message sequence number",
+//! AsyncAPI level2 page; measured live by tickvault `docs/venues.md`); see
+//! [`ConnectionSeq`]. Error frames are
+//! `{"type":"error","message":"..."}` with no `channel` and no
+//! `sequence_num` (frames recorded live by two public clients: an unknown
+//! channel and a bad JWT read `authentication failure`, a malformed request
+//! `subscribe or unsubscribe required`).
 
+use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
+use crate::adapter::{Instruments, Outcome};
 use crate::book::Side;
 use crate::error::DecodeError;
-use crate::json::{field, str_field, u64_field};
-use crate::sync::{BookSync, SyncEvent};
+use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec};
+use crate::json::{JsonParser, field, str_field, u64_field};
+use crate::sync::{BookSync, ConnectionSeq, Seq, SyncEvent};
+use crate::time::rfc3339_ns;
 
-/// One decoded message: its channel's content and the connection sequence.
+/// One decoded message: its connection sequence number (none on an error
+/// frame) and what it carries.
 #[derive(Debug)]
 pub struct Envelope<'t, 'i> {
-    /// `sequence_num`.
-    pub sequence_num: u64,
+    /// `sequence_num`; `None` for an error frame, which has none.
+    pub sequence_num: Option<u64>,
+    /// The frame's `timestamp` (the venue's send time), as sent; empty
+    /// when absent.
+    pub timestamp: &'i str,
     /// What it carries.
     pub message: Message<'t, 'i>,
 }
@@ -28,6 +46,9 @@ pub enum Message<'t, 'i> {
     Trades(Events<'t, 'i>),
     /// `heartbeats`, `subscriptions`: keep-alive and confirmations.
     Control(&'i str),
+    /// `{"type":"error","message":...}`: a request was refused; the
+    /// venue's words.
+    Error(&'i str),
     /// Another channel (its name).
     Other(&'i str),
 }
@@ -53,8 +74,10 @@ pub struct BookEvent<'t, 'i> {
 }
 
 impl<'t, 'i> BookEvent<'t, 'i> {
-    /// Each update: side, price level and new quantity strings (quantity 0
-    /// removes the level).
+    /// Each update: side, price level and new quantity strings. The
+    /// quantity is the level's new size, not a change; `"0"` removes it
+    /// ("Level2 Channel", WebSocket Channels docs). Sides are `bid` and
+    /// `offer` (`ask` is read too).
     pub fn updates(
         &self,
     ) -> impl Iterator<Item = Result<(Side, &'i str, &'i str), DecodeError>> + use<'t, 'i> {
@@ -85,10 +108,29 @@ pub struct Trade<'i> {
     pub price: &'i str,
     /// Size, as sent.
     pub size: &'i str,
-    /// The maker's side, as sent (`BUY`/`SELL`).
+    /// The maker's side, as sent (`BUY`/`SELL`); see [`aggressor`].
     pub side: &'i str,
     /// Time, RFC 3339 as sent.
     pub time: &'i str,
+}
+
+/// Who took liquidity in a `market_trades` trade of `side`.
+///
+/// The documentation says `side` is the maker's: "Each market trade
+/// belongs to a `side`, which refers to the makers side" ("Market Trades
+/// Channel", WebSocket Channels docs; the AsyncAPI page: "The maker's side
+/// of the trade"), as the Exchange feed's `match` side always was. So
+/// `BUY` (a resting bid was hit) is a seller taking liquidity. Peers read
+/// it both ways (nautilus_trader `coinbase_side_to_aggressor` takes it as
+/// the taker's side), and no public capture pairs trades with the book
+/// moves that would settle it: this is the one place to change if the
+/// live venue proves the documentation wrong.
+pub fn aggressor(side: &str) -> Aggressor {
+    match side {
+        "BUY" => Aggressor::Sell,
+        "SELL" => Aggressor::Buy,
+        _ => Aggressor::Unknown,
+    }
 }
 
 impl<'t, 'i> Events<'t, 'i> {
@@ -112,7 +154,8 @@ impl<'t, 'i> Events<'t, 'i> {
         })
     }
 
-    /// Every trade of a `market_trades` message.
+    /// Every trade of a `market_trades` message (of `snapshot` events, the
+    /// recent trades sent on subscription, and of `update` events).
     pub fn trades(&self) -> impl Iterator<Item = Result<Trade<'i>, DecodeError>> + use<'t, 'i> {
         let all = self.0;
         all.iter().flat_map(|e| {
@@ -138,13 +181,30 @@ impl<'t, 'i> Events<'t, 'i> {
     }
 }
 
-/// Decodes a parsed Advanced Trade message.
+/// Decodes a parsed Advanced Trade message. A frame without `channel` is
+/// an error frame if its `type` is `error`; `client_id` is not read (live
+/// frames sometimes leave it out: tickvault and WP-090 captures).
 pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Envelope<'t, 'i>, DecodeError> {
     if !doc.is_object() {
         return Err(DecodeError::Type("message"));
     }
-    let channel = str_field(&doc, "channel")?;
+    let Some(channel) = doc.get("channel") else {
+        if str_field(&doc, "type").ok() == Some("error") {
+            let text = doc.get("message").and_then(|m| m.into_string());
+            return Ok(Envelope {
+                sequence_num: None,
+                timestamp: "",
+                message: Message::Error(text.unwrap_or("")),
+            });
+        }
+        return Err(DecodeError::Missing("channel"));
+    };
+    let channel = channel.into_string().ok_or(DecodeError::Type("channel"))?;
     let sequence_num = u64_field(&doc, "sequence_num")?;
+    let timestamp = doc
+        .get("timestamp")
+        .and_then(|t| t.into_string())
+        .unwrap_or("");
     let events = || {
         field(&doc, "events")?
             .as_array()
@@ -158,16 +218,35 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Envelope<'t, 'i>, DecodeErro
         other => Message::Other(other),
     };
     Ok(Envelope {
-        sequence_num,
+        sequence_num: Some(sequence_num),
+        timestamp,
         message,
     })
 }
 
 /// Feeds one `level2` event into its product's `sync` (chain
-/// [`Chain::Coinbase`](crate::sync::Chain::Coinbase)).
+/// [`Chain::Coinbase`](crate::sync::Chain::Coinbase)), with update id 0;
+/// see [`feed_book_numbered`].
 pub fn feed_book(
     sync: &mut BookSync,
     event: &BookEvent<'_, '_>,
+    price_scale: u8,
+    size_scale: u8,
+    emit: &mut impl FnMut(SyncEvent),
+) -> Result<(), DecodeError> {
+    feed_book_numbered(sync, event, 0, price_scale, size_scale, emit)
+}
+
+/// Feeds one `level2` event that came in the frame numbered
+/// `sequence_num`: the book's update id is that number. The level2
+/// messages carry no sequence of their own, so nothing is chained here:
+/// the connection's number guards them ([`ConnectionSeq`]). A snapshot
+/// replaces the book; an update before any snapshot is buffered and then
+/// dropped by the snapshot.
+pub fn feed_book_numbered(
+    sync: &mut BookSync,
+    event: &BookEvent<'_, '_>,
+    sequence_num: u64,
     price_scale: u8,
     size_scale: u8,
     emit: &mut impl FnMut(SyncEvent),
@@ -176,25 +255,29 @@ pub fn feed_book(
         let (side, p, q) = u?;
         Ok((side, crate::decimal::level(p, q, price_scale, size_scale)?))
     });
-    sync.on_unsequenced(event.snapshot, levels, emit)
+    if event.snapshot {
+        sync.on_snapshot(sequence_num, levels, emit)
+    } else {
+        let seq = Seq {
+            first: sequence_num,
+            last: sequence_num,
+            prev: None,
+        };
+        sync.on_diff(seq, levels, emit)
+    }
 }
 
-use crate::adapter::{Instruments, Outcome};
-use crate::event::{Aggressor, Event, InstrumentSpec};
-use crate::json::JsonParser;
-use crate::sync::ConnectionSeq;
-use crate::time::rfc3339_ns;
-
 /// Coinbase Advanced Trade messages in, normalised [`Event`]s out, for one
-/// connection's products (`BTC-USD`): `market_trades` as trades, `level2`
-/// books kept in step.
+/// connection's products (`BTC-USD`): `market_trades` as trades (with the
+/// aggressor the documentation implies, see [`aggressor`]), `level2` books
+/// kept in step, their update id the frame's `sequence_num`.
 ///
 /// `sequence_num` counts every message of the connection: a gap in it
 /// (any channel) may have lost a book message of any product, so every
 /// book of the connection emits `Gap` and `Resync` (resubscribe `level2`:
-/// a snapshot per product follows). Trades carry
-/// [`Aggressor::Unknown`]: the documentation does not say whose side
-/// `side` is.
+/// a snapshot per product follows). A refused request
+/// (`{"type":"error",...}`) is [`Outcome::Rejected`]; see
+/// [`Adapter::on_message`] for which books it concerns.
 pub struct Adapter {
     parser: JsonParser,
     instruments: Instruments,
@@ -218,6 +301,14 @@ impl Adapter {
     /// Decodes one message, `buf[..len]` followed by
     /// [`INPUT_PADDING`](crate::json::INPUT_PADDING) writable bytes, and
     /// emits its events.
+    ///
+    /// An error frame names neither the request nor its products (see the
+    /// module docs), so it is put on the books it can concern: those of
+    /// this adapter that its text names, or else every book still waiting
+    /// for its snapshot (a refused `level2` subscription never brings
+    /// one), each with `Rejected`. A refusal of another channel's request
+    /// while a book waits is put on that book too; the cost is one more
+    /// `subscribe` of it.
     pub fn on_message(
         &mut self,
         buf: &mut [u8],
@@ -232,23 +323,29 @@ impl Adapter {
         } = self;
         parser.parse(buf, len, |doc| {
             let envelope = decode(doc)?;
-            if let Err(why) = seq.check(envelope.sequence_num) {
+            let Some(number) = envelope.sequence_num else {
+                if let Message::Error(text) = envelope.message {
+                    refused(instruments, text, recv_tsc, emit);
+                }
+                return Ok(Outcome::Rejected);
+            };
+            if let Err(why) = seq.check(number) {
                 instruments.invalidate_all(why, recv_tsc, emit);
             }
             match envelope.message {
                 Message::Control(_) => Ok(Outcome::Control),
-                Message::Other(_) => Ok(Outcome::Ignored),
+                Message::Other(_) | Message::Error(_) => Ok(Outcome::Ignored),
                 Message::Trades(events) => {
                     let mut outcome = Outcome::Ignored;
                     for trade in events.trades() {
                         let t = trade?;
                         let ns = rfc3339_ns(t.time).unwrap_or(0);
-                        let (id, side) = (t.trade_id.parse().unwrap_or(0), Aggressor::Unknown);
+                        let id = t.trade_id.parse().unwrap_or(0);
                         if instruments.trade(
                             t.product_id,
                             t.price,
                             t.size,
-                            side,
+                            aggressor(t.side),
                             id,
                             ns,
                             recv_tsc,
@@ -260,15 +357,21 @@ impl Adapter {
                     Ok(outcome)
                 }
                 Message::Level2(events) => {
+                    // The frame's send time: per-level `event_time`s are
+                    // not monotonic across frames (nautilus_trader
+                    // `parse.rs`), and a snapshot's are 1970 in the docs.
+                    let ns = rfc3339_ns(envelope.timestamp).unwrap_or(0);
                     let mut outcome = Outcome::Ignored;
                     for event in events.books() {
                         let event = event?;
                         let done = instruments.book_message(
                             event.product_id,
-                            0,
+                            ns,
                             recv_tsc,
                             emit,
-                            |sync, ps, ss, emit| feed_book(sync, &event, ps, ss, &mut { emit }),
+                            |sync, ps, ss, emit| {
+                                feed_book_numbered(sync, &event, number, ps, ss, &mut { emit })
+                            },
                         )?;
                         if done == Outcome::Data {
                             outcome = done;
@@ -289,23 +392,55 @@ impl Adapter {
     }
 }
 
+/// `Rejected` for the books an error frame concerns (see
+/// [`Adapter::on_message`]); the text is kept either way.
+fn refused(instruments: &mut Instruments, text: &str, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
+    if instruments.reject(None, 0, text, recv_tsc, emit) {
+        return;
+    }
+    let count = instruments.specs().count();
+    for i in 0..count {
+        let id = InstrumentId(i as u32);
+        let waiting = instruments
+            .get(id)
+            .and_then(|i| i.sync.as_ref())
+            .is_some_and(|s| !s.is_valid());
+        if waiting {
+            instruments.reject(Some(id), 0, text, recv_tsc, emit);
+        }
+    }
+}
+
 crate::adapter::venue_adapter!(Adapter);
 
 #[cfg(test)]
 mod adapter_tests {
     use super::tests::{SNAPSHOT, TRADES, UPDATE};
     use super::*;
-    use crate::event::{InstrumentId, Kind};
+    use crate::VenueAdapter;
+    use crate::event::Kind;
     use crate::json::INPUT_PADDING;
     use crate::sync::Resync;
 
-    fn feed(a: &mut Adapter, text: &str) -> Vec<Kind> {
+    fn feed_outcome(a: &mut Adapter, text: &str) -> (Outcome, Vec<Event>) {
         let mut buf = text.as_bytes().to_vec();
         buf.resize(text.len() + INPUT_PADDING, b' ');
         let mut ev = Vec::new();
-        a.on_message(&mut buf, text.len(), 1, &mut |e| ev.push(e.kind))
+        let outcome = a
+            .on_message(&mut buf, text.len(), 1, &mut |e| ev.push(e))
             .unwrap();
-        ev
+        (outcome, ev)
+    }
+
+    fn feed(a: &mut Adapter, text: &str) -> Vec<Kind> {
+        feed_outcome(a, text).1.iter().map(|e| e.kind).collect()
+    }
+
+    fn pair() -> Adapter {
+        Adapter::new(&[
+            InstrumentSpec::new("BTC-USD", 2, 8, 100),
+            InstrumentSpec::new("ETH-USD", 2, 8, 10),
+        ])
     }
 
     #[test]
@@ -314,8 +449,13 @@ mod adapter_tests {
             InstrumentSpec::new("BTC-USD", 2, 8, 100),
             InstrumentSpec::new("ETH-USD", 2, 8, 0),
         ]);
-        let ev = feed(&mut a, SNAPSHOT);
+        let (outcome, ev) = feed_outcome(&mut a, SNAPSHOT);
+        assert_eq!(outcome, Outcome::Data);
         assert_eq!(ev.len(), 4, "{ev:?}");
+        assert_eq!(
+            ev[0].exchange_ns, 1_675_974_770_714_964_855,
+            "the frame's time"
+        );
         let ev = feed(&mut a, UPDATE);
         assert_eq!(ev.len(), 2, "{ev:?}");
         assert!(matches!(
@@ -323,16 +463,18 @@ mod adapter_tests {
             Kind::BookDelta {
                 last: true,
                 size: 125_000_000,
+                update_id: 1,
                 ..
             }
         ));
+        // The maker bought: the seller took liquidity.
         let ev = feed(&mut a, TRADES);
         assert_eq!(
             ev,
             [Kind::Trade {
                 price: 126_001,
                 size: 30_000_000,
-                aggressor: Aggressor::Unknown,
+                aggressor: Aggressor::Sell,
                 trade_id: 0
             }]
         );
@@ -354,19 +496,71 @@ mod adapter_tests {
         );
         assert!(a.book(InstrumentId(0)).is_none());
     }
+
+    #[test]
+    fn acknowledgements_and_heartbeats_are_control_and_count_in_the_sequence() {
+        let mut a = pair();
+        // Live shapes (no `client_id`, a numeric counter): tickvault and
+        // a public Rust client's captures.
+        let ack = r#"{"channel":"subscriptions","timestamp":"2026-09-07T23:37:22.278739877Z","sequence_num":0,"events":[{"subscriptions":{"heartbeats":["heartbeats"],"level2":["BTC-USD","ETH-USD"]}}]}"#;
+        let beat = r#"{"channel":"heartbeats","timestamp":"2026-09-07T23:37:22.675755362Z","sequence_num":1,"events":[{"current_time":"2026-09-07 23:37:22.674409 +0000 UTC m=+139651.272674714","heartbeat_counter":139651}]}"#;
+        assert_eq!(feed_outcome(&mut a, ack), (Outcome::Control, vec![]));
+        assert_eq!(feed_outcome(&mut a, beat), (Outcome::Control, vec![]));
+        let snapshot = SNAPSHOT.replace("\"sequence_num\":0", "\"sequence_num\":2");
+        assert!(feed(&mut a, &snapshot).contains(&Kind::BookValid { update_id: 2 }));
+        // The docs' heartbeat (a string counter) is as good.
+        let beat = r#"{"channel":"heartbeats","client_id":"","timestamp":"2023-06-23T20:31:26.122969572Z","sequence_num":3,"events":[{"current_time":"2023-06-23 20:31:56.121961769 +0000 UTC m=+91717.525857105","heartbeat_counter":"3049"}]}"#;
+        assert_eq!(feed_outcome(&mut a, beat), (Outcome::Control, vec![]));
+        assert!(a.book(InstrumentId(0)).is_some());
+    }
+
+    #[test]
+    fn a_refusal_is_rejected_for_the_books_still_waiting_for_a_snapshot() {
+        let mut a = pair();
+        feed(&mut a, SNAPSHOT);
+        // The venue's words for an unknown channel or a bad JWT; they name
+        // no product: ETH-USD has no snapshot yet, BTC-USD is valid.
+        let (outcome, ev) = feed_outcome(
+            &mut a,
+            r#"{"type":"error","message":"authentication failure"}"#,
+        );
+        assert_eq!(outcome, Outcome::Rejected);
+        let kinds: Vec<(u32, Kind)> = ev.iter().map(|e| (e.instrument.0, e.kind)).collect();
+        assert_eq!(kinds, [(1, Kind::Rejected { code: 0 })]);
+        assert_eq!(a.rejection(), "authentication failure");
+        assert!(a.book(InstrumentId(0)).is_some(), "a refusal is no gap");
+        // A malformed request.
+        let (outcome, _) = feed_outcome(
+            &mut a,
+            r#"{"type":"error","message":"subscribe or unsubscribe required"}"#,
+        );
+        assert_eq!(outcome, Outcome::Rejected);
+        assert_eq!(a.rejection(), "subscribe or unsubscribe required");
+        // A text that names a product concerns that product only, even a
+        // valid one.
+        let (_, ev) = feed_outcome(
+            &mut a,
+            r#"{"type":"error","message":"Failed to subscribe: BTC-USD is not available"}"#,
+        );
+        let kinds: Vec<(u32, Kind)> = ev.iter().map(|e| (e.instrument.0, e.kind)).collect();
+        assert_eq!(kinds, [(0, Kind::Rejected { code: 0 })]);
+        // Error frames carry no sequence_num: the chain goes on.
+        let ev = feed(&mut a, UPDATE);
+        assert!(!ev.iter().any(|k| matches!(k, Kind::Gap { .. })), "{ev:?}");
+    }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::sync::{Chain, ConnectionSeq, Resync, SyncConfig};
+    use crate::sync::{Chain, Resync, SyncConfig};
 
     // Shapes from the Advanced Trade WebSocket documentation ("Level2
     // Channel", "Market Trades Channel"); values ours.
 
-    pub(super) const SNAPSHOT: &str = r#"{"channel":"l2_data","client_id":"","timestamp":"2023-02-09T20:32:50.714964855Z","sequence_num":0,"events":[{"type":"snapshot","product_id":"BTC-USD","updates":[{"side":"bid","event_time":"1970-01-01T00:00:00Z","price_level":"21921.73","new_quantity":"0.06317902"},{"side":"offer","event_time":"1970-01-01T00:00:00Z","price_level":"21921.74","new_quantity":"0.5"}]}]}"#;
-    pub(super) const UPDATE: &str = r#"{"channel":"l2_data","client_id":"","timestamp":"2023-02-09T20:32:50.714964855Z","sequence_num":1,"events":[{"type":"update","product_id":"BTC-USD","updates":[{"side":"bid","event_time":"2023-02-09T20:32:50.714964855Z","price_level":"21921.73","new_quantity":"0"},{"side":"bid","event_time":"2023-02-09T20:32:50.714964855Z","price_level":"21921.70","new_quantity":"1.25"}]}]}"#;
-    pub(super) const TRADES: &str = r#"{"channel":"market_trades","client_id":"","timestamp":"2023-02-09T20:19:35.39625135Z","sequence_num":2,"events":[{"type":"snapshot","trades":[{"trade_id":"000000000","product_id":"ETH-USD","price":"1260.01","size":"0.3","side":"BUY","time":"2019-08-14T20:42:27.265Z"}]}]}"#;
+    pub(crate) const SNAPSHOT: &str = r#"{"channel":"l2_data","client_id":"","timestamp":"2023-02-09T20:32:50.714964855Z","sequence_num":0,"events":[{"type":"snapshot","product_id":"BTC-USD","updates":[{"side":"bid","event_time":"1970-01-01T00:00:00Z","price_level":"21921.73","new_quantity":"0.06317902"},{"side":"offer","event_time":"1970-01-01T00:00:00Z","price_level":"21921.74","new_quantity":"0.5"}]}]}"#;
+    pub(crate) const UPDATE: &str = r#"{"channel":"l2_data","client_id":"","timestamp":"2023-02-09T20:32:50.714964855Z","sequence_num":1,"events":[{"type":"update","product_id":"BTC-USD","updates":[{"side":"bid","event_time":"2023-02-09T20:32:50.714964855Z","price_level":"21921.73","new_quantity":"0"},{"side":"bid","event_time":"2023-02-09T20:32:50.714964855Z","price_level":"21921.70","new_quantity":"1.25"}]}]}"#;
+    pub(crate) const TRADES: &str = r#"{"channel":"market_trades","client_id":"","timestamp":"2023-02-09T20:19:35.39625135Z","sequence_num":2,"events":[{"type":"snapshot","trades":[{"trade_id":"000000000","product_id":"ETH-USD","price":"1260.01","size":"0.3","side":"BUY","time":"2019-08-14T20:42:27.265Z"}]}]}"#;
 
     #[test]
     fn level2_snapshot_update_and_the_connection_sequence() {
@@ -376,12 +570,14 @@ mod tests {
         for text in [SNAPSHOT, UPDATE] {
             crate::json::with_doc(text, |doc| {
                 let env = decode(doc).unwrap();
-                seq.check(env.sequence_num).unwrap();
+                let number = env.sequence_num.unwrap();
+                seq.check(number).unwrap();
                 let Message::Level2(events) = env.message else {
                     panic!()
                 };
                 for e in events.books() {
-                    feed_book(&mut sync, &e.unwrap(), 2, 8, &mut |x| ev.push(x)).unwrap();
+                    feed_book_numbered(&mut sync, &e.unwrap(), number, 2, 8, &mut |x| ev.push(x))
+                        .unwrap();
                 }
             });
         }
@@ -389,7 +585,7 @@ mod tests {
             ev,
             [
                 SyncEvent::Valid { update_id: 0 },
-                SyncEvent::Updated { update_id: 0 }
+                SyncEvent::Updated { update_id: 1 }
             ]
         );
         let (bid, ask) = sync.book().unwrap().top().unwrap();
@@ -399,7 +595,7 @@ mod tests {
         );
         crate::json::with_doc(TRADES, |doc| {
             let env = decode(doc).unwrap();
-            seq.check(env.sequence_num).unwrap();
+            seq.check(env.sequence_num.unwrap()).unwrap();
             let Message::Trades(events) = env.message else {
                 panic!()
             };
@@ -440,20 +636,44 @@ mod tests {
     }
 
     #[test]
-    fn control_and_bad_messages() {
+    fn sides_as_the_documentation_means_them() {
+        assert_eq!(aggressor("BUY"), Aggressor::Sell);
+        assert_eq!(aggressor("SELL"), Aggressor::Buy);
+        assert_eq!(aggressor("buy"), Aggressor::Unknown);
+    }
+
+    #[test]
+    fn control_error_and_bad_messages() {
         crate::json::with_doc(
             r#"{"channel":"heartbeats","client_id":"","timestamp":"t","sequence_num":7,"events":[]}"#,
             |doc| {
                 let env = decode(doc).unwrap();
-                assert_eq!(env.sequence_num, 7);
+                assert_eq!(env.sequence_num, Some(7));
                 assert!(matches!(env.message, Message::Control("heartbeats")));
             },
         );
+        crate::json::with_doc(
+            r#"{"type":"error","message":"authentication failure"}"#,
+            |doc| {
+                let env = decode(doc).unwrap();
+                assert_eq!(env.sequence_num, None);
+                assert!(matches!(
+                    env.message,
+                    Message::Error("authentication failure")
+                ));
+            },
+        );
+        crate::json::with_doc(r#"{"type":"ticker"}"#, |doc| {
+            assert_eq!(decode(doc).err(), Some(DecodeError::Missing("channel")));
+        });
         crate::json::with_doc(r#"{"channel":"l2_data","events":[]}"#, |doc| {
             assert_eq!(
                 decode(doc).err(),
                 Some(DecodeError::Missing("sequence_num"))
             );
+        });
+        crate::json::with_doc(r#"{"channel":7,"sequence_num":1}"#, |doc| {
+            assert_eq!(decode(doc).err(), Some(DecodeError::Type("channel")));
         });
         crate::json::with_doc(
             r#"{"channel":"l2_data","sequence_num":1,"events":[{"type":"update","product_id":"X","updates":[{"side":"middle","price_level":"1","new_quantity":"1"}]}]}"#,

@@ -50,42 +50,70 @@ fn topic(i: &InstrumentSpec) -> String {
     format!("orderbook.{}.{}", book_shape(i.depth).keep, i.symbol)
 }
 
-/// Bybit v5: `stream.bybit.com/v5/public/{category}`, `subscribe` requests
-/// of at most 10 topics (spot refuses more: "args size >10"),
-/// `orderbook.{depth}.{symbol}` and `publicTrade.{symbol}`; the client
-/// sends `{"op":"ping"}` every 20 s, as Bybit recommends ("How to maintain
-/// heartbeat").
+/// Bybit v5: `stream.bybit.com/v5/public/{category}`; per instrument a
+/// `subscribe` request for its book, `orderbook.{depth}.{symbol}`, and one
+/// for the rest of its topics, `orderbook.1.{symbol}` (the best bid and
+/// offer) and `publicTrade.{symbol}`. The client sends `{"op":"ping"}`
+/// every 20 s, as Bybit recommends ("Connect": "we recommend that you send
+/// the `ping` heartbeat packet every 20 seconds").
+///
+/// - Requests of one instrument: Bybit refuses a whole request for one
+///   unknown topic, naming that topic only ("Bybit fails the *entire*
+///   subscribe batch if one topic is unknown", a third-party measurement
+///   of 2026-07-25), so a request of several instruments would silence
+///   the others with no word about them. Alone in its request, a refused
+///   topic's instrument is the one the refusal names.
+/// - The book in a request of its own: a refused book (an unknown depth,
+///   an armed refusal of the simulator) leaves the instrument's quotes and
+///   trades running, and the book's own `subscribe` (the last frame of
+///   [`resubscribe`]) is all a retry needs to send.
+/// - Spot takes at most 10 topics a request ("args size >10" otherwise;
+///   "Connect", "Args limits"): two at most here.
+/// - Pace: Bybit documents no request-rate limit on public streams; a
+///   third-party probe of 2026 sent 18 subscribe frames at once, all
+///   acknowledged. 50 ms apart keeps a margin.
+/// - Quotes: `orderbook.1` ("Linear, inverse, spot level 1 data has
+///   `snapshot` message only", every 10 ms on change, "Orderbook"). It is
+///   spot's only best bid and offer (spot `tickers` carry none, "Ticker"),
+///   and the faster one on linear and inverse (tickers: 100 ms); ccxt
+///   `watchBidsAsks`, nautilus_trader and barter-data read it so too. A
+///   book shown 1 level deep is that topic itself.
 pub fn plan(
     category: BybitCategory,
     instruments: &[InstrumentSpec],
     channels: Channels,
 ) -> Result<Vec<ConnectionPlan>, PlanError> {
     check_symbols(instruments)?;
-    let mut topics = Vec::new();
+    let request = |topics: &[String]| {
+        format!(
+            r#"{{"op":"subscribe","args":{}}}"#,
+            json_strings(topics.iter().map(String::as_str))
+        )
+    };
+    let mut subscribe = Vec::new();
     for i in instruments {
-        if channels.books && i.depth > 0 {
+        let book = channels.books && i.depth > 0;
+        if book {
             window_for(i, 1, DEPTHS)?;
-            topics.push(topic(i));
+            subscribe.push(request(&[topic(i)]));
+        }
+        let mut topics = Vec::with_capacity(2);
+        if channels.quotes && !(book && book_shape(i.depth).keep == 1) {
+            topics.push(format!("orderbook.1.{}", i.symbol));
         }
         if channels.trades {
             topics.push(format!("publicTrade.{}", i.symbol));
         }
+        if !topics.is_empty() {
+            subscribe.push(request(&topics));
+        }
     }
-    let subscribe = topics
-        .chunks(10)
-        .map(|chunk| {
-            format!(
-                r#"{{"op":"subscribe","args":{}}}"#,
-                json_strings(chunk.iter().map(String::as_str))
-            )
-        })
-        .collect();
     Ok(vec![ConnectionPlan {
         host: "stream.bybit.com".to_owned(),
         port: 443,
         path: category.path().to_owned(),
         subscribe,
-        pace: Duration::from_millis(100),
+        pace: Duration::from_millis(50),
         ping: Some(AppPing {
             text: r#"{"op":"ping"}"#.to_owned(),
             every: Duration::from_secs(20),
@@ -107,4 +135,77 @@ pub fn resubscribe(instrument: &InstrumentSpec) -> Vec<String> {
         format!(r#"{{"op":"unsubscribe","args":["{t}"]}}"#),
         format!(r#"{{"op":"subscribe","args":["{t}"]}}"#),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn specs(depths: &[usize]) -> Vec<InstrumentSpec> {
+        ["BTCUSDT", "ETHUSDT", "SOLUSDT"]
+            .iter()
+            .zip(depths)
+            .map(|(s, d)| InstrumentSpec::new(s, 2, 3, *d))
+            .collect()
+    }
+
+    #[test]
+    fn requests_of_one_instrument_the_book_apart() {
+        let p = plan(
+            BybitCategory::Spot,
+            &specs(&[20, 1, 0]),
+            Channels::default(),
+        )
+        .unwrap();
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].path, "/v5/public/spot");
+        assert_eq!(
+            p[0].subscribe,
+            [
+                r#"{"op":"subscribe","args":["orderbook.50.BTCUSDT"]}"#,
+                r#"{"op":"subscribe","args":["orderbook.1.BTCUSDT","publicTrade.BTCUSDT"]}"#,
+                // Shown 1 level deep: the book is the quote topic.
+                r#"{"op":"subscribe","args":["orderbook.1.ETHUSDT"]}"#,
+                r#"{"op":"subscribe","args":["publicTrade.ETHUSDT"]}"#,
+                // No book.
+                r#"{"op":"subscribe","args":["orderbook.1.SOLUSDT","publicTrade.SOLUSDT"]}"#,
+            ]
+        );
+        let books_only = Channels {
+            trades: false,
+            quotes: false,
+            ..Channels::default()
+        };
+        let p = plan(BybitCategory::Inverse, &specs(&[200, 201, 0]), books_only).unwrap();
+        assert_eq!(p[0].path, "/v5/public/inverse");
+        assert_eq!(
+            p[0].subscribe,
+            [
+                r#"{"op":"subscribe","args":["orderbook.200.BTCUSDT"]}"#,
+                r#"{"op":"subscribe","args":["orderbook.1000.ETHUSDT"]}"#,
+            ]
+        );
+        assert_eq!(
+            resubscribe(&specs(&[201])[0]),
+            [
+                r#"{"op":"unsubscribe","args":["orderbook.1000.BTCUSDT"]}"#,
+                r#"{"op":"subscribe","args":["orderbook.1000.BTCUSDT"]}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn books_keep_the_whole_topic_the_venue_keeps_complete() {
+        for (depth, keep) in [(1, 1), (2, 50), (50, 50), (51, 200), (1000, 1000)] {
+            assert_eq!(
+                book_shape(depth),
+                BookShape {
+                    keep,
+                    window: Window::Venue
+                }
+            );
+        }
+        let e = plan(BybitCategory::Linear, &specs(&[1001]), Channels::default()).unwrap_err();
+        assert!(matches!(e, PlanError::TooDeep { max: 1000, .. }), "{e}");
+    }
 }

@@ -28,11 +28,20 @@ fn sub(kind: &str, channel: &str, products: &str) -> String {
 }
 
 /// Coinbase Advanced Trade: `advanced-trade-ws.coinbase.com` (public
-/// channels need no JWT), one `subscribe` per channel (`level2`,
-/// `market_trades`) with every product, and `heartbeats` first: "most
+/// channels need no JWT), one `subscribe` per channel ("You can only
+/// subscribe to one channel per subscription message", WebSocket
+/// Overview): `level2` and `market_trades` with every product, and
+/// `heartbeats` first, with no products (the channel takes none:
+/// WebSocket Channels; nautilus_trader leaves the key out): "most
 /// channels close within 60-90 seconds if no updates are sent"; a
 /// connection must subscribe within 5 seconds of opening ("WebSocket
 /// Overview"). Unauthenticated clients may send 8 messages a second.
+///
+/// One connection carries every product: the adapter checks one
+/// `sequence_num` chain per venue. The venue advises a connection per
+/// busy product ("do not subscribe to BTC-USD and ETH-USD on the same
+/// channel if possible", Best Practices), so that a gap costs one book;
+/// that needs an adapter (or at least a sequence check) per connection.
 pub fn plan(
     instruments: &[InstrumentSpec],
     channels: Channels,
@@ -45,7 +54,7 @@ pub fn plan(
             .filter(|i| i.depth > 0)
             .map(|i| i.symbol.as_str()),
     );
-    let mut subscribe = vec![sub("subscribe", "heartbeats", &products)];
+    let mut subscribe = vec![r#"{"type":"subscribe","channel":"heartbeats"}"#.to_owned()];
     if channels.books && book_products != "[]" {
         subscribe.push(sub("subscribe", "level2", &book_products));
     }
@@ -68,11 +77,51 @@ pub fn plan(
 
 /// The frames that get a fresh snapshot of one product's book: unsubscribe
 /// its `level2`, then subscribe it again; a subscription starts with the
-/// product's snapshot.
+/// product's snapshot ("Level2 Channel", WebSocket Channels docs).
+///
+/// Unconfirmed for the live venue: no document says that a product
+/// unsubscribed and subscribed again on the same socket gets a new
+/// snapshot, and the peers that recover a broken book reconnect instead
+/// (tickvault, nautilus_trader). The connection's `sequence_num` goes on
+/// either way, and the adapter takes the snapshot's number as the book's
+/// new start. tickwire's simulator answers so.
 pub fn resubscribe(instrument: &InstrumentSpec) -> Vec<String> {
     let p = json_strings([instrument.symbol.as_str()]);
     vec![
         sub("unsubscribe", "level2", &p),
         sub("subscribe", "level2", &p),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_channel_a_frame_heartbeats_without_products() {
+        let specs = [
+            InstrumentSpec::new("BTC-USD", 2, 8, 10),
+            InstrumentSpec::new("ETH-USD", 2, 8, 0),
+        ];
+        let plans = plan(&specs, Channels::default()).unwrap();
+        assert_eq!(plans.len(), 1);
+        assert_eq!(
+            plans[0].subscribe,
+            [
+                r#"{"type":"subscribe","channel":"heartbeats"}"#,
+                r#"{"type":"subscribe","product_ids":["BTC-USD"],"channel":"level2"}"#,
+                r#"{"type":"subscribe","product_ids":["BTC-USD","ETH-USD"],"channel":"market_trades"}"#,
+            ]
+        );
+        assert!(plans[0].max_message >= 16 << 20);
+        assert_eq!(
+            resubscribe(&specs[0]),
+            [
+                r#"{"type":"unsubscribe","product_ids":["BTC-USD"],"channel":"level2"}"#,
+                r#"{"type":"subscribe","product_ids":["BTC-USD"],"channel":"level2"}"#,
+            ]
+        );
+        let shape = book_shape(10);
+        assert_eq!((shape.keep, shape.window), (2000, Window::Client));
+    }
 }

@@ -1,0 +1,786 @@
+//! Coinbase Advanced Trade public market data
+//! (`wss://advanced-trade-ws.coinbase.com`), as its documentation and the
+//! live frames public clients recorded describe it:
+//!
+//! - One path, `/` (the URL has none: WebSocket Overview). Anything else
+//!   is refused with Go's plain `404 page not found` (the venue's
+//!   `current_time` shows a Go server; the body is our inference).
+//! - One channel per request: `{"type":"subscribe","product_ids":[..],
+//!   "channel":"level2"}` ("You can only subscribe to one channel per
+//!   subscription message", WebSocket Overview); `unsubscribe` alike, and
+//!   with no product ids it drops the whole channel. Each accepted request
+//!   is answered by a `subscriptions` frame restating the connection's
+//!   whole subscription set, channels and products in order
+//!   (`{"heartbeats":["heartbeats"],"level2":[..]}`, nautilus_trader
+//!   `handler.rs`; live frames in a public Rust client). Data a request
+//!   starts (a book snapshot) comes before its acknowledgement, as in the
+//!   live captures (a snapshot numbered 0, its ack 1; the 2022 forum
+//!   capture of the `user` channel).
+//! - Refusals are `{"type":"error","message":..}`, with no `channel` and
+//!   no `sequence_num` (whether they take a number is unconfirmed: here
+//!   they do not). A request that is not JSON, not an object, or whose
+//!   `type` is not `subscribe`/`unsubscribe` gets `subscribe or
+//!   unsubscribe required`; an unknown channel name (or none, as in the
+//!   Exchange feed's `channels:[..]` form) gets `authentication failure`,
+//!   and so do the private `user` and `futures_balance_summary` (no
+//!   accounts here). Both texts were recorded live by two public clients.
+//!   An unknown product is left out of the acknowledged set, without an
+//!   error (unconfirmed: no Advanced Trade error text for it is known; a
+//!   public client checks the ack for missing products). A refused book
+//!   subscription ([`Market::take_reject`]) gets `authentication
+//!   failure`, the only refusal of a well-formed request ever recorded.
+//!   `-USDC` products other than `USDT-USDC` and `EURC-USDC` are the
+//!   `-USD` ones, keyed `-USD` in acks and data (WebSocket Channels;
+//!   nautilus_trader).
+//! - Every frame but an error carries `sequence_num`: one counter per
+//!   connection, from 0, over every channel, acknowledgements and
+//!   heartbeats included (AsyncAPI: "Per-connection message sequence
+//!   number"; tickvault `docs/venues.md`, measured). A lost book message
+//!   (`drop_book`) is a number skipped.
+//! - `heartbeats`: one frame a second, `current_time` in Go's
+//!   `time.String()` format and `heartbeat_counter` a JSON number (live;
+//!   the docs print a string) equal to the whole seconds of the
+//!   monotonic reading, as in the live frame (`139651`, `m=+139651.27`).
+//! - A connection that has not subscribed within 5 seconds is closed
+//!   ("you are disconnected if no subscribe has been received within 5
+//!   seconds", WebSocket Overview), after the error frame a 2022 forum
+//!   capture shows (`subscribe or unsubscribe required`); close code 1008
+//!   is ours. "Most channels close within 60-90 seconds if no updates are
+//!   sent. Subscribe to heartbeats to keep all subscriptions open"
+//!   (WebSocket Channels): a connection sent nothing for 60 s is closed
+//!   (1000; how the live venue closes is unconfirmed). No application
+//!   ping exists.
+//! - `level2` (replies `l2_data`): on subscription, the product's whole
+//!   book in one frame (a `snapshot` event; the live BTC-USD one is about
+//!   44 000 levels and 5 MB: tickvault, ccxt issue 23597), bids best
+//!   first, then offers best first (the live order is unconfirmed: the one
+//!   capture was cut down), its `event_time`s the frame's time (as live
+//!   in 2026), one frame per product of the request; then an `update`
+//!   event per step with every level that changed anywhere in the book
+//!   (no depth window), `new_quantity` the level's new size, `"0"` to
+//!   remove (deletes of levels a client never saw occur, as live:
+//!   tickvault). Resubscribing a product (unsubscribe, subscribe) sends a
+//!   new snapshot: unconfirmed for the live venue, see
+//!   `tickwire_venues::plan::coinbase::resubscribe`. No checksum.
+//! - `market_trades`: on subscription a `snapshot` event of the recent
+//!   trades of the new products (how many is unconfirmed: up to 20 each
+//!   here, newest first), then an `update` per trade (the live venue
+//!   batches 250 ms of trades; here each step's trade goes at once, so
+//!   that its latency can be measured). `side` is the maker's ("refers to
+//!   the makers side", WebSocket Channels): a buyer taking liquidity is a
+//!   `SELL`.
+//! - `ticker`: trade-triggered (one frame per trade, with the book's best
+//!   bid and ask after it), its 24 h and 52 w figures taken since the
+//!   simulator started. `candles`, `status` and `ticker_batch` are
+//!   acknowledged and silent.
+//! - Faults: `bad_checksum` and `restart` mean nothing here (no checksum;
+//!   no book counter to restart).
+
+mod tape;
+mod wire;
+
+#[cfg(test)]
+mod roundtrip;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use tickwire_net::CloseCode;
+
+use crate::market::Step;
+use crate::protocol::{Market, Out, Protocol, Response, Tick};
+use crate::stamps::StreamKind;
+use tape::Tape;
+
+/// The venue's refusal of a request it cannot serve.
+const AUTH_FAILURE: &str = r#"{"type":"error","message":"authentication failure"}"#;
+/// The venue's answer to a request that is not a subscription.
+const SUBSCRIBE_REQUIRED: &str =
+    r#"{"type":"error","message":"subscribe or unsubscribe required"}"#;
+
+/// A connection must subscribe within this long of opening.
+const SUBSCRIBE_WITHIN: Duration = Duration::from_secs(5);
+/// Heartbeats go out this often.
+const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
+/// A connection sent nothing for this long is closed.
+const QUIET_CLOSE: Duration = Duration::from_secs(60);
+
+/// The public channels, in the order an acknowledgement lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Channel {
+    Candles,
+    Heartbeats,
+    Level2,
+    MarketTrades,
+    Status,
+    Ticker,
+    TickerBatch,
+}
+
+impl Channel {
+    fn parse(name: &str) -> Option<Channel> {
+        Some(match name {
+            "candles" => Channel::Candles,
+            "heartbeats" => Channel::Heartbeats,
+            "level2" => Channel::Level2,
+            "market_trades" => Channel::MarketTrades,
+            "status" => Channel::Status,
+            "ticker" => Channel::Ticker,
+            "ticker_batch" => Channel::TickerBatch,
+            _ => return None,
+        })
+    }
+
+    /// The name a request and an acknowledgement use.
+    fn name(self) -> &'static str {
+        match self {
+            Channel::Candles => "candles",
+            Channel::Heartbeats => "heartbeats",
+            Channel::Level2 => "level2",
+            Channel::MarketTrades => "market_trades",
+            Channel::Status => "status",
+            Channel::Ticker => "ticker",
+            Channel::TickerBatch => "ticker_batch",
+        }
+    }
+}
+
+/// Coinbase Advanced Trade.
+pub(crate) struct Coinbase {
+    /// The server's start: its monotonic clock (`m=+`) and heartbeat
+    /// counter count from here.
+    started: Instant,
+    /// What every client's `market_trades` and `ticker` need of the past.
+    tape: Tape,
+}
+
+/// A connection.
+pub(crate) struct Client {
+    opened: Instant,
+    /// A subscription has been accepted (the 5-second rule is met).
+    subscribed: bool,
+    /// The next `sequence_num`.
+    next_seq: u64,
+    /// Products by channel (none for `heartbeats`).
+    subs: BTreeMap<Channel, BTreeSet<usize>>,
+    next_heartbeat: Option<Instant>,
+    /// When it was last sent anything.
+    last_sent: Instant,
+}
+
+impl Client {
+    fn seq(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq - 1
+    }
+
+    fn has(&self, channel: Channel, n: usize) -> bool {
+        self.subs.get(&channel).is_some_and(|s| s.contains(&n))
+    }
+}
+
+impl Coinbase {
+    pub(crate) fn new() -> Coinbase {
+        Coinbase {
+            started: Instant::now(),
+            tape: Tape::default(),
+        }
+    }
+
+    /// A product's whole book as one `snapshot` event.
+    fn snapshot(&self, client: &mut Client, market: &Market, n: usize) -> String {
+        let (spec, book) = (&market.instruments[n], &market.books[n]);
+        let now = wire::rfc3339(wire::now_ns());
+        let levels = book.bids.len() + book.asks.len();
+        let mut out = wire::envelope("l2_data", &now, client.seq(), levels * 110);
+        let _ = write!(
+            out,
+            r#"{{"type":"snapshot","product_id":"{}","updates":["#,
+            spec.symbol
+        );
+        let bids = book.bids.iter().rev().map(|(p, s)| (true, *p, *s));
+        let asks = book.asks.iter().map(|(p, s)| (false, *p, *s));
+        for (k, (bid, p, s)) in bids.chain(asks).enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            wire::level(&mut out, spec, bid, &now, (p, s));
+        }
+        out.push_str("]}]}");
+        out
+    }
+
+    /// What a subscription to `channel` of the new products `added` sends
+    /// before its acknowledgement.
+    fn on_subscribed(
+        &self,
+        client: &mut Client,
+        market: &Market,
+        channel: Channel,
+        added: &[usize],
+        out: &mut Out,
+    ) {
+        let now = wire::rfc3339(wire::now_ns());
+        match channel {
+            Channel::Level2 => {
+                for &n in added {
+                    let text = self.snapshot(client, market, n);
+                    out.push(text);
+                }
+            }
+            Channel::MarketTrades if !added.is_empty() => {
+                let mut text = wire::envelope("market_trades", &now, client.seq(), 0);
+                text.push_str(r#"{"type":"snapshot","trades":["#);
+                let mut first = true;
+                for &n in added {
+                    self.tape.recent(&mut text, &mut first, market, n);
+                }
+                text.push_str("]}]}");
+                out.push(text);
+            }
+            Channel::Ticker => {
+                let mut tickers = String::new();
+                for &n in added {
+                    let at = tickers.len();
+                    if at > 0 {
+                        tickers.push(',');
+                    }
+                    if !self.tape.ticker(&mut tickers, market, n) {
+                        tickers.truncate(at);
+                    }
+                }
+                if !tickers.is_empty() {
+                    let mut text = wire::envelope("ticker", &now, client.seq(), tickers.len());
+                    let _ = write!(text, r#"{{"type":"snapshot","tickers":[{tickers}]}}]}}"#);
+                    out.push(text);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The `subscriptions` frame: the whole set, channels and products in
+    /// order.
+    fn ack(client: &mut Client, market: &Market) -> String {
+        let now = wire::rfc3339(wire::now_ns());
+        let mut out = wire::envelope("subscriptions", &now, client.seq(), 64);
+        out.push_str(r#"{"subscriptions":{"#);
+        for (k, (channel, products)) in client.subs.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            let names: BTreeSet<&str> = if *channel == Channel::Heartbeats {
+                BTreeSet::from(["heartbeats"])
+            } else {
+                products
+                    .iter()
+                    .map(|&n| market.instruments[n].symbol.as_str())
+                    .collect()
+            };
+            let list: Vec<String> = names.iter().map(|s| format!("\"{s}\"")).collect();
+            let _ = write!(out, r#""{}":[{}]"#, channel.name(), list.join(","));
+        }
+        out.push_str("}}]}");
+        out
+    }
+}
+
+/// The instrument the venue serves as `product` (an aliased `-USDC`
+/// product is its `-USD` one).
+fn product(market: &Market, product: &str) -> Option<usize> {
+    market.find(product).or_else(|| {
+        let base = product.strip_suffix("-USDC")?;
+        if matches!(base, "USDT" | "EURC") {
+            return None;
+        }
+        market.find(&format!("{base}-USD"))
+    })
+}
+
+impl Protocol for Coinbase {
+    type Client = Client;
+
+    fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {
+        let (route, _) = path.split_once('?').unwrap_or((path, ""));
+        if !matches!(route, "" | "/") {
+            return Err(Response::json(404, "404 page not found\n"));
+        }
+        let now = Instant::now();
+        Ok(Client {
+            opened: now,
+            subscribed: false,
+            next_seq: 0,
+            subs: BTreeMap::new(),
+            next_heartbeat: None,
+            last_sent: now,
+        })
+    }
+
+    fn on_text(&self, client: &mut Client, text: &str, market: &mut Market, out: &mut Out) {
+        let before = out.items.len();
+        let request = serde_json::from_str::<serde_json::Value>(text).ok();
+        let Some(request) = request.as_ref().and_then(|r| r.as_object()) else {
+            return out.push(SUBSCRIBE_REQUIRED.into());
+        };
+        let subscribe = match request.get("type").and_then(|t| t.as_str()) {
+            Some("subscribe") => true,
+            Some("unsubscribe") => false,
+            _ => return out.push(SUBSCRIBE_REQUIRED.into()),
+        };
+        let Some(channel) = request
+            .get("channel")
+            .and_then(|c| c.as_str())
+            .and_then(Channel::parse)
+        else {
+            return out.push(AUTH_FAILURE.into());
+        };
+        let (given, products) = match request.get("product_ids") {
+            None | Some(serde_json::Value::Null) => (false, Vec::new()),
+            Some(serde_json::Value::Array(list)) => {
+                let mut products = Vec::with_capacity(list.len());
+                for p in list {
+                    let Some(p) = p.as_str() else {
+                        return out.push(SUBSCRIBE_REQUIRED.into());
+                    };
+                    products.extend(product(market, p));
+                }
+                (true, products)
+            }
+            Some(_) => return out.push(SUBSCRIBE_REQUIRED.into()),
+        };
+        if subscribe {
+            if channel == Channel::Level2 && products.iter().any(|&n| market.take_reject(n)) {
+                return out.push(AUTH_FAILURE.into());
+            }
+            client.subscribed = true;
+            let set = client.subs.entry(channel).or_default();
+            let mut added = Vec::new();
+            if channel != Channel::Heartbeats {
+                for n in products {
+                    if set.insert(n) {
+                        added.push(n);
+                    }
+                }
+            }
+            if channel == Channel::Heartbeats && client.next_heartbeat.is_none() {
+                client.next_heartbeat = Some(Instant::now() + HEARTBEAT_EVERY);
+            }
+            self.on_subscribed(client, market, channel, &added, out);
+        } else {
+            if let Some(set) = client.subs.get_mut(&channel) {
+                if given && channel != Channel::Heartbeats {
+                    for n in &products {
+                        set.remove(n);
+                    }
+                }
+                if !given || channel == Channel::Heartbeats || set.is_empty() {
+                    client.subs.remove(&channel);
+                }
+            }
+            if channel == Channel::Heartbeats {
+                client.next_heartbeat = None;
+            }
+        }
+        let ack = Self::ack(client, market);
+        out.push(ack);
+        if out.items.len() > before {
+            client.last_sent = Instant::now();
+        }
+    }
+
+    fn on_step(&self, client: &mut Client, step: &Step, market: &Market, out: &mut Out) {
+        self.tape.record(step);
+        let n = step.instrument;
+        let spec = &market.instruments[n];
+        let before = out.items.len();
+        let now = || wire::rfc3339(wire::now_ns());
+        if let Some(t) = step.trade
+            && client.has(Channel::MarketTrades, n)
+        {
+            let mut text = wire::envelope("market_trades", &now(), client.seq(), 200);
+            text.push_str(r#"{"type":"update","trades":["#);
+            tape::write_trade(&mut text, market, n, (t, step.time_ms));
+            text.push_str("]}]}");
+            out.stamped(text, n, StreamKind::Trade, t.id);
+        }
+        if client.has(Channel::Level2, n) {
+            let seq = client.seq();
+            // A lost message: its number is skipped.
+            if !step.faults.drop_book {
+                let levels = step.bids.len() + step.asks.len();
+                let mut text = wire::envelope("l2_data", &now(), seq, levels * 110);
+                let _ = write!(
+                    text,
+                    r#"{{"type":"update","product_id":"{}","updates":["#,
+                    spec.symbol
+                );
+                let event_time = wire::rfc3339(step.time_ms * 1_000_000);
+                let bids = step.bids.iter().map(|&l| (true, l));
+                let asks = step.asks.iter().map(|&l| (false, l));
+                for (k, (bid, l)) in bids.chain(asks).enumerate() {
+                    if k > 0 {
+                        text.push(',');
+                    }
+                    wire::level(&mut text, spec, bid, &event_time, l);
+                }
+                text.push_str("]}]}");
+                // The adapter's update id is the frame's number.
+                out.stamped(text, n, StreamKind::Depth, seq);
+            }
+        }
+        if step.trade.is_some() && client.has(Channel::Ticker, n) {
+            let mut ticker = String::new();
+            if self.tape.ticker(&mut ticker, market, n) {
+                let mut text = wire::envelope("ticker", &now(), client.seq(), ticker.len());
+                let _ = write!(text, r#"{{"type":"update","tickers":[{ticker}]}}]}}"#);
+                out.push(text);
+            }
+        }
+        if out.items.len() > before {
+            client.last_sent = Instant::now();
+        }
+    }
+
+    fn on_tick(&self, client: &mut Client, now: Instant, _idle: Duration, out: &mut Out) -> Tick {
+        if !client.subscribed {
+            if now.saturating_duration_since(client.opened) >= SUBSCRIBE_WITHIN {
+                out.push(SUBSCRIBE_REQUIRED.into());
+                return Tick::Close(CloseCode::POLICY_VIOLATION, "");
+            }
+            return Tick::Keep;
+        }
+        if let Some(due) = client.next_heartbeat
+            && now >= due
+        {
+            let mono = now.saturating_duration_since(self.started);
+            let wall = wire::now_ns();
+            let mut text = wire::envelope("heartbeats", &wire::rfc3339(wall), client.seq(), 120);
+            let _ = write!(
+                text,
+                r#"{{"current_time":"{}","heartbeat_counter":{}}}]}}"#,
+                wire::go_time(wall, mono),
+                mono.as_secs()
+            );
+            out.push(text);
+            client.last_sent = now;
+            // One a second; after a stall, the next a second from now.
+            let next = due + HEARTBEAT_EVERY;
+            client.next_heartbeat = Some(if next > now {
+                next
+            } else {
+                now + HEARTBEAT_EVERY
+            });
+        }
+        if now.saturating_duration_since(client.last_sent) >= QUIET_CLOSE {
+            return Tick::Close(CloseCode::NORMAL, "");
+        }
+        Tick::Keep
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+    use serde_json::{Value, json};
+    use tickwire_venues::Venue;
+
+    use super::*;
+    use crate::market::{Book, SimInstrument};
+
+    pub(super) fn market() -> Market {
+        let instruments = SimInstrument::pair(Venue::Coinbase);
+        let mut rng = StdRng::seed_from_u64(1);
+        let books = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
+        Market::new(instruments, books, false)
+    }
+
+    /// A connection on the venue's path.
+    pub(super) fn connect(cb: &Coinbase, m: &Market) -> Client {
+        match cb.open("/", m) {
+            Ok(c) => c,
+            Err(r) => panic!("refused: {}", r.status),
+        }
+    }
+
+    /// Sends `text`; the frames that come back, parsed.
+    fn ask(cb: &Coinbase, c: &mut Client, m: &mut Market, text: &str) -> Vec<Value> {
+        let mut out = Out::default();
+        cb.on_text(c, text, m, &mut out);
+        out.items
+            .iter()
+            .map(|(t, _)| serde_json::from_str(t).unwrap())
+            .collect()
+    }
+
+    fn sub(channel: &str, product: &str) -> String {
+        format!(r#"{{"type":"subscribe","product_ids":["{product}"],"channel":"{channel}"}}"#)
+    }
+
+    fn subs(frame: &Value) -> &Value {
+        assert_eq!(frame["channel"], "subscriptions", "{frame}");
+        &frame["events"][0]["subscriptions"]
+    }
+
+    #[test]
+    fn subscriptions_and_refusals_read_as_the_venue_writes_them() {
+        let cb = Coinbase::new();
+        let mut m = market();
+        assert_eq!(cb.open("/ws", &m).err().map(|r| r.status), Some(404));
+        let mut c = connect(&cb, &m);
+        let r = ask(
+            &cb,
+            &mut c,
+            &mut m,
+            r#"{"type":"subscribe","channel":"heartbeats"}"#,
+        );
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0]["sequence_num"], 0);
+        assert!(r[0].get("client_id").is_none(), "live acks have none");
+        assert_eq!(subs(&r[0]), &json!({"heartbeats": ["heartbeats"]}));
+        // The snapshots first (in the request's order), then the ack
+        // restating everything, in order;
+        // an unknown product is left out, an alias is its -USD product.
+        let r = ask(
+            &cb,
+            &mut c,
+            &mut m,
+            r#"{"type":"subscribe","product_ids":["ETH-USD","BTC-USDC","DOGE-USD"],"channel":"level2"}"#,
+        );
+        assert_eq!(r.len(), 3);
+        assert_eq!(
+            (
+                &r[0]["channel"],
+                &r[0]["sequence_num"],
+                &r[0]["events"][0]["product_id"]
+            ),
+            (&json!("l2_data"), &json!(1), &json!("ETH-USD"))
+        );
+        assert_eq!(r[1]["events"][0]["product_id"], "BTC-USD");
+        assert_eq!(r[2]["sequence_num"], 3);
+        assert_eq!(
+            subs(&r[2]).to_string(),
+            r#"{"heartbeats":["heartbeats"],"level2":["BTC-USD","ETH-USD"]}"#
+        );
+        // Refusals: their own shape, no number taken.
+        for (request, reply) in [
+            ("not json", SUBSCRIBE_REQUIRED),
+            (r#"[1]"#, SUBSCRIBE_REQUIRED),
+            (r#"{"type":"ping"}"#, SUBSCRIBE_REQUIRED),
+            (
+                r#"{"type":"subscribe","channel":"level2","product_ids":"BTC-USD"}"#,
+                SUBSCRIBE_REQUIRED,
+            ),
+            (
+                r#"{"type":"subscribe","channel":"level3","product_ids":["BTC-USD"]}"#,
+                AUTH_FAILURE,
+            ),
+            (
+                r#"{"type":"subscribe","channels":["level2"],"product_ids":["BTC-USD"]}"#,
+                AUTH_FAILURE,
+            ),
+            (r#"{"type":"subscribe","channel":"user"}"#, AUTH_FAILURE),
+        ] {
+            let mut out = Out::default();
+            cb.on_text(&mut c, request, &mut m, &mut out);
+            let texts: Vec<&str> = out.items.iter().map(|(t, _)| t.as_str()).collect();
+            assert_eq!(texts, [reply], "{request}");
+        }
+        let r = ask(
+            &cb,
+            &mut c,
+            &mut m,
+            r#"{"type":"unsubscribe","product_ids":["BTC-USD"],"channel":"level2"}"#,
+        );
+        assert_eq!((r.len(), &r[0]["sequence_num"]), (1, &json!(4)));
+        assert_eq!(
+            subs(&r[0]),
+            &json!({"heartbeats": ["heartbeats"], "level2": ["ETH-USD"]})
+        );
+        // No product ids: the whole channel goes.
+        let r = ask(
+            &cb,
+            &mut c,
+            &mut m,
+            r#"{"type":"unsubscribe","channel":"level2"}"#,
+        );
+        assert_eq!(subs(&r[0]), &json!({"heartbeats": ["heartbeats"]}));
+        // An armed refusal of ETH-USD's book: the venue's words, once.
+        m.arm(1, crate::VenueFault::RejectSubscription);
+        let sub_eth = &sub("level2", "ETH-USD");
+        let mut out = Out::default();
+        cb.on_text(&mut c, sub_eth, &mut m, &mut out);
+        assert_eq!(out.items[0].0, AUTH_FAILURE);
+        let r = ask(&cb, &mut c, &mut m, sub_eth);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0]["events"][0]["type"], "snapshot");
+        assert_eq!(r[1]["sequence_num"], 7);
+    }
+
+    #[test]
+    fn the_snapshot_is_the_whole_book_in_one_message_of_megabytes() {
+        let cb = Coinbase::new();
+        let mut m = market();
+        let mut c = connect(&cb, &m);
+        let mut out = Out::default();
+        cb.on_text(&mut c, &sub("level2", "BTC-USD"), &mut m, &mut out);
+        let snapshot = &out.items[0].0;
+        assert!(out.items[0].1.is_none(), "a snapshot is not stamped");
+        // 25 000 levels a side, as the live BTC-USD book has about 22 000:
+        // about 5 MB, within the plan's message limit.
+        assert!(snapshot.len() > 4_000_000, "{}", snapshot.len());
+        assert!(snapshot.len() < tickwire_venues::plan::coinbase::MAX_MESSAGE);
+        let v: Value = serde_json::from_str(snapshot).unwrap();
+        assert_eq!(v["client_id"], "");
+        let updates = v["events"][0]["updates"].as_array().unwrap();
+        assert_eq!(updates.len(), 50_000);
+        let first = &updates[0];
+        assert_eq!(first["side"], "bid");
+        assert_eq!(first["price_level"], "59999.99");
+        assert_eq!(first["event_time"], v["timestamp"]);
+        assert_eq!(updates[25_000]["side"], "offer");
+        assert_eq!(updates[25_000]["price_level"], "60000.01");
+        // Trimmed decimals: no trailing zeros anywhere.
+        for u in updates {
+            let q = u["new_quantity"].as_str().unwrap();
+            assert!(!q.contains('.') || !q.ends_with('0'), "{q}");
+        }
+    }
+
+    #[test]
+    fn a_lost_book_message_skips_a_number_and_trades_name_the_maker() {
+        let cb = Coinbase::new();
+        let mut m = market();
+        let mut c = connect(&cb, &m);
+        let mut out = Out::default();
+        for req in [&sub("level2", "ETH-USD"), &sub("market_trades", "ETH-USD")] {
+            cb.on_text(&mut c, req, &mut m, &mut out);
+        }
+        assert_eq!(c.next_seq, 4, "snapshot, ack, trades snapshot, ack");
+        out.items.clear();
+        let mut rng = StdRng::seed_from_u64(3);
+        let mut step = Step::default();
+        let spec = m.instruments[1].clone();
+        crate::market::step(1, &spec, &mut m.books[1], &mut rng, true, &mut step);
+        step.faults.drop_book = true;
+        cb.on_step(&mut c, &step, &m, &mut out);
+        let trade = step.trade.unwrap();
+        assert_eq!(out.items.len(), 1, "the trade only");
+        assert_eq!(out.items[0].1, Some((1, StreamKind::Trade, trade.id)));
+        let v: Value = serde_json::from_str(&out.items[0].0).unwrap();
+        assert_eq!(v["sequence_num"], 4);
+        let t = &v["events"][0]["trades"][0];
+        assert_eq!(
+            t["side"],
+            if trade.buyer_aggressor { "SELL" } else { "BUY" }
+        );
+        assert_eq!(t["trade_id"], trade.id.to_string());
+        out.items.clear();
+        crate::market::step(1, &spec, &mut m.books[1], &mut rng, false, &mut step);
+        step.faults = Default::default();
+        cb.on_step(&mut c, &step, &m, &mut out);
+        let v: Value = serde_json::from_str(&out.items[0].0).unwrap();
+        assert_eq!(v["sequence_num"], 6, "5 was lost");
+        assert_eq!(out.items[0].1, Some((1, StreamKind::Depth, 6)));
+        assert_eq!(v["events"][0]["type"], "update");
+        // A new subscriber to the trades gets the recent one.
+        let mut d = connect(&cb, &m);
+        let r = ask(&cb, &mut d, &mut m, &sub("market_trades", "ETH-USD"));
+        assert_eq!(r[0]["events"][0]["type"], "snapshot");
+        assert_eq!(
+            r[0]["events"][0]["trades"][0]["trade_id"],
+            trade.id.to_string()
+        );
+        // And a ticker subscriber the product's ticker.
+        let r = ask(&cb, &mut d, &mut m, &sub("ticker", "ETH-USD"));
+        assert_eq!(
+            r[0]["events"][0]["tickers"][0]["price"],
+            wire::number(trade.price, 2)
+        );
+    }
+
+    #[test]
+    fn heartbeats_once_a_second_and_the_venues_deadlines() {
+        let cb = Coinbase::new();
+        let mut m = market();
+        let t0 = Instant::now();
+        // Silent: closed 5 s after opening, with the venue's words.
+        let mut silent = connect(&cb, &m);
+        let mut out = Out::default();
+        assert_eq!(
+            cb.on_tick(
+                &mut silent,
+                t0 + Duration::from_secs(4),
+                Duration::ZERO,
+                &mut out
+            ),
+            Tick::Keep
+        );
+        let tick = cb.on_tick(
+            &mut silent,
+            t0 + Duration::from_secs(6),
+            Duration::ZERO,
+            &mut out,
+        );
+        assert_eq!(tick, Tick::Close(CloseCode::POLICY_VIOLATION, ""));
+        assert_eq!(out.items[0].0, SUBSCRIBE_REQUIRED);
+        // With heartbeats: one a second, numbered, kept open.
+        let mut c = connect(&cb, &m);
+        ask(
+            &cb,
+            &mut c,
+            &mut m,
+            r#"{"type":"subscribe","channel":"heartbeats"}"#,
+        );
+        let mut beats = Vec::new();
+        for ms in (0..70_000).step_by(250) {
+            let mut out = Out::default();
+            let now = c.opened + Duration::from_millis(ms);
+            assert_eq!(
+                cb.on_tick(&mut c, now, Duration::ZERO, &mut out),
+                Tick::Keep,
+                "{ms}"
+            );
+            beats.extend(
+                out.items
+                    .into_iter()
+                    .map(|(t, _)| serde_json::from_str::<Value>(&t).unwrap()),
+            );
+        }
+        assert!((68..=70).contains(&beats.len()), "{}", beats.len());
+        for (k, b) in beats.iter().enumerate() {
+            assert_eq!(b["channel"], "heartbeats");
+            assert_eq!(b["sequence_num"], k as u64 + 1);
+            let e = &b["events"][0];
+            let counter = e["heartbeat_counter"].as_u64().expect("a number");
+            let time = e["current_time"].as_str().unwrap();
+            assert!(time.contains(" +0000 UTC m=+"), "{time}");
+            let mono: f64 = time.rsplit("m=+").next().unwrap().parse().unwrap();
+            assert_eq!(counter, mono as u64, "{time}");
+        }
+        // Without heartbeats, nothing sent for 60 s: closed.
+        let mut quiet = connect(&cb, &m);
+        ask(&cb, &mut quiet, &mut m, &sub("candles", "BTC-USD"));
+        let base = quiet.last_sent;
+        let mut out = Out::default();
+        assert_eq!(
+            cb.on_tick(
+                &mut quiet,
+                base + Duration::from_secs(59),
+                Duration::ZERO,
+                &mut out
+            ),
+            Tick::Keep
+        );
+        assert_eq!(
+            cb.on_tick(
+                &mut quiet,
+                base + Duration::from_secs(61),
+                Duration::ZERO,
+                &mut out
+            ),
+            Tick::Close(CloseCode::NORMAL, "")
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! How Coinbase Advanced Trade writes its frames: the envelope, times in
+//! Go's formats (the venue's `current_time` is Go's `time.String()`, so
+//! its timestamps are taken to be Go's `RFC3339Nano`: fractions with their
+//! trailing zeros cut, as in the docs' `"2023-02-09T20:19:35.39625135Z"`),
+//! and decimals as trimmed strings (`"21921.3"`, `"0.02"`, `"79944"`,
+//! `"0"`: WebSocket Channels docs; a live capture in a public Rust
+//! client).
+
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::market::{Digits, SimInstrument, decimal};
+
+/// Nanoseconds since the Unix epoch, now.
+pub(super) fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// The calendar date and time of day of `secs` since the epoch: year,
+/// month, day, hour, minute, second (UTC).
+fn civil(secs: u64) -> (u64, u64, u64, u64, u64, u64) {
+    let (mut days, time) = (secs / 86_400, secs % 86_400);
+    let leap = |y: u64| y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400));
+    let mut year = 1970;
+    loop {
+        let len = if leap(year) { 366 } else { 365 };
+        if days < len {
+            break;
+        }
+        days -= len;
+        year += 1;
+    }
+    let february = if leap(year) { 29 } else { 28 };
+    let lengths = [31, february, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let mut month = 0;
+    while days >= lengths[month] {
+        days -= lengths[month];
+        month += 1;
+    }
+    (
+        year,
+        month as u64 + 1,
+        days + 1,
+        time / 3600,
+        time / 60 % 60,
+        time % 60,
+    )
+}
+
+/// `.fffffffff` with the trailing zeros cut, nothing for a whole second
+/// (Go's `.999999999` layout).
+fn fraction(out: &mut String, nanos: u64) {
+    if nanos == 0 {
+        return;
+    }
+    let digits = format!("{nanos:09}");
+    out.push('.');
+    out.push_str(digits.trim_end_matches('0'));
+}
+
+/// `ns` as Go's `RFC3339Nano`: `2023-02-09T20:19:35.39625135Z`.
+pub(super) fn rfc3339(ns: u64) -> String {
+    let (y, mo, d, h, mi, s) = civil(ns / 1_000_000_000);
+    let mut out = format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}");
+    fraction(&mut out, ns % 1_000_000_000);
+    out.push('Z');
+    out
+}
+
+/// Wall time `ns` and the process's monotonic clock `mono` as Go's
+/// `time.String()` prints them, the heartbeat's `current_time`:
+/// `2023-06-23 20:31:56.121961769 +0000 UTC m=+91717.525857105`
+/// (Heartbeats Channel, WebSocket Channels docs).
+pub(super) fn go_time(ns: u64, mono: Duration) -> String {
+    let (y, mo, d, h, mi, s) = civil(ns / 1_000_000_000);
+    let mut out = format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}");
+    fraction(&mut out, ns % 1_000_000_000);
+    let _ = write!(
+        out,
+        " +0000 UTC m=+{}.{:09}",
+        mono.as_secs(),
+        mono.subsec_nanos()
+    );
+    out
+}
+
+/// The start of a frame of `channel`, up to its `events` array's opening
+/// bracket. Data frames carry `"client_id":""` as the docs print them;
+/// `subscriptions` and `heartbeats` frames leave it out, as live ones do
+/// (a public Rust client's captures of 2026-09-07).
+pub(super) fn envelope(
+    channel: &str,
+    timestamp: &str,
+    sequence_num: u64,
+    capacity: usize,
+) -> String {
+    let mut out = String::with_capacity(capacity + 128);
+    let client_id = if matches!(channel, "subscriptions" | "heartbeats") {
+        ""
+    } else {
+        r#""client_id":"","#
+    };
+    let _ = write!(
+        out,
+        r#"{{"channel":"{channel}",{client_id}"timestamp":"{timestamp}","sequence_num":{sequence_num},"events":["#
+    );
+    out
+}
+
+/// One level of a `level2` event: `{"side":"bid","event_time":..,
+/// "price_level":"21921.73","new_quantity":"0.06317902"}`; the side is
+/// `bid` or `offer`, never `ask`.
+pub(super) fn level(
+    out: &mut String,
+    spec: &SimInstrument,
+    bid: bool,
+    event_time: &str,
+    (price, size): (i64, i64),
+) {
+    let side = if bid { "bid" } else { "offer" };
+    let _ = write!(
+        out,
+        r#"{{"side":"{side}","event_time":"{event_time}","price_level":""#
+    );
+    decimal(out, price, spec.price_scale, Digits::Trimmed);
+    out.push_str(r#"","new_quantity":""#);
+    decimal(out, size, spec.size_scale, Digits::Trimmed);
+    out.push_str(r#""}"#);
+}
+
+/// `value` at `scale`, trimmed.
+pub(super) fn number(value: i64, scale: u8) -> String {
+    let mut out = String::new();
+    decimal(&mut out, value, scale, Digits::Trimmed);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickwire_venues::time::rfc3339_ns;
+
+    #[test]
+    fn times_as_go_prints_them() {
+        // The docs' own frames.
+        assert_eq!(
+            rfc3339(1_675_974_770_714_964_855),
+            "2023-02-09T20:32:50.714964855Z"
+        );
+        assert_eq!(
+            rfc3339(1_675_973_975_396_251_350),
+            "2023-02-09T20:19:35.39625135Z"
+        );
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            go_time(
+                1_687_552_316_121_961_769,
+                Duration::new(91_717, 525_857_105)
+            ),
+            "2023-06-23 20:31:56.121961769 +0000 UTC m=+91717.525857105"
+        );
+        assert_eq!(
+            go_time(
+                1_788_824_242_674_409_000,
+                Duration::new(139_651, 272_674_714)
+            ),
+            "2026-09-07 23:37:22.674409 +0000 UTC m=+139651.272674714"
+        );
+        // Read back by the adapters' parser, across leap years and ends of
+        // months.
+        let mut ns = 1u64;
+        for _ in 0..2000 {
+            ns = ns.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1)
+                % 4_102_444_800_000_000_000;
+            assert_eq!(rfc3339_ns(&rfc3339(ns)), Some(ns), "{}", rfc3339(ns));
+        }
+    }
+
+    #[test]
+    fn envelopes_and_levels() {
+        let mut e = envelope("l2_data", "T", 4, 0);
+        let spec = SimInstrument {
+            price_scale: 2,
+            size_scale: 8,
+            ..SimInstrument::btcusdt()
+        };
+        level(&mut e, &spec, false, "E", (2_192_130, 2_000_000));
+        assert_eq!(
+            e,
+            r#"{"channel":"l2_data","client_id":"","timestamp":"T","sequence_num":4,"events":[{"side":"offer","event_time":"E","price_level":"21921.3","new_quantity":"0.02"}"#
+        );
+        assert_eq!(
+            envelope("heartbeats", "T", 0, 0),
+            r#"{"channel":"heartbeats","timestamp":"T","sequence_num":0,"events":["#
+        );
+        assert_eq!(number(7_994_400, 2), "79944");
+        assert_eq!(number(0, 8), "0");
+    }
+}
