@@ -226,7 +226,7 @@ impl Simulator {
         fn run<P: protocol::Protocol>(
             config: SimConfig,
             protocol: P,
-        ) -> io::Result<(Arc<dyn Running>, SocketAddr, Vec<JoinHandle<()>>)> {
+        ) -> io::Result<server::Started<dyn Running>> {
             let (shared, addr, threads) = server::start(config, protocol)?;
             Ok((shared, addr, threads))
         }

@@ -383,13 +383,9 @@ pub(crate) fn decimal(out: &mut String, value: i64, scale: u8, digits: Digits) {
         return;
     }
     out.push('.');
-    for i in 0..want {
-        out.push(if i < usize::from(scale) {
-            char::from(text[i])
-        } else {
-            '0'
-        });
-    }
+    let kept = want.min(usize::from(scale));
+    out.extend(text[..kept].iter().map(|&b| char::from(b)));
+    out.extend(std::iter::repeat_n('0', want - kept));
 }
 
 #[cfg(test)]

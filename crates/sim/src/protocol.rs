@@ -67,11 +67,14 @@ impl Market {
     }
 }
 
+/// Where a message's send stamp is filed: (instrument, kind, id).
+pub(crate) type StampKey = (usize, StreamKind, u64);
+
 /// Messages for one client, each with the key its send stamp is filed
 /// under (if any): queued in order, written in one go.
 #[derive(Default)]
 pub(crate) struct Out {
-    pub(crate) items: Vec<(String, Option<(usize, StreamKind, u64)>)>,
+    pub(crate) items: Vec<(String, Option<StampKey>)>,
 }
 
 impl Out {

@@ -149,11 +149,11 @@ impl<P: Protocol> Running for Shared<P> {
     }
 }
 
+/// A started simulator: what its threads share, its address, its threads.
+pub(crate) type Started<S> = (Arc<S>, SocketAddr, Vec<JoinHandle<()>>);
+
 /// Binds, builds the market and starts the threads.
-pub(crate) fn start<P: Protocol>(
-    config: SimConfig,
-    protocol: P,
-) -> io::Result<(Arc<Shared<P>>, SocketAddr, Vec<JoinHandle<()>>)> {
+pub(crate) fn start<P: Protocol>(config: SimConfig, protocol: P) -> io::Result<Started<Shared<P>>> {
     if config.instruments.is_empty() && config.script.is_none() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -15,7 +15,7 @@ use tickwire_feed::live::{Feed, FeedStats, LostBy, Sinks, VenueSetup};
 use tickwire_feed::mirror::Mirrors;
 use tickwire_feed::{recording, sink};
 use tickwire_net::{Backoff, Config as NetConfig, TlsConfig};
-use tickwire_sim::{SimConfig, SimInstrument, Simulator, Venue};
+use tickwire_sim::{Levels, SimConfig, SimInstrument, Simulator, Venue};
 use tickwire_testkit::proxy::Proxy;
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::book::Side;
@@ -24,7 +24,7 @@ use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind};
 
 /// Every venue, for tests that run over all of them (or those named in
 /// `TICKWIRE_TEST_VENUES`, comma-separated, to look at one closely).
-pub fn venues() -> impl Iterator<Item = Venue> {
+pub(crate) fn venues() -> impl Iterator<Item = Venue> {
     let only = std::env::var("TICKWIRE_TEST_VENUES").ok();
     Venue::ALL
         .iter()
@@ -36,24 +36,24 @@ pub fn venues() -> impl Iterator<Item = Venue> {
 }
 
 /// How a rig is made.
-pub struct RigConfig {
-    pub venue: Venue,
+pub(crate) struct RigConfig {
+    pub(crate) venue: Venue,
     /// Market steps a second.
-    pub rate: u32,
+    pub(crate) rate: u32,
     /// Levels a side of the simulator's books.
-    pub levels: usize,
+    pub(crate) levels: usize,
     /// Levels each of the feed's books shows.
-    pub depth: usize,
+    pub(crate) depth: usize,
     /// A recording of every frame.
-    pub recording: Option<recording::Writer>,
+    pub(crate) recording: Option<recording::Writer>,
     /// "a"'s REST snapshots through a proxy of their own.
-    pub rest_proxy: bool,
+    pub(crate) rest_proxy: bool,
     /// The feed's network settings.
-    pub net: NetConfig,
+    pub(crate) net: NetConfig,
 }
 
 impl RigConfig {
-    pub fn new(venue: Venue) -> RigConfig {
+    pub(crate) fn new(venue: Venue) -> RigConfig {
         RigConfig {
             venue,
             rate: 2000,
@@ -67,7 +67,7 @@ impl RigConfig {
 }
 
 /// Quick to notice a dead connection, quick to reconnect.
-pub fn net() -> NetConfig {
+pub(crate) fn net() -> NetConfig {
     NetConfig {
         send_rate: None,
         ping_interval: Some(Duration::from_millis(200)),
@@ -86,36 +86,36 @@ pub fn net() -> NetConfig {
     }
 }
 
-pub struct Rig {
-    pub venue: Venue,
-    pub simulator: Simulator,
+pub(crate) struct Rig {
+    pub(crate) venue: Venue,
+    pub(crate) simulator: Simulator,
     /// The proxy of "a" and of "b".
-    pub proxies: [Proxy; 2],
+    pub(crate) proxies: [Proxy; 2],
     /// With `rest_proxy`: the proxy of "a"'s REST snapshots.
-    pub rest: Option<Proxy>,
-    pub feed: Feed,
-    pub stats: Arc<FeedStats>,
-    pub events: Receiver<Event>,
+    pub(crate) rest: Option<Proxy>,
+    pub(crate) feed: Feed,
+    pub(crate) stats: Arc<FeedStats>,
+    pub(crate) events: Receiver<Event>,
     /// Every event since both books first became valid, by global
     /// instrument id (0: the first instrument on "a", 1: the second on "b").
-    pub seen: [Vec<Kind>; 2],
+    pub(crate) seen: [Vec<Kind>; 2],
     /// Keep `seen` (the soak does not: its pushes would be counted as the
     /// receive path's allocations).
-    pub keep_seen: bool,
+    pub(crate) keep_seen: bool,
     /// The books the events describe.
-    pub mirrors: Mirrors,
+    pub(crate) mirrors: Mirrors,
     /// What the simulator's price and size are multiplied by to be at the
     /// feed's scales, by instrument.
     scales: [(i64, i64); 2],
-    pub depth: usize,
+    pub(crate) depth: usize,
 }
 
 impl Rig {
-    pub fn start(venue: Venue) -> Rig {
+    pub(crate) fn start(venue: Venue) -> Rig {
         Rig::with(RigConfig::new(venue))
     }
 
-    pub fn with(config: RigConfig) -> Rig {
+    pub(crate) fn with(config: RigConfig) -> Rig {
         let RigConfig {
             venue,
             rate,
@@ -210,19 +210,19 @@ impl Rig {
         rig
     }
 
-    pub fn valid(&self) -> u64 {
+    pub(crate) fn valid(&self) -> u64 {
         FeedStats::get(&self.stats.books_valid)
     }
 
-    pub fn reconnects(&self) -> u64 {
+    pub(crate) fn reconnects(&self) -> u64 {
         FeedStats::get(&self.stats.reconnects)
     }
 
-    pub fn lost(&self, by: impl Fn(&LostBy) -> &std::sync::atomic::AtomicU64) -> u64 {
+    pub(crate) fn lost(&self, by: impl Fn(&LostBy) -> &std::sync::atomic::AtomicU64) -> u64 {
         FeedStats::get(by(&self.stats.lost))
     }
 
-    pub fn poll(&mut self) {
+    pub(crate) fn poll(&mut self) {
         self.feed.poll().unwrap();
         for e in self.events.try_iter() {
             if self.keep_seen {
@@ -232,7 +232,7 @@ impl Rig {
         }
     }
 
-    pub fn wait(&mut self, what: &str, secs: u64, done: impl Fn(&Rig) -> bool) {
+    pub(crate) fn wait(&mut self, what: &str, secs: u64, done: impl Fn(&Rig) -> bool) {
         let deadline = Instant::now() + Duration::from_secs(secs);
         while !done(self) {
             assert!(
@@ -244,7 +244,7 @@ impl Rig {
         }
     }
 
-    pub fn run_for(&mut self, time: Duration) {
+    pub(crate) fn run_for(&mut self, time: Duration) {
         let end = Instant::now() + time;
         while Instant::now() < end {
             self.poll();
@@ -253,7 +253,7 @@ impl Rig {
 
     /// How many events of instrument `n` are book trouble: gaps, resyncs,
     /// disconnects, refusals.
-    pub fn trouble(&self, n: usize) -> usize {
+    pub(crate) fn trouble(&self, n: usize) -> usize {
         self.seen[n]
             .iter()
             .filter(|k| {
@@ -265,7 +265,7 @@ impl Rig {
             .count()
     }
 
-    pub fn book_valid_events(&self, n: usize) -> usize {
+    pub(crate) fn book_valid_events(&self, n: usize) -> usize {
         self.seen[n]
             .iter()
             .filter(|k| matches!(k, Kind::BookValid { .. }))
@@ -274,7 +274,7 @@ impl Rig {
 
     /// What instrument `n`'s book says, apart from its trades, quotes and
     /// levels.
-    pub fn said(&self, n: usize) -> Vec<Kind> {
+    pub(crate) fn said(&self, n: usize) -> Vec<Kind> {
         self.seen[n]
             .iter()
             .copied()
@@ -290,7 +290,7 @@ impl Rig {
     /// Pauses the market, lets everything arrive (quiet for 300 ms: longer
     /// than the 200 ms ping interval, so nothing but pongs and
     /// heartbeats), then resumes.
-    pub fn quiet(&mut self) {
+    pub(crate) fn quiet(&mut self) {
         self.simulator.pause(true);
         let mut last = (FeedStats::get(&self.stats.events), Instant::now());
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -310,7 +310,7 @@ impl Rig {
 
     /// The simulator's book of instrument `n`, at the feed's scales and
     /// shown depth.
-    pub fn sim_book(&self, n: usize) -> (Vec<(i64, i64)>, Vec<(i64, i64)>) {
+    pub(crate) fn sim_book(&self, n: usize) -> (Levels, Levels) {
         let (_, bids, asks) = self.simulator.book(n, self.depth).unwrap();
         let (p, q) = self.scales[n];
         let at = |l: Vec<(i64, i64)>| l.into_iter().map(|(a, b)| (a * p, b * q)).collect();
@@ -320,7 +320,7 @@ impl Rig {
     /// Pauses the market, lets everything arrive, compares both books
     /// with the simulator's, level for level (the adapters' books and the
     /// books the events describe), resumes.
-    pub fn books_match_the_simulator(&mut self) {
+    pub(crate) fn books_match_the_simulator(&mut self) {
         self.quiet();
         for n in 0..2 {
             let (bids, asks) = self.sim_book(n);
