@@ -325,6 +325,26 @@ fn demo(args: &DemoArgs) -> ExitCode {
                 "stages: exchange = simulator send -> feed read (the wire, TLS write included); \
                  total = read -> handled"
             );
+            // With --venues: a venue whose books are not valid and equal to
+            // its simulator's at the end, or a fault not recovered from, is
+            // a failed demo.
+            let failed: Vec<&str> = s
+                .venues
+                .iter()
+                .filter(|v| {
+                    !v.books_equal
+                        || v.books_valid.0 != v.books_valid.1
+                        || v.faults.is_some_and(|(i, r)| i != r)
+                })
+                .map(|v| v.name.as_str())
+                .collect();
+            if !failed.is_empty() {
+                eprintln!(
+                    "tickwire-feed demo: not whole at the end: {}",
+                    failed.join(", ")
+                );
+                return ExitCode::FAILURE;
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -80,12 +80,18 @@ fn every_venue_at_once_keeps_every_book_valid_and_equal_to_its_simulator() {
     for v in &summary.venues {
         let line = v.line();
         // One line a venue, starting with its name and a colon.
-        assert!(line.starts_with(&format!("{}: books valid ", v.name)), "{line}");
+        assert!(
+            line.starts_with(&format!("{}: books valid ", v.name)),
+            "{line}"
+        );
         assert_eq!(v.books_valid, (2, 2), "{line}");
         assert_eq!(v.gaps, 0, "{line}");
         assert!(v.messages > 0, "{line}");
         assert!(v.books_equal, "{line}");
-        assert!(line.ends_with("books equal to the simulator: yes"), "{line}");
+        assert!(
+            line.ends_with("books equal to the simulator: yes"),
+            "{line}"
+        );
     }
     assert_eq!((summary.books_valid, summary.books), (20, 20));
     assert_eq!(summary.decode_errors, 0);
