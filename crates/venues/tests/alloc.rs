@@ -72,6 +72,8 @@ fn kraken_v2_allocates_nothing_once_warm() {
         msgs.push(padded(r#"{"channel":"heartbeat"}"#));
     }
     let mut adapter = kraken::v2::Adapter::new(&[InstrumentSpec::new("BTC/USD", ps, qs, 10)]);
+    // The pair's precisions, as its `instrument` message would give them.
+    adapter.set_precision("BTC/USD", kraken::v2::Precision { price: ps, qty: qs });
     let (allocations, events) = twice(&mut msgs, |buf, len, events| {
         adapter
             .on_message(buf, len, 0, &mut |e| events.push(e))

@@ -34,12 +34,14 @@ pub fn book_shape(depth: usize) -> BookShape {
 /// largest message of a connection.
 const MAX_MESSAGE: usize = 4 << 20;
 
-/// Kraken spot v2: `ws.kraken.com/v2`; first `instrument` (the pairs'
-/// precisions, which the book checksum needs), then one `subscribe` per
-/// channel with every symbol: `book` at the subscribed depth (instruments
-/// grouped by it), `ticker` with `event_trigger: bbo`, `trade`. Kraken
-/// sends a heartbeat every second once subscribed; the client pings every
-/// 30 s (`{"method":"ping"}`, answered by `pong`).
+/// Kraken spot v2: `ws.kraken.com/v2`; first `instrument` when there are
+/// books (the pairs' precisions, which the book checksum needs; the one
+/// large message, ~0.8 MB), then one `subscribe` per channel with every
+/// symbol: `book` at the subscribed depth (instruments grouped by it),
+/// `ticker` with `event_trigger: bbo`, `trade` without its snapshot.
+/// Kraken sends a heartbeat every second once subscribed ("Heartbeat";
+/// measured unconditional at 1 Hz); the client pings every 30 s
+/// (`{"method":"ping"}`, answered by `pong`), as peers do.
 pub fn plan(
     instruments: &[InstrumentSpec],
     channels: Channels,
@@ -53,9 +55,14 @@ pub fn plan(
                 .map(|i| i.symbol.as_str()),
         )
     };
-    let mut subscribe =
-        vec![r#"{"method":"subscribe","params":{"channel":"instrument"}}"#.to_owned()];
-    if channels.books {
+    let books = channels.books && instruments.iter().any(|i| i.depth > 0);
+    let mut subscribe = Vec::new();
+    if books {
+        // The pairs' precisions, before any book: a book message of a pair
+        // whose precision is not known cannot be checked.
+        subscribe.push(r#"{"method":"subscribe","params":{"channel":"instrument"}}"#.to_owned());
+    }
+    if books {
         let mut depths: Vec<usize> = Vec::new();
         for i in instruments.iter().filter(|i| i.depth > 0) {
             let d = window_for(i, CHECKSUM_LEVELS, DEPTHS)?;
@@ -77,8 +84,10 @@ pub fn plan(
         ));
     }
     if channels.trades {
+        // Without the snapshot of the last 50 trades (whose default the
+        // docs give both ways, "Trade"): history is not news.
         subscribe.push(format!(
-            r#"{{"method":"subscribe","params":{{"channel":"trade","symbol":{}}}}}"#,
+            r#"{{"method":"subscribe","params":{{"channel":"trade","symbol":{},"snapshot":false}}}}"#,
             all(&|_| true)
         ));
     }
@@ -112,4 +121,51 @@ pub fn resubscribe(instrument: &InstrumentSpec) -> Vec<String> {
             r#"{{"method":"subscribe","params":{{"channel":"book","symbol":["{s}"],"depth":{d}}}}}"#
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_instrument_channel_comes_first_and_only_for_books() {
+        let specs = [
+            InstrumentSpec::new("BTC/USD", 10, 8, 10),
+            InstrumentSpec::new("ETH/USD", 10, 8, 0),
+        ];
+        let p = plan(&specs, Channels::default()).unwrap();
+        let frames = &p[0].subscribe;
+        assert_eq!(
+            frames[0],
+            r#"{"method":"subscribe","params":{"channel":"instrument"}}"#
+        );
+        assert_eq!(
+            frames[1],
+            r#"{"method":"subscribe","params":{"channel":"book","symbol":["BTC/USD"],"depth":10}}"#
+        );
+        assert_eq!(
+            frames[3],
+            r#"{"method":"subscribe","params":{"channel":"trade","symbol":["BTC/USD","ETH/USD"],"snapshot":false}}"#
+        );
+        assert!(p[0].max_message >= 1 << 20, "the instrument snapshot fits");
+        // No book: no precision needed, no 0.8 MB snapshot.
+        let books_off = Channels {
+            books: false,
+            ..Channels::default()
+        };
+        let p = plan(&specs, books_off).unwrap();
+        assert!(p[0].subscribe.iter().all(|f| !f.contains("instrument")));
+        let p = plan(&specs[1..], Channels::default()).unwrap();
+        assert!(p[0].subscribe.iter().all(|f| !f.contains("instrument")));
+    }
+
+    #[test]
+    fn a_resubscription_names_the_depth_subscribed() {
+        for (shown, depth) in [(5, 10), (10, 10), (30, 100), (600, 1000)] {
+            let again = resubscribe(&InstrumentSpec::new("BTC/USD", 1, 8, shown));
+            let want = format!(r#""symbol":["BTC/USD"],"depth":{depth}}}}}"#);
+            assert!(again.iter().all(|f| f.ends_with(&want)), "{again:?}");
+            assert!(again[0].contains("unsubscribe") && !again[1].contains("unsubscribe"));
+        }
+    }
 }
