@@ -280,14 +280,18 @@ impl Book {
     }
 
     /// A snapshot has been set level by level: settled, and in
-    /// [`Window::Client`] a side that filled its kept levels may have had
-    /// more below them (a snapshot asked for `keep` levels answers with at
-    /// most that many), so its horizon is its worst kept level.
-    pub fn snapshot_done(&mut self) {
+    /// [`Window::Client`] each side's horizon set where the snapshot may
+    /// have stopped short of the venue's book. A side that filled its kept
+    /// levels may have had more below them; with `bounded` (the snapshot
+    /// answered a request for at most some number of levels, as Binance's
+    /// REST `limit`, which the book cannot know was that of its `keep`),
+    /// every side may: its horizon is its worst level. A snapshot of the
+    /// whole book (Coinbase, Deribit) that fits is the whole side.
+    pub fn snapshot_done(&mut self, bounded: bool) {
         self.settle();
         if self.window == Window::Client {
             for l in [&mut self.bids, &mut self.asks] {
-                if l.levels.len() >= l.keep {
+                if bounded || l.levels.len() >= l.keep {
                     l.horizon = l.levels.back().map(|l| l.price);
                 }
             }
@@ -497,8 +501,20 @@ mod tests {
         let mut b = Book::with_window(1, 2, Window::Client);
         b.set(Side::Ask, 10, 1);
         b.set(Side::Ask, 11, 1);
-        b.snapshot_done();
+        b.snapshot_done(false);
         assert_eq!(b.horizon(Side::Ask), Some(11));
+        // A snapshot cut at a limit the book does not know: even a side
+        // that did not fill the kept levels ends at its worst level.
+        let mut cut = Book::with_window(1, 5, Window::Client);
+        cut.set(Side::Bid, 7, 1);
+        cut.set(Side::Bid, 6, 1);
+        cut.snapshot_done(true);
+        assert_eq!(cut.horizon(Side::Bid), Some(6));
+        assert_eq!(
+            cut.horizon(Side::Ask),
+            None,
+            "an empty side knows nothing to bound"
+        );
         b.set(Side::Ask, 9, 1);
         b.settle();
         assert_eq!(
@@ -578,7 +594,7 @@ mod tests {
                 book.set(side_of(bid), price, size);
                 reference[side_of(bid) as usize].insert(price, size);
             }
-            book.snapshot_done();
+            book.snapshot_done(false);
             let mut consumer = [BTreeMap::new(), BTreeMap::new()];
             for side in [Side::Bid, Side::Ask] {
                 for l in book.levels(side).iter() {

@@ -334,7 +334,8 @@ impl BookSync {
                 }
             }
         }
-        self.book.snapshot_done();
+        // A REST snapshot answers for at most its `limit` levels a side.
+        self.book.snapshot_done(!self.chain.in_band_snapshot());
         if self.chain.in_band_snapshot() {
             // The snapshot starts the chain; diffs buffered before it
             // belong to an older one.

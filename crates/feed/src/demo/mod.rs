@@ -7,7 +7,7 @@
 //! runs them all on one thread: the status and the summary then have a
 //! line per venue. With `faults`, each venue's connection goes through a
 //! fault-injecting proxy, and each venue gets every fault in turn
-//! ([`faults`]); at the end the books the feed's events describe are
+//! (its `faults` module); at the end the books the feed's events describe are
 //! compared, level for level, with the simulators'.
 //!
 //! The simulators' threads run unpinned (their market threads on another
