@@ -15,6 +15,7 @@ use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use tickwire_venues::book::Limit;
 use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::{DecodeError, Event, InstrumentSpec};
 
@@ -106,12 +107,17 @@ impl fmt::Display for ReplayError {
 
 impl std::error::Error for ReplayError {}
 
-/// The `symbol=` of a URL's query.
-fn symbol_of(url: &str) -> Option<&str> {
+/// The value of `key` in a URL's query.
+fn query<'u>(url: &'u str, key: &str) -> Option<&'u str> {
     let query = url.split_once('?')?.1;
     query
         .split('&')
-        .find_map(|pair| pair.strip_prefix("symbol="))
+        .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
+}
+
+/// The `symbol=` of a URL's query.
+fn symbol_of(url: &str) -> Option<&str> {
+    query(url, "symbol")
 }
 
 /// Replays `files` (one recording's series, in order) as `venue` with
@@ -182,13 +188,22 @@ pub fn replay(
                 }
                 Kind::Response => {
                     stats.responses += 1;
-                    let symbol = endpoints.get(&record.conn).and_then(|u| symbol_of(u));
+                    let url = endpoints.get(&record.conn);
+                    let symbol = url.and_then(|u| symbol_of(u));
+                    // The limit the recorded fetch asked for: a side with
+                    // fewer levels was the market's whole side. Without
+                    // one, each side may have gone on below.
+                    let limit = url
+                        .and_then(|u| query(u, "limit"))
+                        .and_then(|l| l.parse().ok())
+                        .map_or(Limit::Unknown, Limit::Levels);
                     match (&mut adapter, symbol) {
                         (Adapter::Binance(a), Some(symbol)) => match a.instrument(symbol) {
                             Some(id) => {
                                 padded(&mut buf, record.payload);
-                                a.on_snapshot(
+                                a.on_snapshot_at(
                                     id,
+                                    limit,
                                     &mut buf,
                                     record.payload.len(),
                                     record.tsc,

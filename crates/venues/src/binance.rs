@@ -264,12 +264,28 @@ pub fn feed_snapshot(
     scales: Scales,
     emit: &mut impl FnMut(crate::sync::SyncEvent),
 ) -> Result<(), DecodeError> {
-    sync.on_snapshot(
+    feed_snapshot_at(sync, snapshot, scales, Limit::Unknown, emit)
+}
+
+/// [`feed_snapshot`] of a snapshot fetched with `limit` (the request's
+/// `limit=`): a side with fewer levels is the market's whole side, one
+/// with as many may go on below (see [`crate::book`]).
+pub fn feed_snapshot_at(
+    sync: &mut crate::sync::BookSync,
+    snapshot: &Snapshot<'_, '_>,
+    scales: Scales,
+    limit: Limit,
+    emit: &mut impl FnMut(crate::sync::SyncEvent),
+) -> Result<(), DecodeError> {
+    sync.on_snapshot_at(
         snapshot.last_update_id,
+        limit,
         scaled_levels(snapshot.bids, snapshot.asks, scales),
         emit,
     )
 }
+
+use crate::book::Limit;
 
 #[cfg(test)]
 mod tests {
@@ -798,9 +814,27 @@ impl Adapter {
     /// with the same padding as [`on_message`](Self::on_message)) to the
     /// book of `id`, replays the diffs buffered meanwhile, and emits the
     /// book (`BookSnapshot`, its levels, `BookValid`) if they bridge it.
+    /// The request's `limit` is not told: each side of the book ends at
+    /// its worst level ([`Limit::Unknown`]); say it with
+    /// [`on_snapshot_at`](Self::on_snapshot_at).
     pub fn on_snapshot(
         &mut self,
         id: InstrumentId,
+        buf: &mut [u8],
+        len: usize,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> Result<Outcome, DecodeError> {
+        self.on_snapshot_at(id, Limit::Unknown, buf, len, recv_tsc, emit)
+    }
+
+    /// [`on_snapshot`](Self::on_snapshot) of a snapshot fetched with
+    /// `limit` (the request's `limit=`, as [`plan::binance::snapshot_path`](crate::plan::binance::snapshot_path)
+    /// asks): a side with fewer levels is the market's whole side.
+    pub fn on_snapshot_at(
+        &mut self,
+        id: InstrumentId,
+        limit: Limit,
         buf: &mut [u8],
         len: usize,
         recv_tsc: u64,
@@ -826,7 +860,8 @@ impl Adapter {
                 recv_tsc,
             };
             let mut verdict = Verdict::new(stamp, emit);
-            feed_snapshot(sync, &s, scales, &mut |e| verdict.on(e)).map_err(|e| e.at(id))?;
+            feed_snapshot_at(sync, &s, scales, limit, &mut |e| verdict.on(e))
+                .map_err(|e| e.at(id))?;
             verdict.finish(sync);
             Ok(Outcome::Data)
         })

@@ -90,6 +90,18 @@ pub enum Window {
     Client,
 }
 
+/// How many levels a side a snapshot was asked for (see
+/// [`Book::snapshot_done`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// The venue's whole book (Coinbase's and Deribit's in-band snapshots).
+    Whole,
+    /// At most this many levels a side (a REST `limit`).
+    Levels(usize),
+    /// A limit the book was not told: a side may always have had more.
+    Unknown,
+}
+
 /// One side: levels sorted best first, in a ring buffer so that a change
 /// near the top moves only the levels above it (`VecDeque` shifts the
 /// shorter side), not the whole book below.
@@ -281,17 +293,22 @@ impl Book {
 
     /// A snapshot has been set level by level: settled, and in
     /// [`Window::Client`] each side's horizon set where the snapshot may
-    /// have stopped short of the venue's book. A side that filled its kept
-    /// levels may have had more below them; with `bounded` (the snapshot
-    /// answered a request for at most some number of levels, as Binance's
-    /// REST `limit`, which the book cannot know was that of its `keep`),
-    /// every side may: its horizon is its worst level. A snapshot of the
-    /// whole book (Coinbase, Deribit) that fits is the whole side.
-    pub fn snapshot_done(&mut self, bounded: bool) {
+    /// have stopped short of the venue's book: a side that filled its kept
+    /// levels, or the snapshot's `limit` (the most levels a side it was
+    /// asked for, Binance's REST `limit`), may have had more below them.
+    /// [`Limit::Unknown`] (a snapshot asked for with a limit the book was
+    /// not told): every side may, so every side ends at its worst level.
+    /// A snapshot of the whole book that fits is the whole side.
+    pub fn snapshot_done(&mut self, limit: Limit) {
         self.settle();
         if self.window == Window::Client {
             for l in [&mut self.bids, &mut self.asks] {
-                if bounded || l.levels.len() >= l.keep {
+                let cut = match limit {
+                    Limit::Whole => false,
+                    Limit::Levels(n) => l.levels.len() >= n,
+                    Limit::Unknown => true,
+                };
+                if cut || l.levels.len() >= l.keep {
                     l.horizon = l.levels.back().map(|l| l.price);
                 }
             }
@@ -594,7 +611,7 @@ mod tests {
                 book.set(side_of(bid), price, size);
                 reference[side_of(bid) as usize].insert(price, size);
             }
-            book.snapshot_done(false);
+            book.snapshot_done(Limit::Whole);
             let mut consumer = [BTreeMap::new(), BTreeMap::new()];
             for side in [Side::Bid, Side::Ask] {
                 for l in book.levels(side).iter() {

@@ -3,7 +3,7 @@
 //! last, and say so explicitly (a `Gap`, then `Valid` again) whenever it
 //! does not. Venue rules are data ([`Chain`]); the engine is one.
 
-use crate::book::{Book, Level, Side, Window};
+use crate::book::{Book, Level, Limit, Side, Window};
 use crate::error::DecodeError;
 
 /// How a venue chains its book updates.
@@ -311,9 +311,31 @@ impl BookSync {
     /// `unneeded_snapshots`): applying it would drop a valid book. To force
     /// a rebuild, [`invalidate_all`](Self::invalidate_all) first. An
     /// in-band snapshot always replaces the book (`Valid` again).
+    ///
+    /// Where the snapshot comes in band it is the venue's whole book (or
+    /// window); a REST snapshot's `limit` is not told here, so each side of
+    /// the book ends at its worst level ([`Limit::Unknown`]): use
+    /// [`on_snapshot_at`](Self::on_snapshot_at) to say it.
     pub fn on_snapshot(
         &mut self,
         last_update_id: u64,
+        levels: impl IntoIterator<Item = LevelResult>,
+        emit: &mut impl FnMut(SyncEvent),
+    ) -> Result<(), DecodeError> {
+        let limit = if self.chain.in_band_snapshot() {
+            Limit::Whole
+        } else {
+            Limit::Unknown
+        };
+        self.on_snapshot_at(last_update_id, limit, levels, emit)
+    }
+
+    /// [`on_snapshot`](Self::on_snapshot) of a snapshot asked for at most
+    /// `limit` levels a side: a side with fewer is the venue's whole side.
+    pub fn on_snapshot_at(
+        &mut self,
+        last_update_id: u64,
+        limit: Limit,
         levels: impl IntoIterator<Item = LevelResult>,
         emit: &mut impl FnMut(SyncEvent),
     ) -> Result<(), DecodeError> {
@@ -334,8 +356,7 @@ impl BookSync {
                 }
             }
         }
-        // A REST snapshot answers for at most its `limit` levels a side.
-        self.book.snapshot_done(!self.chain.in_band_snapshot());
+        self.book.snapshot_done(limit);
         if self.chain.in_band_snapshot() {
             // The snapshot starts the chain; diffs buffered before it
             // belong to an older one.
@@ -785,6 +806,43 @@ mod tests {
         assert_eq!(s.unneeded_snapshots, 1);
         let book = s.book().expect("still valid");
         assert_eq!(book.top().map(|(b, a)| (b.price, a.price)), Some((99, 101)));
+    }
+
+    /// A thin market: a REST snapshot asked for 10 levels a side brings 2.
+    /// Told the limit, the book knows it has the whole side and shows it;
+    /// not told, it cannot know what lies below and says so.
+    #[test]
+    fn a_snapshot_shorter_than_its_limit_is_the_whole_side_only_if_the_limit_is_known() {
+        for (limit, valid) in [(Limit::Levels(10), true), (Limit::Unknown, false)] {
+            let mut s = engine(Chain::BinanceSpot);
+            run(&mut s, |s, e| s.on_diff(seq(5, 8), [], &mut { e }).unwrap());
+            let ev = run(&mut s, |s, e| {
+                s.on_snapshot_at(
+                    6,
+                    limit,
+                    [
+                        lv(Side::Bid, 100, 1),
+                        lv(Side::Bid, 99, 1),
+                        lv(Side::Ask, 101, 1),
+                        lv(Side::Ask, 102, 1),
+                    ],
+                    &mut { e },
+                )
+                .unwrap()
+            });
+            if valid {
+                assert_eq!(ev, [SyncEvent::Valid { update_id: 8 }], "{limit:?}");
+            } else {
+                assert_eq!(
+                    ev,
+                    [
+                        SyncEvent::Gap(Resync::DepthExhausted),
+                        SyncEvent::SnapshotNeeded
+                    ],
+                    "{limit:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tickwire_net::{Conn, ConnId, Disconnect, Handler, Payload, Reconnect, Role, Stamps};
 use tickwire_sim::{SendStamps, StreamKind};
 use tickwire_tsc::{Calibration, Clock, Recorder};
-use tickwire_venues::plan::ConnectionPlan;
+use tickwire_venues::book::Limit;
+use tickwire_venues::plan::{self, ConnectionPlan};
 use tickwire_venues::{
     DecodeError, Event, InstrumentId, InstrumentSpec, Kind, Outcome, Venue, VenueAdapter, binance,
     bybit, coinbase, deribit, kraken, okx,
@@ -546,9 +547,19 @@ impl Handler for Core {
             return;
         }
         FeedStats::add(&self.stats.snapshots, 1);
+        let setup = &self.venues[v].setup;
+        // The limit the fetch asked for: a side with fewer levels is the
+        // market's whole side.
+        let limit = match (
+            setup.venue.binance_market(),
+            setup.instruments.get(instrument.0 as usize),
+        ) {
+            (Some(m), Some(spec)) => Limit::Levels(plan::binance::snapshot_limit(m, spec.depth)),
+            _ => Limit::Unknown,
+        };
         let (adapter, mut out) = self.split(v);
         if let Adapter::Binance(a) = adapter {
-            let r = a.on_snapshot(instrument, body, len, tsc, &mut |e| out.emit(e));
+            let r = a.on_snapshot_at(instrument, limit, body, len, tsc, &mut |e| out.emit(e));
             if let Err(e) = r {
                 FeedStats::add(&self.stats.decode_errors, 1);
                 self.bad_input.note(&self.venues[v], v, e, len);

@@ -63,11 +63,16 @@ pub fn snap_limit(market: Market, levels: usize) -> usize {
     }
 }
 
+/// The `limit` a book showing `depth` levels asks its REST snapshot for:
+/// the levels [`book_shape`] keeps.
+pub fn snapshot_limit(market: Market, depth: usize) -> usize {
+    book_shape(market, depth).keep.min(max_limit(market))
+}
+
 /// The REST depth snapshot of a Binance symbol for a book showing `depth`
-/// levels: `(host, path)` for an HTTPS GET, at the limit [`book_shape`]
-/// keeps.
+/// levels: `(host, path)` for an HTTPS GET, at [`snapshot_limit`].
 pub fn snapshot_path(market: Market, symbol: &str, depth: usize) -> (&'static str, String) {
-    let limit = book_shape(market, depth).keep.min(max_limit(market));
+    let limit = snapshot_limit(market, depth);
     match market {
         Market::Spot => (
             "api.binance.com",
@@ -88,7 +93,7 @@ pub fn snapshot_path(market: Market, symbol: &str, depth: usize) -> (&'static st
 /// `limit` levels, each `["price","size"],` of at most 40 bytes with
 /// Binance's 8 decimals, and the head.
 pub fn snapshot_bytes(market: Market, depth: usize) -> usize {
-    let limit = book_shape(market, depth).keep.min(max_limit(market));
+    let limit = snapshot_limit(market, depth);
     2 * limit * 40 + 4096
 }
 
