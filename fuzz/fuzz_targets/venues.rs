@@ -14,6 +14,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tickwire_venues::binance::{self, Scales, feed_depth, feed_snapshot};
+use tickwire_venues::book::Window;
 use tickwire_venues::json::{INPUT_PADDING, JsonParser};
 use tickwire_venues::sync::{BookSync, Chain, SyncConfig};
 use tickwire_venues::{bybit, coinbase, deribit, kraken, okx};
@@ -26,8 +27,16 @@ fuzz_target!(|data: &[u8]| {
         price: (pick >> 1) % 19,
         qty: (pick >> 3) % 19,
     };
+    // 8 levels shown of 16 kept; the top bit picks who keeps the kept
+    // levels complete (a venue window, or the client's own bound).
     let config = SyncConfig {
         depth: 8,
+        keep: 16,
+        window: if pick & 0x80 == 0 {
+            Window::Client
+        } else {
+            Window::Venue
+        },
         max_buffered_diffs: 4,
         max_buffered_levels: 64,
     };

@@ -264,7 +264,11 @@ pub fn feed_snapshot(
     scales: Scales,
     emit: &mut impl FnMut(crate::sync::SyncEvent),
 ) -> Result<(), DecodeError> {
-    feed_snapshot_at(sync, snapshot, scales, Limit::Unknown, emit)
+    sync.on_snapshot(
+        snapshot.last_update_id,
+        scaled_levels(snapshot.bids, snapshot.asks, scales),
+        emit,
+    )
 }
 
 /// [`feed_snapshot`] of a snapshot fetched with `limit` (the request's
@@ -814,9 +818,11 @@ impl Adapter {
     /// with the same padding as [`on_message`](Self::on_message)) to the
     /// book of `id`, replays the diffs buffered meanwhile, and emits the
     /// book (`BookSnapshot`, its levels, `BookValid`) if they bridge it.
-    /// The request's `limit` is not told: each side of the book ends at
-    /// its worst level ([`Limit::Unknown`]); say it with
-    /// [`on_snapshot_at`](Self::on_snapshot_at).
+    /// The snapshot is taken to have been fetched at the limit
+    /// [`plan::binance::snapshot_path`](crate::plan::binance::snapshot_path)
+    /// asks for the book's depth (the levels the book keeps): a side with
+    /// fewer levels is the market's whole side. A snapshot fetched with
+    /// another `limit` goes to [`on_snapshot_at`](Self::on_snapshot_at).
     pub fn on_snapshot(
         &mut self,
         id: InstrumentId,
@@ -825,7 +831,9 @@ impl Adapter {
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) -> Result<Outcome, DecodeError> {
-        self.on_snapshot_at(id, Limit::Unknown, buf, len, recv_tsc, emit)
+        let depth = self.instruments.get(id).map_or(0, |i| i.spec.depth);
+        let limit = Limit::Levels(crate::plan::binance::snapshot_limit(self.market, depth));
+        self.on_snapshot_at(id, limit, buf, len, recv_tsc, emit)
     }
 
     /// [`on_snapshot`](Self::on_snapshot) of a snapshot fetched with

@@ -375,7 +375,9 @@ impl Book {
     /// consumer that keeps only the best `depth` levels after each delta
     /// must apply to go from what it showed before (`edges`: the
     /// [`edge`](Self::edge)s before the message) to what it shows now.
-    /// `applied` is every level the message set, in order.
+    /// `applied` is every level the message set, in order; levels worse
+    /// than the old edge of their side may be left out (what they change
+    /// in the shown levels is read from the ladder).
     ///
     /// Removals come first, then new and changed levels: the consumer's
     /// side then never holds more than `depth` levels but for ones pushed
@@ -481,7 +483,7 @@ mod tests {
             b.set(Side::Bid, p, 1);
         }
         b.set(Side::Ask, 101, 1);
-        b.snapshot_done();
+        b.snapshot_done(Limit::Levels(3));
         assert_eq!(
             b.horizon(Side::Bid),
             Some(98),
@@ -518,20 +520,30 @@ mod tests {
         let mut b = Book::with_window(1, 2, Window::Client);
         b.set(Side::Ask, 10, 1);
         b.set(Side::Ask, 11, 1);
-        b.snapshot_done(false);
-        assert_eq!(b.horizon(Side::Ask), Some(11));
-        // A snapshot cut at a limit the book does not know: even a side
-        // that did not fill the kept levels ends at its worst level.
-        let mut cut = Book::with_window(1, 5, Window::Client);
-        cut.set(Side::Bid, 7, 1);
-        cut.set(Side::Bid, 6, 1);
-        cut.snapshot_done(true);
-        assert_eq!(cut.horizon(Side::Bid), Some(6));
-        assert_eq!(
-            cut.horizon(Side::Ask),
-            None,
-            "an empty side knows nothing to bound"
-        );
+        b.snapshot_done(Limit::Whole);
+        assert_eq!(b.horizon(Side::Ask), Some(11), "two kept, two came");
+        // A snapshot asked for 2 levels a side: one that gave 2 may have
+        // had more, one that gave 1 did not. A limit not told: each side
+        // ends at its worst level. An empty side knows nothing to bound.
+        for (limit, bids, asks) in [
+            (Limit::Levels(2), Some(6), None),
+            (Limit::Unknown, Some(6), Some(8)),
+            (Limit::Whole, None, None),
+        ] {
+            let mut cut = Book::with_window(1, 5, Window::Client);
+            cut.set(Side::Bid, 7, 1);
+            cut.set(Side::Bid, 6, 1);
+            cut.set(Side::Ask, 8, 1);
+            cut.snapshot_done(limit);
+            assert_eq!(
+                (cut.horizon(Side::Bid), cut.horizon(Side::Ask)),
+                (bids, asks),
+                "{limit:?}"
+            );
+        }
+        let mut empty = Book::with_window(1, 5, Window::Client);
+        empty.snapshot_done(Limit::Unknown);
+        assert_eq!(empty.horizon(Side::Ask), None);
         b.set(Side::Ask, 9, 1);
         b.settle();
         assert_eq!(

@@ -184,8 +184,16 @@ impl SyncConfig {
         2 * 2 * self.keep * level
             + 2 * (self.max_buffered_diffs * size_of::<(Seq, usize, usize)>()
                 + self.max_buffered_levels * buffered)
-            + (2 * self.depth).clamp(64, 4096) * buffered
+            + applied_capacity(self.depth) * buffered
     }
+}
+
+/// How many levels of a diff within the shown edges are kept to emit as
+/// deltas; a diff with more is said as a whole shown snapshot instead.
+/// Binance's BTCUSDT diffs, 20 levels shown, set up to about 350 prices
+/// within them in one 100 ms diff (its recordings in `tests/events.rs`).
+fn applied_capacity(depth: usize) -> usize {
+    (4 * depth).clamp(1024, 8192)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -234,9 +242,9 @@ pub struct BookSync {
     pub old_diffs: u64,
     /// REST snapshots ignored because the book was valid already.
     pub unneeded_snapshots: u64,
-    /// The levels the last applied diff set, in order (up to its
-    /// capacity, allocated here): what the adapters emit as deltas,
-    /// without parsing the message again.
+    /// The levels the last applied diff set within the shown edges, in
+    /// order (up to its capacity, allocated here): what the adapters emit
+    /// as deltas, without parsing the message again.
     applied: Vec<(Side, Level)>,
     /// The last diff had more levels than `applied` holds.
     applied_overflow: bool,
@@ -262,7 +270,7 @@ impl BookSync {
             dropped_diffs: 0,
             old_diffs: 0,
             unneeded_snapshots: 0,
-            applied: Vec::with_capacity((2 * config.depth).clamp(64, 4096)),
+            applied: Vec::with_capacity(applied_capacity(config.depth)),
             applied_overflow: false,
             edges: [None; 2],
         }
@@ -278,8 +286,8 @@ impl BookSync {
         matches!(self.state, State::Valid { .. })
     }
 
-    /// The levels of the last diff applied, in order, unless it had more
-    /// than are kept for this.
+    /// The levels of the last diff applied within the old shown edges, in
+    /// order, unless it had more than are kept for this.
     pub(crate) fn last_applied(&self) -> Option<&[(Side, Level)]> {
         (!self.applied_overflow).then_some(&self.applied[..])
     }
@@ -313,9 +321,10 @@ impl BookSync {
     /// in-band snapshot always replaces the book (`Valid` again).
     ///
     /// Where the snapshot comes in band it is the venue's whole book (or
-    /// window); a REST snapshot's `limit` is not told here, so each side of
-    /// the book ends at its worst level ([`Limit::Unknown`]): use
-    /// [`on_snapshot_at`](Self::on_snapshot_at) to say it.
+    /// window). A REST snapshot is taken to have been asked for the levels
+    /// the book keeps (`keep`, as `plan::binance::snapshot_path` asks): a
+    /// side with fewer is the venue's whole side. A snapshot fetched with
+    /// another limit goes to [`on_snapshot_at`](Self::on_snapshot_at).
     pub fn on_snapshot(
         &mut self,
         last_update_id: u64,
@@ -325,7 +334,7 @@ impl BookSync {
         let limit = if self.chain.in_band_snapshot() {
             Limit::Whole
         } else {
-            Limit::Unknown
+            Limit::Levels(self.config.keep)
         };
         self.on_snapshot_at(last_update_id, limit, levels, emit)
     }
@@ -455,7 +464,10 @@ impl BookSync {
     /// `SnapshotNeeded` at once. A REST snapshot is asked for at the first
     /// diff of the new connection instead: fetched now, it would predate
     /// the stream it has to bridge to and be refused as stale, a wasted
-    /// request. Otherwise (no snapshot yet) nothing changes.
+    /// request. Otherwise (no snapshot yet) nothing changes: a snapshot
+    /// asked for already stays asked for, its answer awaited (a fetch that
+    /// fails is the caller's to ask again), and one older than the new
+    /// stream is refused as stale when it comes.
     pub fn disconnected(&mut self, emit: &mut impl FnMut(SyncEvent)) {
         if self.chain.in_band_snapshot() {
             return self.invalidate_all(Resync::Disconnected, emit);
@@ -570,6 +582,14 @@ impl BookSync {
             match level {
                 Ok((side, level)) => {
                     self.book.set_level(side, level);
+                    // Only levels within what was shown can change what is
+                    // shown but through the ladder (`Book::shown_changes`
+                    // walks it for the levels pulled up): a diff deep in
+                    // the book then never overflows the list.
+                    let edge = self.edges[side as usize];
+                    if edge.is_some_and(|e| side.better(e, level.price)) {
+                        continue;
+                    }
                     if self.applied.len() < self.applied.capacity() {
                         self.applied.push((side, level));
                     } else {
