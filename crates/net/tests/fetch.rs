@@ -205,7 +205,7 @@ fn unreadable_responses_are_typed_errors() {
 fn a_binance_book_is_bridged_from_a_fetched_snapshot() {
     use tickwire_net::{Conn, Handler, Payload, Stamps};
     use tickwire_venues::binance::{Adapter, Market};
-    use tickwire_venues::book::Side;
+    use tickwire_venues::book::{Limit, Side};
     use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind};
 
     const SNAPSHOT_ID: u64 = 130;
@@ -325,8 +325,17 @@ fn a_binance_book_is_bridged_from_a_fetched_snapshot() {
         ) {
             assert_eq!(status, 200);
             let events = &mut self.events;
+            // Fetched with `limit=1000`: a side with fewer levels is the
+            // market's whole side.
             self.adapter
-                .on_snapshot(InstrumentId(0), body, len, 0, &mut |e| events.push(e))
+                .on_snapshot_at(
+                    InstrumentId(0),
+                    Limit::Levels(1000),
+                    body,
+                    len,
+                    0,
+                    &mut |e| events.push(e),
+                )
                 .expect("a valid snapshot");
             self.note_valid();
         }

@@ -257,18 +257,15 @@ pub fn feed_depth(
     sync.on_diff(seq, scaled_levels(depth.bids, depth.asks, scales), emit)
 }
 
-/// Feeds a REST depth snapshot into `sync`.
+/// Feeds a REST depth snapshot into `sync`, its `limit` not told: each
+/// side ends at its worst level (see [`feed_snapshot_at`]).
 pub fn feed_snapshot(
     sync: &mut crate::sync::BookSync,
     snapshot: &Snapshot<'_, '_>,
     scales: Scales,
     emit: &mut impl FnMut(crate::sync::SyncEvent),
 ) -> Result<(), DecodeError> {
-    sync.on_snapshot(
-        snapshot.last_update_id,
-        scaled_levels(snapshot.bids, snapshot.asks, scales),
-        emit,
-    )
+    feed_snapshot_at(sync, snapshot, scales, Limit::Unknown, emit)
 }
 
 /// [`feed_snapshot`] of a snapshot fetched with `limit` (the request's
@@ -818,11 +815,13 @@ impl Adapter {
     /// with the same padding as [`on_message`](Self::on_message)) to the
     /// book of `id`, replays the diffs buffered meanwhile, and emits the
     /// book (`BookSnapshot`, its levels, `BookValid`) if they bridge it.
-    /// The snapshot is taken to have been fetched at the limit
-    /// [`plan::binance::snapshot_path`](crate::plan::binance::snapshot_path)
-    /// asks for the book's depth (the levels the book keeps): a side with
-    /// fewer levels is the market's whole side. A snapshot fetched with
-    /// another `limit` goes to [`on_snapshot_at`](Self::on_snapshot_at).
+    /// The request's `limit` is not told, so each side of the book ends
+    /// at its worst level ([`Limit::Unknown`]): never wrong, but a thin
+    /// market's book gaps once its known levels are used up. A snapshot
+    /// fetched as [`plan::binance::snapshot_path`](crate::plan::binance::snapshot_path)
+    /// asks goes to [`on_snapshot_at`](Self::on_snapshot_at) with
+    /// `Limit::Levels(plan::binance::snapshot_limit(market, depth))`: a side
+    /// with fewer levels is then the market's whole side.
     pub fn on_snapshot(
         &mut self,
         id: InstrumentId,
@@ -831,9 +830,7 @@ impl Adapter {
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) -> Result<Outcome, DecodeError> {
-        let depth = self.instruments.get(id).map_or(0, |i| i.spec.depth);
-        let limit = Limit::Levels(crate::plan::binance::snapshot_limit(self.market, depth));
-        self.on_snapshot_at(id, limit, buf, len, recv_tsc, emit)
+        self.on_snapshot_at(id, Limit::Unknown, buf, len, recv_tsc, emit)
     }
 
     /// [`on_snapshot`](Self::on_snapshot) of a snapshot fetched with
@@ -916,8 +913,12 @@ mod adapter_tests {
         buf.resize(text.len() + INPUT_PADDING, b' ');
         let mut events = Vec::new();
         let id = a.instrument("BNBBTC").unwrap();
-        a.on_snapshot(id, &mut buf, text.len(), 9, &mut |e| events.push(e))
-            .unwrap();
+        // The market's whole book: a side shorter than the shown depth is
+        // all there is.
+        a.on_snapshot_at(id, Limit::Whole, &mut buf, text.len(), 9, &mut |e| {
+            events.push(e)
+        })
+        .unwrap();
         events
     }
 

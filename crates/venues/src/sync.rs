@@ -321,10 +321,12 @@ impl BookSync {
     /// in-band snapshot always replaces the book (`Valid` again).
     ///
     /// Where the snapshot comes in band it is the venue's whole book (or
-    /// window). A REST snapshot is taken to have been asked for the levels
-    /// the book keeps (`keep`, as `plan::binance::snapshot_path` asks): a
-    /// side with fewer is the venue's whole side. A snapshot fetched with
-    /// another limit goes to [`on_snapshot_at`](Self::on_snapshot_at).
+    /// window). A REST snapshot's `limit` is not told here, so each side
+    /// ends at its worst level ([`Limit::Unknown`]): were a side with fewer
+    /// levels than `keep` taken for the whole side, a snapshot fetched with
+    /// a smaller limit would leave a valid book missing levels once the
+    /// market moved through it. Say the limit asked with
+    /// [`on_snapshot_at`](Self::on_snapshot_at).
     pub fn on_snapshot(
         &mut self,
         last_update_id: u64,
@@ -334,7 +336,7 @@ impl BookSync {
         let limit = if self.chain.in_band_snapshot() {
             Limit::Whole
         } else {
-            Limit::Levels(self.config.keep)
+            Limit::Unknown
         };
         self.on_snapshot_at(last_update_id, limit, levels, emit)
     }
@@ -707,8 +709,9 @@ mod tests {
             s.on_diff(seq(last, last), [], &mut { e }).unwrap();
         });
         let ev = run(&mut s, |s, e| {
-            s.on_snapshot(
+            s.on_snapshot_at(
                 last - 1,
+                Limit::Whole,
                 [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
                 &mut { e },
             )
@@ -733,9 +736,12 @@ mod tests {
         });
         assert_eq!(ev, [SyncEvent::SnapshotNeeded]);
         let ev = run(&mut s, |s, e| {
-            s.on_snapshot(51, [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)], &mut {
-                e
-            })
+            s.on_snapshot_at(
+                51,
+                Limit::Whole,
+                [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
+                &mut { e },
+            )
             .unwrap()
         });
         assert_eq!(ev, [SyncEvent::Valid { update_id: 52 }]);
@@ -768,9 +774,12 @@ mod tests {
         assert!(s.book().is_none(), "nothing before the snapshot");
         // Snapshot at 10: diff 5-8 is old, 9-12 bridges (9 <= 11 <= 12).
         let ev = run(&mut s, |s, e| {
-            s.on_snapshot(10, [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)], &mut {
-                e
-            })
+            s.on_snapshot_at(
+                10,
+                Limit::Whole,
+                [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
+                &mut { e },
+            )
             .unwrap()
         });
         assert_eq!(ev, [SyncEvent::Valid { update_id: 12 }]);
@@ -814,12 +823,12 @@ mod tests {
                 .unwrap()
         });
         let ev = run(&mut s, |s, e| {
-            s.on_snapshot(6, [lv(Side::Ask, 101, 1)], &mut { e })
+            s.on_snapshot_at(6, Limit::Whole, [lv(Side::Ask, 101, 1)], &mut { e })
                 .unwrap()
         });
         assert_eq!(ev, [SyncEvent::Valid { update_id: 8 }]);
         let ev = run(&mut s, |s, e| {
-            s.on_snapshot(7, [lv(Side::Ask, 105, 1)], &mut { e })
+            s.on_snapshot_at(7, Limit::Whole, [lv(Side::Ask, 105, 1)], &mut { e })
                 .unwrap()
         });
         assert_eq!(ev, []);
@@ -871,7 +880,9 @@ mod tests {
         run(&mut s, |s, e| {
             s.on_diff(seq(20, 25), [], &mut { e }).unwrap()
         });
-        let ev = run(&mut s, |s, e| s.on_snapshot(10, [], &mut { e }).unwrap());
+        let ev = run(&mut s, |s, e| {
+            s.on_snapshot_at(10, Limit::Whole, [], &mut { e }).unwrap()
+        });
         assert_eq!(
             ev,
             [
@@ -883,7 +894,7 @@ mod tests {
             ]
         );
         let ev = run(&mut s, |s, e| {
-            s.on_snapshot(22, [lv(Side::Ask, 5, 1)], &mut { e })
+            s.on_snapshot_at(22, Limit::Whole, [lv(Side::Ask, 5, 1)], &mut { e })
                 .unwrap()
         });
         assert_eq!(ev, [SyncEvent::Valid { update_id: 25 }]);
@@ -901,7 +912,9 @@ mod tests {
             s.on_diff(d(8, 10, 7), [], &mut { e }).unwrap()
         });
         // Futures: U <= L <= u bridges (10 itself).
-        let ev = run(&mut s, |s, e| s.on_snapshot(10, [], &mut { e }).unwrap());
+        let ev = run(&mut s, |s, e| {
+            s.on_snapshot_at(10, Limit::Whole, [], &mut { e }).unwrap()
+        });
         assert_eq!(ev, [SyncEvent::Valid { update_id: 10 }]);
         let ev = run(&mut s, |s, e| {
             s.on_diff(d(14, 20, 10), [], &mut { e }).unwrap()
@@ -927,8 +940,13 @@ mod tests {
     fn crossed_and_bad_levels_invalidate() {
         let mut s = engine(Chain::BinanceSpot);
         run(&mut s, |s, e| {
-            s.on_snapshot(1, [lv(Side::Bid, 10, 1), lv(Side::Ask, 11, 1)], &mut { e })
-                .unwrap()
+            s.on_snapshot_at(
+                1,
+                Limit::Whole,
+                [lv(Side::Bid, 10, 1), lv(Side::Ask, 11, 1)],
+                &mut { e },
+            )
+            .unwrap()
         });
         run(&mut s, |s, e| s.on_diff(seq(2, 2), [], &mut { e }).unwrap());
         assert!(s.is_valid());
@@ -941,8 +959,13 @@ mod tests {
             [SyncEvent::Gap(Resync::Crossed), SyncEvent::SnapshotNeeded]
         );
         run(&mut s, |s, e| {
-            s.on_snapshot(3, [lv(Side::Bid, 10, 1), lv(Side::Ask, 11, 1)], &mut { e })
-                .unwrap()
+            s.on_snapshot_at(
+                3,
+                Limit::Whole,
+                [lv(Side::Bid, 10, 1), lv(Side::Ask, 11, 1)],
+                &mut { e },
+            )
+            .unwrap()
         });
         run(&mut s, |s, e| s.on_diff(seq(4, 4), [], &mut { e }).unwrap());
         let bad = Err(DecodeError::Missing("x"));
@@ -961,8 +984,13 @@ mod tests {
         // Found by the fuzzer: a snapshot whose best ask is below its best bid.
         let mut s = engine(Chain::OkxSeq);
         let ev = run(&mut s, |s, e| {
-            s.on_snapshot(1, [lv(Side::Bid, 100, 1), lv(Side::Ask, 50, 1)], &mut { e })
-                .unwrap()
+            s.on_snapshot_at(
+                1,
+                Limit::Whole,
+                [lv(Side::Bid, 100, 1), lv(Side::Ask, 50, 1)],
+                &mut { e },
+            )
+            .unwrap()
         });
         assert_eq!(
             ev,
@@ -985,7 +1013,9 @@ mod tests {
         assert_eq!(s.buffered(), 2, "4 fit; the fifth cleared them");
         assert_eq!(s.dropped_diffs, 4);
         // A snapshot from before the dropped diffs cannot be bridged.
-        let ev = run(&mut s, |s, e| s.on_snapshot(15, [], &mut { e }).unwrap());
+        let ev = run(&mut s, |s, e| {
+            s.on_snapshot_at(15, Limit::Whole, [], &mut { e }).unwrap()
+        });
         assert_eq!(
             ev[0],
             SyncEvent::Gap(Resync::SnapshotStale {
