@@ -312,8 +312,12 @@ fn demo(args: &DemoArgs) -> ExitCode {
             }
             if let Some(t) = s.throughput {
                 println!(
-                    "sustained: {t:.0} messages/s from the first to the last, books valid {}/{}",
-                    s.books_valid, s.books
+                    "sustained: {t:.0} messages/s from the first to the last ({:.0} MB/s of \
+                     payload, {} bytes a message), books valid {}/{}",
+                    t * s.mean_payload as f64 / 1e6,
+                    s.mean_payload,
+                    s.books_valid,
+                    s.books
                 );
             }
             println!(

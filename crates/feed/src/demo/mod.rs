@@ -153,6 +153,9 @@ pub struct DemoSummary {
     /// With `pregenerate`: messages per second from the first message to
     /// the last (both books valid throughout, or `books_valid` says not).
     pub throughput: Option<f64>,
+    /// The simulators' mean message payload, in bytes (what a message
+    /// rate is worth on the wire).
+    pub mean_payload: u64,
     /// Each simulated venue's line (`venues` given).
     pub venues: Vec<VenueSummary>,
 }
@@ -429,8 +432,10 @@ pub fn run(
     feed_stop.store(true, Ordering::Relaxed);
     feed.join()
         .map_err(|_| io::Error::other("the feed thread panicked"))??;
+    let (mut sent, mut bytes) = (0, 0);
     for s in sims {
-        s.sim.stop();
+        let st = s.sim.stop();
+        (sent, bytes) = (sent + st.messages, bytes + st.bytes);
     }
     exporter.finish()?;
     let report = Report::read(&config.hlog)?;
@@ -449,6 +454,7 @@ pub fn run(
         table: report.table(),
         core,
         throughput,
+        mean_payload: bytes.checked_div(sent).unwrap_or(0),
         venues,
     })
 }
