@@ -4,7 +4,10 @@
 //! decimals, book sync, normalised events). Needs `../shared/samples`
 //! (skips with a line when absent). Warm: the adapter is told its
 //! connection dropped between replays, so each replay buffers, bridges the
-//! snapshot and follows the chain again.
+//! snapshot and follows the chain again. The recordings' snapshots were
+//! fetched at `limit=1000` and are told so; the books show 500 and 20 of
+//! those levels, and each line says how often the book gapped (the market
+//! leaving the snapshot's 1000 levels is the only gap expected).
 //!
 //! `cargo bench -p tickwire-benches --bench replay [-- RUNS]`
 
@@ -16,8 +19,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use tickwire_venues::binance::{Adapter, Decoder, Market};
+use tickwire_venues::book::Limit;
 use tickwire_venues::json::INPUT_PADDING;
-use tickwire_venues::{InstrumentId, InstrumentSpec};
+use tickwire_venues::{InstrumentId, InstrumentSpec, Kind};
 
 fn recording(file: &str) -> Option<Vec<(Vec<u8>, usize)>> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -61,11 +65,15 @@ fn main() {
             return;
         };
         let n = msgs.len() as f64;
-        for depth in [5000, 100] {
+        for depth in [500, 20] {
             let spec = [InstrumentSpec::new("BTCUSDT", 8, 8, depth)];
             let mut decoder = Decoder::new();
             let mut adapter = Adapter::new(market, &spec);
-            let mut events = 0u64;
+            let (mut events, mut gaps) = (0u64, 0u64);
+            let mut count = |e: tickwire_venues::Event| {
+                events += 1;
+                gaps += u64::from(matches!(e.kind, Kind::Gap { .. }));
+            };
             let (mut decode_ns, mut adapt_ns) = (Vec::new(), Vec::new());
             for _ in 0..runs + 1 {
                 let t = Instant::now();
@@ -77,9 +85,10 @@ fn main() {
                 let t = Instant::now();
                 for (buf, len) in msgs.iter_mut() {
                     let r = if buf[..*len].windows(14).any(|w| w == b"\"lastUpdateId\"") {
-                        adapter.on_snapshot(InstrumentId(0), buf, *len, 0, &mut |_| events += 1)
+                        let limit = Limit::Levels(1000);
+                        adapter.on_snapshot_at(InstrumentId(0), limit, buf, *len, 0, &mut count)
                     } else {
-                        adapter.on_message(buf, *len, 0, &mut |_| events += 1)
+                        adapter.on_message(buf, *len, 0, &mut count)
                     };
                     black_box(r.is_ok());
                 }
@@ -89,10 +98,12 @@ fn main() {
             decode_ns.remove(0);
             adapt_ns.remove(0);
             let (d, a) = (median(decode_ns), median(adapt_ns));
+            let replays = (runs + 1) as f64;
             println!(
-                "{file}, book depth {depth}: {} messages, {:.2} events each; median of {runs} replays: decode {d:.0} ns/message, adapter {a:.0} ns/message (book and events add {:.0})",
+                "{file}, book depth {depth}: {} messages, {:.2} events each, {:.1} gaps a replay; median of {runs} replays: decode {d:.0} ns/message, adapter {a:.0} ns/message (book and events add {:.0})",
                 msgs.len(),
-                events as f64 / (n * (runs + 1) as f64),
+                events as f64 / (n * replays),
+                gaps as f64 / replays,
                 a - d
             );
         }

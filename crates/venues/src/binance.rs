@@ -816,8 +816,9 @@ impl Adapter {
     /// book of `id`, replays the diffs buffered meanwhile, and emits the
     /// book (`BookSnapshot`, its levels, `BookValid`) if they bridge it.
     /// The request's `limit` is not told, so each side of the book ends
-    /// at its worst level ([`Limit::Unknown`]): never wrong, but a thin
-    /// market's book gaps once its known levels are used up. A snapshot
+    /// at its worst level ([`Limit::Unknown`]): never wrong, but a side
+    /// with fewer levels than the book shows cannot be known whole, so a
+    /// thin market's book gaps (`DepthExhausted`) at once. A snapshot
     /// fetched as [`plan::binance::snapshot_path`](crate::plan::binance::snapshot_path)
     /// asks goes to [`on_snapshot_at`](Self::on_snapshot_at) with
     /// `Limit::Levels(plan::binance::snapshot_limit(market, depth))`: a side
@@ -835,7 +836,10 @@ impl Adapter {
 
     /// [`on_snapshot`](Self::on_snapshot) of a snapshot fetched with
     /// `limit` (the request's `limit=`, as [`plan::binance::snapshot_path`](crate::plan::binance::snapshot_path)
-    /// asks): a side with fewer levels is the market's whole side.
+    /// asks): a side with fewer levels is the market's whole side. A limit
+    /// above the market's deepest snapshot counts as that deepest (spot
+    /// truncates `limit` to 5000), so a full 5000-level side is never
+    /// taken for whole.
     pub fn on_snapshot_at(
         &mut self,
         id: InstrumentId,
@@ -845,6 +849,10 @@ impl Adapter {
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) -> Result<Outcome, DecodeError> {
+        let limit = match limit {
+            Limit::Levels(n) => Limit::Levels(n.min(crate::plan::binance::max_limit(self.market))),
+            other => other,
+        };
         let Some(instrument) = self.instruments.get_mut(id) else {
             return Ok(Outcome::Ignored);
         };

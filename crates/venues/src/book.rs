@@ -560,17 +560,23 @@ mod tests {
     }
 
     /// What `shown_changes` emits, applied by a consumer that keeps the
-    /// best `depth` levels after each delta.
+    /// best `depth` levels after each delta. With `leave_out_deep`, the
+    /// levels worse than the old edge of their side are not handed over
+    /// (as the sync engine does).
     fn consumer_follows(
         book: &mut Book,
         ops: &[(Side, i64, i64)],
         consumer: &mut [BTreeMap<i64, i64>; 2],
+        leave_out_deep: bool,
     ) {
         let edges = [book.edge(Side::Bid), book.edge(Side::Ask)];
         let mut applied = Vec::new();
         for &(side, price, size) in ops {
             book.set(side, price, size);
-            applied.push((side, Level::new(price, size)));
+            let deep = edges[side as usize].is_some_and(|e| side.better(e, price));
+            if !(leave_out_deep && deep) {
+                applied.push((side, Level::new(price, size)));
+            }
         }
         book.settle();
         let depth = book.depth();
@@ -614,6 +620,7 @@ mod tests {
             depth in 1usize..8,
             extra in 0usize..8,
             client in any::<bool>(),
+            leave_out_deep in any::<bool>(),
         ) {
             let window = if client { Window::Client } else { Window::Venue };
             let mut book = Book::with_window(depth, depth + extra, window);
@@ -637,7 +644,7 @@ mod tests {
                     let r = &mut reference[side as usize];
                     if size == 0 { r.remove(&price); } else { r.insert(price, size); }
                 }
-                consumer_follows(&mut book, &ops, &mut consumer);
+                consumer_follows(&mut book, &ops, &mut consumer, leave_out_deep);
                 for side in [Side::Bid, Side::Ask] {
                     let r = &reference[side as usize];
                     let kept: Vec<Level> = book.kept(side).iter().copied().collect();

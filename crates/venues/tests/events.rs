@@ -1,8 +1,10 @@
 //! The normalised event stream over the real recordings in
 //! `../shared/samples` (skipped, with a line saying so, when absent): a
 //! consumer that knows nothing but the events rebuilds exactly the book the
-//! adapter keeps; books become valid once and never gap; every trade and
-//! quote message yields its event; and, once warm, nothing allocates.
+//! adapter keeps; Binance books become valid once, from the REST snapshot,
+//! and gap at most once (`DepthExhausted`, when the market leaves the
+//! snapshot's levels); every trade and quote message yields its event;
+//! and, once warm, nothing allocates.
 
 use std::collections::BTreeMap;
 

@@ -15,8 +15,9 @@ use crate::event::InstrumentSpec;
 /// 5000 (`/api/v3/depth`: "Default 100; max 5000").
 const FUTURES_LIMITS: [usize; 7] = [5, 10, 20, 50, 100, 500, 1000];
 
-/// The deepest REST snapshot each market gives.
-fn max_limit(market: Market) -> usize {
+/// The deepest REST snapshot each market gives (spot: "If limit > 5000,
+/// then the response will truncate to 5000", `/api/v3/depth`).
+pub(crate) fn max_limit(market: Market) -> usize {
     match market {
         Market::Spot => 5000,
         Market::UsdM | Market::CoinM => 1000,
