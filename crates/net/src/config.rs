@@ -192,10 +192,9 @@ impl Config {
         read_buffer_size
             + max_message_size
             + 2 * crate::PAYLOAD_PADDING
-            + 2 * self.write_buffer_size
+            + self.write_buffer_size
             + self.outbox_size
-            + 16 * 1024
-            + (self.write_buffer_size / (16 * 1024) + 1) * 256
+            + crate::driver::tls_out_size(self.write_buffer_size)
     }
 
     /// The bytes every slot of the driver sets aside at start-up.

@@ -55,6 +55,14 @@ enum Phase {
     Closing,
 }
 
+/// A slot's TLS output: a handshake flight, or the send buffer's worth of
+/// records (each record's header, tag and padding on top of its text).
+pub(crate) fn tls_out_size(write_buffer_size: usize) -> usize {
+    write_buffer_size
+        + (write_buffer_size / MAX_PLAINTEXT + 1) * (MAX_RECORD - MAX_PLAINTEXT)
+        + 16 * 1024
+}
+
 struct Slot {
     /// The receive buffer's and the message buffer's sizes.
     sizes: (usize, usize),
@@ -264,13 +272,7 @@ impl<H: Handler> Driver<H> {
                 client_hs: None,
                 server_hs: ServerHandshake::new(),
                 rx: Incoming::new(read, message, config.max_fragments),
-                // A handshake flight, or the send buffer's worth of records.
-                tls_out: Region::new(
-                    config.write_buffer_size
-                        + (config.write_buffer_size / MAX_PLAINTEXT + 1)
-                            * (MAX_RECORD - MAX_PLAINTEXT)
-                        + 16 * 1024,
-                ),
+                tls_out: Region::new(tls_out_size(config.write_buffer_size)),
                 tx: Outgoing::new(
                     config.write_buffer_size,
                     config.outbox_size,

@@ -183,3 +183,33 @@ fn a_million_tls_messages_allocate_nothing() {
     assert_ne!(driver.handler().checksum, 0);
     assert_eq!(server.next_log(), "10 sends");
 }
+
+/// What `Config::memory` says a driver sets aside (the budget `run --check`
+/// prints) is what creating one asks the allocator for, within the
+/// bookkeeping around the slots' buffers.
+#[test]
+fn a_driver_sets_aside_what_its_config_says() {
+    use tickwire_net::SlotSize;
+    for config in [
+        test_config(),
+        Config {
+            max_connections: 3,
+            sized_slots: vec![SlotSize {
+                count: 2,
+                read_buffer_size: 256 * 1024,
+                max_message_size: 8 << 20,
+            }],
+            ..test_config()
+        },
+    ] {
+        let budget = config.memory() as u64;
+        let (driver, bytes) = tickwire_testkit::allocated_bytes(|| {
+            Driver::new(config.clone(), &TlsConfig::empty(), Touch::default()).unwrap()
+        });
+        drop(driver);
+        assert!(
+            bytes >= budget && bytes - budget <= budget / 20 + (64 << 10),
+            "a driver asked for {bytes} bytes, its config says {budget}"
+        );
+    }
+}

@@ -9,7 +9,8 @@
 //! static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
 //! ```
 //!
-//! then measure with [`allocations`].
+//! then measure with [`allocations`], or the bytes asked for with
+//! [`allocated_bytes`].
 //!
 //! [`proxy::Proxy`] sits between a client and a loopback server and injects
 //! network faults (1-byte segments, delays, stalls, resets, closes without
@@ -22,16 +23,19 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 /// A global allocator that forwards to `System` and counts, per thread,
-/// every `alloc`, `alloc_zeroed` and `realloc`.
+/// every `alloc`, `alloc_zeroed` and `realloc`, and the bytes they ask for
+/// (a `realloc` counts what it grows by).
 pub struct CountingAllocator;
 
 thread_local! {
     static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+    static BYTES: Cell<u64> = const { Cell::new(0) };
 }
 
-fn bump() {
+fn bump(bytes: usize) {
     // `try_with`: the allocator also runs while a thread is being torn down.
     let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+    let _ = BYTES.try_with(|c| c.set(c.get() + bytes as u64));
 }
 
 // SAFETY: every method forwards to `System` with the caller's arguments
@@ -39,19 +43,19 @@ fn bump() {
 // thread-local `Cell` that never allocates (const-initialised, no destructor).
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
+        bump(layout.size());
         // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
+        bump(layout.size());
         // SAFETY: forwarded unchanged; the caller upholds `alloc_zeroed`'s contract.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
+        bump(new_size.saturating_sub(layout.size()));
         // SAFETY: forwarded unchanged; the caller upholds `realloc`'s contract.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -74,4 +78,14 @@ pub fn allocations<R>(f: impl FnOnce() -> R) -> (R, u64) {
     let before = allocations_so_far();
     let r = f();
     (r, allocations_so_far() - before)
+}
+
+/// Runs `f` and returns its result with the bytes it asked the allocator
+/// for on this thread (freed or not): what a structure built in `f` sets
+/// aside, to check a memory budget against.
+pub fn allocated_bytes<R>(f: impl FnOnce() -> R) -> (R, u64) {
+    let bytes = || BYTES.with(Cell::get);
+    let before = bytes();
+    let r = f();
+    (r, bytes() - before)
 }

@@ -147,3 +147,25 @@ fn coinbase_allocates_nothing_once_warm() {
     assert_eq!(count(|k| matches!(k, Kind::BookDelta { .. })), 500 + 2);
     assert!(adapter.book(InstrumentId(0)).is_some());
 }
+
+/// What `SyncConfig::bytes` says a book's engine sets aside (the book
+/// share of the budget `run --check` prints) is what creating it asks the
+/// allocator for, on every venue, shallow and deep.
+#[test]
+fn a_book_engine_sets_aside_what_its_config_says() {
+    use tickwire_venues::Venue;
+    use tickwire_venues::sync::BookSync;
+    for (name, venue) in Venue::ALL {
+        for depth in [5, 20, 400] {
+            let config = venue.sync_config(depth);
+            let budget = config.bytes() as u64;
+            let (sync, bytes) =
+                tickwire_testkit::allocated_bytes(|| BookSync::new(venue.chain(), config));
+            drop(sync);
+            assert!(
+                bytes >= budget && bytes - budget <= budget / 20 + 1024,
+                "{name} at depth {depth}: the engine asked for {bytes} bytes, its config says {budget}"
+            );
+        }
+    }
+}
