@@ -6,11 +6,21 @@
 //! A book can only show levels it has been told about. How a venue tells
 //! decides what a book may claim ([`Window`]):
 //!
-//! - [`Window::Venue`]: the venue keeps a window of its top `keep` levels
+//! - [`Window::Venue`]: the venue keeps a window of its top levels
 //!   complete on the wire (Kraken's `book` at the subscribed depth, Bybit's
-//!   `orderbook.N`, OKX's 400-level `books`): a level that falls out of
-//!   the window is simply dropped, and one that enters it is sent. Every
-//!   kept level is exact.
+//!   `orderbook.N`, OKX's 400-level `books`): a level that enters the
+//!   window is sent, and one that leaves it is deleted (OKX and Bybit send
+//!   the delete; Kraken leaves the client to cut its book back to the
+//!   depth). How many levels the window holds is said by each snapshot
+//!   ([`Limit::Levels`]; otherwise the book's `keep`, the depth its plan
+//!   subscribes). While the book keeps the whole window, every kept level
+//!   is exact. A book that keeps fewer levels than the window (a recorded
+//!   `orderbook.500` replayed into a book keeping 50) cannot know the
+//!   levels that enter its kept range from below, as the venue sends them
+//!   only when they enter the window: its sides then track a horizon as
+//!   in [`Window::Client`]. A book showing more levels than the window
+//!   holds is never exact, unless a side has fewer levels than the
+//!   window (the venue's whole side).
 //! - [`Window::Client`]: the venue sends every change of its whole book
 //!   (Binance's diff stream, Coinbase `level2`, Deribit `book.*`), but the
 //!   snapshot the book started from may have held only its top levels
@@ -83,7 +93,8 @@ impl Level {
 /// Who keeps the book's kept levels complete (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Window {
-    /// The venue sends every level that enters its top `keep`.
+    /// The venue sends every level that enters its window of top levels
+    /// (as many as the snapshot says, or `keep`).
     Venue,
     /// The venue sends every change of its whole book; the book knows what
     /// its snapshot and the changes since told it.
@@ -148,12 +159,11 @@ impl Ladder {
         self.horizon.is_none_or(|h| !self.side.better(h, price))
     }
 
-    /// Sets the level at `price` to `size` (0 removes it). In
-    /// [`Window::Client`] a change beyond the horizon is ignored: nothing
-    /// is known there.
+    /// Sets the level at `price` to `size` (0 removes it). A change beyond
+    /// the horizon is ignored: nothing is known there.
     #[inline]
-    fn set(&mut self, level: Level, window: Window) {
-        if window == Window::Client && !self.known(level.price) {
+    fn set(&mut self, level: Level) {
+        if !self.known(level.price) {
             return;
         }
         match self.find(level.price) {
@@ -175,12 +185,13 @@ impl Ladder {
         }
     }
 
-    /// The end of a message: back to `keep` levels. In [`Window::Client`]
-    /// the side then knows only down to its new worst level.
-    fn settle(&mut self, window: Window) {
+    /// The end of a message: back to `keep` levels. Unless the venue keeps
+    /// exactly what the side keeps complete (`tracks` false), the side then
+    /// knows only down to its new worst level.
+    fn settle(&mut self, tracks: bool) {
         if self.levels.len() > self.keep {
             self.levels.truncate(self.keep);
-            if window == Window::Client {
+            if tracks || self.horizon.is_some() {
                 self.horizon = self.levels.back().map(|l| l.price);
             }
         }
@@ -233,6 +244,9 @@ pub struct Book {
     asks: Ladder,
     depth: usize,
     window: Window,
+    /// With [`Window::Venue`]: the levels a side the venue's window holds,
+    /// as the last snapshot said (`keep` until one says otherwise).
+    venue_window: usize,
 }
 
 impl Book {
@@ -251,6 +265,7 @@ impl Book {
             asks: Ladder::new(Side::Ask, keep),
             depth,
             window,
+            venue_window: keep,
         }
     }
 
@@ -280,37 +295,66 @@ impl Book {
     #[inline]
     pub fn set_level(&mut self, side: Side, level: Level) {
         match side {
-            Side::Bid => self.bids.set(level, self.window),
-            Side::Ask => self.asks.set(level, self.window),
+            Side::Bid => self.bids.set(level),
+            Side::Ask => self.asks.set(level),
+        }
+    }
+
+    /// Whether the sides track a horizon: the venue does not keep complete
+    /// exactly what they keep (it sends its whole book, or a window deeper
+    /// than the book keeps).
+    fn tracks(&self) -> bool {
+        self.window == Window::Client || self.venue_window > self.bids.keep
+    }
+
+    /// The fewest levels a side holds when it is cut short of the venue's
+    /// side: a side with fewer is the venue's whole side.
+    fn full_side(&self) -> usize {
+        match self.window {
+            Window::Client => usize::MAX,
+            Window::Venue => self.venue_window,
         }
     }
 
     /// A message has been applied: each side back to its kept levels.
     pub fn settle(&mut self) {
-        self.bids.settle(self.window);
-        self.asks.settle(self.window);
+        let tracks = self.tracks();
+        self.bids.settle(tracks);
+        self.asks.settle(tracks);
     }
 
-    /// A snapshot has been set level by level: settled, and in
-    /// [`Window::Client`] each side's horizon set where the snapshot may
-    /// have stopped short of the venue's book: a side that filled its kept
-    /// levels, or the snapshot's `limit` (the most levels a side it was
-    /// asked for, Binance's REST `limit`), may have had more below them.
-    /// [`Limit::Unknown`] (a snapshot asked for with a limit the book was
-    /// not told): every side may, so every side ends at its worst level.
-    /// A snapshot of the whole book that fits is the whole side.
+    /// A snapshot has been set level by level: settled, and each side's
+    /// horizon set where the snapshot may have stopped short of what the
+    /// venue will keep the book told of.
+    ///
+    /// - [`Window::Client`]: a side that filled its kept levels, or the
+    ///   snapshot's `limit` (the most levels a side it was asked for,
+    ///   Binance's REST `limit`), may have had more below them.
+    ///   [`Limit::Unknown`] (a snapshot asked for with a limit the book was
+    ///   not told): every side may, so every side ends at its worst level.
+    ///   A snapshot of the whole book that fits is the whole side.
+    /// - [`Window::Venue`]: `Limit::Levels(n)` says the venue's window holds
+    ///   `n` levels (otherwise it holds `keep`). A window deeper than the
+    ///   book keeps has levels below the kept ones that the venue will not
+    ///   send again: a side that filled its kept levels ends there.
     pub fn snapshot_done(&mut self, limit: Limit) {
+        if self.window == Window::Venue {
+            self.venue_window = match limit {
+                Limit::Levels(n) => n,
+                Limit::Whole | Limit::Unknown => self.bids.keep,
+            };
+        }
         self.settle();
-        if self.window == Window::Client {
-            for l in [&mut self.bids, &mut self.asks] {
-                let cut = match limit {
-                    Limit::Whole => false,
-                    Limit::Levels(n) => l.levels.len() >= n,
-                    Limit::Unknown => true,
-                };
-                if cut || l.levels.len() >= l.keep {
-                    l.horizon = l.levels.back().map(|l| l.price);
-                }
+        let (client, tracks) = (self.window == Window::Client, self.tracks());
+        for l in [&mut self.bids, &mut self.asks] {
+            let cut = match limit {
+                _ if !client => false,
+                Limit::Whole => false,
+                Limit::Levels(n) => l.levels.len() >= n,
+                Limit::Unknown => true,
+            };
+            if cut || (tracks && l.levels.len() >= l.keep) {
+                l.horizon = l.levels.back().map(|l| l.price);
             }
         }
     }
@@ -341,12 +385,15 @@ impl Book {
             .is_some_and(|(b, a)| b.price.cmp(&a.price) != Ordering::Less)
     }
 
-    /// Whether every shown level is exact: each side knows its whole side,
-    /// or at least `depth` levels.
+    /// Whether every shown level is exact: each side knows at least
+    /// `depth` levels, or its whole side (no horizon, and, with
+    /// [`Window::Venue`], fewer levels than the venue's window holds).
     pub fn is_exact(&self) -> bool {
-        [&self.bids, &self.asks]
-            .iter()
-            .all(|l| l.horizon.is_none() || l.levels.len() >= self.depth)
+        let full = self.full_side();
+        [&self.bids, &self.asks].iter().all(|l| {
+            let n = l.levels.len();
+            n >= self.depth || (l.horizon.is_none() && n < full)
+        })
     }
 
     /// The worst price `side` knows every level up to (`None`: all of it).
@@ -665,6 +712,75 @@ mod tests {
                                 book.levels(side).iter().map(|l| (l.price, l.size)).collect();
                             prop_assert_eq!(got, want, "exact but wrong");
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The best `n` levels of a side of a reference book, best first.
+    fn top(r: &BTreeMap<i64, i64>, side: Side, n: usize) -> Vec<(i64, i64)> {
+        match side {
+            Side::Bid => r.iter().rev().take(n).map(|(p, s)| (*p, *s)).collect(),
+            Side::Ask => r.iter().take(n).map(|(p, s)| (*p, *s)).collect(),
+        }
+    }
+
+    proptest! {
+        /// A venue that keeps a window of its top `window` levels complete
+        /// (sends the levels that enter it and deletes those that leave,
+        /// as OKX and Bybit do), told to a book by its snapshot, whatever
+        /// the book keeps and shows: while the book says it is exact, it
+        /// shows the venue's true best levels.
+        #[test]
+        fn a_venue_window_is_exact_whenever_the_book_says_so(
+            snapshot in proptest::collection::vec((any::<bool>(), 0i64..60, 1i64..4), 0..80),
+            messages in proptest::collection::vec(
+                proptest::collection::vec((any::<bool>(), 0i64..60, 0i64..4), 1..6), 0..80),
+            window in 1usize..10,
+            depth in 1usize..8,
+            keep in 1usize..12,
+        ) {
+            let side_of = |bid: bool| if bid { Side::Bid } else { Side::Ask };
+            let mut venue = [BTreeMap::new(), BTreeMap::new()];
+            for &(bid, price, size) in &snapshot {
+                venue[side_of(bid) as usize].insert(price, size);
+            }
+            let mut book = Book::with_window(depth, keep, Window::Venue);
+            for side in [Side::Bid, Side::Ask] {
+                for (p, s) in top(&venue[side as usize], side, window) {
+                    book.set(side, p, s);
+                }
+            }
+            book.snapshot_done(Limit::Levels(window));
+            for ops in messages {
+                // What the venue's window was and is: the wire carries the
+                // levels that left it (deleted) and those new or changed.
+                let before = [top(&venue[0], Side::Bid, window), top(&venue[1], Side::Ask, window)];
+                for &(bid, price, size) in &ops {
+                    let r = &mut venue[side_of(bid) as usize];
+                    if size == 0 { r.remove(&price); } else { r.insert(price, size); }
+                }
+                for side in [Side::Bid, Side::Ask] {
+                    let now = top(&venue[side as usize], side, window);
+                    let old = &before[side as usize];
+                    for &(p, _) in old {
+                        if !now.iter().any(|&(q, _)| q == p) {
+                            book.set(side, p, 0);
+                        }
+                    }
+                    for &(p, s) in &now {
+                        if !old.contains(&(p, s)) {
+                            book.set(side, p, s);
+                        }
+                    }
+                }
+                book.settle();
+                if book.is_exact() {
+                    for side in [Side::Bid, Side::Ask] {
+                        let got: Vec<(i64, i64)> =
+                            book.levels(side).iter().map(|l| (l.price, l.size)).collect();
+                        prop_assert_eq!(got, top(&venue[side as usize], side, depth), "exact but wrong");
                     }
                 }
             }

@@ -11,7 +11,7 @@ use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
 use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
-use crate::book::Side;
+use crate::book::{Limit, Side};
 use crate::error::DecodeError;
 use crate::event::{Event, InstrumentSpec};
 use crate::json::{JsonParser, Levels, field};
@@ -208,7 +208,13 @@ pub fn feed_book(
         .scaled(Side::Bid, price_scale, size_scale)
         .chain(book.asks.scaled(Side::Ask, price_scale, size_scale));
     if book.snapshot {
-        sync.on_snapshot(book.update_id, levels, emit)
+        // The topic's depth is the window Bybit keeps complete (0: a topic
+        // naming none, taken as the book's own).
+        let window = match book.depth {
+            0 => Limit::Whole,
+            n => Limit::Levels(n),
+        };
+        sync.on_snapshot_at(book.update_id, window, levels, emit)
     } else {
         let seq = Seq {
             first: book.update_id,
@@ -346,7 +352,7 @@ fn on_book(
     // `u` is per topic (a level-1 `u` has nothing to do with a level-50
     // one), so of the depths the plan subscribes, only the book's own
     // feeds it; another depth (the withdrawn 500 of recordings) is taken
-    // as the book's.
+    // as the book's, its snapshot saying how deep its window is.
     let its_topic = |depth: usize| {
         let keep = crate::plan::bybit::book_shape(depth).keep;
         book.depth == keep || !crate::plan::bybit::DEPTHS.contains(&book.depth)

@@ -7,7 +7,7 @@ use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
 use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
-use crate::book::{Book, Side};
+use crate::book::{Book, Limit, Side};
 use crate::decimal::{ZEROS, format_wire};
 use crate::error::DecodeError;
 use crate::event::{Event, InstrumentSpec, Kind};
@@ -386,6 +386,21 @@ pub fn checksum(book: &Book, price_scale: u8, size_scale: u8) -> i64 {
     i64::from(crc.finalize() as i32)
 }
 
+/// How many levels a side the book channel's window holds, which OKX keeps
+/// complete (OKX API v5, "Order book channel": `books` and `books-l2-tbt`
+/// push "400 depth levels", `books50-l2-tbt` 50, `books5` a 5-level
+/// snapshot each time, `bbo-tbt` 1). A book that keeps fewer levels than
+/// its snapshot's window tracks a horizon ([`crate::book`]).
+fn channel_window(channel: &str) -> Limit {
+    match channel {
+        "books" | "books-l2-tbt" => Limit::Levels(crate::plan::okx::BOOK_LEVELS),
+        "books50-l2-tbt" => Limit::Levels(50),
+        "books5" => Limit::Levels(5),
+        "bbo-tbt" => Limit::Levels(1),
+        _ => Limit::Unknown,
+    }
+}
+
 /// Feeds a book message into `sync` (chain [`Chain::OkxSeq`](crate::sync::Chain::OkxSeq)),
 /// then checks OKX's checksum when it sends a real one (not 0). Returns
 /// whether a checksum was compared and matched.
@@ -402,7 +417,9 @@ pub fn feed_book(
         .chain(book.asks.scaled(Side::Ask, price_scale, size_scale));
     let seq_id = book.seq_id.unwrap_or(0).max(0) as u64;
     match book.action {
-        Action::Snapshot => sync.on_snapshot(seq_id, levels, emit)?,
+        Action::Snapshot => {
+            sync.on_snapshot_at(seq_id, channel_window(book.channel), levels, emit)?
+        }
         Action::Update => {
             let seq = Seq {
                 first: seq_id,

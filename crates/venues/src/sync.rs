@@ -181,7 +181,7 @@ impl SyncConfig {
         use core::mem::size_of;
         let level = size_of::<Level>();
         let buffered = size_of::<(Side, Level)>();
-        2 * 2 * self.keep * level
+        2 * 2 * self.keep.max(self.depth) * level
             + 2 * (self.max_buffered_diffs * size_of::<(Seq, usize, usize)>()
                 + self.max_buffered_levels * buffered)
             + applied_capacity(self.depth) * buffered
@@ -320,8 +320,11 @@ impl BookSync {
     /// a rebuild, [`invalidate_all`](Self::invalidate_all) first. An
     /// in-band snapshot always replaces the book (`Valid` again).
     ///
-    /// Where the snapshot comes in band it is the venue's whole book (or
-    /// window). A REST snapshot's `limit` is not told here, so each side
+    /// Where the snapshot comes in band it is taken for the venue's whole
+    /// book ([`Limit::Whole`]; with [`Window::Venue`], a window of `keep`
+    /// levels): a snapshot of a window of another size says so with
+    /// [`on_snapshot_at`](Self::on_snapshot_at) and `Limit::Levels`, as the
+    /// OKX and Bybit adapters do. A REST snapshot's `limit` is not told here, so each side
     /// ends at its worst level ([`Limit::Unknown`]): were a side with fewer
     /// levels than `keep` taken for the whole side, a snapshot fetched with
     /// a smaller limit would leave a valid book missing levels once the

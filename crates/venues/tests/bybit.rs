@@ -9,6 +9,7 @@ mod common;
 #[global_allocator]
 static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
 
+use tickwire_venues::book::Window;
 use tickwire_venues::bybit::{self, Message};
 use tickwire_venues::json::JsonParser;
 use tickwire_venues::sync::{BookSync, Chain, SyncConfig, SyncEvent};
@@ -20,10 +21,15 @@ fn the_v5_orderbook_chain_stays_valid() {
     };
     let text = std::fs::read(dir.join("nautilus_2024-12-01_XRPUSDT_ob500.data.jsonl")).unwrap();
     let mut parser = JsonParser::default();
+    // Bybit keeps the topic's 500-level window complete: the book keeps it
+    // all and shows it all. (Kept as a client-tracked book instead, a
+    // 500-level snapshot is no whole side, and thins below 500 at once.)
     let mut sync = BookSync::new(
         Chain::Bybit,
         SyncConfig {
             depth: 500,
+            keep: 500,
+            window: Window::Venue,
             ..SyncConfig::default()
         },
     );

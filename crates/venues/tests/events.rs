@@ -364,20 +364,47 @@ fn in_band(
         gaps.iter().filter(|k| **k == Kind::Resync).count(),
         consumer.valid()
     );
+    // The same messages again, as received (parsing in place changed the
+    // buffers): each read as it was the first time, and not one allocation.
+    let mut fresh: Vec<(Vec<u8>, usize)> = common::padded_lines(&text)
+        .map(|(_, buf, len)| (buf, len))
+        .collect();
     let ((), allocations) = tickwire_testkit::allocations(|| {
-        for (buf, len) in msgs.iter_mut() {
+        for (i, (buf, len)) in fresh.iter_mut().enumerate() {
             events.clear();
-            let _ = adapter.on_message(buf, *len, 0, &mut |e| events.push(e));
+            if let Err(e) = adapter.on_message(buf, *len, 0, &mut |e| events.push(e)) {
+                panic!("{file}:{}: again: {e}", i + 1);
+            }
         }
     });
     assert_eq!(allocations, 0, "{file}: {allocations} allocations");
     Some((consumer, counts))
 }
 
+/// A book asked to show more levels than the venue's window holds cannot
+/// know the ones below the window: it is never valid while its sides fill
+/// the window (a side with fewer levels is the venue's whole side, and
+/// exact).
+fn deeper_than_the_window(venue: &str, file: &str, adapter: &mut dyn VenueAdapter) -> usize {
+    let Some(dir) = common::samples(venue) else {
+        return 0;
+    };
+    let text = std::fs::read(dir.join(file)).unwrap();
+    let mut valid = 0;
+    for (line, mut buf, len) in common::padded_lines(&text) {
+        adapter
+            .on_message(&mut buf, len, 0, &mut |e| {
+                valid += usize::from(matches!(e.kind, Kind::BookValid { .. }))
+            })
+            .unwrap_or_else(|e| panic!("{file}:{line}: {e}"));
+    }
+    valid
+}
+
 #[test]
 fn okx_events_rebuild_the_books() {
     let specs =
-        ["BTC-USD-220527", "BTC-USDT", "UNI-USD-SWAP"].map(|s| InstrumentSpec::new(s, 8, 8, 800));
+        ["BTC-USD-220527", "BTC-USDT", "UNI-USD-SWAP"].map(|s| InstrumentSpec::new(s, 8, 8, 400));
     let mut adapter = okx::Adapter::new(&specs);
     let Some((consumer, counts)) = in_band(
         "okx",
@@ -403,11 +430,25 @@ fn okx_events_rebuild_the_books() {
     let text = std::fs::read_to_string(dir.join("cryptofeed_OKX.ws.1.0.jsonl")).unwrap();
     assert_eq!(counts.trades, text.matches("\"tradeId\"").count());
     assert_eq!(counts.resyncs, 0);
+
+    // Shown 800 deep, of the `books` channel's 400: BTC-USDT, whose sides
+    // fill the window, is never valid; the two thin books (under 400
+    // levels a side: the whole of each) are.
+    let deep = specs.map(|s| InstrumentSpec { depth: 800, ..s });
+    let mut adapter = okx::Adapter::new(&deep);
+    let valid = deeper_than_the_window("okx", "cryptofeed_OKX.ws.1.0.jsonl", &mut adapter);
+    assert_eq!(valid, 2);
+    assert!(
+        adapter
+            .book(adapter.instrument("BTC-USDT").unwrap())
+            .is_none()
+    );
 }
 
 #[test]
 fn bybit_events_rebuild_the_book() {
-    let mut adapter = bybit::Adapter::new(&[InstrumentSpec::new("XRPUSDT", 4, 0, 1000)]);
+    // The recording's `orderbook.500`, shown whole.
+    let mut adapter = bybit::Adapter::new(&[InstrumentSpec::new("XRPUSDT", 4, 0, 500)]);
     let Some((consumer, _)) = in_band(
         "bybit",
         "nautilus_2024-12-01_XRPUSDT_ob500.data.jsonl",
@@ -420,6 +461,10 @@ fn bybit_events_rebuild_the_book() {
         (consumer.snapshots, consumer.gaps, consumer.valid()),
         (1, 0, 1)
     );
+    // Shown 1000 deep, of a 500-level window: never valid.
+    let mut adapter = bybit::Adapter::new(&[InstrumentSpec::new("XRPUSDT", 4, 0, 1000)]);
+    let file = "nautilus_2024-12-01_XRPUSDT_ob500.data.jsonl";
+    assert_eq!(deeper_than_the_window("bybit", file, &mut adapter), 0);
 }
 
 #[test]

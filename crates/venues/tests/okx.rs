@@ -35,12 +35,12 @@ fn every_book_message_matches_okx_checksum() {
             match m.unwrap_or_else(|e| panic!("line {line}: {e}")) {
                 Message::Book(b) => {
                     let sync = books.entry(b.inst_id.to_owned()).or_insert_with(|| {
+                        // As the plan keeps an OKX book: the channel's
+                        // 400 levels, which OKX keeps complete.
+                        let shape = tickwire_venues::plan::okx::book_shape(400);
                         BookSync::new(
                             Chain::OkxSeq,
-                            SyncConfig {
-                                depth: 400,
-                                ..SyncConfig::default()
-                            },
+                            SyncConfig::for_book(Chain::OkxSeq, 400, shape),
                         )
                     });
                     let mut emit = |e: SyncEvent| {
