@@ -32,9 +32,10 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tickwire_venues::Venue;
 
-use crate::market::{self, Book, Digits, SimInstrument, Step, decimal, now_ms};
+use crate::market::{self, Book, Digits, SimInstrument, Step, decimal};
 use crate::protocol::{Market, Out, Protocol, Response, query};
 use crate::stamps::StreamKind;
+use crate::time::now_ms;
 use crate::{Script, ScriptMessage};
 
 /// The stream kinds Binance serves here.

@@ -75,8 +75,9 @@ use crate::market::{SimInstrument, Step, Trade};
 use crate::protocol::{Market, Out, Protocol, Response, Tick};
 use crate::server::lock;
 use crate::stamps::StreamKind;
+use crate::time::now_us;
 use book::BookSub;
-use wire::{HEARTBEAT, Request, now_us, number, rfc3339};
+use wire::{HEARTBEAT, Request, number, rfc3339};
 
 /// The `book` depths ("Book": one of 10, 25, 100, 500, 1000).
 const DEPTHS: [u64; 5] = [10, 25, 100, 500, 1000];

@@ -37,6 +37,7 @@ mod okx;
 mod protocol;
 mod server;
 mod stamps;
+mod time;
 
 use std::collections::HashMap;
 use std::io;

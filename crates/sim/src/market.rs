@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -220,12 +219,6 @@ impl Book {
     }
 }
 
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 /// One market step for `book`: maybe a trade (it takes part of the best
 /// level of one side), the mid wandering a tick at a time, levels out of
 /// range dropped, and a few levels changing size (half of them within 20
@@ -241,7 +234,7 @@ pub(crate) fn step(
     let unit = 10i64.pow(u32::from(spec.size_scale));
     let before = book.top();
     out.instrument = n;
-    out.time_ms = now_ms();
+    out.time_ms = crate::time::now_ms();
     out.trade = None;
     out.bids.clear();
     out.asks.clear();

@@ -27,10 +27,11 @@ use std::time::{Duration, Instant};
 use tickwire_net::CloseCode;
 use tickwire_venues::Venue;
 
-use crate::market::{Step, now_ms};
+use crate::market::Step;
 use crate::protocol::{Market, Out, Protocol, Response, Tick};
 use crate::server::lock;
 use crate::stamps::StreamKind;
+use crate::time::now_ms;
 use stream::{DEPTHS, Streams, Update};
 use wire::{Framed, Wire};
 

@@ -127,7 +127,7 @@ impl Streams {
             bids: book.bids.clone(),
             asks: book.asks.clone(),
             seq: book.update_id,
-            time_ms: crate::market::now_ms(),
+            time_ms: crate::time::now_ms(),
             topics: [None, None, None, None],
             last_trade: None,
             log: VecDeque::new(),

@@ -191,7 +191,7 @@ impl Coinbase {
     /// A product's whole book as one `snapshot` event.
     fn snapshot(&self, client: &mut Client, market: &Market, n: usize) -> String {
         let (spec, book) = (&market.instruments[n], &market.books[n]);
-        let now = wire::rfc3339(wire::now_ns());
+        let now = wire::rfc3339(crate::time::now_ns());
         let levels = book.bids.len() + book.asks.len();
         let mut out = wire::envelope("l2_data", &now, client.seq(), levels * 110);
         let _ = write!(
@@ -221,7 +221,7 @@ impl Coinbase {
         added: &[usize],
         out: &mut Out,
     ) {
-        let now = wire::rfc3339(wire::now_ns());
+        let now = wire::rfc3339(crate::time::now_ns());
         match channel {
             Channel::Level2 => {
                 for &n in added {
@@ -263,7 +263,7 @@ impl Coinbase {
     /// The `subscriptions` frame: the whole set, channels and products in
     /// order.
     fn ack(client: &mut Client, market: &Market) -> String {
-        let now = wire::rfc3339(wire::now_ns());
+        let now = wire::rfc3339(crate::time::now_ns());
         let mut out = wire::envelope("subscriptions", &now, client.seq(), 64);
         out.push_str(r#"{"subscriptions":{"#);
         for (k, (channel, products)) in client.subs.iter().enumerate() {
@@ -394,7 +394,7 @@ impl Protocol for Coinbase {
         let n = step.instrument;
         let spec = &market.instruments[n];
         let before = out.items.len();
-        let now = || wire::rfc3339(wire::now_ns());
+        let now = || wire::rfc3339(crate::time::now_ns());
         if let Some(t) = step.trade
             && client.has(Channel::MarketTrades, n)
         {
@@ -454,7 +454,7 @@ impl Protocol for Coinbase {
             && now >= due
         {
             let mono = now.saturating_duration_since(self.started);
-            let wall = wire::now_ns();
+            let wall = crate::time::now_ns();
             let mut text = wire::envelope("heartbeats", &wire::rfc3339(wall), client.seq(), 120);
             let _ = write!(
                 text,

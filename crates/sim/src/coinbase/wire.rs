@@ -7,47 +7,10 @@
 //! client).
 
 use std::fmt::Write as _;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use crate::market::{Digits, SimInstrument, decimal};
-
-/// Nanoseconds since the Unix epoch, now.
-pub(super) fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
-}
-
-/// The calendar date and time of day of `secs` since the epoch: year,
-/// month, day, hour, minute, second (UTC).
-fn civil(secs: u64) -> (u64, u64, u64, u64, u64, u64) {
-    let (mut days, time) = (secs / 86_400, secs % 86_400);
-    let leap = |y: u64| y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400));
-    let mut year = 1970;
-    loop {
-        let len = if leap(year) { 366 } else { 365 };
-        if days < len {
-            break;
-        }
-        days -= len;
-        year += 1;
-    }
-    let february = if leap(year) { 29 } else { 28 };
-    let lengths = [31, february, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    let mut month = 0;
-    while days >= lengths[month] {
-        days -= lengths[month];
-        month += 1;
-    }
-    (
-        year,
-        month as u64 + 1,
-        days + 1,
-        time / 3600,
-        time / 60 % 60,
-        time % 60,
-    )
-}
+use crate::time::Utc;
 
 /// `.fffffffff` with the trailing zeros cut, nothing for a whole second
 /// (Go's `.999999999` layout).
@@ -62,8 +25,11 @@ fn fraction(out: &mut String, nanos: u64) {
 
 /// `ns` as Go's `RFC3339Nano`: `2023-02-09T20:19:35.39625135Z`.
 pub(super) fn rfc3339(ns: u64) -> String {
-    let (y, mo, d, h, mi, s) = civil(ns / 1_000_000_000);
-    let mut out = format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}");
+    let t = Utc::from_secs(ns / 1_000_000_000);
+    let mut out = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
+    );
     fraction(&mut out, ns % 1_000_000_000);
     out.push('Z');
     out
@@ -74,8 +40,11 @@ pub(super) fn rfc3339(ns: u64) -> String {
 /// `2023-06-23 20:31:56.121961769 +0000 UTC m=+91717.525857105`
 /// (Heartbeats Channel, WebSocket Channels docs).
 pub(super) fn go_time(ns: u64, mono: Duration) -> String {
-    let (y, mo, d, h, mi, s) = civil(ns / 1_000_000_000);
-    let mut out = format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}");
+    let t = Utc::from_secs(ns / 1_000_000_000);
+    let mut out = format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
+    );
     fraction(&mut out, ns % 1_000_000_000);
     let _ = write!(
         out,

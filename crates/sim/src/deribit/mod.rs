@@ -43,9 +43,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tickwire_net::CloseCode;
 
-use crate::market::{Step, now_ms};
+use crate::market::Step;
 use crate::protocol::{Market, Out, Protocol, Response, Tick};
 use crate::stamps::StreamKind;
+use crate::time::now_ms;
 
 /// Deribit.
 pub(crate) struct Deribit;
@@ -363,7 +364,7 @@ impl Protocol for Deribit {
         if client.kick.is_some() {
             return; // the session is over
         }
-        let us_in = wire::now_us();
+        let us_in = crate::time::now_us();
         if text.len() > MAX_FRAME {
             // The one reply with no id (tmatic-trading/crypto-platform
             // issues 402, 439).

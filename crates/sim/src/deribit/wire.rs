@@ -3,9 +3,9 @@
 //! (`2960.0`, a delete's `0.0`: the recorded 2021 frames).
 
 use std::fmt::Write as _;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::market::{Digits, SimInstrument, decimal};
+use crate::time::now_us;
 
 /// Where the change ids start: Deribit's come from one venue-wide counter,
 /// near 1.4e11 by 2026 (the research note's captures), so consecutive
@@ -18,13 +18,6 @@ const CHANGE_ID_BASE: u64 = 140_000_000_000;
 /// never repeat across instruments, as a venue-wide counter's do.
 pub(super) fn change_id(update_id: u64, n: usize, count: usize) -> u64 {
     CHANGE_ID_BASE + update_id * count as u64 + n as u64
-}
-
-/// Microseconds since the Unix epoch (`usIn`, `usOut`).
-pub(super) fn now_us() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64)
 }
 
 /// A reply: `{"jsonrpc":"2.0","id":..,<body>,"usIn":..,"usOut":..,

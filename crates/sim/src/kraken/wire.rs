@@ -2,52 +2,25 @@
 //! times, its replies to requests, and the `instrument` snapshot.
 
 use std::fmt::Write as _;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::market::{Digits, SimInstrument, decimal};
-
-/// Microseconds since the Unix epoch, now.
-pub(super) fn now_us() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64)
-}
+use crate::time::{Utc, now_us};
 
 /// `us` (since the Unix epoch) as Kraken writes times: RFC 3339, UTC,
 /// six fractional digits (`2023-10-06T17:35:55.440295Z`; "Book",
 /// "timestamp", and every `time_in`/`time_out`).
 pub(super) fn rfc3339(us: u64) -> String {
-    let secs = us / 1_000_000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = civil(days as i64);
+    let t = Utc::from_secs(us / 1_000_000);
     format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60,
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
+        t.year,
+        t.month,
+        t.day,
+        t.hour,
+        t.minute,
+        t.second,
         us % 1_000_000
     )
-}
-
-/// The proleptic Gregorian date `days` after 1970-01-01: counted in
-/// 400-year eras of 146 097 days, each year starting on 1 March so that
-/// the leap day falls at its end.
-fn civil(days: i64) -> (i64, u32, u32) {
-    let from_march = days + 719_468; // 0000-03-01 to 1970-01-01
-    let era = from_march.div_euclid(146_097);
-    let day_of_era = from_march - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * month_from_march + 2) / 5 + 1) as u32;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 /// A price or quantity as a JSON number with exactly `precision` decimals,

@@ -35,9 +35,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tickwire_net::CloseCode;
 
-use crate::market::{SimInstrument, Step, now_ms};
+use crate::market::{SimInstrument, Step};
 use crate::protocol::{Market, Out, Protocol, Response, Tick};
 use crate::stamps::StreamKind;
+use crate::time::now_ms;
 
 use messages::BookMessage;
 use window::{WINDOW, Window};
