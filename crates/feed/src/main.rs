@@ -609,6 +609,15 @@ fn main() -> ExitCode {
         } => {
             let replay = match replay {
                 None => None,
+                // A recording is one venue's messages, played as recorded:
+                // serve it as that one venue.
+                Some(path) if venues.0.len() != 1 => {
+                    eprintln!(
+                        "tickwire-feed sim: --replay {} plays one venue's recording: name that venue alone in --venues",
+                        path.display()
+                    );
+                    return ExitCode::from(2);
+                }
                 Some(path) => {
                     let files = replay::files_for(&path);
                     if files.is_empty() {

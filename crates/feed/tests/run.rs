@@ -268,6 +268,17 @@ fn an_invalid_config_exits_2_naming_the_key_before_connecting() {
 }
 
 #[test]
+fn a_recording_is_served_as_one_venue_only() {
+    let out = bin()
+        .args(["sim", "--venues", "okx,kraken", "--replay", "anything"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("one venue's recording"), "{stderr}");
+}
+
+#[test]
 fn the_example_configs_check_clean() {
     // What the README tells a new user to run first, before connecting.
     let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples");
