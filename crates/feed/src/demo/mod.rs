@@ -461,11 +461,12 @@ pub fn run(
 
 /// The feed's index of the venue named `name`.
 fn sims_index(stats: &FeedStats, name: &str) -> usize {
+    // The demo sets up a feed venue for each simulator it starts.
     stats
         .venues
         .iter()
         .position(|v| v.name == name)
-        .unwrap_or_default()
+        .expect("every simulated venue is one of the feed's")
 }
 
 /// The end of a run with several venues: faults under way are waited out
