@@ -118,11 +118,17 @@ pub enum Limit {
 /// shorter side), not the whole book below.
 ///
 /// A side holds up to twice its `keep` while a message is applied, and is
-/// cut back to `keep` when the message is done ([`Ladder::settle`]): a
-/// venue keeps its window complete at the end of a message, not after each
-/// level of it (Kraken: "apply every level, then truncate to the
-/// subscribed depth"), so a level pushed below the window by an insert may
-/// be pulled back up by a delete later in the same message.
+/// cut back to `keep` when the message is done ([`Ladder::settle`]): OKX
+/// and Bybit send the difference between two states of their window, a
+/// message apart, so a level pushed below the window by an insert may be
+/// pulled back up by a delete later in the same message, and is not sent
+/// again. Kraken's guide reads "All price level updates in a book message
+/// should be processed before the checksum is calculated ... after each
+/// update, the book should be truncated to your subscribed depth as you
+/// won't receive "qty": 0 for price levels that fall out of scope" ("Spot
+/// WebSocket v2 book checksum"); its window is taken to be kept the same
+/// way, at the message's end, as the simulator models it (not checked
+/// against live Kraken traffic: none is recorded in the samples).
 #[derive(Clone, Debug)]
 struct Ladder {
     levels: VecDeque<Level>,
