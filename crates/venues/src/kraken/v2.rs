@@ -21,8 +21,11 @@
 //! - `book` ("Book", "Spot WebSocket v2 book checksum" guide): snapshot and
 //!   updates both carry `checksum`, the CRC32 of the top 10 asks then the
 //!   top 10 bids, each price and quantity written at the pair's precision
-//!   with the point and leading zeros removed (trailing zeros kept); apply
-//!   every level of a message, then truncate to the subscribed depth.
+//!   with the point and leading zeros removed (trailing zeros kept); every
+//!   level of a message applied before the checksum, and the book
+//!   truncated to the subscribed depth ("you won't receive "qty": 0 for
+//!   price levels that fall out of scope"), at the message's end here (see
+//!   [`crate::book`]).
 //! - `trade` ("Trade"): a snapshot is "the most recent 50 trades", history
 //!   rather than news, so it is not emitted.
 //! - `ticker` ("Ticker") with `event_trigger: bbo`: best bid and offer.
