@@ -241,15 +241,40 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 Err(r) => return session.respond(r.status, "application/json", r.body.as_bytes()),
             };
             session.accept_websocket()?;
-            // Subscriptions sent right after the upgrade are handled
-            // before the client's first market step, so it misses none.
+            // Requests that came with the upgrade are handled (with
+            // `on_open`) before the client's first market step; later
+            // ones at its next poll, between two steps. Either way a
+            // subscription's snapshot is of the market as it is then, and
+            // the steps after it follow: a client joining a moving market
+            // loses nothing by not being waited for, so it takes what is
+            // already buffered and joins.
+            //
+            // The first client is waited for (50 ms): the market stands
+            // still until a client joins, and its first steps must come
+            // after that client's subscriptions, or their trades and
+            // quotes are recorded as sent (`SimConfig::keep_sent`) to a
+            // client that had not asked for them yet
+            // (`crates/feed/tests/live.rs` compares every event it got
+            // with that record). Its frames follow the 101 by a round
+            // trip, so they are seldom buffered already. The window is a
+            // bound, not a guarantee: frames later than it are handled at
+            // a poll, after the market has begun.
             let mut pending = Vec::new();
-            let deadline = Instant::now() + Duration::from_millis(50);
-            while Instant::now() < deadline {
-                match session.recv(Duration::from_millis(5))? {
+            let deadline = lock(&shared.clients)
+                .is_empty()
+                .then(|| Instant::now() + Duration::from_millis(50));
+            loop {
+                let now = Instant::now();
+                let wait = deadline.map_or(Duration::ZERO, |d| {
+                    d.saturating_duration_since(now)
+                        .min(Duration::from_millis(5))
+                });
+                match session.recv(wait)? {
                     Some(Incoming::Text(t)) => pending.push(t),
                     Some(Incoming::Closed(_)) => return Ok(()),
-                    _ => {}
+                    Some(Incoming::Binary(_)) => {}
+                    None if deadline.is_some_and(|d| now < d) => {}
+                    None => break,
                 }
             }
             shared.counters.accepted.fetch_add(1, Ordering::Relaxed);
