@@ -247,6 +247,11 @@ fn apply(view: &View, bids: &[(i64, i64)], asks: &[(i64, i64)], depth: usize) ->
 
 /// Kraken's checksum of a book (bids and asks best first) at the pair's
 /// precisions (the simulated instrument's scales).
+///
+/// Written apart from the adapter's (`tickwire_venues::kraken::checksum`)
+/// on purpose: the simulator is the independent oracle the adapter's
+/// checksum is tested against, so a mistake in one is not repeated in the
+/// other. Both are checked against the guide's example (tests below).
 pub(super) fn checksum(bids: &[(i64, i64)], asks: &[(i64, i64)], spec: &SimInstrument) -> u32 {
     let mut text = String::with_capacity(40 * CHECKSUM_LEVELS);
     let mut value = String::with_capacity(24);
@@ -307,6 +312,27 @@ mod tests {
         let mut deeper = bids.to_vec();
         deeper.push((452_700, 1));
         assert_eq!(checksum(&deeper, &asks, &btc()), 3_310_070_434);
+        // The adapter's own implementation agrees, from a book that holds
+        // the levels as the v2 adapter records them (every value with the
+        // pair's precision).
+        use tickwire_venues::book::{Book, Level, Side};
+        let mut book = Book::new(10);
+        for (side, levels) in [(Side::Bid, &deeper[..]), (Side::Ask, &asks[..])] {
+            for &(price, size) in levels {
+                let level = Level {
+                    price,
+                    size,
+                    price_digits: 1,
+                    size_digits: 8,
+                };
+                book.set_level(side, level);
+            }
+        }
+        book.settle();
+        assert_eq!(
+            tickwire_venues::kraken::checksum(&book, 1, 8),
+            3_310_070_434
+        );
     }
 
     /// A `book` message's bids, asks and checksum.

@@ -168,6 +168,11 @@ impl Window {
 /// OKX's checksum over the levels as written on the wire (at most the
 /// first 25 a side are used): `bid1px:bid1sz:ask1px:ask1sz:bid2px:...`,
 /// CRC32, as a signed 32-bit integer.
+///
+/// Written apart from the adapter's (`tickwire_venues::okx::checksum`) on
+/// purpose: the simulator is the independent oracle the adapter's checksum
+/// is tested against, so a mistake in one is not repeated in the other.
+/// Both are checked against the documented examples (tests below).
 pub(super) fn checksum(bids: &[(i64, i64)], asks: &[(i64, i64)], spec: &SimInstrument) -> i32 {
     let mut text = String::with_capacity(2 * CHECKSUM_LEVELS * 24);
     for i in 0..CHECKSUM_LEVELS {
