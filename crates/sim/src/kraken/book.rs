@@ -446,8 +446,12 @@ mod tests {
             market::step(0, &spec, &mut book, &mut rng, false, &mut step);
             sub.on_step(&spec, &book, lose, 0, &mut sent);
         }
-        assert!(sub.overdue(Instant::now()).is_none());
-        let late = sub.overdue(Instant::now() + HOLD).expect("delivered late");
+        let since = sub.held.as_ref().expect("held").2;
+        assert!(
+            sub.overdue(since + HOLD - Duration::from_nanos(1))
+                .is_none()
+        );
+        let late = sub.overdue(since + HOLD).expect("delivered late");
         let (b, a, crc) = parse(&late);
         let mut client = sub.held.take().map_or(sub.window.clone(), |h| h.1);
         client = apply(&client, &b, &a, 10);

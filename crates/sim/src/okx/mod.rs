@@ -719,7 +719,8 @@ mod tests {
             &mut m,
             r#"{"op":"subscribe","args":[{"channel":"books","instId":"ETH-USDT"}]}"#,
         );
-        let later = Instant::now() + Duration::from_secs(59);
+        // 59 s after the book's snapshot went out: nothing yet.
+        let later = c.books[0].pushed + Duration::from_secs(59);
         okx.on_tick(&mut c, later, Duration::from_secs(1), &mut out);
         assert!(out.items.is_empty());
         let later = later + Duration::from_secs(2);
