@@ -517,7 +517,7 @@ impl Feed {
     }
 }
 
-/// The adapter's books, where valid, show the market's best levels; its
+/// The adapter's books are valid and show the market's best levels; its
 /// last quote is the market's top (`quotes`: none was lost).
 fn check(feed: &Feed, m: &Market, specs: &[InstrumentSpec], quotes: bool, at: &str) {
     check_some(feed, m, specs, quotes, &[0, 1], at);
@@ -537,17 +537,19 @@ fn check_some(
             continue;
         }
         let id = InstrumentId(n as u32);
-        if let Some(book) = feed.adapter.book(id) {
-            let (bids, asks) = m.books[n].levels(spec.depth);
-            let shown = |side| -> Vec<(i64, i64)> {
-                book.levels(side)
-                    .iter()
-                    .map(|l| (l.price, l.size))
-                    .collect()
-            };
-            assert_eq!(shown(Side::Bid), bids, "{at}: bids of {n}");
-            assert_eq!(shown(Side::Ask), asks, "{at}: asks of {n}");
-        }
+        let book = feed
+            .adapter
+            .book(id)
+            .unwrap_or_else(|| panic!("{at}: book {n} not valid"));
+        let (bids, asks) = m.books[n].levels(spec.depth);
+        let shown = |side| -> Vec<(i64, i64)> {
+            book.levels(side)
+                .iter()
+                .map(|l| (l.price, l.size))
+                .collect()
+        };
+        assert_eq!(shown(Side::Bid), bids, "{at}: bids of {n}");
+        assert_eq!(shown(Side::Ask), asks, "{at}: asks of {n}");
         let quote = feed.events.iter().rev().find_map(|e| match e.kind {
             Kind::Quote {
                 bid_price,
