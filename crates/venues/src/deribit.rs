@@ -10,8 +10,11 @@
 //! keeps only the float) and parses the number text with
 //! [`crate::decimal`].
 
+use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
 use crate::book::{Level, Side};
 use crate::error::DecodeError;
+use crate::event::{Event, InstrumentId, InstrumentSpec};
+use crate::plan::deribit::{INSTRUMENTS_PER_REQUEST, SUBSCRIBE_ID, book_channel_symbol};
 use crate::scan::{self, Cursor, Numbers, Val};
 use crate::sync::{BookSync, LevelResult, Seq, SyncEvent};
 
@@ -509,10 +512,6 @@ pub fn feed_book(
         sync.on_diff(seq, levels, emit)
     }
 }
-
-use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
-use crate::event::{Event, InstrumentId, InstrumentSpec};
-use crate::plan::deribit::{INSTRUMENTS_PER_REQUEST, SUBSCRIBE_ID, book_channel_symbol};
 
 /// What to send when Deribit's heartbeat asks (`test_request`).
 pub const TEST_ANSWER: &str = r#"{"jsonrpc":"2.0","id":0,"method":"public/test","params":{}}"#;
