@@ -528,10 +528,7 @@ mod tests {
     use super::*;
 
     fn market(venue: Venue) -> Market {
-        let instruments = SimInstrument::pair(venue);
-        let mut rng = StdRng::seed_from_u64(1);
-        let books = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
-        Market::new(instruments, books, false)
+        crate::testutil::market(venue, 1)
     }
 
     #[test]

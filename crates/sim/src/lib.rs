@@ -37,6 +37,8 @@ mod okx;
 mod protocol;
 mod server;
 mod stamps;
+#[cfg(test)]
+mod testutil;
 mod time;
 
 use std::collections::HashMap;

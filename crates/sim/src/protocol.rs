@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use tickwire_net::CloseCode;
 
-use crate::market::{Book, SimInstrument, Step, StepFaults};
+use rand::rngs::StdRng;
+
+use crate::market::{self, Book, SimInstrument, Step, StepFaults};
 use crate::stamps::StreamKind;
 use crate::{Sent, VenueFault};
 
@@ -53,6 +55,22 @@ impl Market {
             .is_some_and(|r| std::mem::replace(r, false))
     }
 
+    /// One market step of instrument `n` (a trade first if `trade`) into
+    /// `out`: the faults armed for it taken, its step counter's epoch moved
+    /// on a restart, the trade and quote recorded when kept. The server's
+    /// step, and the tests'.
+    pub(crate) fn step(&mut self, n: usize, rng: &mut StdRng, trade: bool, out: &mut Step) {
+        let book = &mut self.books[n];
+        market::step(n, &self.instruments[n], book, rng, trade, out);
+        out.faults = std::mem::take(&mut self.pending[n]);
+        if out.faults.restart {
+            book.epoch = book.version - 1;
+        }
+        if let Some(sent) = self.sent.as_mut() {
+            record(out, sent);
+        }
+    }
+
     /// Arms `fault` for instrument `n`.
     pub(crate) fn arm(&mut self, n: usize, fault: VenueFault) {
         let Some(p) = self.pending.get_mut(n) else {
@@ -64,6 +82,27 @@ impl Market {
             VenueFault::Restart => p.restart = true,
             VenueFault::RejectSubscription => self.reject[n] = true,
         }
+    }
+}
+
+/// Keeps the step's trade and quote, for tests.
+fn record(s: &Step, sent: &mut Vec<Sent>) {
+    if let Some(t) = s.trade {
+        sent.push(Sent::Trade {
+            instrument: s.instrument,
+            id: t.id,
+            price: t.price,
+            size: t.size,
+            buyer_aggressor: t.buyer_aggressor,
+        });
+    }
+    if let Some((bid, ask)) = s.top {
+        sent.push(Sent::Quote {
+            instrument: s.instrument,
+            update_id: s.last_id,
+            bid,
+            ask,
+        });
     }
 }
 

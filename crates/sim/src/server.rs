@@ -17,7 +17,7 @@ use tickwire_net::CloseCode;
 use tickwire_net::server::{Incoming, Request, Server, ServerError, Session};
 use tickwire_tsc::Clock;
 
-use crate::market::{self, Book, Levels, Step};
+use crate::market::{Book, Levels, Step};
 use crate::protocol::{Market, Out, Protocol, Response, Tick, query};
 use crate::stamps::{SendStamps, StreamKind};
 use crate::{Script, Sent, SimConfig, SimStats, VenueFault};
@@ -529,26 +529,12 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             clients.swap_remove(c);
             shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
         }
-        let Market {
-            instruments,
-            books,
-            pending,
-            sent,
-            ..
-        } = &mut *market;
         for s in steps.iter_mut() {
             let count = shared.counters.steps.fetch_add(1, Ordering::Relaxed);
             let trade =
                 config.trade_every > 0 && count.is_multiple_of(u64::from(config.trade_every));
-            market::step(n, &instruments[n], &mut books[n], &mut rng, trade, s);
-            s.faults = std::mem::take(&mut pending[n]);
-            if s.faults.restart {
-                books[n].epoch = books[n].version - 1;
-            }
-            if let Some(sent) = sent.as_mut() {
-                record(s, sent);
-            }
-            n = (n + 1) % instruments.len();
+            market.step(n, &mut rng, trade, s);
+            n = (n + 1) % market.instruments.len();
         }
         let mut gone = Vec::new();
         for (c, client) in clients.iter_mut().enumerate() {
@@ -571,27 +557,6 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             clients.swap_remove(c);
             count_gone(&shared.counters, how);
         }
-    }
-}
-
-/// Keeps the step's trade and quote, for tests.
-fn record(s: &Step, sent: &mut Vec<Sent>) {
-    if let Some(t) = s.trade {
-        sent.push(Sent::Trade {
-            instrument: s.instrument,
-            id: t.id,
-            price: t.price,
-            size: t.size,
-            buyer_aggressor: t.buyer_aggressor,
-        });
-    }
-    if let Some((bid, ask)) = s.top {
-        sent.push(Sent::Quote {
-            instrument: s.instrument,
-            update_id: s.last_id,
-            bid,
-            ask,
-        });
     }
 }
 

@@ -6,19 +6,16 @@ use std::collections::BTreeMap;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tickwire_venues::book::Side;
-use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::plan::Channels;
 use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, Outcome, VenueAdapter, bybit};
 
 use super::*;
 use crate::VenueFault;
-use crate::market::{self, Book, SimInstrument};
+use crate::market::SimInstrument;
+use crate::testutil;
 
 fn market(venue: Venue) -> Market {
-    let instruments = SimInstrument::pair(venue);
-    let mut rng = StdRng::seed_from_u64(1);
-    let books = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
-    Market::new(instruments, books, false)
+    testutil::market(venue, 1)
 }
 
 fn open(b: &Bybit, path: &str, m: &Market) -> Client {
@@ -35,15 +32,10 @@ fn ask(b: &Bybit, c: &mut Client, m: &mut Market, text: &str) -> Vec<String> {
     out.items.into_iter().map(|(t, _)| t).collect()
 }
 
-/// One market step of instrument `n`, as the server makes it: the faults
-/// armed for it taken, the book's epoch moved on a restart.
+/// One market step of instrument `n`, as the server makes it.
 fn step(m: &mut Market, rng: &mut StdRng, n: usize, trade: bool) -> Step {
     let mut s = Step::default();
-    market::step(n, &m.instruments[n], &mut m.books[n], rng, trade, &mut s);
-    s.faults = std::mem::take(&mut m.pending[n]);
-    if s.faults.restart {
-        m.books[n].epoch = m.books[n].version - 1;
-    }
+    m.step(n, rng, trade, &mut s);
     s
 }
 
@@ -398,16 +390,12 @@ fn level_one_repeats_after_three_quiet_seconds() {
 fn the_window_on_the_wire_is_the_market_top() {
     for venue in [Venue::BybitSpot, Venue::BybitInverse] {
         let b = Bybit::new(venue);
-        let mut m = market(venue);
-        for i in &mut m.instruments {
+        let mut instruments = SimInstrument::pair(venue);
+        for i in &mut instruments {
             i.levels = 60;
         }
         let mut rng = StdRng::seed_from_u64(8);
-        m.books = m
-            .instruments
-            .iter()
-            .map(|i| Book::new(i, &mut rng))
-            .collect();
+        let mut m = testutil::market_of(instruments, &mut rng);
         let mut c = open(&b, b.path, &m);
         let spec = m.instruments[0].clone();
         let sub = format!(
@@ -487,15 +475,8 @@ impl Feed {
     /// id is the one the adapter reports for it.
     fn take(&mut self, out: &mut Out) {
         for (text, key) in out.items.drain(..) {
-            let mut buf = text.clone().into_bytes();
-            let len = buf.len();
-            buf.resize(len + INPUT_PADDING, 0);
             let from = self.events.len();
-            let events = &mut self.events;
-            let outcome = self
-                .adapter
-                .on_message(&mut buf, len, 0, &mut |e| events.push(e))
-                .unwrap_or_else(|e| panic!("{e}: {text}"));
+            let outcome = testutil::deliver(&mut self.adapter, &text, &mut self.events);
             self.outcomes.push(outcome);
             let Some((n, kind, id)) = key else { continue };
             for e in &self.events[from..] {

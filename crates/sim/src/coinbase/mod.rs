@@ -487,13 +487,9 @@ mod tests {
     use tickwire_venues::Venue;
 
     use super::*;
-    use crate::market::{Book, SimInstrument};
 
     pub(super) fn market() -> Market {
-        let instruments = SimInstrument::pair(Venue::Coinbase);
-        let mut rng = StdRng::seed_from_u64(1);
-        let books = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
-        Market::new(instruments, books, false)
+        crate::testutil::market(Venue::Coinbase, 1)
     }
 
     /// A connection on the venue's path.
@@ -661,8 +657,7 @@ mod tests {
         out.items.clear();
         let mut rng = StdRng::seed_from_u64(3);
         let mut step = Step::default();
-        let spec = m.instruments[1].clone();
-        crate::market::step(1, &spec, &mut m.books[1], &mut rng, true, &mut step);
+        m.step(1, &mut rng, true, &mut step);
         step.faults.drop_book = true;
         cb.on_step(&mut c, &step, &m, &mut out);
         let trade = step.trade.unwrap();
@@ -677,8 +672,7 @@ mod tests {
         );
         assert_eq!(t["trade_id"], trade.id.to_string());
         out.items.clear();
-        crate::market::step(1, &spec, &mut m.books[1], &mut rng, false, &mut step);
-        step.faults = Default::default();
+        m.step(1, &mut rng, false, &mut step);
         cb.on_step(&mut c, &step, &m, &mut out);
         let v: Value = serde_json::from_str(&out.items[0].0).unwrap();
         assert_eq!(v["sequence_num"], 6, "5 was lost");

@@ -3,13 +3,10 @@
 //! `tickwire_venues::coinbase::Adapter::on_message`, and the adapter's
 //! books and trades are checked against the market after every step.
 
-use std::collections::BTreeMap;
-
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tickwire_venues::book::Side;
 use tickwire_venues::coinbase::Adapter;
-use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::plan::Channels;
 use tickwire_venues::sync::Resync;
 use tickwire_venues::{
@@ -18,64 +15,14 @@ use tickwire_venues::{
 
 use super::{Client, Coinbase};
 use crate::VenueFault;
-use crate::market::{self, Levels, Step};
+use crate::market::{Levels, Step};
 use crate::protocol::{Market, Out, Protocol};
 use crate::stamps::StreamKind;
+use crate::testutil::{self, Consumer};
 
 /// BTC-USD shows 10 levels of its 25 000 a side (the adapter keeps 2000
 /// and tracks the horizon below them); ETH-USD 50 of its 200 (all kept).
 const DEPTHS: [usize; 2] = [10, 50];
-
-/// Each book rebuilt from `BookSnapshot` and `BookDelta` alone, cut to its
-/// depth after each delta: what a consumer of the events shows.
-#[derive(Default)]
-struct Consumer {
-    books: BTreeMap<u32, [BTreeMap<i64, i64>; 2]>,
-}
-
-impl Consumer {
-    fn on(&mut self, e: &Event) {
-        let depth = DEPTHS[e.instrument.0 as usize];
-        match e.kind {
-            Kind::BookSnapshot { .. } => {
-                self.books.insert(e.instrument.0, Default::default());
-            }
-            Kind::BookDelta {
-                side, price, size, ..
-            } => {
-                let book = self
-                    .books
-                    .get_mut(&e.instrument.0)
-                    .expect("a snapshot first");
-                let levels = &mut book[side as usize];
-                if size == 0 {
-                    levels.remove(&price);
-                } else {
-                    levels.insert(price, size);
-                }
-                while levels.len() > depth {
-                    let worst = match side {
-                        Side::Bid => *levels.keys().next().expect("not empty"),
-                        Side::Ask => *levels.keys().next_back().expect("not empty"),
-                    };
-                    levels.remove(&worst);
-                }
-            }
-            Kind::Gap { .. } => {
-                self.books.remove(&e.instrument.0);
-            }
-            _ => {}
-        }
-    }
-
-    fn levels(&self, n: u32) -> Option<(Levels, Levels)> {
-        let [bids, asks] = self.books.get(&n)?;
-        Some((
-            bids.iter().rev().map(|(p, s)| (*p, *s)).collect(),
-            asks.iter().map(|(p, s)| (*p, *s)).collect(),
-        ))
-    }
-}
 
 /// One connection: its protocol state, and the adapter and consumer on
 /// the other end.
@@ -122,7 +69,7 @@ impl Harness {
         let mut link = Link {
             client: super::tests::connect(&self.cb, &self.market),
             adapter: Adapter::new(&self.specs),
-            consumer: Consumer::default(),
+            consumer: Consumer::new(DEPTHS),
             events: Vec::new(),
             outcomes: Vec::new(),
         };
@@ -151,16 +98,7 @@ impl Harness {
         if let Some(f) = fault {
             self.market.arm(n, f);
         }
-        let spec = self.market.instruments[n].clone();
-        market::step(
-            n,
-            &spec,
-            &mut self.market.books[n],
-            &mut self.rng,
-            trade,
-            &mut self.step,
-        );
-        self.step.faults = std::mem::take(&mut self.market.pending[n]);
+        self.market.step(n, &mut self.rng, trade, &mut self.step);
         for link in links.iter_mut() {
             let mut out = Out::default();
             self.cb
@@ -217,7 +155,7 @@ impl Harness {
             "instrument {n} at step {}",
             self.k
         );
-        assert_eq!(link.consumer.levels(n as u32), Some(truth), "consumer {n}");
+        assert_eq!(link.consumer.levels(n), Some(truth), "consumer {n}");
         true
     }
 
@@ -242,13 +180,8 @@ impl Harness {
 /// reports for it.
 fn deliver(link: &mut Link, out: Out) {
     for (text, key) in out.items {
-        let mut buf = text.clone().into_bytes();
-        buf.resize(text.len() + INPUT_PADDING, b' ');
         let from = link.events.len();
-        let outcome = link
-            .adapter
-            .on_message(&mut buf, text.len(), 0, &mut |e| link.events.push(e))
-            .unwrap_or_else(|e| panic!("{e:?}: {}", &text[..text.len().min(300)]));
+        let outcome = testutil::deliver(&mut link.adapter, &text, &mut link.events);
         link.outcomes.push(outcome);
         for e in &link.events[from..] {
             link.consumer.on(e);

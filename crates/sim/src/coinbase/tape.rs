@@ -128,12 +128,11 @@ mod tests {
         let tape = Tape::default();
         let mut s = String::new();
         assert!(!tape.ticker(&mut s, &m, 1) && s.is_empty(), "no trade yet");
-        let spec = m.instruments[1].clone();
         let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(5);
         let mut step = Step::default();
         let mut trades = Vec::new();
         for _ in 0..30 {
-            crate::market::step(1, &spec, &mut m.books[1], &mut rng, true, &mut step);
+            m.step(1, &mut rng, true, &mut step);
             // Two clients' steps: kept once.
             tape.record(&step);
             tape.record(&step);

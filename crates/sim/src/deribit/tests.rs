@@ -8,7 +8,6 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
 use tickwire_venues::book::Side;
-use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::plan::Channels;
 use tickwire_venues::sync::Resync;
 use tickwire_venues::{
@@ -18,13 +17,10 @@ use tickwire_venues::{
 
 use super::*;
 use crate::VenueFault;
-use crate::market::{self, Book, SimInstrument};
+use crate::testutil::{self, Consumer};
 
 fn market() -> Market {
-    let instruments = SimInstrument::pair(Venue::Deribit);
-    let mut rng = StdRng::seed_from_u64(7);
-    let books = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
-    Market::new(instruments, books, false)
+    testutil::market(Venue::Deribit, 7)
 }
 
 fn client(d: &Deribit, m: &Market) -> Client {
@@ -206,21 +202,7 @@ fn steps_read_as_deribit_writes_them() {
         if k == 150 {
             m.arm(0, VenueFault::SequenceGap);
         }
-        let Market {
-            instruments,
-            books,
-            pending,
-            ..
-        } = &mut m;
-        market::step(
-            0,
-            &instruments[0],
-            &mut books[0],
-            &mut rng,
-            k % 2 == 0,
-            &mut step,
-        );
-        step.faults = std::mem::take(&mut pending[0]);
+        m.step(0, &mut rng, k % 2 == 0, &mut step);
         let mut out = Out::default();
         d.on_step(&mut c, &step, &m, &mut out);
         let mut book_messages = 0;
@@ -482,15 +464,18 @@ fn deliver(adapter: &mut deribit::Adapter, out: &mut Out) -> Delivered {
     out.items
         .drain(..)
         .map(|(text, key)| {
-            let mut buf = text.as_bytes().to_vec();
-            buf.resize(text.len() + INPUT_PADDING, 0);
             let mut events = Vec::new();
-            let outcome = adapter
-                .on_message(&mut buf, text.len(), 0, &mut |e| events.push(e))
-                .unwrap_or_else(|e| panic!("{e}: {text}"));
+            let outcome = testutil::deliver(adapter, &text, &mut events);
             (key, outcome, events)
         })
         .collect()
+}
+
+/// Every event of `got` to the consumer.
+fn consume(consumer: &mut Consumer, got: &Delivered) {
+    for e in got.iter().flat_map(|(_, _, events)| events) {
+        consumer.on(e);
+    }
 }
 
 fn kinds(d: &Delivered, n: u32) -> Vec<EventKind> {
@@ -516,59 +501,6 @@ fn same_book(adapter: &deribit::Adapter, m: &Market, n: usize) -> bool {
     ours(Side::Bid) == bids && ours(Side::Ask) == asks
 }
 
-/// A book as a consumer of the events keeps it (`tickwire_venues::event`:
-/// a snapshot clears it, a delta sets a level and the worst beyond the
-/// depth go, a gap clears it).
-#[derive(Default)]
-struct Mirror {
-    depth: usize,
-    sides: [std::collections::BTreeMap<i64, i64>; 2],
-}
-
-impl Mirror {
-    fn apply(&mut self, kind: EventKind) {
-        match kind {
-            EventKind::BookSnapshot { depth, .. } => {
-                self.depth = depth as usize;
-                self.sides.iter_mut().for_each(|s| s.clear());
-            }
-            EventKind::Gap { .. } => self.sides.iter_mut().for_each(|s| s.clear()),
-            EventKind::BookDelta {
-                side, price, size, ..
-            } => {
-                let levels = &mut self.sides[side as usize];
-                if size == 0 {
-                    levels.remove(&price);
-                } else {
-                    levels.insert(price, size);
-                }
-                while levels.len() > self.depth {
-                    let worst = match side {
-                        Side::Bid => *levels.keys().next().unwrap(),
-                        Side::Ask => *levels.keys().next_back().unwrap(),
-                    };
-                    levels.remove(&worst);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Equal to the market's book `n` at the shown depth.
-    fn equals(&self, m: &Market, n: usize) -> bool {
-        let (bids, asks) = m.books[n].levels(DEPTH);
-        let ours = |side: usize, rev: bool| -> Vec<(i64, i64)> {
-            let it = self.sides[side].iter().map(|(p, s)| (*p, *s));
-            if rev {
-                it.rev().collect()
-            } else {
-                it.collect()
-            }
-        };
-        ours(0, true) == bids && ours(1, false) == asks
-    }
-}
-
 #[test]
 fn a_round_trip_through_the_adapter() {
     let d = Deribit::new();
@@ -581,7 +513,11 @@ fn a_round_trip_through_the_adapter() {
     let mut adapter = deribit::Adapter::new(&specs);
     let mut c = client(&d, &m);
     let mut out = Out::default();
-    let mut mirrors = [Mirror::default(), Mirror::default()];
+    let mut consumer = Consumer::new([DEPTH; 2]);
+    // The consumer's book `n` is the market's at the shown depth.
+    let mirrored = |consumer: &Consumer, m: &Market, n: usize| {
+        consumer.levels(n) == Some(m.books[n].levels(DEPTH))
+    };
 
     // The plan's frames, ETH's book refused: the reply to request 100
     // lacks its channel.
@@ -591,7 +527,7 @@ fn a_round_trip_through_the_adapter() {
         d.on_text(&mut c, frame, &mut m, &mut out);
     }
     let got = deliver(&mut adapter, &mut out);
-    kinds(&got, 0).into_iter().for_each(|e| mirrors[0].apply(e));
+    consume(&mut consumer, &got);
     assert_eq!(kinds(&got, 1), [EventKind::Rejected { code: 0 }]);
     assert!(got.iter().any(|(_, o, _)| *o == Outcome::Rejected));
     assert!(adapter.rejection().contains(r#""id":100,"result":["#));
@@ -602,10 +538,10 @@ fn a_round_trip_through_the_adapter() {
     let again = Venue::Deribit.resubscribe(&specs[1]);
     d.on_text(&mut c, &again[1], &mut m, &mut out);
     let got = deliver(&mut adapter, &mut out);
-    kinds(&got, 1).into_iter().for_each(|e| mirrors[1].apply(e));
+    consume(&mut consumer, &got);
     assert_eq!(got[0].1, Outcome::Control);
     assert!(same_book(&adapter, &m, 1));
-    assert!(mirrors[0].equals(&m, 0) && mirrors[1].equals(&m, 1));
+    assert!(mirrored(&consumer, &m, 0) && mirrored(&consumer, &m, 1));
     d.on_text(
         &mut c,
         r#"{"jsonrpc":"2.0","id":9,"method":"public/subscribe","params":{"channels":["quote.BTC-PERPETUAL","quote.ETH-PERPETUAL"]}}"#,
@@ -629,26 +565,12 @@ fn a_round_trip_through_the_adapter() {
             // BTC's recovery is refused first.
             m.arm(0, VenueFault::RejectSubscription);
         }
-        let Market {
-            instruments,
-            books,
-            pending,
-            ..
-        } = &mut m;
-        market::step(
-            n,
-            &instruments[n],
-            &mut books[n],
-            &mut rng,
-            k % 3 == 0,
-            &mut step,
-        );
-        step.faults = std::mem::take(&mut pending[n]);
+        m.step(n, &mut rng, k % 3 == 0, &mut step);
         d.on_step(&mut c, &step, &m, &mut out);
         let got = deliver(&mut adapter, &mut out);
         let events = kinds(&got, n as u32);
-        events.iter().for_each(|e| mirrors[n].apply(*e));
         assert!(kinds(&got, 1 - n as u32).is_empty());
+        consume(&mut consumer, &got);
         // Each message's stamp is the id the adapter reports for it.
         for (key, _, ev) in &got {
             for e in ev {
@@ -720,9 +642,7 @@ fn a_round_trip_through_the_adapter() {
                 d.on_text(&mut c, &frame, &mut m, &mut out);
             }
             let got = deliver(&mut adapter, &mut out);
-            kinds(&got, n as u32)
-                .into_iter()
-                .for_each(|e| mirrors[n].apply(e));
+            consume(&mut consumer, &got);
             if k < 802 {
                 assert_eq!(got.len(), 3, "two replies and the snapshot");
                 assert!(got.iter().all(|(_, o, _)| *o != Outcome::Rejected));
@@ -747,13 +667,13 @@ fn a_round_trip_through_the_adapter() {
                     &mut out,
                 );
                 let got = deliver(&mut adapter, &mut out);
-                kinds(&got, 0).into_iter().for_each(|e| mirrors[0].apply(e));
+                consume(&mut consumer, &got);
             }
         }
         for i in (0..2).filter(|&i| !lost[i]) {
             assert!(same_book(&adapter, &m, i), "step {k}, instrument {i}");
             assert!(
-                mirrors[i].equals(&m, i),
+                mirrored(&consumer, &m, i),
                 "step {k}, instrument {i}: the events"
             );
         }

@@ -1,7 +1,6 @@
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tickwire_venues::book::Side;
-use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::kraken::Adapter;
 use tickwire_venues::plan::Channels;
 use tickwire_venues::sync::Resync;
@@ -9,13 +8,10 @@ use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, Outcome, Venue,
 
 use super::*;
 use crate::VenueFault;
-use crate::market::{self, Book};
+use crate::testutil;
 
 fn market() -> Market {
-    let instruments = SimInstrument::pair(Venue::Kraken);
-    let mut rng = StdRng::seed_from_u64(1);
-    let books = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
-    Market::new(instruments, books, false)
+    testutil::market(Venue::Kraken, 1)
 }
 
 /// Sends `text` and returns every reply.
@@ -224,10 +220,7 @@ fn trade_and_ticker_snapshots_tell_the_recent_market() {
     };
     let (mut rng, mut step, mut out) = (StdRng::seed_from_u64(3), Step::default(), Out::default());
     for _ in 0..120 {
-        let Market {
-            instruments, books, ..
-        } = &mut m;
-        market::step(0, &instruments[0], &mut books[0], &mut rng, true, &mut step);
+        m.step(0, &mut rng, true, &mut step);
         k.on_step(&mut c, &step, &m, &mut out);
     }
     assert!(out.items.is_empty(), "nothing subscribed, nothing sent");
@@ -373,14 +366,8 @@ impl Rig {
     fn deliver(&mut self, out: Out) -> Vec<Outcome> {
         let mut outcomes = Vec::new();
         for (text, key) in out.items {
-            let mut buf = text.clone().into_bytes();
-            buf.resize(text.len() + INPUT_PADDING, 0);
             let from = self.events.len();
-            let events = &mut self.events;
-            let r = self
-                .adapter
-                .on_message(&mut buf, text.len(), 0, &mut |e| events.push(e));
-            let outcome = r.unwrap_or_else(|e| panic!("{e}: {text}"));
+            let outcome = testutil::deliver(&mut self.adapter, &text, &mut self.events);
             // A trade is stamped under the id the adapter reports.
             if let Some((n, StreamKind::Trade, id)) = key {
                 let ids: Vec<(u32, u64)> = self.events[from..]
@@ -418,21 +405,8 @@ impl Rig {
     /// One market step of instrument `n` (a trade every third), through the
     /// protocol into the adapter.
     fn step(&mut self, n: usize, k: usize) {
-        let Market {
-            instruments,
-            books,
-            pending,
-            ..
-        } = &mut self.market;
-        market::step(
-            n,
-            &instruments[n],
-            &mut books[n],
-            &mut self.rng,
-            k.is_multiple_of(3),
-            &mut self.step,
-        );
-        self.step.faults = std::mem::take(&mut pending[n]);
+        self.market
+            .step(n, &mut self.rng, k.is_multiple_of(3), &mut self.step);
         let mut out = Out::default();
         self.kraken
             .on_step(&mut self.client, &self.step, &self.market, &mut out);

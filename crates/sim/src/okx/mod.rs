@@ -389,13 +389,10 @@ mod tests {
 
     use super::*;
     use crate::VenueFault;
-    use crate::market::{self, Book, Digits, decimal};
+    use crate::market::{Digits, decimal};
 
     fn market() -> Market {
-        let instruments = SimInstrument::pair(Venue::Okx);
-        let mut rng = StdRng::seed_from_u64(1);
-        let books = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
-        Market::new(instruments, books, false)
+        crate::testutil::market(Venue::Okx, 1)
     }
 
     fn client(okx: &Okx, m: &Market) -> Client {
@@ -519,10 +516,7 @@ mod tests {
         let mut step = Step::default();
         let mut out = Out::default();
         for _ in 0..20 {
-            let Market {
-                instruments, books, ..
-            } = &mut m;
-            market::step(0, &instruments[0], &mut books[0], &mut rng, true, &mut step);
+            m.step(0, &mut rng, true, &mut step);
             okx.on_step(&mut c, &step, &m, &mut out);
         }
         assert!(out.items.is_empty());
@@ -627,17 +621,7 @@ mod tests {
         let mut last = m.books[0].update_id;
         let (mut trades, mut quotes) = (0, 0);
         for k in 0..300 {
-            let Market {
-                instruments, books, ..
-            } = &mut m;
-            market::step(
-                0,
-                &instruments[0],
-                &mut books[0],
-                &mut rng,
-                k % 2 == 0,
-                &mut step,
-            );
+            m.step(0, &mut rng, k % 2 == 0, &mut step);
             step.faults.drop_book = k == 100;
             step.faults.bad_checksum = k == 200;
             let mut out = Out::default();

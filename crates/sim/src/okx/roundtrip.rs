@@ -3,12 +3,9 @@
 //! `tickwire_venues::okx::Adapter::on_message`, and the adapter's books,
 //! trades and quotes are checked against the market after every step.
 
-use std::collections::BTreeMap;
-
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tickwire_venues::book::Side;
-use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::okx::Adapter;
 use tickwire_venues::plan::Channels;
 use tickwire_venues::sync::Resync;
@@ -16,58 +13,9 @@ use tickwire_venues::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind, Outc
 
 use super::{Client, Okx};
 use crate::VenueFault;
-use crate::market::{self, Book, Levels, SimInstrument, Step};
+use crate::market::{Levels, SimInstrument, Step};
 use crate::protocol::{Market, Out, Protocol};
-
-/// What a consumer of the adapter's events shows: each book rebuilt from
-/// `BookSnapshot` and `BookDelta` alone, cut to its depth after each
-/// delta.
-#[derive(Default)]
-struct Consumer {
-    books: BTreeMap<u32, [BTreeMap<i64, i64>; 2]>,
-}
-
-impl Consumer {
-    fn on(&mut self, e: &Event, depth: usize) {
-        match e.kind {
-            Kind::BookSnapshot { .. } => {
-                self.books.insert(e.instrument.0, Default::default());
-            }
-            Kind::BookDelta {
-                side, price, size, ..
-            } => {
-                let Some(book) = self.books.get_mut(&e.instrument.0) else {
-                    panic!("a delta before any snapshot: {e:?}")
-                };
-                let levels = &mut book[side as usize];
-                if size == 0 {
-                    levels.remove(&price);
-                } else {
-                    levels.insert(price, size);
-                }
-                while levels.len() > depth {
-                    let worst = match side {
-                        Side::Bid => *levels.keys().next().expect("not empty"),
-                        Side::Ask => *levels.keys().next_back().expect("not empty"),
-                    };
-                    levels.remove(&worst);
-                }
-            }
-            Kind::Gap { .. } => {
-                self.books.remove(&e.instrument.0);
-            }
-            _ => {}
-        }
-    }
-
-    fn levels(&self, n: u32) -> Option<(Levels, Levels)> {
-        let [bids, asks] = self.books.get(&n)?;
-        Some((
-            bids.iter().rev().map(|(p, s)| (*p, *s)).collect(),
-            asks.iter().map(|(p, s)| (*p, *s)).collect(),
-        ))
-    }
-}
+use crate::testutil::{self, Consumer, deliver};
 
 struct Harness {
     okx: Okx,
@@ -90,13 +38,12 @@ impl Harness {
         let mut instruments = SimInstrument::pair(Venue::Okx);
         instruments[0].levels = 450;
         let mut rng = StdRng::seed_from_u64(11);
-        let books = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
         let specs: Vec<InstrumentSpec> = instruments
             .iter()
             .zip([400, 20])
             .map(|(i, depth)| InstrumentSpec::new(&i.symbol, i.price_scale, i.size_scale, depth))
             .collect();
-        let market = Market::new(instruments, books, false);
+        let market = testutil::market_of(instruments, &mut rng);
         let okx = Okx::new();
         let Ok(client) = okx.open("/ws/v5/public", &market) else {
             panic!("the public path is refused")
@@ -106,8 +53,8 @@ impl Harness {
             market,
             client,
             adapter: Adapter::new(&specs),
+            consumer: Consumer::new(specs.iter().map(|s| s.depth)),
             specs,
-            consumer: Consumer::default(),
             rng,
             step: Step::default(),
             steps: 0,
@@ -121,17 +68,10 @@ impl Harness {
         self.events.clear();
         let mut outcomes = Vec::new();
         for (text, _) in out.items.drain(..) {
-            let mut buf = text.clone().into_bytes();
-            buf.resize(text.len() + INPUT_PADDING, b' ');
-            let events = &mut self.events;
-            let r = self
-                .adapter
-                .on_message(&mut buf, text.len(), 0, &mut |e| events.push(e));
-            outcomes.push(r.unwrap_or_else(|e| panic!("{e}: {text}")));
+            outcomes.push(deliver(&mut self.adapter, &text, &mut self.events));
         }
         for e in &self.events {
-            let depth = self.specs[e.instrument.0 as usize].depth;
-            self.consumer.on(e, depth);
+            self.consumer.on(e);
         }
         outcomes
     }
@@ -148,21 +88,7 @@ impl Harness {
     fn step(&mut self, n: usize) {
         let trade = self.steps.is_multiple_of(3);
         self.steps += 1;
-        let Market {
-            instruments,
-            books,
-            pending,
-            ..
-        } = &mut self.market;
-        market::step(
-            n,
-            &instruments[n],
-            &mut books[n],
-            &mut self.rng,
-            trade,
-            &mut self.step,
-        );
-        self.step.faults = std::mem::take(&mut pending[n]);
+        self.market.step(n, &mut self.rng, trade, &mut self.step);
         let mut out = Out::default();
         self.okx
             .on_step(&mut self.client, &self.step, &self.market, &mut out);
@@ -190,7 +116,7 @@ impl Harness {
             "{context}: book {n}"
         );
         assert_eq!(
-            self.consumer.levels(n as u32),
+            self.consumer.levels(n),
             Some(want),
             "{context}: consumer {n}"
         );
