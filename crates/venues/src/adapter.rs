@@ -154,8 +154,26 @@ impl Instruments {
         let Some(id) = self.find(symbol) else {
             return Ok(false);
         };
-        let spec = &self.list[id.0 as usize].spec;
-        let (ps, ss) = (spec.price_scale, spec.size_scale);
+        self.quote_at(id, bid, ask, update_id, exchange_ns, recv_tsc, emit)
+    }
+
+    /// [`quote`](Self::quote) of instrument `id`.
+    #[allow(clippy::too_many_arguments)] // one call per venue, all named
+    #[inline]
+    pub(crate) fn quote_at(
+        &self,
+        id: InstrumentId,
+        bid: (&str, &str),
+        ask: (&str, &str),
+        update_id: u64,
+        exchange_ns: u64,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> Result<bool, DecodeError> {
+        let Some(instrument) = self.get(id) else {
+            return Ok(false);
+        };
+        let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
         let bid = crate::decimal::level(bid.0, bid.1, ps, ss)?;
         let ask = crate::decimal::level(ask.0, ask.1, ps, ss)?;
         emit(Event {
@@ -174,23 +192,50 @@ impl Instruments {
     }
 
     /// Runs one book message of `symbol` through its engine: `feed` hands
-    /// it over (given the engine, the price and size scales and the
-    /// engine's `emit`). `Ignored` when the symbol is unknown or has no
-    /// book.
+    /// it over, as in [`feed_book`](Self::feed_book). `Ignored` when the
+    /// symbol is unknown or has no book.
     pub(crate) fn book_message(
         &mut self,
         symbol: &str,
         exchange_ns: u64,
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
-        feed: impl FnOnce(&mut BookSync, u8, u8, &mut dyn FnMut(SyncEvent)) -> Result<(), DecodeError>,
+        feed: impl FnOnce(
+            &InstrumentSpec,
+            &mut BookSync,
+            &mut dyn FnMut(SyncEvent),
+        ) -> Result<bool, DecodeError>,
     ) -> Result<Outcome, DecodeError> {
         let Some(id) = self.find(symbol) else {
             return Ok(Outcome::Ignored);
         };
-        let instrument = &mut self.list[id.0 as usize];
-        let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
-        let Some(sync) = instrument.sync.as_mut() else {
+        self.feed_book(id, exchange_ns, recv_tsc, emit, feed)
+    }
+
+    /// Runs one book message of instrument `id` through its engine: `feed`
+    /// hands it over (given the instrument's spec, its engine and the
+    /// engine's `emit`) and says whether it was the book's: `false` when
+    /// it left the engine alone, a message it skips (`Ignored`). The
+    /// engine's verdict is then emitted, stamped with `exchange_ns`. A
+    /// price or size that cannot be read names the instrument. `Ignored`
+    /// when `id` has no book.
+    pub(crate) fn feed_book(
+        &mut self,
+        id: InstrumentId,
+        exchange_ns: u64,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+        feed: impl FnOnce(
+            &InstrumentSpec,
+            &mut BookSync,
+            &mut dyn FnMut(SyncEvent),
+        ) -> Result<bool, DecodeError>,
+    ) -> Result<Outcome, DecodeError> {
+        let Some(Instrument {
+            spec,
+            sync: Some(sync),
+        }) = self.list.get_mut(id.0 as usize)
+        else {
             return Ok(Outcome::Ignored);
         };
         let stamp = Stamp {
@@ -199,9 +244,9 @@ impl Instruments {
             recv_tsc,
         };
         let mut verdict = Verdict::new(stamp, emit);
-        feed(sync, ps, ss, &mut |e| verdict.on(e)).map_err(|e| e.at(id))?;
+        let fed = feed(spec, sync, &mut |e| verdict.on(e)).map_err(|e| e.at(id))?;
         verdict.finish(sync);
-        Ok(Outcome::Data)
+        Ok(if fed { Outcome::Data } else { Outcome::Ignored })
     }
 
     /// The venue refused a request (`text`, its own words): `Rejected`

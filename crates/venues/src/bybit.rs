@@ -340,35 +340,33 @@ fn on_book(
     recv_tsc: u64,
     emit: &mut impl FnMut(Event),
 ) -> Result<Outcome, DecodeError> {
+    let Some(id) = instruments.find(book.symbol) else {
+        return Ok(Outcome::Ignored);
+    };
     let ns = ms_to_ns(book.ts_ms);
     let mut outcome = Outcome::Ignored;
     if book.depth == 1 && book.snapshot {
         let bid = book.bids.iter().next().transpose()?.unwrap_or(("0", "0"));
         let ask = book.asks.iter().next().transpose()?.unwrap_or(("0", "0"));
-        if instruments.quote(book.symbol, bid, ask, book.update_id, ns, recv_tsc, emit)? {
+        if instruments.quote_at(id, bid, ask, book.update_id, ns, recv_tsc, emit)? {
             outcome = Outcome::Data;
         }
     }
     // `u` is per topic (a level-1 `u` has nothing to do with a level-50
     // one), so of the depths the plan subscribes, only the book's own
-    // feeds it; another depth (the withdrawn 500 of recordings) is taken
-    // as the book's, its snapshot saying how deep its window is.
-    let its_topic = |depth: usize| {
-        let keep = crate::plan::bybit::book_shape(depth).keep;
-        book.depth == keep || !crate::plan::bybit::DEPTHS.contains(&book.depth)
-    };
-    let feeds_book = instruments
-        .find(book.symbol)
-        .and_then(|id| instruments.get(id))
-        .is_some_and(|i| i.spec.depth > 0 && its_topic(i.spec.depth));
-    if feeds_book {
-        let fed =
-            instruments.book_message(book.symbol, ns, recv_tsc, emit, |sync, ps, ss, emit| {
-                feed_book(sync, book, ps, ss, &mut { emit })
-            })?;
-        if fed == Outcome::Data {
-            outcome = Outcome::Data;
+    // (the depth it keeps) feeds it; another depth (the withdrawn 500 of
+    // recordings) is taken as the book's, its snapshot saying how deep its
+    // window is.
+    let fed = instruments.feed_book(id, ns, recv_tsc, emit, |spec, sync, emit| {
+        let keep = sync.config().keep;
+        if book.depth != keep && crate::plan::bybit::DEPTHS.contains(&book.depth) {
+            return Ok(false);
         }
+        feed_book(sync, book, spec.price_scale, spec.size_scale, &mut { emit })?;
+        Ok(true)
+    })?;
+    if fed == Outcome::Data {
+        outcome = fed;
     }
     Ok(outcome)
 }

@@ -369,8 +369,10 @@ impl Adapter {
                             ns,
                             recv_tsc,
                             emit,
-                            |sync, ps, ss, emit| {
-                                feed_book_numbered(sync, &event, number, ps, ss, &mut { emit })
+                            |spec, sync, emit| {
+                                let (ps, ss) = (spec.price_scale, spec.size_scale);
+                                feed_book_numbered(sync, &event, number, ps, ss, &mut { emit })?;
+                                Ok(true)
                             },
                         )?;
                         if done == Outcome::Data {

@@ -607,7 +607,11 @@ impl Adapter {
                 ms_to_ns(book.timestamp_ms),
                 recv_tsc,
                 emit,
-                |sync, ps, ss, emit| feed_book(sync, &book, ps, ss, &mut { emit }),
+                |spec, sync, emit| {
+                    let (ps, ss) = (spec.price_scale, spec.size_scale);
+                    feed_book(sync, &book, ps, ss, &mut { emit })?;
+                    Ok(true)
+                },
             ),
         }
     }

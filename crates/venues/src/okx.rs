@@ -520,10 +520,11 @@ impl Adapter {
                     ms_to_ns(book.ts_ms),
                     recv_tsc,
                     emit,
-                    |sync, ps, ss, emit| {
+                    |spec, sync, emit| {
+                        let (ps, ss) = (spec.price_scale, spec.size_scale);
                         let verified = feed_book(sync, &book, ps, ss, &mut { emit })?;
                         *checksums_verified += u64::from(verified);
-                        Ok(())
+                        Ok(true)
                     },
                 ),
                 "bbo-tbt" => {

@@ -281,6 +281,11 @@ impl BookSync {
         matches!(self.state, State::Valid { .. }).then_some(&self.book)
     }
 
+    /// The sizes it was made with.
+    pub fn config(&self) -> &SyncConfig {
+        &self.config
+    }
+
     /// Whether the book is valid.
     pub fn is_valid(&self) -> bool {
         matches!(self.state, State::Valid { .. })

@@ -2,7 +2,7 @@
 //! in step with the REST snapshots its owner fetches.
 
 use super::{Decoder, Depth, Levels, Market, Message, Snapshot};
-use crate::adapter::{Instruments, Outcome, Stamp, Verdict, ms_to_ns};
+use crate::adapter::{Instruments, Outcome, ms_to_ns};
 use crate::book::Limit;
 use crate::error::DecodeError;
 use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec};
@@ -14,6 +14,16 @@ pub struct Scales {
     pub price: u8,
     /// Decimal places kept in quantities.
     pub qty: u8,
+}
+
+impl Scales {
+    /// The scales an instrument's values are kept at.
+    fn of(spec: &InstrumentSpec) -> Scales {
+        Scales {
+            price: spec.price_scale,
+            qty: spec.size_scale,
+        }
+    }
 }
 
 fn scaled_levels<'a>(
@@ -162,7 +172,10 @@ impl Adapter {
                 ms_to_ns(d.event_time_ms),
                 recv_tsc,
                 emit,
-                |sync, price, qty, emit| feed_depth(sync, &d, Scales { price, qty }, &mut { emit }),
+                |spec, sync, emit| {
+                    feed_depth(sync, &d, Scales::of(spec), &mut { emit })?;
+                    Ok(true)
+                },
             ),
             // Partial depth (`@depth5`...) is the top of the book, whole:
             // not normalised into book events.
@@ -221,30 +234,20 @@ impl Adapter {
             Limit::Levels(n) => Limit::Levels(n.min(crate::plan::binance::max_limit(self.market))),
             other => other,
         };
-        let Some(instrument) = self.instruments.get_mut(id) else {
-            return Ok(Outcome::Ignored);
-        };
-        let Some(sync) = instrument.sync.as_mut() else {
-            return Ok(Outcome::Ignored);
-        };
-        let scales = Scales {
-            price: instrument.spec.price_scale,
-            qty: instrument.spec.size_scale,
-        };
-        self.decoder.decode(buf, len, |message| {
-            let Message::Snapshot(s) = message? else {
-                return Err(DecodeError::Missing("lastUpdateId"));
-            };
-            let stamp = Stamp {
-                id,
-                exchange_ns: 0,
-                recv_tsc,
-            };
-            let mut verdict = Verdict::new(stamp, emit);
-            feed_snapshot_at(sync, &s, scales, limit, &mut |e| verdict.on(e))
-                .map_err(|e| e.at(id))?;
-            verdict.finish(sync);
-            Ok(Outcome::Data)
+        let Adapter {
+            decoder,
+            instruments,
+            ..
+        } = self;
+        // The body is read only for a book this adapter keeps.
+        instruments.feed_book(id, 0, recv_tsc, emit, |spec, sync, emit| {
+            decoder.decode(buf, len, |message| {
+                let Message::Snapshot(s) = message? else {
+                    return Err(DecodeError::Missing("lastUpdateId"));
+                };
+                feed_snapshot_at(sync, &s, Scales::of(spec), limit, &mut { emit })?;
+                Ok(true)
+            })
         })
     }
 

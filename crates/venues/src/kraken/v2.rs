@@ -613,29 +613,20 @@ impl Adapter {
             return Ok(Outcome::Ignored);
         };
         let i = id.0 as usize;
-        let Some(instrument) = instruments.get_mut(id) else {
-            return Ok(Outcome::Ignored);
-        };
-        let scales = (instrument.spec.price_scale, instrument.spec.size_scale);
-        let Some(sync) = instrument.sync.as_mut() else {
-            return Ok(Outcome::Ignored);
-        };
-        let Some(precision) = precisions[i] else {
-            waiting[i] = true;
-            *unchecked_books += 1;
-            return Ok(Outcome::Data);
-        };
-        let stamp = Stamp {
-            id,
-            exchange_ns: book.timestamp.and_then(rfc3339_ns).unwrap_or(0),
-            recv_tsc,
-        };
-        let mut verdict = Verdict::new(stamp, emit);
-        let verified = feed_book_at(sync, book, scales, precision, &mut |e| verdict.on(e))
-            .map_err(|e| e.at(id))?;
-        verdict.finish(sync);
-        *checksums_verified += u64::from(verified);
-        Ok(Outcome::Data)
+        let exchange_ns = book.timestamp.and_then(rfc3339_ns).unwrap_or(0);
+        instruments.feed_book(id, exchange_ns, recv_tsc, emit, |spec, sync, emit| {
+            // Not applied, the book left invalid: its checksum cannot be
+            // checked yet. Still the book's message (`Data`).
+            let Some(precision) = precisions[i] else {
+                waiting[i] = true;
+                *unchecked_books += 1;
+                return Ok(true);
+            };
+            let scales = (spec.price_scale, spec.size_scale);
+            let verified = feed_book_at(sync, book, scales, precision, &mut { emit })?;
+            *checksums_verified += u64::from(verified);
+            Ok(true)
+        })
     }
 
     /// The connection went down: `Disconnected`, then `Gap` and `Resync`
