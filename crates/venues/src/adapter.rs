@@ -91,10 +91,6 @@ impl Instruments {
         self.list.get(id.0 as usize)
     }
 
-    pub(crate) fn get_mut(&mut self, id: InstrumentId) -> Option<&mut Instrument> {
-        self.list.get_mut(id.0 as usize)
-    }
-
     pub(crate) fn specs(&self) -> impl Iterator<Item = &InstrumentSpec> {
         self.list.iter().map(|i| &i.spec)
     }

@@ -459,6 +459,18 @@ impl BookSync {
         true
     }
 
+    /// Asks for a snapshot for a book waiting for one that has not asked
+    /// yet: `SnapshotNeeded`, once, as its first diff would have, with
+    /// nothing buffered. A book already asking, bridging a snapshot or
+    /// valid is left alone (no snapshot is needed): to drop a valid book,
+    /// [`invalidate_all`](Self::invalidate_all) says why.
+    pub fn request_snapshot(&mut self, emit: &mut impl FnMut(SyncEvent)) {
+        if self.state == (State::Buffering { asked: false }) {
+            self.state = State::Buffering { asked: true };
+            emit(SyncEvent::SnapshotNeeded);
+        }
+    }
+
     /// Invalidates the book from outside (for example a connection-level
     /// sequence gap): `Gap(why)`, then `SnapshotNeeded`. Nothing is said if
     /// it was not valid.

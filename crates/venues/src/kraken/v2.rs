@@ -31,11 +31,11 @@
 //! - `ticker` ("Ticker") with `event_trigger: bbo`: best bid and offer.
 //! - `heartbeat` and `status`: control.
 
-use crate::adapter::{Instruments, Outcome, Stamp, Verdict, taker};
+use crate::adapter::{Instruments, Outcome, taker};
 use crate::book::Side;
 use crate::decimal::MAX_SCALE;
 use crate::error::DecodeError;
-use crate::event::{Event, InstrumentId, InstrumentSpec};
+use crate::event::{Event, InstrumentSpec};
 use crate::scan::{self, Cursor, Numbers, Val};
 use crate::sync::{BookSync, LevelResult, SyncEvent};
 use crate::time::rfc3339_ns;
@@ -555,7 +555,15 @@ impl Adapter {
                     self.precisions[i] =
                         Some(pair.precision.ok_or(DecodeError::Type("price_precision"))?);
                     if std::mem::take(&mut self.waiting[i]) {
-                        ask_snapshot(&mut self.instruments, id, recv_tsc, emit);
+                        // Its messages were all held back: the book has
+                        // never been fed, so it waits for a snapshot
+                        // without having asked (never valid, nothing to
+                        // invalidate). `Resync`: resubscribe it.
+                        self.instruments
+                            .feed_book(id, 0, recv_tsc, emit, |_, sync, emit| {
+                                sync.request_snapshot(&mut { emit });
+                                Ok(true)
+                            })?;
                     }
                 }
                 Ok(Outcome::Control)
@@ -636,29 +644,6 @@ impl Adapter {
         self.waiting.fill(false);
         self.instruments.disconnect(recv_tsc, emit);
     }
-}
-
-/// Asks for a snapshot of a book that has never had one (`Resync`): an
-/// empty update is fed to its engine, which, waiting for a snapshot it has
-/// not asked for yet, asks now.
-fn ask_snapshot(
-    instruments: &mut Instruments,
-    id: InstrumentId,
-    recv_tsc: u64,
-    emit: &mut impl FnMut(Event),
-) {
-    let Some(sync) = instruments.get_mut(id).and_then(|i| i.sync.as_mut()) else {
-        return;
-    };
-    let stamp = Stamp {
-        id,
-        exchange_ns: 0,
-        recv_tsc,
-    };
-    let mut verdict = Verdict::new(stamp, emit);
-    // An empty update has no level to fail on.
-    let _ = sync.on_unsequenced(false, core::iter::empty(), &mut |e| verdict.on(e));
-    verdict.finish(sync);
 }
 
 crate::adapter::venue_adapter!(Adapter);

@@ -91,6 +91,48 @@ fn a_disconnect_asks_for_a_rest_snapshot_only_once_the_stream_is_back() {
     );
 }
 
+/// Kraken's adapter holds a book's messages back until its pair's
+/// precision is known, then asks for the snapshot: once, and with nothing
+/// buffered (it used to feed an empty update, which the snapshot then
+/// counted as an old diff).
+#[test]
+fn a_snapshot_is_requested_once_and_only_for_a_book_waiting_for_one() {
+    let mut s = engine(Chain::Kraken);
+    let ev = run(&mut s, |s, e| s.request_snapshot(&mut { e }));
+    assert_eq!(ev, [SyncEvent::SnapshotNeeded]);
+    assert_eq!(s.buffered(), 0);
+    assert!(run(&mut s, |s, e| s.request_snapshot(&mut { e })).is_empty());
+    // A diff while the snapshot is awaited asks nothing more.
+    let ev = run(&mut s, |s, e| {
+        s.on_diff(seq(0, 0), [lv(Side::Bid, 99, 1)], &mut { e })
+            .unwrap()
+    });
+    assert!(ev.is_empty(), "{ev:?}");
+    let ev = run(&mut s, |s, e| {
+        s.on_snapshot_at(
+            0,
+            Limit::Whole,
+            [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
+            &mut { e },
+        )
+        .unwrap()
+    });
+    assert_eq!(ev, [SyncEvent::Valid { update_id: 0 }]);
+    assert_eq!(s.old_diffs, 1, "the one real diff");
+    // A valid book needs no snapshot: left as it is.
+    assert!(run(&mut s, |s, e| s.request_snapshot(&mut { e })).is_empty());
+    assert!(s.is_valid());
+    // A book that asked at its first diff does not ask again.
+    let mut s = engine(Chain::BinanceSpot);
+    let ev = run(&mut s, |s, e| {
+        s.on_diff(seq(5, 8), [lv(Side::Bid, 99, 1)], &mut { e })
+            .unwrap()
+    });
+    assert_eq!(ev, [SyncEvent::SnapshotNeeded]);
+    assert!(run(&mut s, |s, e| s.request_snapshot(&mut { e })).is_empty());
+    assert_eq!(s.buffered(), 1);
+}
+
 #[test]
 fn spot_buffers_bridges_and_chains() {
     let mut s = engine(Chain::BinanceSpot);

@@ -1,6 +1,6 @@
 use super::*;
 use crate::adapter::Outcome;
-use crate::event::{Aggressor, Event, InstrumentSpec, Kind};
+use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
 use crate::sync::{Chain, Resync, SyncConfig};
 
 // Shapes from Kraken's v2 documentation ("Book", "Instrument", "Trade",
