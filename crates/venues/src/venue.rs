@@ -9,6 +9,18 @@ use crate::event::InstrumentSpec;
 use crate::plan::{self, BookShape, BybitCategory, Channels, ConnectionPlan, PlanError};
 use crate::sync::{Chain, SyncConfig};
 
+/// The adapter family of a venue: one per exchange protocol, with the
+/// market or category where an exchange has several.
+#[derive(Clone, Copy)]
+enum Family {
+    Binance(Market),
+    Bybit(BybitCategory),
+    Okx,
+    Kraken,
+    Coinbase,
+    Deribit,
+}
+
 /// A venue (and market) tickwire has an adapter for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Venue {
@@ -57,23 +69,45 @@ impl Venue {
             .map_or("?", |(n, _)| n)
     }
 
+    /// Which adapter family speaks the venue: every venue named, so that
+    /// a new one must say which plans, book shape and resubscription are
+    /// its own (no venue falls through to another's).
+    fn family(self) -> Family {
+        match self {
+            Venue::BinanceSpot => Family::Binance(Market::Spot),
+            Venue::BinanceUsdM => Family::Binance(Market::UsdM),
+            Venue::BinanceCoinM => Family::Binance(Market::CoinM),
+            Venue::Okx => Family::Okx,
+            Venue::BybitSpot => Family::Bybit(BybitCategory::Spot),
+            Venue::BybitLinear => Family::Bybit(BybitCategory::Linear),
+            Venue::BybitInverse => Family::Bybit(BybitCategory::Inverse),
+            Venue::Kraken => Family::Kraken,
+            Venue::Coinbase => Family::Coinbase,
+            Venue::Deribit => Family::Deribit,
+        }
+    }
+
     /// The Binance market, for the Binance venues.
     pub fn binance_market(self) -> Option<Market> {
-        match self {
-            Venue::BinanceSpot => Some(Market::Spot),
-            Venue::BinanceUsdM => Some(Market::UsdM),
-            Venue::BinanceCoinM => Some(Market::CoinM),
-            _ => None,
+        match self.family() {
+            Family::Binance(market) => Some(market),
+            Family::Okx
+            | Family::Bybit(_)
+            | Family::Kraken
+            | Family::Coinbase
+            | Family::Deribit => None,
         }
     }
 
     /// The Bybit category, for the Bybit venues.
     pub fn bybit_category(self) -> Option<BybitCategory> {
-        match self {
-            Venue::BybitSpot => Some(BybitCategory::Spot),
-            Venue::BybitLinear => Some(BybitCategory::Linear),
-            Venue::BybitInverse => Some(BybitCategory::Inverse),
-            _ => None,
+        match self.family() {
+            Family::Bybit(category) => Some(category),
+            Family::Binance(_)
+            | Family::Okx
+            | Family::Kraken
+            | Family::Coinbase
+            | Family::Deribit => None,
         }
     }
 
@@ -99,31 +133,25 @@ impl Venue {
         instruments: &[InstrumentSpec],
         channels: Channels,
     ) -> Result<Vec<ConnectionPlan>, PlanError> {
-        if let Some(market) = self.binance_market() {
-            return plan::binance::plan(market, instruments, channels);
-        }
-        if let Some(category) = self.bybit_category() {
-            return plan::bybit::plan(category, instruments, channels);
-        }
-        match self {
-            Venue::Okx => plan::okx::plan(instruments, channels),
-            Venue::Kraken => plan::kraken::plan(instruments, channels),
-            Venue::Coinbase => plan::coinbase::plan(instruments, channels),
-            _ => plan::deribit::plan(instruments, channels),
+        match self.family() {
+            Family::Binance(market) => plan::binance::plan(market, instruments, channels),
+            Family::Bybit(category) => plan::bybit::plan(category, instruments, channels),
+            Family::Okx => plan::okx::plan(instruments, channels),
+            Family::Kraken => plan::kraken::plan(instruments, channels),
+            Family::Coinbase => plan::coinbase::plan(instruments, channels),
+            Family::Deribit => plan::deribit::plan(instruments, channels),
         }
     }
 
     /// How a book showing `depth` levels is kept on this venue.
     pub fn book_shape(self, depth: usize) -> BookShape {
-        if let Some(market) = self.binance_market() {
-            return plan::binance::book_shape(market, depth);
-        }
-        match self {
-            Venue::Okx => plan::okx::book_shape(depth),
-            Venue::Kraken => plan::kraken::book_shape(depth),
-            Venue::Coinbase => plan::coinbase::book_shape(depth),
-            Venue::Deribit => plan::deribit::book_shape(depth),
-            _ => plan::bybit::book_shape(depth),
+        match self.family() {
+            Family::Binance(market) => plan::binance::book_shape(market, depth),
+            Family::Bybit(_) => plan::bybit::book_shape(depth),
+            Family::Okx => plan::okx::book_shape(depth),
+            Family::Kraken => plan::kraken::book_shape(depth),
+            Family::Coinbase => plan::coinbase::book_shape(depth),
+            Family::Deribit => plan::deribit::book_shape(depth),
         }
     }
 
@@ -157,15 +185,13 @@ impl Venue {
     /// then subscribe); empty where books are recovered from REST
     /// snapshots.
     pub fn resubscribe(self, instrument: &InstrumentSpec) -> Vec<String> {
-        match self {
-            Venue::Okx => plan::okx::resubscribe(instrument),
-            Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse => {
-                plan::bybit::resubscribe(instrument)
-            }
-            Venue::Kraken => plan::kraken::resubscribe(instrument),
-            Venue::Coinbase => plan::coinbase::resubscribe(instrument),
-            Venue::Deribit => plan::deribit::resubscribe(instrument),
-            _ => Vec::new(),
+        match self.family() {
+            Family::Binance(_) => Vec::new(),
+            Family::Bybit(_) => plan::bybit::resubscribe(instrument),
+            Family::Okx => plan::okx::resubscribe(instrument),
+            Family::Kraken => plan::kraken::resubscribe(instrument),
+            Family::Coinbase => plan::coinbase::resubscribe(instrument),
+            Family::Deribit => plan::deribit::resubscribe(instrument),
         }
     }
 
@@ -186,10 +212,9 @@ impl Venue {
     /// - Deribit: prices at the tick (options 4 decimals), amounts in
     ///   contracts or coins (up to 8 decimals).
     pub fn default_scales(self) -> (u8, u8) {
-        match self {
-            Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BinanceCoinM => (8, 8),
-            Venue::Deribit => (8, 8),
-            _ => (10, 8),
+        match self.family() {
+            Family::Binance(_) | Family::Deribit => (8, 8),
+            Family::Okx | Family::Bybit(_) | Family::Kraken | Family::Coinbase => (10, 8),
         }
     }
 }
@@ -233,7 +258,9 @@ mod tests {
             Venue::Deribit => "BTC-PERPETUAL",
             Venue::BinanceCoinM => "BTCUSD_PERP",
             Venue::BybitInverse => "BTCUSD",
-            _ => "BTCUSDT",
+            Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BybitSpot | Venue::BybitLinear => {
+                "BTCUSDT"
+            }
         }
     }
 

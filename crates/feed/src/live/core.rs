@@ -9,6 +9,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tickwire_net::{Conn, ConnId, Disconnect, Handler, Payload, Reconnect, Role, Stamps};
 use tickwire_sim::{SendStamps, StreamKind};
 use tickwire_tsc::{Calibration, Clock, Recorder};
+use tickwire_venues::binance::Market;
 use tickwire_venues::book::Limit;
 use tickwire_venues::plan::{self, ConnectionPlan};
 use tickwire_venues::{
@@ -28,16 +29,22 @@ pub(crate) enum Adapter {
 }
 
 impl Adapter {
+    /// The adapter that speaks `venue`. Every venue is named: a new one
+    /// must say which adapter is its own.
     pub(crate) fn new(venue: Venue, instruments: &[InstrumentSpec]) -> Adapter {
-        if let Some(market) = venue.binance_market() {
-            return Adapter::Binance(Box::new(binance::Adapter::new(market, instruments)));
-        }
+        let binance =
+            |market| Adapter::Binance(Box::new(binance::Adapter::new(market, instruments)));
         Adapter::Other(match venue {
+            Venue::BinanceSpot => return binance(Market::Spot),
+            Venue::BinanceUsdM => return binance(Market::UsdM),
+            Venue::BinanceCoinM => return binance(Market::CoinM),
             Venue::Okx => Box::new(okx::Adapter::new(instruments)),
+            Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse => {
+                Box::new(bybit::Adapter::new(instruments))
+            }
             Venue::Kraken => Box::new(kraken::v2::Adapter::new(instruments)),
             Venue::Coinbase => Box::new(coinbase::Adapter::new(instruments)),
             Venue::Deribit => Box::new(deribit::Adapter::new(instruments)),
-            _ => Box::new(bybit::Adapter::new(instruments)),
         })
     }
 
@@ -602,6 +609,22 @@ impl Handler for Core {
                 }
             }
             None => Reconnect::No,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_binance_venue_gets_the_binance_adapter_of_its_market() {
+        for (name, venue) in Venue::ALL {
+            match (Adapter::new(venue, &[]), venue.binance_market()) {
+                (Adapter::Binance(a), Some(market)) => assert_eq!(a.market(), market, "{name}"),
+                (Adapter::Other(_), None) => {}
+                _ => panic!("{name}: another venue family's adapter"),
+            }
         }
     }
 }
