@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use tickwire_net::{Conn, ConnId, Disconnect, Handler, Payload, Reconnect, Role, Stamps};
@@ -312,8 +311,8 @@ impl Emitter<'_> {
                     && *v
                 {
                     *v = false;
-                    stats.books_valid.fetch_sub(1, Ordering::Relaxed);
-                    venue.books_valid.fetch_sub(1, Ordering::Relaxed);
+                    FeedStats::sub(&stats.books_valid, 1);
+                    FeedStats::sub(&venue.books_valid, 1);
                 }
                 if matches!(e.kind, Kind::Gap { .. }) && !self.stopping {
                     FeedStats::add(&stats.gaps, 1);

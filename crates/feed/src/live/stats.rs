@@ -1,5 +1,13 @@
 //! What a feed counts as it runs: shared atomics a status line, a test or
-//! an exporter reads from another thread. The feed thread only adds.
+//! an exporter reads from another thread.
+//!
+//! Every counter has one writer: each [`Feed`](super::Feed) makes its own
+//! [`FeedStats`] (never shared between feeds, so between feed threads)
+//! and only its thread, in its handler, changes it;
+//! [`Feed::stats`](super::Feed::stats) hands the `Arc` out for reading.
+//! A change is therefore a relaxed load and store ([`FeedStats::add`]),
+//! not a locked read-modify-write, which would cost the receive path a
+//! locked instruction for each counter a message moves.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -7,6 +15,11 @@ use tickwire_net::Disconnect;
 
 /// Counters a status line or a test reads while the feed runs: the whole
 /// feed's, and each venue's in [`FeedStats::venues`].
+///
+/// Single writer: only the thread running the feed that made it changes
+/// a counter (with [`FeedStats::add`] and `sub`, a relaxed load and
+/// store); everyone else only reads ([`FeedStats::get`]). A second writer
+/// would lose counts.
 #[derive(Debug, Default)]
 pub struct FeedStats {
     /// Messages received.
@@ -104,13 +117,22 @@ impl LostBy {
             Disconnect::Io(_) | Disconnect::Resolve(_) => &self.socket,
             _ => &self.other,
         };
-        c.fetch_add(1, Ordering::Relaxed);
+        FeedStats::add(c, 1);
     }
 }
 
 impl FeedStats {
+    /// Adds `n` to a counter of this feed's (its thread is the only
+    /// writer: see [`FeedStats`]): a relaxed load and store, no locked
+    /// read-modify-write.
     pub(crate) fn add(c: &AtomicU64, n: u64) {
-        c.fetch_add(n, Ordering::Relaxed);
+        c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    }
+
+    /// Takes `n` from a counter of this feed's (single writer, as
+    /// [`add`](Self::add)).
+    pub(crate) fn sub(c: &AtomicU64, n: u64) {
+        c.store(c.load(Ordering::Relaxed).wrapping_sub(n), Ordering::Relaxed);
     }
 
     /// A counter's value.
