@@ -156,6 +156,11 @@ pub(crate) struct VenueState {
     pub(crate) refused: Vec<bool>,
     /// Books that have been valid at least once.
     pub(crate) was_valid: Vec<bool>,
+    /// Books whose REST snapshot is wanted or being fetched: in
+    /// [`Core::want_snapshot`] or on a fetch that has not answered yet.
+    /// Each book has at most one, so the queue never holds more entries
+    /// than there are books (and never grows).
+    pub(crate) snapshot_wanted: Vec<bool>,
 }
 
 impl VenueState {
@@ -184,6 +189,7 @@ impl VenueState {
                 .collect(),
             refused: vec![false; n],
             was_valid: vec![false; n],
+            snapshot_wanted: vec![false; n],
             streams: Vec::with_capacity(plans.len()),
             plans,
             plan_of,
@@ -204,7 +210,9 @@ pub(crate) struct Core {
     pub(crate) calibration: Calibration,
     pub(crate) clock: Clock,
     pub(crate) send_stamps: Option<Arc<SendStamps>>,
-    /// REST snapshots to fetch: venue, instrument.
+    /// REST snapshots to fetch: venue, instrument. Each book at most once
+    /// ([`VenueState::snapshot_wanted`]): it holds at most one entry per
+    /// book, its capacity.
     pub(crate) want_snapshot: Vec<(usize, InstrumentId)>,
     /// Resubscriptions and retries of refused subscriptions.
     pub(crate) recovery: Recovery,
@@ -263,6 +271,8 @@ struct Emitter<'a> {
     logged_refusals: &'a mut [bool],
     /// The venue's books that have been valid at least once.
     was_valid: &'a mut [bool],
+    /// The venue's books whose snapshot is wanted or being fetched.
+    snapshot_wanted: &'a mut [bool],
     sinks: &'a mut Sinks,
     stats: &'a FeedStats,
     venue_stats: &'a VenueStats,
@@ -328,7 +338,14 @@ impl Emitter<'_> {
                     FeedStats::add(&venue.resyncs, 1);
                 }
                 if self.rest {
-                    self.want_snapshot.push((self.venue, local));
+                    // One fetch per book: a book whose snapshot is queued
+                    // or on its way takes that one.
+                    if let Some(w) = self.snapshot_wanted.get_mut(local.0 as usize)
+                        && !*w
+                    {
+                        *w = true;
+                        self.want_snapshot.push((self.venue, local));
+                    }
                 } else {
                     // Sent only if the connection is open: after a
                     // disconnect, the reconnect subscribes it again.
@@ -379,6 +396,7 @@ impl Core {
             adapter,
             refused,
             was_valid,
+            snapshot_wanted,
             setup,
             base,
             ..
@@ -386,6 +404,7 @@ impl Core {
         let emitter = Emitter {
             logged_refusals: refused,
             was_valid,
+            snapshot_wanted,
             sinks,
             stats,
             venue_stats: &stats.venues[v],
@@ -430,6 +449,27 @@ impl Core {
         // request's id): try the connection's subscriptions again.
         if state.setup.venue.rest_snapshots() {
             self.recovery.ask(v, 0, Need::Subscribe, Instant::now());
+        }
+    }
+
+    /// The fetch of book `instrument`'s snapshot answered, with one (`ok`)
+    /// or with an error: the book may want another from here on (the
+    /// snapshot may prove too old for its buffered diffs). An error wants
+    /// one again at once: queued now, fetched by the next chores, after
+    /// this poll; the fetch ends `Fetched`, which the driver neither
+    /// retries nor backs off, so a venue that keeps answering an error
+    /// (Binance's 429 or 418) is asked again as fast as it answers. Issue
+    /// 17 adds the backoff.
+    fn fetch_answered(&mut self, v: usize, instrument: InstrumentId, ok: bool) {
+        let Some(w) = self.venues[v]
+            .snapshot_wanted
+            .get_mut(instrument.0 as usize)
+        else {
+            return;
+        };
+        *w = !ok;
+        if !ok {
+            self.want_snapshot.push((v, instrument));
         }
     }
 }
@@ -546,10 +586,9 @@ impl Handler for Core {
             let bytes = body[..len].to_vec();
             self.record(recording::Kind::Response, id, tsc, &bytes);
         }
+        self.fetch_answered(v, instrument, status == 200);
         if status != 200 {
-            // Asked again after the backoff the fetch's close brings.
             FeedStats::add(&self.stats.decode_errors, 1);
-            self.want_snapshot.push((v, instrument));
             return;
         }
         FeedStats::add(&self.stats.snapshots, 1);
@@ -596,9 +635,19 @@ impl Handler for Core {
                     Reconnect::Yes
                 }
             }
-            Some(Link::Fetch(..)) => {
+            Some(Link::Fetch(v, instrument)) => {
                 if matches!(reason, Disconnect::Fetched) || self.stopping {
                     self.links.remove(&id);
+                    // `Fetched` follows the answer, which said whether the
+                    // book wants another; a fetch ended by the shutdown
+                    // gave none.
+                    if !matches!(reason, Disconnect::Fetched)
+                        && let Some(w) = self.venues[v]
+                            .snapshot_wanted
+                            .get_mut(instrument.0 as usize)
+                    {
+                        *w = false;
+                    }
                     Reconnect::No
                 } else {
                     // Retried by the driver, with backoff; the book keeps
@@ -614,7 +663,94 @@ impl Handler for Core {
 
 #[cfg(test)]
 mod tests {
+    use tickwire_tsc::{HistogramConfig, Metrics};
+    use tickwire_venues::plan::Channels;
+
     use super::*;
+
+    /// A handler with one Binance venue of two books, as `Feed::new`
+    /// makes it, without a driver.
+    fn binance_core() -> Core {
+        let setup = VenueSetup {
+            name: "b".into(),
+            venue: Venue::BinanceSpot,
+            instruments: ["BTCUSDT", "ETHUSDT"]
+                .map(|s| InstrumentSpec::new(s, 2, 8, 20))
+                .to_vec(),
+            channels: Channels::default(),
+            endpoint: None,
+            rest: None,
+        };
+        let plans = setup
+            .venue
+            .plans(&setup.instruments, setup.channels)
+            .unwrap();
+        let recorder = Metrics::new(HistogramConfig::default()).recorder("b");
+        let state = VenueState::planned(setup, plans, recorder);
+        let stats = Arc::new(FeedStats {
+            venues: vec![VenueStats::default()].into(),
+            ..FeedStats::default()
+        });
+        Core {
+            recovery: Recovery::new([2]),
+            venues: vec![state],
+            links: HashMap::new(),
+            sinks: Sinks::default(),
+            stats: Arc::clone(&stats),
+            calibration: tickwire_tsc::calibration(),
+            clock: Clock::new(),
+            send_stamps: None,
+            want_snapshot: Vec::with_capacity(2),
+            refused_now: Vec::with_capacity(2),
+            valid: vec![false; 2],
+            first: 0,
+            stopping: false,
+            scratch: Vec::new(),
+            bad_input: BadInput::new(stats),
+            record_errors: 0,
+            stream_urls: HashMap::new(),
+        }
+    }
+
+    fn resync(core: &mut Core, instrument: u32) {
+        let (_, mut out) = core.split(0);
+        out.emit(Event {
+            instrument: InstrumentId(instrument),
+            exchange_ns: 0,
+            recv_tsc: 0,
+            kind: Kind::Resync,
+        });
+    }
+
+    #[test]
+    fn a_book_has_at_most_one_snapshot_queued_or_in_flight() {
+        let mut core = binance_core();
+        let book = (0, InstrumentId(1));
+        // Asked twice: queued once.
+        resync(&mut core, 1);
+        resync(&mut core, 1);
+        assert_eq!(core.want_snapshot, [book]);
+        // Taken by the chores (fetching): asked again meanwhile, the fetch
+        // on its way is the answer.
+        assert_eq!(core.want_snapshot.pop(), Some(book));
+        resync(&mut core, 1);
+        assert!(core.want_snapshot.is_empty());
+        // It answered an error: queued again, once, however often asked.
+        core.fetch_answered(0, InstrumentId(1), false);
+        resync(&mut core, 1);
+        assert_eq!(core.want_snapshot, [book]);
+        // The other book's own.
+        resync(&mut core, 0);
+        assert_eq!(core.want_snapshot, [book, (0, InstrumentId(0))]);
+        assert_eq!(core.want_snapshot.capacity(), 2, "never grown");
+        // Both taken; book 1's fetch answered with a snapshot: asked
+        // again, it gets a new fetch; book 0's is still on its way.
+        core.want_snapshot.clear();
+        core.fetch_answered(0, InstrumentId(1), true);
+        resync(&mut core, 1);
+        resync(&mut core, 0);
+        assert_eq!(core.want_snapshot, [book]);
+    }
 
     #[test]
     fn each_binance_venue_gets_the_binance_adapter_of_its_market() {

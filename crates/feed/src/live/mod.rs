@@ -346,7 +346,8 @@ impl Feed {
             calibration: tickwire_tsc::calibration(),
             clock: Clock::new(),
             send_stamps: send_stamps.map(|(s, _)| s),
-            want_snapshot: Vec::with_capacity(names.len() * 2),
+            // One entry per book at most (`VenueState::snapshot_wanted`).
+            want_snapshot: Vec::with_capacity(names.len()),
             stopping: false,
             scratch: Vec::with_capacity(64 * 1024),
             bad_input: BadInput::new(Arc::clone(&stats)),
@@ -453,6 +454,13 @@ impl Feed {
                 .get(v)
                 .and_then(|f| f.get(instrument.0 as usize))
             else {
+                // No snapshot to fetch for it: not wanted any more.
+                if let Some(w) = self.driver.handler_mut().venues[v]
+                    .snapshot_wanted
+                    .get_mut(instrument.0 as usize)
+                {
+                    *w = false;
+                }
                 continue;
             };
             match self.driver.fetch_sized(endpoint.clone(), *bytes) {
@@ -463,7 +471,8 @@ impl Feed {
                     core.record(recording::Kind::Opened, id, tsc, url.as_bytes());
                 }
                 Err(_) => {
-                    // No free slot: try again after the next poll.
+                    // No free slot: try again after the next poll (still
+                    // wanted: back in the queue, where it was).
                     self.driver
                         .handler_mut()
                         .want_snapshot
