@@ -421,14 +421,27 @@ impl Core {
         (adapter, emitter)
     }
 
-    /// The venue refused a request: said once per instrument (until it is
-    /// valid again) with the venue's own words; counted always.
-    fn refused(&mut self, v: usize) {
+    /// The venue refused a request on connection (plan) `p`: said once per
+    /// instrument (until it is valid again) with the venue's own words;
+    /// counted always.
+    fn refused(&mut self, v: usize, p: usize) {
         FeedStats::add(&self.stats.rejections, 1);
         FeedStats::add(&self.stats.venues[v].rejections, 1);
         let state = &mut self.venues[v];
         let text = state.adapter.adapter_ref().rejection();
-        if self.refused_now.is_empty() {
+        if state.setup.venue.rest_snapshots() {
+            // A Binance refusal names no instrument (the reply carries only
+            // the request's id): the connection's own retry, which sends
+            // its subscriptions again; said once until a round of them is
+            // accepted.
+            if self.recovery.refused(v, p, Instant::now()) {
+                tickwire_log(format_args!(
+                    "venue {}: a subscription request on connection {p} was refused: {text}; \
+                     its subscriptions are tried again with backoff",
+                    state.setup.name
+                ));
+            }
+        } else if self.refused_now.is_empty() {
             // Named no instrument of ours: the whole request.
             tickwire_log(format_args!(
                 "venue {}: a request was refused: {text}",
@@ -444,11 +457,6 @@ impl Core {
                     state.setup.name, state.setup.instruments[i].symbol
                 ));
             }
-        }
-        // A Binance refusal names no instrument (the reply carries only the
-        // request's id): try the connection's subscriptions again.
-        if state.setup.venue.rest_snapshots() {
-            self.recovery.ask(v, 0, Need::Subscribe, Instant::now());
         }
     }
 
@@ -497,17 +505,20 @@ impl Handler for Core {
             let url = url.clone();
             self.record(recording::Kind::Opened, conn.id(), tsc, url.as_bytes());
         }
-        for n in 0..self.venues[v].plans[p].subscribe.len() {
+        let frames = self.venues[v].plans[p].subscribe.len();
+        for n in 0..frames {
             let text = self.venues[v].plans[p].subscribe[n].clone();
             // The outbox holds 64 KiB of subscriptions: a plan never
             // comes near it.
             let _ = conn.send_text(&text);
             self.record(recording::Kind::Sent, conn.id(), tsc, text.as_bytes());
         }
+        // Every subscription sent again: a retry of refused ones is done.
+        self.recovery.sent(v, p, frames);
     }
 
     fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, mut stamps: Stamps) {
-        let Some(&Link::Stream(v, _)) = self.links.get(&conn.id()) else {
+        let Some(&Link::Stream(v, p)) = self.links.get(&conn.id()) else {
             return;
         };
         FeedStats::add(&self.stats.messages, 1);
@@ -543,7 +554,12 @@ impl Handler for Core {
                 let _ = conn.send_text(text);
             }
             Ok(Outcome::Ignored) => FeedStats::add(&self.stats.ignored, 1),
-            Ok(Outcome::Rejected) => self.refused(v),
+            Ok(Outcome::Rejected) => self.refused(v, p),
+            // A reply to a request (Binance's `{"result":null,"id":N}`):
+            // one of the connection's subscriptions was accepted.
+            Ok(Outcome::Control) if self.venues[v].setup.venue.rest_snapshots() => {
+                self.recovery.accepted(v, p);
+            }
             Ok(_) => {}
             Err(e) => {
                 FeedStats::add(&self.stats.decode_errors, 1);
@@ -692,7 +708,7 @@ mod tests {
             ..FeedStats::default()
         });
         Core {
-            recovery: Recovery::new([2]),
+            recovery: Recovery::new([(2, state.plans.len())]),
             venues: vec![state],
             links: HashMap::new(),
             sinks: Sinks::default(),

@@ -32,7 +32,7 @@ mod stats;
 
 pub(crate) use self::core::Adapter;
 use self::core::{BadInput, Core, Link, VenueState};
-use self::recovery::{Need, Recovery};
+use self::recovery::{Due, Need, Recovery};
 pub use self::stats::{FeedStats, LostBy, VenueStats};
 
 /// The connections a venue's instruments need.
@@ -127,8 +127,9 @@ pub struct Feed {
     fetches: Vec<Vec<Option<(Endpoint, String, usize)>>>,
     /// Instrument names by global id, for sinks.
     names: Vec<sink::Instrument>,
-    /// Recoveries due, taken from the handler each poll (allocated once).
-    due: Vec<(usize, usize, Need)>,
+    /// Recoveries due, taken from the handler each poll (allocated once,
+    /// one entry for each book and connection).
+    due: Vec<(usize, Due)>,
 }
 
 impl fmt::Debug for Feed {
@@ -334,10 +335,16 @@ impl Feed {
             .map(|s| s.setup.instruments.len())
             .max()
             .unwrap_or(0);
+        // Every book and every connection can have one recovery due.
+        let recoveries = names.len() + streams;
         let core = Core {
             valid: vec![false; names.len()],
             first: first_instrument,
-            recovery: Recovery::new(states.iter().map(|s| s.setup.instruments.len())),
+            recovery: Recovery::new(
+                states
+                    .iter()
+                    .map(|s| (s.setup.instruments.len(), s.plans.len())),
+            ),
             refused_now: Vec::with_capacity(most),
             venues: states,
             links: HashMap::new(),
@@ -399,7 +406,7 @@ impl Feed {
             pings,
             fetches,
             names,
-            due: Vec::with_capacity(64),
+            due: Vec::with_capacity(recoveries),
         })
     }
 
@@ -501,33 +508,38 @@ impl Feed {
     fn recover(&mut self, now: Instant) {
         let mut due = std::mem::take(&mut self.due);
         self.driver.handler_mut().recovery.take_due(now, &mut due);
-        for (v, i, need) in due.drain(..) {
+        for (v, what) in due.drain(..) {
             let core = self.driver.handler();
             let state = &core.venues[v];
-            // (connection, frames): a REST venue's refusal says the venue's
-            // subscriptions again, every connection's (Binance acknowledges
-            // a stream subscribed twice); others resubscribe (or, refused,
-            // subscribe) one book.
-            let mut sends: Vec<(ConnId, String)> = Vec::new();
-            if state.setup.venue.rest_snapshots() {
-                for (p, plan) in state.plans.iter().enumerate() {
-                    let id = state.streams[p];
-                    sends.extend(plan.subscribe.iter().map(|f| (id, f.clone())));
-                }
-            } else {
-                let id = state.streams[state.plan_of[i]];
-                let frames = &state.resubscribe[i];
-                let frames = match need {
-                    Need::Resubscribe => &frames[..],
-                    Need::Subscribe => &frames[frames.len().saturating_sub(1)..],
-                };
-                sends.extend(frames.iter().map(|f| (id, f.clone())));
+            // A connection's retry (after a refusal that named no book,
+            // Binance's) sends all its subscriptions again (Binance
+            // acknowledges a stream subscribed twice); a book's need
+            // resubscribes (or, refused, subscribes) that book alone. A
+            // REST venue's books have no frames of their own: a refusal
+            // naming one is its connection's retry too.
+            let rest = state.setup.venue.rest_snapshots();
+            let (p, need) = match what {
+                Due::Link(p) => (p, Need::Subscribe),
+                Due::Book(i, need) => (state.plan_of[i], need),
+            };
+            let id = state.streams[p];
+            if !self.driver.is_open(id) {
+                continue;
             }
-            for (id, text) in sends {
-                if !self.driver.is_open(id) {
-                    continue;
+            let frames: &[String] = match what {
+                Due::Book(i, need) if !rest => {
+                    let frames = &state.resubscribe[i];
+                    match need {
+                        Need::Resubscribe => &frames[..],
+                        Need::Subscribe => &frames[frames.len().saturating_sub(1)..],
+                    }
                 }
-                if self.driver.send_text(id, &text).is_ok() {
+                Due::Book(..) | Due::Link(_) => &state.plans[p].subscribe,
+            };
+            let whole = rest || matches!(what, Due::Link(_));
+            let sends: Vec<String> = frames.to_vec();
+            for text in &sends {
+                if self.driver.send_text(id, text).is_ok() {
                     let core = self.driver.handler_mut();
                     let tsc = core.clock.now();
                     core.record(recording::Kind::Sent, id, tsc, text.as_bytes());
@@ -535,6 +547,11 @@ impl Feed {
                         FeedStats::add(&core.stats.resubscriptions, 1);
                     }
                 }
+            }
+            if whole {
+                // The connection's subscriptions, sent again: the replies
+                // to come are this round's.
+                self.driver.handler_mut().recovery.sent(v, p, sends.len());
             }
         }
         self.due = due;

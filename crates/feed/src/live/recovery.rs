@@ -13,6 +13,14 @@
 //! 1 s, then the same doubling. A book that becomes valid starts over.
 //! Requests leave through the connection's paced outbox, under the
 //! venue's message-rate limit.
+//!
+//! A refusal that names no instrument (Binance's names only its request's
+//! id) is the connection's: it has a slot of its own, apart from the
+//! books', and is retried by sending the connection's subscriptions again,
+//! with the same backoff as a refused book. No book's validity cancels it:
+//! only sending the subscriptions again does (the retry, or the
+//! connection's reopening), and its backoff starts over only once a round
+//! of them is accepted, every reply of the round.
 
 use std::time::{Duration, Instant};
 
@@ -32,10 +40,35 @@ struct Book {
     due: Option<(Instant, Need)>,
 }
 
-/// Every book's recovery, by venue and instrument (allocated at start-up).
+/// A connection's retry of subscriptions refused without naming an
+/// instrument.
+#[derive(Clone, Copy, Debug, Default)]
+struct Link {
+    /// Retries since a round of the connection's subscriptions was last
+    /// accepted whole.
+    attempts: u32,
+    due: Option<Instant>,
+    /// Replies the venue still owes the subscriptions last sent.
+    owed: u32,
+    /// One of those replies was a refusal.
+    refused: bool,
+}
+
+/// What is due: a book's need, or a connection's retry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Due {
+    /// Book (instrument) `i` needs this.
+    Book(usize, Need),
+    /// Connection (plan) `p`'s subscriptions are to be sent again.
+    Link(usize),
+}
+
+/// Every book's recovery, by venue and instrument, and every connection's
+/// retry, by venue and plan (allocated at start-up).
 pub(crate) struct Recovery {
     books: Vec<Vec<Book>>,
-    /// Books with something due.
+    links: Vec<Vec<Link>>,
+    /// Books and connections with something due.
     waiting: usize,
 }
 
@@ -43,13 +76,21 @@ pub(crate) struct Recovery {
 const MAX_WAIT: Duration = Duration::from_secs(30);
 
 impl Recovery {
-    /// `instruments[v]`: how many instruments venue `v` has.
-    pub(crate) fn new(instruments: impl IntoIterator<Item = usize>) -> Recovery {
+    /// `venues[v]`: how many instruments and connections (plans) venue `v`
+    /// has.
+    pub(crate) fn new(venues: impl IntoIterator<Item = (usize, usize)>) -> Recovery {
+        let (books, links) = venues
+            .into_iter()
+            .map(|(instruments, plans)| {
+                (
+                    vec![Book::default(); instruments],
+                    vec![Link::default(); plans],
+                )
+            })
+            .unzip();
         Recovery {
-            books: instruments
-                .into_iter()
-                .map(|n| vec![Book::default(); n])
-                .collect(),
+            books,
+            links,
             waiting: 0,
         }
     }
@@ -99,14 +140,60 @@ impl Recovery {
         }
     }
 
+    /// Connection `p` of venue `v` sent `n` subscriptions (when it opened,
+    /// or as a retry): a retry waiting for it is done, and the next `n`
+    /// replies on it are this round's.
+    pub(crate) fn sent(&mut self, v: usize, p: usize, n: usize) {
+        if let Some(link) = self.links.get_mut(v).and_then(|l| l.get_mut(p)) {
+            if link.due.take().is_some() {
+                self.waiting -= 1;
+            }
+            link.owed = u32::try_from(n).unwrap_or(u32::MAX);
+            link.refused = false;
+        }
+    }
+
+    /// The venue refused a request on connection `p` of venue `v`, naming
+    /// no instrument: its subscriptions are sent again after the backoff,
+    /// unless a retry waits already. True for the first refusal since a
+    /// round was last accepted (the one to log).
+    pub(crate) fn refused(&mut self, v: usize, p: usize, now: Instant) -> bool {
+        let Some(link) = self.links.get_mut(v).and_then(|l| l.get_mut(p)) else {
+            return false;
+        };
+        link.owed = link.owed.saturating_sub(1);
+        link.refused = true;
+        let first = link.attempts == 0;
+        if link.due.is_none() {
+            link.attempts = link.attempts.saturating_add(1);
+            link.due = Some(now + Self::wait(Need::Subscribe, link.attempts));
+            self.waiting += 1;
+        }
+        first
+    }
+
+    /// The venue accepted a request on connection `p` of venue `v`: once
+    /// every reply of the round came without a refusal, the connection's
+    /// backoff starts over. Cancels nothing: a refusal's retry waits for
+    /// the subscriptions to be sent again.
+    pub(crate) fn accepted(&mut self, v: usize, p: usize) {
+        if let Some(link) = self.links.get_mut(v).and_then(|l| l.get_mut(p))
+            && link.owed > 0
+        {
+            link.owed -= 1;
+            if link.owed == 0 && !link.refused {
+                link.attempts = 0;
+            }
+        }
+    }
+
     /// Whether anything waits (cheap: checked every poll).
     pub(crate) fn waiting(&self) -> bool {
         self.waiting > 0
     }
 
-    /// Takes every need that is due at `now` into `out` (venue, instrument,
-    /// need).
-    pub(crate) fn take_due(&mut self, now: Instant, out: &mut Vec<(usize, usize, Need)>) {
+    /// Takes everything due at `now` into `out` (venue, what).
+    pub(crate) fn take_due(&mut self, now: Instant, out: &mut Vec<(usize, Due)>) {
         for (v, books) in self.books.iter_mut().enumerate() {
             for (i, book) in books.iter_mut().enumerate() {
                 if let Some((at, need)) = book.due
@@ -114,7 +201,18 @@ impl Recovery {
                 {
                     book.due = None;
                     self.waiting -= 1;
-                    out.push((v, i, need));
+                    out.push((v, Due::Book(i, need)));
+                }
+            }
+        }
+        for (v, links) in self.links.iter_mut().enumerate() {
+            for (p, link) in links.iter_mut().enumerate() {
+                if let Some(at) = link.due
+                    && at <= now
+                {
+                    link.due = None;
+                    self.waiting -= 1;
+                    out.push((v, Due::Link(p)));
                 }
             }
         }
@@ -125,7 +223,7 @@ impl Recovery {
 mod tests {
     use super::*;
 
-    fn due(r: &mut Recovery, now: Instant) -> Vec<(usize, usize, Need)> {
+    fn due(r: &mut Recovery, now: Instant) -> Vec<(usize, Due)> {
         let mut out = Vec::new();
         r.take_due(now, &mut out);
         out
@@ -133,10 +231,10 @@ mod tests {
 
     #[test]
     fn a_broken_book_is_resubscribed_at_once_then_ever_more_slowly() {
-        let mut r = Recovery::new([2]);
+        let mut r = Recovery::new([(2, 1)]);
         let t0 = Instant::now();
         r.ask(0, 1, Need::Resubscribe, t0);
-        assert_eq!(due(&mut r, t0), [(0, 1, Need::Resubscribe)]);
+        assert_eq!(due(&mut r, t0), [(0, Due::Book(1, Need::Resubscribe))]);
         assert!(!r.waiting());
         // It broke again before it was valid: 500 ms, then 1 s, 2 s...
         let mut at = t0;
@@ -146,7 +244,7 @@ mod tests {
             r.ask(0, 1, Need::Resubscribe, at);
             assert!(due(&mut r, at + Duration::from_millis(wait_ms - 1)).is_empty());
             at += Duration::from_millis(wait_ms);
-            assert_eq!(due(&mut r, at), [(0, 1, Need::Resubscribe)]);
+            assert_eq!(due(&mut r, at), [(0, Due::Book(1, Need::Resubscribe))]);
         }
         // Never longer than 30 s.
         for _ in 0..20 {
@@ -162,13 +260,13 @@ mod tests {
 
     #[test]
     fn a_refusal_waits_a_second_and_a_valid_book_needs_nothing() {
-        let mut r = Recovery::new([1, 1]);
+        let mut r = Recovery::new([(1, 1), (1, 1)]);
         let t0 = Instant::now();
         r.ask(1, 0, Need::Subscribe, t0);
         assert!(due(&mut r, t0).is_empty());
         assert_eq!(
             due(&mut r, t0 + Duration::from_secs(1)),
-            [(1, 0, Need::Subscribe)]
+            [(1, Due::Book(0, Need::Subscribe))]
         );
         r.ask(0, 0, Need::Subscribe, t0);
         r.valid(0, 0);
@@ -176,6 +274,69 @@ mod tests {
         assert!(due(&mut r, t0 + Duration::from_secs(60)).is_empty());
         // Out of range: ignored.
         r.ask(5, 5, Need::Resubscribe, t0);
+        assert!(!r.waiting());
+    }
+
+    #[test]
+    fn a_refusal_naming_no_instrument_is_the_connections_and_no_valid_book_cancels_it() {
+        // Venue 0: two books, two connections.
+        let mut r = Recovery::new([(2, 2)]);
+        let t0 = Instant::now();
+        r.sent(0, 1, 2);
+        // Connection 1's first request is refused: logged, retried in 1 s.
+        assert!(r.refused(0, 1, t0));
+        r.accepted(0, 1);
+        // Book 0 (and book 1) becoming valid is no answer to it.
+        r.valid(0, 0);
+        r.valid(0, 1);
+        assert!(r.waiting());
+        assert!(due(&mut r, t0 + Duration::from_millis(999)).is_empty());
+        let t1 = t0 + Duration::from_secs(1);
+        assert_eq!(due(&mut r, t1), [(0, Due::Link(1))]);
+        assert!(!r.waiting());
+        // The retry is refused again: not logged again, and twice as long.
+        r.sent(0, 1, 2);
+        assert!(!r.refused(0, 1, t1));
+        r.valid(0, 0);
+        assert!(due(&mut r, t1 + Duration::from_millis(1999)).is_empty());
+        let t2 = t1 + Duration::from_secs(2);
+        assert_eq!(due(&mut r, t2), [(0, Due::Link(1))]);
+        // This round is accepted whole: the next refusal is a first one,
+        // retried after 1 s again.
+        r.sent(0, 1, 2);
+        r.accepted(0, 1);
+        r.accepted(0, 1);
+        assert!(r.refused(0, 1, t2));
+        assert_eq!(
+            due(&mut r, t2 + Duration::from_secs(1)),
+            [(0, Due::Link(1))]
+        );
+    }
+
+    #[test]
+    fn sending_the_subscriptions_again_is_the_retry_and_a_partly_refused_round_keeps_the_backoff() {
+        let mut r = Recovery::new([(1, 1)]);
+        let t0 = Instant::now();
+        r.sent(0, 0, 2);
+        assert!(r.refused(0, 0, t0));
+        // The connection reopened and subscribed everything again: the
+        // retry waiting is done.
+        r.sent(0, 0, 2);
+        assert!(!r.waiting());
+        assert!(due(&mut r, t0 + MAX_WAIT).is_empty());
+        // One reply accepted, the other refused: the backoff goes on (2 s).
+        r.accepted(0, 0);
+        assert!(!r.refused(0, 0, t0));
+        assert!(due(&mut r, t0 + Duration::from_millis(1999)).is_empty());
+        assert_eq!(
+            due(&mut r, t0 + Duration::from_secs(2)),
+            [(0, Due::Link(0))]
+        );
+        // Replies beyond the round's change nothing; out of range: ignored.
+        r.accepted(0, 0);
+        r.sent(3, 3, 1);
+        assert!(!r.refused(3, 3, t0));
+        r.accepted(3, 3);
         assert!(!r.waiting());
     }
 }
