@@ -20,7 +20,7 @@ use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::{DecodeError, Event, InstrumentSpec};
 
 use crate::live::Adapter;
-use crate::recording::{self, Kind, Reader, RecordingError};
+use crate::recording::{self, Kind, Reader, Record, RecordingError};
 
 pub use tickwire_venues::Venue;
 
@@ -120,6 +120,22 @@ fn symbol_of(url: &str) -> Option<&str> {
     query(url, "symbol")
 }
 
+/// Reads every record of `files`, in order, into `each`.
+fn for_each_record(files: &[PathBuf], mut each: impl FnMut(Record<'_>)) -> Result<(), ReplayError> {
+    for path in files {
+        let file = File::open(path).map_err(|e| ReplayError::Open(path.clone(), e))?;
+        let mut reader = Reader::new(BufReader::with_capacity(1 << 20, file))
+            .map_err(|e| ReplayError::Recording(path.clone(), e))?;
+        while let Some(record) = reader
+            .next_record()
+            .map_err(|e| ReplayError::Recording(path.clone(), e))?
+        {
+            each(record);
+        }
+    }
+    Ok(())
+}
+
 /// Replays `files` (one recording's series, in order) as `venue` with
 /// `instruments`, the `connections` chosen, handing every event to `emit`.
 pub fn replay(
@@ -139,107 +155,99 @@ pub fn replay(
     let mut buf = Vec::new();
     let started = Instant::now();
     let mut first_wall = None;
-    for path in files {
-        let file = File::open(path).map_err(|e| ReplayError::Open(path.clone(), e))?;
-        let mut reader = Reader::new(BufReader::with_capacity(1 << 20, file))
-            .map_err(|e| ReplayError::Recording(path.clone(), e))?;
-        while let Some(record) = reader
-            .next_record()
-            .map_err(|e| ReplayError::Recording(path.clone(), e))?
-        {
-            stats.records += 1;
-            if record.kind == Kind::Opened {
-                if connections.takes(venue, &String::from_utf8_lossy(record.payload)) {
-                    skipped.remove(&record.conn);
-                } else {
-                    skipped.insert(record.conn);
-                    endpoints.remove(&record.conn);
-                    stats.skipped_connections += 1;
-                }
-            }
-            if !skipped.is_empty() && skipped.contains(&record.conn) {
-                continue;
-            }
-            if pace == Pace::Original {
-                let first = *first_wall.get_or_insert(record.wall_ns);
-                let due = Duration::from_nanos(record.wall_ns.saturating_sub(first));
-                if let Some(wait) = due.checked_sub(started.elapsed()) {
-                    std::thread::sleep(wait);
-                }
-            }
-            let mut count = |e: Event| {
-                stats.events += 1;
-                emit(e);
-            };
-            // The adapters decode in place, with padding after the text.
-            let padded = |buf: &mut Vec<u8>, payload: &[u8]| {
-                buf.clear();
-                buf.extend_from_slice(payload);
-                buf.resize(payload.len() + INPUT_PADDING, 0);
-            };
-            let result: Result<(), DecodeError> = match record.kind {
-                Kind::Received if !record.binary => {
-                    stats.messages += 1;
-                    padded(&mut buf, record.payload);
-                    adapter
-                        .adapter()
-                        .on_message(&mut buf, record.payload.len(), record.tsc, &mut count)
-                        .map(drop)
-                }
-                Kind::Response => {
-                    stats.responses += 1;
-                    let url = endpoints.get(&record.conn);
-                    let symbol = url.and_then(|u| symbol_of(u));
-                    // The limit the recorded fetch asked for: a side with
-                    // fewer levels was the market's whole side. Without
-                    // one, each side may have gone on below.
-                    let limit = url
-                        .and_then(|u| query(u, "limit"))
-                        .and_then(|l| l.parse().ok())
-                        .map_or(Limit::Unknown, Limit::Levels);
-                    match (&mut adapter, symbol) {
-                        (Adapter::Binance(a), Some(symbol)) => match a.instrument(symbol) {
-                            Some(id) => {
-                                padded(&mut buf, record.payload);
-                                a.on_snapshot_at(
-                                    id,
-                                    limit,
-                                    &mut buf,
-                                    record.payload.len(),
-                                    record.tsc,
-                                    &mut count,
-                                )
-                                .map(drop)
-                            }
-                            None => Ok(()),
-                        },
-                        _ => Ok(()),
-                    }
-                }
-                Kind::Opened => {
-                    endpoints.insert(
-                        record.conn,
-                        String::from_utf8_lossy(record.payload).into_owned(),
-                    );
-                    Ok(())
-                }
-                Kind::Closed => {
-                    // A fetch's connection ending is not a stream dropping.
-                    let fetch = endpoints
-                        .remove(&record.conn)
-                        .is_some_and(|u| u.starts_with("https://") || u.starts_with("http://"));
-                    if !fetch {
-                        adapter.adapter().on_disconnect(record.tsc, &mut count);
-                    }
-                    Ok(())
-                }
-                Kind::Received | Kind::Sent => Ok(()),
-            };
-            if result.is_err() {
-                stats.decode_errors += 1;
+    for_each_record(files, |record| {
+        stats.records += 1;
+        if record.kind == Kind::Opened {
+            if connections.takes(venue, &String::from_utf8_lossy(record.payload)) {
+                skipped.remove(&record.conn);
+            } else {
+                skipped.insert(record.conn);
+                endpoints.remove(&record.conn);
+                stats.skipped_connections += 1;
             }
         }
-    }
+        if !skipped.is_empty() && skipped.contains(&record.conn) {
+            return;
+        }
+        if pace == Pace::Original {
+            let first = *first_wall.get_or_insert(record.wall_ns);
+            let due = Duration::from_nanos(record.wall_ns.saturating_sub(first));
+            if let Some(wait) = due.checked_sub(started.elapsed()) {
+                std::thread::sleep(wait);
+            }
+        }
+        let mut count = |e: Event| {
+            stats.events += 1;
+            emit(e);
+        };
+        // The adapters decode in place, with padding after the text.
+        let padded = |buf: &mut Vec<u8>, payload: &[u8]| {
+            buf.clear();
+            buf.extend_from_slice(payload);
+            buf.resize(payload.len() + INPUT_PADDING, 0);
+        };
+        let result: Result<(), DecodeError> = match record.kind {
+            Kind::Received if !record.binary => {
+                stats.messages += 1;
+                padded(&mut buf, record.payload);
+                adapter
+                    .adapter()
+                    .on_message(&mut buf, record.payload.len(), record.tsc, &mut count)
+                    .map(drop)
+            }
+            Kind::Response => {
+                stats.responses += 1;
+                let url = endpoints.get(&record.conn);
+                let symbol = url.and_then(|u| symbol_of(u));
+                // The limit the recorded fetch asked for: a side with
+                // fewer levels was the market's whole side. Without
+                // one, each side may have gone on below.
+                let limit = url
+                    .and_then(|u| query(u, "limit"))
+                    .and_then(|l| l.parse().ok())
+                    .map_or(Limit::Unknown, Limit::Levels);
+                match (&mut adapter, symbol) {
+                    (Adapter::Binance(a), Some(symbol)) => match a.instrument(symbol) {
+                        Some(id) => {
+                            padded(&mut buf, record.payload);
+                            a.on_snapshot_at(
+                                id,
+                                limit,
+                                &mut buf,
+                                record.payload.len(),
+                                record.tsc,
+                                &mut count,
+                            )
+                            .map(drop)
+                        }
+                        None => Ok(()),
+                    },
+                    _ => Ok(()),
+                }
+            }
+            Kind::Opened => {
+                endpoints.insert(
+                    record.conn,
+                    String::from_utf8_lossy(record.payload).into_owned(),
+                );
+                Ok(())
+            }
+            Kind::Closed => {
+                // A fetch's connection ending is not a stream dropping.
+                let fetch = endpoints
+                    .remove(&record.conn)
+                    .is_some_and(|u| u.starts_with("https://") || u.starts_with("http://"));
+                if !fetch {
+                    adapter.adapter().on_disconnect(record.tsc, &mut count);
+                }
+                Ok(())
+            }
+            Kind::Received | Kind::Sent => Ok(()),
+        };
+        if result.is_err() {
+            stats.decode_errors += 1;
+        }
+    })?;
     stats.elapsed = started.elapsed();
     Ok(stats)
 }
@@ -248,50 +256,38 @@ pub fn replay(
 /// text message its stream connections received, with its wall time, to
 /// send to every client; and the first REST response of each symbol (named
 /// by the fetch URL's `symbol=`) as that symbol's snapshot.
-pub fn script(files: &[PathBuf], real_time: bool) -> io::Result<tickwire_sim::Script> {
-    use crate::recording::{Kind, Reader};
+pub fn script(files: &[PathBuf], real_time: bool) -> Result<tickwire_sim::Script, ReplayError> {
     let mut urls: HashMap<u32, String> = HashMap::new();
     let mut fetches: HashSet<u32> = HashSet::new();
     let mut script = tickwire_sim::Script {
         real_time,
         ..tickwire_sim::Script::default()
     };
-    for path in files {
-        let file = File::open(path)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        let mut reader = Reader::new(BufReader::with_capacity(1 << 20, file))
-            .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
-        while let Some(r) = reader
-            .next_record()
-            .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?
-        {
-            match r.kind {
-                Kind::Opened => {
-                    let url = String::from_utf8_lossy(r.payload).into_owned();
-                    if url.starts_with("http://") || url.starts_with("https://") {
-                        fetches.insert(r.conn);
-                    } else {
-                        fetches.remove(&r.conn);
-                    }
-                    urls.insert(r.conn, url);
-                }
-                Kind::Response => {
-                    if let Some(symbol) = urls.get(&r.conn).and_then(|u| symbol_of(u)) {
-                        script
-                            .snapshots
-                            .entry(symbol.to_owned())
-                            .or_insert_with(|| String::from_utf8_lossy(r.payload).into_owned());
-                    }
-                }
-                Kind::Received if !r.binary && !fetches.contains(&r.conn) => {
-                    if let Ok(text) = std::str::from_utf8(r.payload) {
-                        script.messages.push((None, r.wall_ns, text.to_owned()));
-                    }
-                }
-                _ => {}
+    for_each_record(files, |r| match r.kind {
+        Kind::Opened => {
+            let url = String::from_utf8_lossy(r.payload).into_owned();
+            if url.starts_with("http://") || url.starts_with("https://") {
+                fetches.insert(r.conn);
+            } else {
+                fetches.remove(&r.conn);
+            }
+            urls.insert(r.conn, url);
+        }
+        Kind::Response => {
+            if let Some(symbol) = urls.get(&r.conn).and_then(|u| symbol_of(u)) {
+                script
+                    .snapshots
+                    .entry(symbol.to_owned())
+                    .or_insert_with(|| String::from_utf8_lossy(r.payload).into_owned());
             }
         }
-    }
+        Kind::Received if !r.binary && !fetches.contains(&r.conn) => {
+            if let Ok(text) = std::str::from_utf8(r.payload) {
+                script.messages.push((None, r.wall_ns, text.to_owned()));
+            }
+        }
+        _ => {}
+    })?;
     Ok(script)
 }
 
