@@ -222,8 +222,9 @@ impl From<io::Error> for SetupError {
 }
 
 impl<H: Handler> Driver<H> {
-    /// Allocates everything: `config.max_connections` slots with their
-    /// buffers, the poll, and the resolver thread.
+    /// Allocates everything: `config.max_connections` default slots and
+    /// those of `config.sized_slots`, each with its buffers, the poll, and
+    /// the resolver thread.
     pub fn new(config: Config, tls: &TlsConfig, handler: H) -> Result<Driver<H>, SetupError> {
         if config.max_connections == 0 || config.max_connections >= MAX_SLOTS {
             return Err(SetupError::Config("max_connections must be 1 to 65535"));
@@ -368,19 +369,7 @@ impl<H: Handler> Driver<H> {
         fetch: bool,
         need: usize,
     ) -> Result<ConnId, DriverError> {
-        let size = |i: usize| {
-            let (read, message) = self.slots[i].sizes;
-            if fetch { read } else { message }
-        };
-        let at = self
-            .free
-            .iter()
-            .enumerate()
-            .filter(|&(_, &i)| size(i) >= need)
-            .min_by_key(|&(k, &i)| (size(i), std::cmp::Reverse(k)))
-            .map(|(k, _)| k)
-            .ok_or(DriverError::NoFreeSlot)?;
-        let index = self.free.remove(at);
+        let index = self.take_slot(fetch, need).ok_or(DriverError::NoFreeSlot)?;
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1).max(1);
         let slot = &mut self.slots[index];
@@ -392,6 +381,33 @@ impl<H: Handler> Driver<H> {
         slot.local_close = false;
         self.start_connect(index);
         Ok(self.slots[index].id(index))
+    }
+
+    /// Takes the smallest free slot whose buffer holds `need` bytes: the
+    /// receive buffer for a fetch (`fetch`), the message buffer for a
+    /// WebSocket. Between slots as large, the one whose other buffer is
+    /// smaller, then the one freed last (its memory is the warmest). A
+    /// server connection asks with `need` 0: a default slot while one is
+    /// free, so that the larger slots stay for the connections sized for
+    /// them.
+    fn take_slot(&mut self, fetch: bool, need: usize) -> Option<usize> {
+        let slots = &self.slots;
+        let size = |i: usize| {
+            let (read, message) = slots[i].sizes;
+            if fetch {
+                (read, message)
+            } else {
+                (message, read)
+            }
+        };
+        let at = self
+            .free
+            .iter()
+            .enumerate()
+            .filter(|&(_, &i)| size(i).0 >= need)
+            .min_by_key(|&(k, &i)| (size(i), std::cmp::Reverse(k)))
+            .map(|(k, _)| k)?;
+        Some(self.free.remove(at))
     }
 
     /// Fetches `endpoint` (`https://host/path?query`, or `http://`) with
@@ -419,8 +435,9 @@ impl<H: Handler> Driver<H> {
         self.open(endpoint, true, max_response)
     }
 
-    /// Accepts WebSocket clients on `addr` (plain `ws://` only), each into a
-    /// free slot in the server role. Returns the bound address.
+    /// Accepts WebSocket clients on `addr` (plain `ws://` only), each into
+    /// the smallest free slot (a default one while one is free), in the
+    /// server role. Returns the bound address.
     pub fn listen(&mut self, addr: SocketAddr) -> io::Result<SocketAddr> {
         let mut listener = TcpListener::bind(addr)?;
         let token = Token(LISTENER_BASE - self.listeners.len());
@@ -804,7 +821,7 @@ impl<H: Handler> Driver<H> {
                 // Resource exhaustion (EMFILE) and aborted handshakes: try again later.
                 Err(_) => return,
             };
-            let Some(index) = self.free.pop() else {
+            let Some(index) = self.take_slot(false, 0) else {
                 drop(stream); // no free slot: refuse
                 continue;
             };

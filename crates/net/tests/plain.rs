@@ -548,3 +548,43 @@ fn a_sized_slot_takes_a_message_a_default_one_refuses() {
         "{why:?}"
     );
 }
+
+/// A server connection takes the smallest free slot, as a client's does:
+/// a default one, even when a sized slot was freed last.
+#[test]
+fn a_server_connection_takes_a_default_slot_before_a_sized_one() {
+    let config = Config {
+        max_connections: 2,
+        sized_slots: vec![SlotSize {
+            count: 1,
+            read_buffer_size: 64 * 1024,
+            max_message_size: 4 << 20,
+        }],
+        ..test_config()
+    };
+    let mut server = Driver::new(config.clone(), &TlsConfig::empty(), Recorder::once()).unwrap();
+    // The sized slot, used and freed: the last slot freed. (A peer that
+    // closes at once: the handshake fails, and is not tried again.)
+    let gone = TestServer::start(None, |_, _, _| Ok(()));
+    let sized = server
+        .connect_sized(Endpoint::parse(&gone.url(false, "/")).unwrap(), 4 << 20)
+        .unwrap();
+    assert_eq!(sized.index(), 2);
+    run_until(&mut server, "the sized slot's end", |r| {
+        !r.closed.is_empty()
+    });
+    assert!(!server.is_live(sized));
+    let addr = server.listen("127.0.0.1:0".parse().unwrap()).unwrap();
+    let mut client = client(config, Recorder::once());
+    client
+        .connect(Endpoint::parse(&format!("ws://127.0.0.1:{}/", addr.port())).unwrap())
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.handler().opened.is_empty() || client.handler().opened.is_empty() {
+        assert!(Instant::now() < deadline, "the server never accepted");
+        server.poll_timeout(Duration::from_millis(1)).unwrap();
+        client.poll_timeout(Duration::from_millis(1)).unwrap();
+    }
+    let accepted = server.handler().opened[0];
+    assert!(accepted.index() < 2, "a default slot: {}", accepted.index());
+}
