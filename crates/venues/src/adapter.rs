@@ -100,7 +100,8 @@ impl Instruments {
     }
 
     /// Emits one trade of `symbol` (price and size as sent); `Ok(false)`
-    /// when the symbol is not in the table.
+    /// when the symbol is not in the table. A price or size that cannot be
+    /// read names the instrument.
     #[allow(clippy::too_many_arguments)] // one call per venue, all named
     #[inline]
     pub(crate) fn trade(
@@ -118,7 +119,8 @@ impl Instruments {
             return Ok(false);
         };
         let spec = &self.list[id.0 as usize].spec;
-        let level = crate::decimal::level(price, size, spec.price_scale, spec.size_scale)?;
+        let level = crate::decimal::level(price, size, spec.price_scale, spec.size_scale)
+            .map_err(|e| e.at(id))?;
         emit(Event {
             instrument: id,
             exchange_ns,
@@ -134,7 +136,8 @@ impl Instruments {
     }
 
     /// Emits the best bid and ask of `symbol` (`(price, size)` as sent);
-    /// `Ok(false)` when the symbol is not in the table.
+    /// `Ok(false)` when the symbol is not in the table. A price or size
+    /// that cannot be read names the instrument.
     #[allow(clippy::too_many_arguments)] // one call per venue, all named
     #[inline]
     pub(crate) fn quote(
@@ -170,8 +173,9 @@ impl Instruments {
             return Ok(false);
         };
         let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
-        let bid = crate::decimal::level(bid.0, bid.1, ps, ss)?;
-        let ask = crate::decimal::level(ask.0, ask.1, ps, ss)?;
+        let level =
+            |(p, q): (&str, &str)| crate::decimal::level(p, q, ps, ss).map_err(|e| e.at(id));
+        let (bid, ask) = (level(bid)?, level(ask)?);
         emit(Event {
             instrument: id,
             exchange_ns,

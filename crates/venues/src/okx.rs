@@ -538,7 +538,8 @@ impl Adapter {
                             None => Ok((0, 0)),
                             Some(l) => {
                                 let (p, q) = l?;
-                                let l = crate::decimal::level(p, q, ps, ss)?;
+                                let l =
+                                    crate::decimal::level(p, q, ps, ss).map_err(|e| e.at(id))?;
                                 Ok((l.price, l.size))
                             }
                         }
@@ -728,6 +729,58 @@ mod tests {
                 assert!(matches!(m, Message::Other("tickers")));
             },
         );
+    }
+
+    /// `bbo-tbt` (the documented shape: one level a side, no action) is a
+    /// quote, its update id the `seqId`, an empty side 0; a price finer
+    /// than the instrument's scale is an error naming the instrument.
+    #[test]
+    fn bbo_is_a_quote_and_a_bad_price_names_its_instrument() {
+        let mut a = Adapter::new(&[
+            InstrumentSpec::new("BTC-USDT", 2, 0, 0),
+            InstrumentSpec::new("ETH-USDT", 2, 0, 0),
+        ]);
+        let mut feed = |text: &str| {
+            let mut buf = text.as_bytes().to_vec();
+            buf.resize(text.len() + crate::json::INPUT_PADDING, b' ');
+            let mut ev = Vec::new();
+            let r = a.on_message(&mut buf, text.len(), 5, &mut |e| ev.push(e));
+            (r, ev)
+        };
+        let (r, ev) = feed(
+            r#"{"arg":{"channel":"bbo-tbt","instId":"ETH-USDT"},"data":[{"asks":[["8476.98","415","0","13"]],"bids":[],"ts":"1597026383085","seqId":123480}]}"#,
+        );
+        assert_eq!(r, Ok(Outcome::Data));
+        assert_eq!(
+            ev,
+            [Event {
+                instrument: crate::InstrumentId(1),
+                exchange_ns: 1_597_026_383_085_000_000,
+                recv_tsc: 5,
+                kind: Kind::Quote {
+                    bid_price: 0,
+                    bid_size: 0,
+                    ask_price: 847_698,
+                    ask_size: 415,
+                    update_id: 123480,
+                },
+            }]
+        );
+        let (r, ev) = feed(
+            r#"{"arg":{"channel":"bbo-tbt","instId":"ETH-USDT"},"data":[{"asks":[["8476.981","415","0","13"]],"bids":[["8476.97","256","0","12"]],"ts":"1597026383085","seqId":123481}]}"#,
+        );
+        let Err(DecodeError::Decimal(bad)) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(
+            (bad.field, bad.instrument),
+            ("price", Some(crate::InstrumentId(1)))
+        );
+        assert!(ev.is_empty());
+        let (r, ev) = feed(
+            r#"{"arg":{"channel":"bbo-tbt","instId":"SOL-USDT"},"data":[{"asks":[],"bids":[],"ts":"1","seqId":1}]}"#,
+        );
+        assert_eq!((r, ev.len()), (Ok(Outcome::Ignored), 0));
     }
 
     /// Error events as documented (D-WS "Subscribe": the 60012 example

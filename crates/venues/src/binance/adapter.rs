@@ -384,6 +384,24 @@ mod adapter_tests {
             "{r:?}"
         );
         assert!(ev.is_empty());
+        let Err(DecodeError::Decimal(bad)) = r else {
+            unreachable!()
+        };
+        assert_eq!(bad.instrument, Some(InstrumentId(1)), "named");
+        // A trade's too: the error says which instrument it concerns.
+        let (r, ev) = feed(
+            &mut a,
+            r#"{"e":"trade","E":1,"s":"BNBBTC","t":1,"p":"0.000000001","q":"1","T":1,"m":false}"#,
+            80,
+        );
+        let Err(DecodeError::Decimal(bad)) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(
+            (bad.field, bad.value.as_str(), bad.scale, bad.instrument),
+            ("price", "0.000000001", 8, Some(InstrumentId(0)))
+        );
+        assert!(ev.is_empty());
         // Unknown symbols, other channels and replies are told apart.
         let (r, ev) = feed(
             &mut a,
