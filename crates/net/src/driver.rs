@@ -1110,6 +1110,12 @@ impl<H: Handler> Driver<H> {
             let (consumed, frame) = match next_frame(decoder, buf, *start, *end, restore) {
                 Ok(found) => found,
                 Err(e) => {
+                    // Discarded now, not at the next read: a frame that
+                    // filled the buffer (one announced larger than the
+                    // limit) would leave no room for that read, and the
+                    // slot would end at once, before the peer could read
+                    // the close frame.
+                    *start = *end;
                     return fail_slot(
                         slot,
                         rng,

@@ -503,10 +503,10 @@ fn bad_input_ends_the_connection_with_its_typed_reason_and_close_code() {
 #[test]
 fn a_sized_slot_takes_a_message_a_default_one_refuses() {
     const BIG: usize = 3 << 20;
-    let server = TestServer::start(None, |peer, _, log| {
+    let server = TestServer::start(None, |peer, n, log| {
         peer.upgrade()?;
         peer.send(OpCode::Text, &vec![b'x'; BIG])?;
-        log.send(format!("{:?}", peer.recv()?)).unwrap();
+        log.send(format!("{n}: {:?}", peer.recv()?)).unwrap();
         peer.drain_until_eof();
         Ok(())
     });
@@ -546,6 +546,13 @@ fn a_sized_slot_takes_a_message_a_default_one_refuses() {
             Disconnect::Protocol(ProtocolError::FrameTooLarge | ProtocolError::MessageTooLarge)
         ),
         "{why:?}"
+    );
+    // The server (its second connection, the default slot's) was told so:
+    // a close frame with 1009. The sized slot's connection is still open,
+    // its script waiting: it says nothing.
+    assert_eq!(
+        server.next_log(),
+        format!("1: {:?}", Ev::Close(Some(CloseCode::MESSAGE_TOO_BIG.0)))
     );
 }
 
