@@ -265,25 +265,58 @@ fn refusals_reach_the_instruments_they_name() {
 fn a_refusal_allocates_nothing_once_warm() {
     let specs = ["BTC-USDT", "ETH-USDT"].map(|s| InstrumentSpec::new(s, 2, 8, 400));
     let mut a = Adapter::new(&specs);
-    let mut msgs: Vec<(Vec<u8>, usize)> = [REFUSED_ETH, REFUSED_SWAP, MALFORMED, "pong"]
-        .iter()
-        .map(|t| {
-            let mut b = t.as_bytes().to_vec();
-            b.resize(t.len() + INPUT_PADDING, 0);
-            (b, t.len())
-        })
-        .collect();
+    let texts = [REFUSED_ETH, REFUSED_SWAP, MALFORMED, "pong"];
+    // The rejection's words after each: the malformed request's unescaped
+    // (which a buffer parsed before would no longer give), and kept
+    // through the pong.
+    const SAID: [&str; 4] = [
+        "Wrong URL or channel:books,instId:ETH-USDT",
+        "Wrong URL or channel:trades,instId:BTC-USDT-SWAP",
+        r#"Invalid request: {"op": "subscribe", "argss""#,
+        r#"Invalid request: {"op": "subscribe", "argss""#,
+    ];
+    // Each pass parses buffers of its own: the adapter parses in place
+    // (unescaping the malformed request's words), so a buffer parsed once
+    // is not the message any more.
+    let fresh = || -> Vec<(Vec<u8>, usize)> {
+        texts
+            .iter()
+            .map(|t| {
+                let mut b = t.as_bytes().to_vec();
+                b.resize(t.len() + INPUT_PADDING, 0);
+                (b, t.len())
+            })
+            .collect()
+    };
     let mut events = Vec::with_capacity(64);
     for pass in 0..2 {
         events.clear();
+        let mut msgs = fresh();
+        let mut outcomes = [Outcome::Data; 4];
+        // Whether the adapter held the venue's words after each message.
+        let mut words = [false; 4];
         let ((), allocations) = tickwire_testkit::allocations(|| {
-            for (buf, len) in msgs.iter_mut() {
-                let _ = a.on_message(buf, *len, 0, &mut |e| events.push(e.kind));
+            for (k, (buf, len)) in msgs.iter_mut().enumerate() {
+                outcomes[k] = a
+                    .on_message(buf, *len, 0, &mut |e| events.push(e.kind))
+                    .unwrap();
+                words[k] = VenueAdapter::rejection(&a).starts_with(SAID[k]);
             }
         });
+        assert_eq!(
+            outcomes,
+            [
+                Outcome::Rejected,
+                Outcome::Rejected,
+                Outcome::Rejected,
+                Outcome::Control
+            ],
+            "pass {pass}"
+        );
+        assert_eq!(words, [true; 4], "pass {pass}");
+        assert_eq!(events, [Kind::Rejected { code: 60018 }], "pass {pass}");
         if pass == 1 {
             assert_eq!(allocations, 0);
         }
     }
-    assert_eq!(events, [Kind::Rejected { code: 60018 }]);
 }
