@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use crate::DecodeError;
 use crate::book::{Book, Level, Side};
 use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
+use crate::json::Levels;
 use crate::plan::BookShape;
 use crate::sync::{BookSync, Chain, Resync, SyncConfig, SyncEvent};
 
@@ -99,96 +100,88 @@ impl Instruments {
         self.get(id)?.sync.as_ref()?.book()
     }
 
-    /// Emits one trade of `symbol` (price and size as sent); `Ok(false)`
-    /// when the symbol is not in the table. A price or size that cannot be
-    /// read names the instrument.
-    #[allow(clippy::too_many_arguments)] // one call per venue, all named
+    /// Emits each trade of a message (each of an instrument in the table):
+    /// `Data` if there was one, else `Ignored`. The first trade that
+    /// cannot be read stops it, its error naming the instrument where it
+    /// is known.
     #[inline]
-    pub(crate) fn trade(
+    pub(crate) fn trades<'i>(
         &self,
-        symbol: &str,
-        price: &str,
-        size: &str,
-        aggressor: Aggressor,
-        trade_id: u64,
-        exchange_ns: u64,
+        trades: impl IntoIterator<Item = Result<WireTrade<'i>, DecodeError>>,
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
-    ) -> Result<bool, DecodeError> {
-        let Some(id) = self.find(symbol) else {
-            return Ok(false);
-        };
-        let spec = &self.list[id.0 as usize].spec;
-        let level = crate::decimal::level(price, size, spec.price_scale, spec.size_scale)
-            .map_err(|e| e.at(id))?;
-        emit(Event {
-            instrument: id,
-            exchange_ns,
-            recv_tsc,
-            kind: Kind::Trade {
-                price: level.price,
-                size: level.size,
-                aggressor,
-                trade_id,
-            },
-        });
-        Ok(true)
+    ) -> Result<Outcome, DecodeError> {
+        let mut outcome = Outcome::Ignored;
+        for trade in trades {
+            let t = trade?;
+            let Some(id) = self.find(t.symbol) else {
+                continue;
+            };
+            let spec = &self.list[id.0 as usize].spec;
+            let level = crate::decimal::level(t.price, t.size, spec.price_scale, spec.size_scale)
+                .map_err(|e| e.at(id))?;
+            emit(Event {
+                instrument: id,
+                exchange_ns: t.exchange_ns,
+                recv_tsc,
+                kind: Kind::Trade {
+                    price: level.price,
+                    size: level.size,
+                    aggressor: t.aggressor,
+                    trade_id: t.trade_id,
+                },
+            });
+            outcome = Outcome::Data;
+        }
+        Ok(outcome)
     }
 
-    /// Emits the best bid and ask of `symbol` (`(price, size)` as sent);
-    /// `Ok(false)` when the symbol is not in the table. A price or size
-    /// that cannot be read names the instrument.
-    #[allow(clippy::too_many_arguments)] // one call per venue, all named
+    /// Emits the best bid and ask of `symbol`: `Data`, or `Ignored` when
+    /// the symbol is not in the table. A price or size that cannot be read
+    /// names the instrument.
     #[inline]
     pub(crate) fn quote(
         &self,
         symbol: &str,
-        bid: (&str, &str),
-        ask: (&str, &str),
-        update_id: u64,
-        exchange_ns: u64,
+        quote: WireQuote<'_>,
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
-    ) -> Result<bool, DecodeError> {
+    ) -> Result<Outcome, DecodeError> {
         let Some(id) = self.find(symbol) else {
-            return Ok(false);
+            return Ok(Outcome::Ignored);
         };
-        self.quote_at(id, bid, ask, update_id, exchange_ns, recv_tsc, emit)
+        self.quote_at(id, quote, recv_tsc, emit)
     }
 
     /// [`quote`](Self::quote) of instrument `id`.
-    #[allow(clippy::too_many_arguments)] // one call per venue, all named
     #[inline]
     pub(crate) fn quote_at(
         &self,
         id: InstrumentId,
-        bid: (&str, &str),
-        ask: (&str, &str),
-        update_id: u64,
-        exchange_ns: u64,
+        quote: WireQuote<'_>,
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
-    ) -> Result<bool, DecodeError> {
+    ) -> Result<Outcome, DecodeError> {
         let Some(instrument) = self.get(id) else {
-            return Ok(false);
+            return Ok(Outcome::Ignored);
         };
         let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
         let level =
             |(p, q): (&str, &str)| crate::decimal::level(p, q, ps, ss).map_err(|e| e.at(id));
-        let (bid, ask) = (level(bid)?, level(ask)?);
+        let (bid, ask) = (level(quote.bid)?, level(quote.ask)?);
         emit(Event {
             instrument: id,
-            exchange_ns,
+            exchange_ns: quote.exchange_ns,
             recv_tsc,
             kind: Kind::Quote {
                 bid_price: bid.price,
                 bid_size: bid.size,
                 ask_price: ask.price,
                 ask_size: ask.size,
-                update_id,
+                update_id: quote.update_id,
             },
         });
-        Ok(true)
+        Ok(Outcome::Data)
     }
 
     /// Runs one book message of `symbol` through its engine: `feed` hands
@@ -338,6 +331,42 @@ impl Instruments {
         });
         self.each_book(recv_tsc, emit, |sync, mut on| sync.disconnected(&mut on));
     }
+}
+
+/// One trade as a venue sends it, for [`Instruments::trades`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WireTrade<'i> {
+    /// The venue's symbol.
+    pub(crate) symbol: &'i str,
+    /// The price, as sent.
+    pub(crate) price: &'i str,
+    /// The size, as sent.
+    pub(crate) size: &'i str,
+    /// Who took liquidity.
+    pub(crate) aggressor: Aggressor,
+    /// The venue's trade id (0 when it is not a number).
+    pub(crate) trade_id: u64,
+    /// The venue's time of the trade (0: none).
+    pub(crate) exchange_ns: u64,
+}
+
+/// A best bid and ask as a venue sends them, for [`Instruments::quote`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WireQuote<'i> {
+    /// Best bid price and size, as sent.
+    pub(crate) bid: (&'i str, &'i str),
+    /// Best ask price and size, as sent.
+    pub(crate) ask: (&'i str, &'i str),
+    /// The venue's update id (0: none).
+    pub(crate) update_id: u64,
+    /// The venue's time (0: none).
+    pub(crate) exchange_ns: u64,
+}
+
+/// A side's best level as sent, or `("0", "0")` when the side is empty
+/// (an empty side of a quote: price and size 0).
+pub(crate) fn best<'i>(levels: &Levels<'_, 'i>) -> Result<(&'i str, &'i str), DecodeError> {
+    Ok(levels.iter().next().transpose()?.unwrap_or(("0", "0")))
 }
 
 /// Whom an event is about and when.

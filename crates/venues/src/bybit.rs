@@ -10,7 +10,7 @@
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
-use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
+use crate::adapter::{Instruments, Outcome, WireQuote, WireTrade, best, ms_to_ns, taker};
 use crate::book::{Limit, Side};
 use crate::error::DecodeError;
 use crate::event::{Event, InstrumentSpec};
@@ -295,20 +295,20 @@ impl Adapter {
                 }
                 Message::Other(_) => Ok(Outcome::Ignored),
                 Message::Trades(trades) => {
-                    let mut outcome = Outcome::Ignored;
-                    for trade in trades.iter() {
-                        let t = trade?;
-                        // Spot's ids are digits; linear and inverse send
-                        // UUIDs, reported as 0.
-                        let id = t.id.parse().unwrap_or(0);
-                        let (ns, side) = (ms_to_ns(t.time_ms), taker(t.side));
-                        if instruments
-                            .trade(t.symbol, t.price, t.size, side, id, ns, recv_tsc, emit)?
-                        {
-                            outcome = Outcome::Data;
-                        }
-                    }
-                    Ok(outcome)
+                    let trades = trades.iter().map(|t| {
+                        let t = t?;
+                        Ok(WireTrade {
+                            symbol: t.symbol,
+                            price: t.price,
+                            size: t.size,
+                            aggressor: taker(t.side),
+                            // Spot's ids are digits; linear and inverse
+                            // send UUIDs, reported as 0.
+                            trade_id: t.id.parse().unwrap_or(0),
+                            exchange_ns: ms_to_ns(t.time_ms),
+                        })
+                    });
+                    instruments.trades(trades, recv_tsc, emit)
                 }
                 Message::Book(book) => on_book(instruments, &book, recv_tsc, emit),
             }
@@ -346,11 +346,13 @@ fn on_book(
     let ns = ms_to_ns(book.ts_ms);
     let mut outcome = Outcome::Ignored;
     if book.depth == 1 && book.snapshot {
-        let bid = book.bids.iter().next().transpose()?.unwrap_or(("0", "0"));
-        let ask = book.asks.iter().next().transpose()?.unwrap_or(("0", "0"));
-        if instruments.quote_at(id, bid, ask, book.update_id, ns, recv_tsc, emit)? {
-            outcome = Outcome::Data;
-        }
+        let quote = WireQuote {
+            bid: best(&book.bids)?,
+            ask: best(&book.asks)?,
+            update_id: book.update_id,
+            exchange_ns: ns,
+        };
+        outcome = instruments.quote_at(id, quote, recv_tsc, emit)?;
     }
     // `u` is per topic (a level-1 `u` has nothing to do with a level-50
     // one), so of the depths the plan subscribes, only the book's own

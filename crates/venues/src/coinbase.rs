@@ -16,7 +16,7 @@
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
-use crate::adapter::{Instruments, Outcome};
+use crate::adapter::{Instruments, Outcome, WireTrade};
 use crate::book::Side;
 use crate::error::DecodeError;
 use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec};
@@ -336,25 +336,18 @@ impl Adapter {
                 Message::Control(_) => Ok(Outcome::Control),
                 Message::Other(_) | Message::Error(_) => Ok(Outcome::Ignored),
                 Message::Trades(events) => {
-                    let mut outcome = Outcome::Ignored;
-                    for trade in events.trades() {
-                        let t = trade?;
-                        let ns = rfc3339_ns(t.time).unwrap_or(0);
-                        let id = t.trade_id.parse().unwrap_or(0);
-                        if instruments.trade(
-                            t.product_id,
-                            t.price,
-                            t.size,
-                            aggressor(t.side),
-                            id,
-                            ns,
-                            recv_tsc,
-                            emit,
-                        )? {
-                            outcome = Outcome::Data;
-                        }
-                    }
-                    Ok(outcome)
+                    let trades = events.trades().map(|t| {
+                        let t = t?;
+                        Ok(WireTrade {
+                            symbol: t.product_id,
+                            price: t.price,
+                            size: t.size,
+                            aggressor: aggressor(t.side),
+                            trade_id: t.trade_id.parse().unwrap_or(0),
+                            exchange_ns: rfc3339_ns(t.time).unwrap_or(0),
+                        })
+                    });
+                    instruments.trades(trades, recv_tsc, emit)
                 }
                 Message::Level2(events) => {
                     // The frame's send time: per-level `event_time`s are

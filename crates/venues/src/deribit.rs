@@ -10,7 +10,7 @@
 //! keeps only the float) and parses the number text with
 //! [`crate::decimal`].
 
-use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
+use crate::adapter::{Instruments, Outcome, WireQuote, WireTrade, ms_to_ns, taker};
 use crate::book::{Level, Side};
 use crate::error::DecodeError;
 use crate::event::{Event, InstrumentId, InstrumentSpec};
@@ -566,42 +566,29 @@ impl Adapter {
             Message::Heartbeat { test_request: true } => Ok(Outcome::Answer(TEST_ANSWER)),
             Message::Other(_) => Ok(Outcome::Ignored),
             Message::Trades { trades, .. } => {
-                let mut outcome = Outcome::Ignored;
-                for trade in trades.iter() {
-                    let t = trade?;
-                    let (ns, side) = (ms_to_ns(t.timestamp_ms), taker(t.direction));
-                    let id = trade_number(t.trade_id);
-                    if instruments.trade(
-                        t.instrument,
-                        t.price,
-                        t.amount,
-                        side,
-                        id,
-                        ns,
-                        recv_tsc,
-                        emit,
-                    )? {
-                        outcome = Outcome::Data;
-                    }
-                }
-                Ok(outcome)
+                let trades = trades.iter().map(|t| {
+                    let t = t?;
+                    Ok(WireTrade {
+                        symbol: t.instrument,
+                        price: t.price,
+                        size: t.amount,
+                        aggressor: taker(t.direction),
+                        trade_id: trade_number(t.trade_id),
+                        exchange_ns: ms_to_ns(t.timestamp_ms),
+                    })
+                });
+                instruments.trades(trades, recv_tsc, emit)
             }
-            // A quote carries no update id: 0.
-            Message::Quote(q) => Ok(
-                if instruments.quote(
-                    q.instrument,
-                    q.bid,
-                    q.ask,
-                    0,
-                    ms_to_ns(q.timestamp_ms),
-                    recv_tsc,
-                    emit,
-                )? {
-                    Outcome::Data
-                } else {
-                    Outcome::Ignored
-                },
-            ),
+            Message::Quote(q) => {
+                let quote = WireQuote {
+                    bid: q.bid,
+                    ask: q.ask,
+                    // A quote carries no update id.
+                    update_id: 0,
+                    exchange_ns: ms_to_ns(q.timestamp_ms),
+                };
+                instruments.quote(q.instrument, quote, recv_tsc, emit)
+            }
             Message::Book(book) => instruments.book_message(
                 book.instrument,
                 ms_to_ns(book.timestamp_ms),

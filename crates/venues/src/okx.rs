@@ -6,11 +6,11 @@
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
-use crate::adapter::{Instruments, Outcome, ms_to_ns, taker};
+use crate::adapter::{Instruments, Outcome, WireQuote, WireTrade, best, ms_to_ns, taker};
 use crate::book::{Book, Limit, Side};
 use crate::decimal::{ZEROS, format_wire};
 use crate::error::DecodeError;
-use crate::event::{Event, InstrumentSpec, Kind};
+use crate::event::{Event, InstrumentSpec};
 use crate::json::str_field as str_of;
 use crate::json::{JsonParser, Levels};
 use crate::sync::{BookSync, Seq, SyncEvent};
@@ -503,16 +503,18 @@ impl Adapter {
             }
             Message::Other(_) => Ok(Outcome::Ignored),
             Message::Trades(trades) => {
-                let mut outcome = Outcome::Ignored;
-                for trade in trades.iter() {
-                    let t = trade?;
-                    let id = t.trade_id.parse().unwrap_or(0);
-                    let (ns, side) = (ms_to_ns(t.ts_ms), taker(t.side));
-                    if instruments.trade(t.inst_id, t.px, t.sz, side, id, ns, recv_tsc, emit)? {
-                        outcome = Outcome::Data;
-                    }
-                }
-                Ok(outcome)
+                let trades = trades.iter().map(|t| {
+                    let t = t?;
+                    Ok(WireTrade {
+                        symbol: t.inst_id,
+                        price: t.px,
+                        size: t.sz,
+                        aggressor: taker(t.side),
+                        trade_id: t.trade_id.parse().unwrap_or(0),
+                        exchange_ns: ms_to_ns(t.ts_ms),
+                    })
+                });
+                instruments.trades(trades, recv_tsc, emit)
             }
             Message::Book(book) => match book.channel {
                 "books" | "books-l2-tbt" | "books50-l2-tbt" => instruments.book_message(
@@ -528,37 +530,17 @@ impl Adapter {
                     },
                 ),
                 "bbo-tbt" => {
+                    // Not read at all when not ours.
                     let Some(id) = instruments.find(book.inst_id) else {
                         return Ok(Outcome::Ignored);
                     };
-                    let spec = &instruments.get(id).expect("found").spec;
-                    let (ps, ss) = (spec.price_scale, spec.size_scale);
-                    let top = |levels: Levels<'_, '_>| -> Result<(i64, i64), DecodeError> {
-                        match levels.iter().next() {
-                            None => Ok((0, 0)),
-                            Some(l) => {
-                                let (p, q) = l?;
-                                let l =
-                                    crate::decimal::level(p, q, ps, ss).map_err(|e| e.at(id))?;
-                                Ok((l.price, l.size))
-                            }
-                        }
-                    };
-                    let (bid_price, bid_size) = top(book.bids)?;
-                    let (ask_price, ask_size) = top(book.asks)?;
-                    emit(Event {
-                        instrument: id,
+                    let quote = WireQuote {
+                        bid: best(&book.bids)?,
+                        ask: best(&book.asks)?,
+                        update_id: book.seq_id.unwrap_or(0).max(0) as u64,
                         exchange_ns: ms_to_ns(book.ts_ms),
-                        recv_tsc,
-                        kind: Kind::Quote {
-                            bid_price,
-                            bid_size,
-                            ask_price,
-                            ask_size,
-                            update_id: book.seq_id.unwrap_or(0).max(0) as u64,
-                        },
-                    });
-                    Ok(Outcome::Data)
+                    };
+                    instruments.quote_at(id, quote, recv_tsc, emit)
                 }
                 // `books5`: the top five, whole, every time.
                 _ => Ok(Outcome::Ignored),
@@ -577,6 +559,7 @@ crate::adapter::venue_adapter!(Adapter);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::Kind;
     use crate::sync::{Chain, Resync, SyncConfig};
 
     fn parse(text: &str, f: impl FnOnce(Message<'_, '_>)) {

@@ -2,7 +2,7 @@
 //! in step with the REST snapshots its owner fetches.
 
 use super::{Decoder, Depth, Levels, Market, Message, Snapshot};
-use crate::adapter::{Instruments, Outcome, ms_to_ns};
+use crate::adapter::{Instruments, Outcome, WireQuote, WireTrade, ms_to_ns};
 use crate::book::Limit;
 use crate::error::DecodeError;
 use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec};
@@ -136,36 +136,28 @@ impl Adapter {
         let instruments = &mut self.instruments;
         self.decoder.decode(buf, len, |message| match message? {
             Message::Trade(t) | Message::AggTrade(t) => {
-                let aggressor = if t.buyer_is_maker {
-                    Aggressor::Sell
-                } else {
-                    Aggressor::Buy
+                let trade = WireTrade {
+                    symbol: t.symbol,
+                    price: t.price,
+                    size: t.qty,
+                    aggressor: if t.buyer_is_maker {
+                        Aggressor::Sell
+                    } else {
+                        Aggressor::Buy
+                    },
+                    trade_id: t.id,
+                    exchange_ns: ms_to_ns(t.trade_time_ms),
                 };
-                let known = instruments.trade(
-                    t.symbol,
-                    t.price,
-                    t.qty,
-                    aggressor,
-                    t.id,
-                    ms_to_ns(t.trade_time_ms),
-                    recv_tsc,
-                    emit,
-                )?;
-                Ok(if known {
-                    Outcome::Data
-                } else {
-                    Outcome::Ignored
-                })
+                instruments.trades([Ok(trade)], recv_tsc, emit)
             }
             Message::BookTicker(q) => {
-                let ns = q.event_time_ms.map_or(0, ms_to_ns);
-                let known =
-                    instruments.quote(q.symbol, q.bid, q.ask, q.update_id, ns, recv_tsc, emit)?;
-                Ok(if known {
-                    Outcome::Data
-                } else {
-                    Outcome::Ignored
-                })
+                let quote = WireQuote {
+                    bid: q.bid,
+                    ask: q.ask,
+                    update_id: q.update_id,
+                    exchange_ns: q.event_time_ms.map_or(0, ms_to_ns),
+                };
+                instruments.quote(q.symbol, quote, recv_tsc, emit)
             }
             Message::Depth(d) if !d.partial => instruments.book_message(
                 d.symbol,

@@ -31,7 +31,7 @@
 //! - `ticker` ("Ticker") with `event_trigger: bbo`: best bid and offer.
 //! - `heartbeat` and `status`: control.
 
-use crate::adapter::{Instruments, Outcome, taker};
+use crate::adapter::{Instruments, Outcome, WireQuote, WireTrade, taker};
 use crate::book::Side;
 use crate::decimal::MAX_SCALE;
 use crate::error::DecodeError;
@@ -573,30 +573,28 @@ impl Adapter {
             // `update` trades too).
             Message::Trades(trades) if trades.snapshot => Ok(Outcome::Ignored),
             Message::Trades(trades) => {
-                let mut outcome = Outcome::Ignored;
-                for trade in trades.iter() {
-                    let t = trade?;
-                    let ns = rfc3339_ns(t.timestamp).unwrap_or(0);
-                    let (id, side) = (t.trade_id, taker(t.side));
-                    if self
-                        .instruments
-                        .trade(t.symbol, t.price, t.qty, side, id, ns, recv_tsc, emit)?
-                    {
-                        outcome = Outcome::Data;
-                    }
-                }
-                Ok(outcome)
+                let trades = trades.iter().map(|t| {
+                    let t = t?;
+                    Ok(WireTrade {
+                        symbol: t.symbol,
+                        price: t.price,
+                        size: t.qty,
+                        aggressor: taker(t.side),
+                        trade_id: t.trade_id,
+                        exchange_ns: rfc3339_ns(t.timestamp).unwrap_or(0),
+                    })
+                });
+                self.instruments.trades(trades, recv_tsc, emit)
             }
             Message::Ticker(q) => {
-                let ns = q.timestamp.and_then(rfc3339_ns).unwrap_or(0);
-                let known = self
-                    .instruments
-                    .quote(q.symbol, q.bid, q.ask, 0, ns, recv_tsc, emit)?;
-                Ok(if known {
-                    Outcome::Data
-                } else {
-                    Outcome::Ignored
-                })
+                let quote = WireQuote {
+                    bid: q.bid,
+                    ask: q.ask,
+                    // A ticker carries no update id.
+                    update_id: 0,
+                    exchange_ns: q.timestamp.and_then(rfc3339_ns).unwrap_or(0),
+                };
+                self.instruments.quote(q.symbol, quote, recv_tsc, emit)
             }
             Message::Book(book) => self.book_message(&book, recv_tsc, emit),
         }
