@@ -92,6 +92,11 @@ impl Instruments {
         self.list.get(id.0 as usize)
     }
 
+    /// How many instruments.
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
+    }
+
     pub(crate) fn specs(&self) -> impl Iterator<Item = &InstrumentSpec> {
         self.list.iter().map(|i| &i.spec)
     }
@@ -243,10 +248,9 @@ impl Instruments {
     }
 
     /// The venue refused a request (`text`, its own words): `Rejected`
-    /// for every instrument of this adapter the text names (a symbol
-    /// standing alone, not inside a longer word), or for `instrument` if
-    /// given. Keeps the text for [`Instruments::rejection`]. Returns
-    /// whether any instrument was named.
+    /// for `instrument` if given, else for every instrument of this
+    /// adapter the text names (a symbol standing alone, not inside a
+    /// longer word). See [`reject_where`](Self::reject_where).
     pub(crate) fn reject(
         &mut self,
         instrument: Option<InstrumentId>,
@@ -255,6 +259,24 @@ impl Instruments {
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) -> bool {
+        self.reject_where(code, text, recv_tsc, emit, |id, i| match instrument {
+            Some(want) => want == id,
+            None => names(text, &i.spec.symbol),
+        })
+    }
+
+    /// The venue refused a request (`text`, its own words): `Rejected`
+    /// for every instrument `concerns` picks (given its id and entry), in
+    /// table order. Keeps the text for [`rejection`](Self::rejection)
+    /// either way. Returns whether any instrument was picked.
+    pub(crate) fn reject_where(
+        &mut self,
+        code: i64,
+        text: &str,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+        mut concerns: impl FnMut(InstrumentId, &Instrument) -> bool,
+    ) -> bool {
         self.rejection.clear();
         let mut end = text.len().min(REJECTION_TEXT);
         while !text.is_char_boundary(end) {
@@ -262,13 +284,9 @@ impl Instruments {
         }
         self.rejection.push_str(&text[..end]);
         let mut named = false;
-        for (i, instrument_i) in self.list.iter().enumerate() {
+        for (i, instrument) in self.list.iter().enumerate() {
             let id = InstrumentId(i as u32);
-            let hit = match instrument {
-                Some(want) => want == id,
-                None => names(text, &instrument_i.spec.symbol),
-            };
-            if hit {
+            if concerns(id, instrument) {
                 named = true;
                 emit(Event {
                     instrument: id,

@@ -386,16 +386,10 @@ fn refused(
     recv_tsc: u64,
     emit: &mut impl FnMut(Event),
 ) {
-    let mut named = false;
-    if !ret_msg.contains("already subscribed") {
-        for topic in refused_topics(ret_msg) {
-            let symbol = topic.rsplit('.').next().unwrap_or(topic);
-            if let Some(id) = instruments.find(symbol) {
-                instruments.reject(Some(id), code, ret_msg, recv_tsc, emit);
-                named = true;
-            }
-        }
-    }
+    let named = !ret_msg.contains("already subscribed")
+        && instruments.reject_where(code, ret_msg, recv_tsc, emit, |_, i| {
+            refused_topics(ret_msg).any(|topic| topic.rsplit('.').next() == Some(&i.spec.symbol))
+        });
     if !named {
         instruments.reject(None, code, ret_msg, recv_tsc, emit);
     }

@@ -19,7 +19,7 @@ use simd_json::tape::{Array, Value};
 use crate::adapter::{Instruments, Outcome, WireTrade};
 use crate::book::Side;
 use crate::error::DecodeError;
-use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec};
+use crate::event::{Aggressor, Event, InstrumentSpec};
 use crate::json::{JsonParser, field, str_field, u64_field};
 use crate::sync::{BookSync, ConnectionSeq, Seq, SyncEvent};
 use crate::time::rfc3339_ns;
@@ -390,19 +390,10 @@ impl Adapter {
 /// `Rejected` for the books an error frame concerns (see
 /// [`Adapter::on_message`]); the text is kept either way.
 fn refused(instruments: &mut Instruments, text: &str, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
-    if instruments.reject(None, 0, text, recv_tsc, emit) {
-        return;
-    }
-    let count = instruments.specs().count();
-    for i in 0..count {
-        let id = InstrumentId(i as u32);
-        let waiting = instruments
-            .get(id)
-            .and_then(|i| i.sync.as_ref())
-            .is_some_and(|s| !s.is_valid());
-        if waiting {
-            instruments.reject(Some(id), 0, text, recv_tsc, emit);
-        }
+    if !instruments.reject(None, 0, text, recv_tsc, emit) {
+        instruments.reject_where(0, text, recv_tsc, emit, |_, i| {
+            i.sync.as_ref().is_some_and(|s| !s.is_valid())
+        });
     }
 }
 
@@ -413,7 +404,7 @@ mod adapter_tests {
     use super::tests::{SNAPSHOT, TRADES, UPDATE};
     use super::*;
     use crate::VenueAdapter;
-    use crate::event::Kind;
+    use crate::event::{InstrumentId, Kind};
     use crate::json::INPUT_PADDING;
     use crate::sync::Resync;
 

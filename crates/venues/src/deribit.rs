@@ -10,7 +10,7 @@
 //! keeps only the float) and parses the number text with
 //! [`crate::decimal`].
 
-use crate::adapter::{Instruments, Outcome, WireQuote, WireTrade, ms_to_ns, taker};
+use crate::adapter::{Instrument, Instruments, Outcome, WireQuote, WireTrade, ms_to_ns, taker};
 use crate::book::{Level, Side};
 use crate::error::DecodeError;
 use crate::event::{Event, InstrumentId, InstrumentSpec};
@@ -619,7 +619,7 @@ impl Adapter {
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) -> Outcome {
-        let n = self.accepted.len();
+        let n = self.instruments.len();
         let asked = match id {
             Some(RequestId::Number(id)) if id >= SUBSCRIBE_ID => {
                 let k = usize::try_from(id - SUBSCRIBE_ID).unwrap_or(usize::MAX);
@@ -633,15 +633,10 @@ impl Adapter {
         };
         match (answer, asked) {
             (Answer::Error(e), Some(asked)) => {
-                for i in asked {
-                    self.instruments.reject(
-                        Some(InstrumentId(i as u32)),
-                        e.code,
-                        e.text,
-                        recv_tsc,
-                        emit,
-                    );
-                }
+                self.instruments
+                    .reject_where(e.code, e.text, recv_tsc, emit, |id, _| {
+                        asked.contains(&(id.0 as usize))
+                    });
                 Outcome::Rejected
             }
             (Answer::Error(e), None) => {
@@ -650,25 +645,32 @@ impl Adapter {
                 Outcome::Rejected
             }
             (Answer::Channels(list), Some(asked)) => {
-                self.accepted[asked.clone()].fill(false);
+                let accepted = &mut self.accepted;
+                accepted[asked.clone()].fill(false);
                 for name in list.iter() {
                     if let Some(i) =
                         book_channel_symbol(name).and_then(|s| self.instruments.find(s))
                         && asked.contains(&(i.0 as usize))
                     {
-                        self.accepted[i.0 as usize] = true;
+                        accepted[i.0 as usize] = true;
                     }
                 }
-                let mut outcome = Outcome::Control;
-                for i in asked {
-                    let id = InstrumentId(i as u32);
-                    let has_book = self.instruments.get(id).is_some_and(|x| x.sync.is_some());
-                    if has_book && !self.accepted[i] {
-                        self.instruments.reject(Some(id), 0, text, recv_tsc, emit);
-                        outcome = Outcome::Rejected;
-                    }
+                // A book asked for and left out of the list was refused.
+                let refused = |id: InstrumentId, i: &Instrument| {
+                    let k = id.0 as usize;
+                    asked.contains(&k) && i.sync.is_some() && !accepted[k]
+                };
+                let any = asked.clone().any(|k| {
+                    let id = InstrumentId(k as u32);
+                    self.instruments.get(id).is_some_and(|i| refused(id, i))
+                });
+                if !any {
+                    // Not a refusal: the words of the last one stay.
+                    return Outcome::Control;
                 }
-                outcome
+                self.instruments
+                    .reject_where(0, text, recv_tsc, emit, refused);
+                Outcome::Rejected
             }
             _ => Outcome::Control,
         }
