@@ -21,7 +21,7 @@ use crate::book::Side;
 use crate::error::DecodeError;
 use crate::event::{Aggressor, Event, InstrumentSpec};
 use crate::json::{JsonParser, field, str_field, u64_field};
-use crate::sync::{BookSync, ConnectionSeq, Seq, SyncEvent};
+use crate::sync::{BookSync, ConnectionSeq, SyncEvent};
 use crate::time::rfc3339_ns;
 
 /// One decoded message: its connection sequence number (none on an error
@@ -255,16 +255,7 @@ pub fn feed_book_numbered(
         let (side, p, q) = u?;
         Ok((side, crate::decimal::level(p, q, price_scale, size_scale)?))
     });
-    if event.snapshot {
-        sync.on_snapshot(sequence_num, levels, emit)
-    } else {
-        let seq = Seq {
-            first: sequence_num,
-            last: sequence_num,
-            prev: None,
-        };
-        sync.on_diff(seq, levels, emit)
-    }
+    sync.on_unsequenced(event.snapshot, sequence_num, levels, emit)
 }
 
 /// Coinbase Advanced Trade messages in, normalised [`Event`]s out, for one

@@ -194,7 +194,7 @@ pub fn feed_book(
         .into_iter()
         .flat_map(move |l| l.scaled(Side::Bid, price_scale, size_scale));
     let levels = asks.chain(bids);
-    sync.on_unsequenced(book.snapshot, levels, emit)?;
+    sync.on_unsequenced(book.snapshot, 0, levels, emit)?;
     Ok(match book.checksum {
         Some(expected) => sync.verify(
             i64::from(expected),

@@ -420,19 +420,23 @@ impl BookSync {
 
     /// Feeds a snapshot or an update from a venue whose book messages
     /// carry no sequence (Kraken, Coinbase): only checksums, or the
-    /// connection's own sequence, guard them.
+    /// connection's own sequence, guard them, so nothing is chained here.
+    /// `update_id` is what the book is said to be valid up to: the number
+    /// of the message where the venue numbers them (Coinbase's
+    /// `sequence_num`), else 0 (Kraken).
     pub fn on_unsequenced(
         &mut self,
         snapshot: bool,
+        update_id: u64,
         levels: impl IntoIterator<Item = LevelResult>,
         emit: &mut impl FnMut(SyncEvent),
     ) -> Result<(), DecodeError> {
         if snapshot {
-            self.on_snapshot(0, levels, emit)
+            self.on_snapshot(update_id, levels, emit)
         } else {
             let seq = Seq {
-                first: 0,
-                last: 0,
+                first: update_id,
+                last: update_id,
                 prev: None,
             };
             self.on_diff(seq, levels, emit)

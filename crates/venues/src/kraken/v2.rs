@@ -429,7 +429,7 @@ pub fn feed_book_at(
         .levels(Side::Ask)
         .map(scale(Side::Ask))
         .chain(book.levels(Side::Bid).map(scale(Side::Bid)));
-    sync.on_unsequenced(book.snapshot, levels, emit)?;
+    sync.on_unsequenced(book.snapshot, 0, levels, emit)?;
     Ok(sync.verify(
         i64::from(book.checksum),
         |b| i64::from(super::checksum(b, ps, ss)),
