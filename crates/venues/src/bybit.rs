@@ -37,6 +37,10 @@ pub enum Message<'t, 'i> {
         /// `ret_msg`: the venue's words (`"subscribe"`, `""`, `"pong"`, or
         /// why a request was refused), or empty.
         ret_msg: &'i str,
+        /// `ret_code`, where a reply carries one, else 0 (Bybit's REST
+        /// replies do; none of the WebSocket replies recorded in
+        /// `shared/samples/bybit`, nor the refusals quoted here, has one).
+        code: i64,
     },
     /// A topic this adapter does not decode (its name).
     Other(&'i str),
@@ -132,11 +136,13 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
         return Err(DecodeError::Type("message"));
     }
     let text = |key: &'static str| doc.get(key).and_then(|v| v.into_string()).unwrap_or("");
+    let code = || doc.get("ret_code").and_then(|c| c.as_i64()).unwrap_or(0);
     if let Some(success) = doc.get("success") {
         return Ok(Message::Reply {
             success: success.as_bool().ok_or(DecodeError::Type("success"))?,
             op: text("op"),
             ret_msg: text("ret_msg"),
+            code: code(),
         });
     }
     let Some(topic) = doc.get("topic") else {
@@ -147,6 +153,7 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
                 success: true,
                 op: text("op"),
                 ret_msg: "",
+                code: code(),
             });
         }
         return Err(DecodeError::Missing("topic"));
@@ -286,10 +293,9 @@ impl Adapter {
     ) -> Result<Outcome, DecodeError> {
         let instruments = &mut self.instruments;
         self.parser.parse(buf, len, |doc| {
-            let code = doc.get("ret_code").and_then(|c| c.as_i64()).unwrap_or(0);
             match decode(doc)? {
                 Message::Reply { success: true, .. } => Ok(Outcome::Control),
-                Message::Reply { ret_msg, .. } => {
+                Message::Reply { ret_msg, code, .. } => {
                     refused(instruments, code, ret_msg, recv_tsc, emit);
                     Ok(Outcome::Rejected)
                 }
@@ -505,7 +511,8 @@ mod tests {
                 Message::Reply {
                     success: true,
                     op: "subscribe",
-                    ret_msg: "subscribe"
+                    ret_msg: "subscribe",
+                    code: 0
                 }
             ));
         });
@@ -720,6 +727,18 @@ mod tests {
         );
         assert_eq!((outcome, ev.len()), (Outcome::Rejected, 0));
         assert!(a.rejection().contains("NOPEUSDT"));
+        // A `ret_code`, where a reply carries one, is the rejection's code.
+        let (outcome, ev) = feed(
+            &mut a,
+            r#"{"success":false,"ret_code":10001,"ret_msg":"error:handler not found,topic:orderbook.50.ETHUSDT","op":"subscribe"}"#,
+        );
+        assert_eq!(outcome, Outcome::Rejected);
+        assert_eq!(
+            ev.iter()
+                .map(|e| (e.instrument, e.kind))
+                .collect::<Vec<_>>(),
+            [(InstrumentId(1), Kind::Rejected { code: 10001 })]
+        );
     }
 
     /// Acknowledgements and pongs of every category ("Connect").
