@@ -178,9 +178,10 @@ pub struct Pairs<'i> {
 pub struct Pair<'i> {
     /// The pair (`BTC/USD`).
     pub symbol: &'i str,
-    /// Its precisions; `None` when either is absent or more than
-    /// [`MAX_SCALE`] decimals.
-    pub precision: Option<Precision>,
+    /// Its precisions, or why they cannot be had: a field absent
+    /// (`Missing`), or not a number of at most [`MAX_SCALE`] decimals
+    /// (`Type`), naming the field.
+    pub precision: Result<Precision, DecodeError>,
 }
 
 impl<'i> Pairs<'i> {
@@ -194,20 +195,27 @@ impl<'i> Pairs<'i> {
             let (mut symbol, mut price, mut qty) = (None, None, None);
             let read = scan::object(p, Numbers::Any, |k, v| match (k, v) {
                 ("symbol", Val::Str(s)) => symbol = Some(s),
-                ("price_precision", v) => price = v.as_u64(),
-                ("qty_precision", v) => qty = v.as_u64(),
+                ("price_precision", v) => price = Some(v),
+                ("qty_precision", v) => qty = Some(v),
                 _ => {}
             });
-            let digits = |d: Option<u64>| {
-                d.and_then(|d| u8::try_from(d).ok())
+            let digits = |v: Option<Val<'_>>, key: &'static str| match v {
+                None => Err(DecodeError::Missing(key)),
+                Some(v) => v
+                    .as_u64()
+                    .and_then(|d| u8::try_from(d).ok())
                     .filter(|d| *d <= MAX_SCALE)
+                    .ok_or(DecodeError::Type(key)),
             };
             Some(match (read, symbol) {
                 (Some(()), Some(symbol)) => Ok(Pair {
                     symbol,
-                    precision: digits(price)
-                        .zip(digits(qty))
-                        .map(|(price, qty)| Precision { price, qty }),
+                    precision: digits(price, "price_precision").and_then(|price| {
+                        Ok(Precision {
+                            price,
+                            qty: digits(qty, "qty_precision")?,
+                        })
+                    }),
                 }),
                 (None, _) => Err(DecodeError::Type("pair")),
                 (_, None) => Err(DecodeError::Missing("symbol")),
@@ -546,14 +554,33 @@ impl Adapter {
                 Ok(Outcome::Rejected)
             }
             Message::Instruments(pairs) => {
+                // Each pair's precisions are a fact of their own: a pair
+                // that cannot be read does not keep the pairs after it
+                // from being applied (which of ours would be would depend
+                // on the order Kraken lists them in). The first such error
+                // is returned once every pair has been read; the pair
+                // keeps the precisions it had.
+                let mut unread = None;
                 for pair in pairs.iter() {
-                    let pair = pair?;
+                    let pair = match pair {
+                        Ok(pair) => pair,
+                        Err(e) => {
+                            unread.get_or_insert(e);
+                            continue;
+                        }
+                    };
                     let Some(id) = self.instruments.find(pair.symbol) else {
                         continue;
                     };
+                    let precision = match pair.precision {
+                        Ok(precision) => precision,
+                        Err(e) => {
+                            unread.get_or_insert(e);
+                            continue;
+                        }
+                    };
                     let i = id.0 as usize;
-                    self.precisions[i] =
-                        Some(pair.precision.ok_or(DecodeError::Type("price_precision"))?);
+                    self.precisions[i] = Some(precision);
                     if std::mem::take(&mut self.waiting[i]) {
                         // Its messages were all held back: the book has
                         // never been fed, so it waits for a snapshot
@@ -566,7 +593,10 @@ impl Adapter {
                             })?;
                     }
                 }
-                Ok(Outcome::Control)
+                match unread {
+                    Some(e) => Err(e),
+                    None => Ok(Outcome::Control),
+                }
             }
             // History, already seen by a feed that was connected: only
             // trades as they happen are emitted (tardis-node maps only

@@ -353,12 +353,30 @@ fn a_book_waits_for_its_precision_then_asks_for_a_snapshot() {
         Some(Kind::BookValid { .. })
     ));
     assert_eq!(a.checksums_verified, 1);
-    // A pair of ours without its precisions is an error, not a guess.
+    // A pair of ours without its precisions is an error, not a guess,
+    // naming the field.
     let bad = r#"{"channel":"instrument","type":"update","data":{"pairs":[{"symbol":"ETH/USD","qty_precision":8}]}}"#;
     assert_eq!(
         feed(&mut a, bad).0,
+        Err(DecodeError::Missing("price_precision"))
+    );
+    let bad = r#"{"channel":"instrument","type":"update","data":{"pairs":[{"symbol":"ETH/USD","price_precision":2}]}}"#;
+    assert_eq!(
+        feed(&mut a, bad).0,
+        Err(DecodeError::Missing("qty_precision"))
+    );
+    let bad = r#"{"channel":"instrument","type":"update","data":{"pairs":[{"symbol":"ETH/USD","price_precision":2,"qty_precision":19}]}}"#;
+    assert_eq!(feed(&mut a, bad).0, Err(DecodeError::Type("qty_precision")));
+    assert_eq!(a.precision("ETH/USD"), Some(Precision { price: 2, qty: 8 }));
+    // The pairs after one that cannot be read are still applied, and a
+    // pair not ours is not read.
+    let mixed = r#"{"channel":"instrument","type":"update","data":{"pairs":[{"symbol":"ETH/USD","price_precision":"2","qty_precision":8},{"symbol":"XBT/EUR"},{"symbol":"BTC/USD","price_precision":2,"qty_precision":6}]}}"#;
+    assert_eq!(
+        feed(&mut a, mixed).0,
         Err(DecodeError::Type("price_precision"))
     );
+    assert_eq!(a.precision("BTC/USD"), Some(Precision { price: 2, qty: 6 }));
+    assert_eq!(a.precision("ETH/USD"), Some(Precision { price: 2, qty: 8 }));
     // Given ahead of the channel, a precision checks the first snapshot.
     let mut a = Adapter::new(&[InstrumentSpec::new("BTC/USD", 10, 8, 10)]);
     assert!(a.set_precision("BTC/USD", Precision { price: 1, qty: 8 }));
