@@ -255,7 +255,10 @@ pub fn replay(
 /// A recording as a simulator's script ([`tickwire_sim::Script`]): every
 /// text message its stream connections received, with its wall time, to
 /// send to every client; and the first REST response of each symbol (named
-/// by the fetch URL's `symbol=`) as that symbol's snapshot.
+/// by the fetch URL's `symbol=`) as that symbol's snapshot, served before
+/// the messages the recording had after it (`snapshots_by`: a feed sent
+/// the script as fast as it takes it buffers no more diffs than the
+/// recorded one did, however long its fetches take).
 pub fn script(files: &[PathBuf], real_time: bool) -> Result<tickwire_sim::Script, ReplayError> {
     let mut urls: HashMap<u32, String> = HashMap::new();
     let mut fetches: HashSet<u32> = HashSet::new();
@@ -274,11 +277,12 @@ pub fn script(files: &[PathBuf], real_time: bool) -> Result<tickwire_sim::Script
             urls.insert(r.conn, url);
         }
         Kind::Response => {
-            if let Some(symbol) = urls.get(&r.conn).and_then(|u| symbol_of(u)) {
-                script
-                    .snapshots
-                    .entry(symbol.to_owned())
-                    .or_insert_with(|| String::from_utf8_lossy(r.payload).into_owned());
+            if let Some(symbol) = urls.get(&r.conn).and_then(|u| symbol_of(u))
+                && !script.snapshots.contains_key(symbol)
+            {
+                let text = String::from_utf8_lossy(r.payload).into_owned();
+                script.snapshots.insert(symbol.to_owned(), text);
+                script.snapshots_by = Some(script.messages.len());
             }
         }
         Kind::Received if !r.binary && !fetches.contains(&r.conn) => {

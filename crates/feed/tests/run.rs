@@ -173,9 +173,22 @@ fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades:
     use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup};
     use tickwire_venues::plan::Channels;
     let (tls, ca) = sim::self_signed().unwrap();
+    let script = replay::script(files, false).unwrap();
+    // Both snapshots are served where the recording had them: after some
+    // of its messages, before the rest (the feed's diff buffer would
+    // otherwise have to hold them all while it fetches).
+    assert_eq!(script.snapshots.len(), 2);
+    assert!(
+        script
+            .snapshots_by
+            .is_some_and(|at| at > 0 && at < script.messages.len()),
+        "{:?} of {}",
+        script.snapshots_by,
+        script.messages.len()
+    );
     let simulator = Simulator::start(SimConfig {
         tls: Some(tls),
-        script: Some(std::sync::Arc::new(replay::script(files, false).unwrap())),
+        script: Some(std::sync::Arc::new(script)),
         ..SimConfig::default()
     })
     .unwrap();
@@ -207,23 +220,32 @@ fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades:
     )
     .unwrap();
     let stats = feed.stats();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !simulator.finished() || FeedStats::get(&stats.messages) < simulator.stats().messages {
-        assert!(Instant::now() < deadline, "the replay did not arrive");
+    // Done when the simulator has played the whole recording, both books
+    // are valid (their REST snapshots come on connections of their own,
+    // and may land after the last streamed message) and every recorded
+    // trade has come out.
+    let mut got = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !(simulator.finished() && FeedStats::get(&stats.books_valid) == 2 && got >= trades) {
+        assert!(
+            Instant::now() < deadline,
+            "the replay did not arrive: {got} of {trades} trades, {} books valid, {} snapshots, {} gaps",
+            FeedStats::get(&stats.books_valid),
+            FeedStats::get(&stats.snapshots),
+            FeedStats::get(&stats.gaps),
+        );
         feed.poll().unwrap();
+        got += events
+            .try_iter()
+            .filter(|e| matches!(e.kind, Kind::Trade { .. }))
+            .count();
     }
-    // (The feed also counts the subscription's answer: give the last
-    // message time to arrive.)
-    let quiet = Instant::now() + Duration::from_millis(300);
-    while Instant::now() < quiet {
-        feed.poll().unwrap();
-    }
-    assert_eq!(FeedStats::get(&stats.books_valid), 2);
     assert_eq!(FeedStats::get(&stats.gaps), 0);
     assert_eq!(FeedStats::get(&stats.decode_errors), 0);
     let sinks = feed.shutdown(Duration::from_secs(1)).unwrap();
     drop(sinks);
-    let got = events
+    // Nothing more than was recorded.
+    got += events
         .try_iter()
         .filter(|e| matches!(e.kind, Kind::Trade { .. }))
         .count();

@@ -519,6 +519,7 @@ pub fn pregenerate(
     Script {
         messages,
         snapshots,
+        snapshots_by: None,
         real_time: false,
     }
 }

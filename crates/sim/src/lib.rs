@@ -129,6 +129,12 @@ pub struct Script {
     pub messages: Vec<ScriptMessage>,
     /// REST answers by the request's `symbol=`.
     pub snapshots: HashMap<String, String>,
+    /// The index of the first message not sent until every snapshot has
+    /// been served (waited for up to 10 s), so a client's diff buffer need
+    /// not hold more than the diffs before it. For a recording, where its
+    /// feed had them all; `None`: just after the first book message of
+    /// every instrument, told by the messages' stamp keys.
+    pub snapshots_by: Option<usize>,
     /// At the messages' own pace (their wall times), or as fast as the
     /// clients take them.
     pub real_time: bool,

@@ -562,9 +562,10 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
 
 /// Sends a script's messages to every client, as fast as they take them
 /// `burst` to a write, or at the recording's pace. Waits for a first
-/// client; after the first book message of every instrument, waits (up
-/// to 10 s) until every instrument's REST snapshot has been served, so a
-/// client's diff buffer need not hold the whole script.
+/// client; before the message [`Script::snapshots_by`] names (or after the
+/// first book message of every instrument), waits (up to 10 s) until
+/// every instrument's REST snapshot has been served, so a client's diff
+/// buffer need not hold the whole script.
 fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Clock) {
     while lock(&shared.clients).is_empty() {
         if shared.stop.load(Ordering::Acquire) {
@@ -578,13 +579,15 @@ fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Clock) {
         shared.config.burst.max(1) as usize
     };
     let symbols = script.snapshots.len() as u64;
-    let first_books = first_book_of_each(&script.messages, shared.config.instruments.len());
+    let due = script.snapshots_by.unwrap_or_else(|| {
+        first_book_of_each(&script.messages, shared.config.instruments.len()) + 1
+    });
     let mut waited = symbols == 0;
     let started = Instant::now();
     let first_wall = script.messages.first().map_or(0, |m| m.1);
     let mut out = Out::default();
     for (k, chunk) in script.messages.chunks(burst).enumerate() {
-        if !waited && k * burst > first_books {
+        if !waited && k * burst >= due {
             waited = true;
             let deadline = Instant::now() + Duration::from_secs(10);
             while shared.counters.rest.load(Ordering::Acquire) < symbols
