@@ -305,6 +305,12 @@ fn stamp_kind(kind: Kind) -> StreamKind {
 impl Protocol for Binance {
     type Client = Client;
 
+    /// Streams named in the URL (`/ws/<name>`, `/stream?streams=`) count
+    /// from the upgrade.
+    fn subscribed(&self, client: &Client) -> bool {
+        !client.streams.is_empty()
+    }
+
     fn open(&self, path: &str, market: &Market) -> Result<Client, Response> {
         let not_found = || Response::json(404, r#"{"code":-1,"msg":"Not found."}"#);
         let (route, _) = path.split_once('?').unwrap_or((path, ""));

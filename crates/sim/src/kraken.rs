@@ -502,6 +502,11 @@ impl Kraken {
 impl Protocol for Kraken {
     type Client = Client;
 
+    /// Books, tickers, trades; not `instrument` (reference data).
+    fn subscribed(&self, client: &Client) -> bool {
+        !client.books.is_empty() || !client.tickers.is_empty() || !client.trades.is_empty()
+    }
+
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {
         let (route, _) = path.split_once('?').unwrap_or((path, ""));
         if route != "/v2" {

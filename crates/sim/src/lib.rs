@@ -18,6 +18,15 @@
 //!   under (instrument, stream kind, id), so a feed in the same process
 //!   measures each message's wire latency end to end.
 //!
+//! The market moves only while at least one client is subscribed to
+//! market data of some instrument (by a request, or by the URL it
+//! connected to, from the upgrade on): until then, and while every client
+//! has unsubscribed, it stands still as it does with no client at all. A
+//! client that connects and never subscribes is still answered and kept
+//! to the venue's rules (pings, heartbeats, its timers), but the market
+//! does not wait on time for anyone: what is recorded as sent
+//! ([`SimConfig::keep_sent`]) is only what was written to a client.
+//!
 //! A simulator is a server, not part of any receive path: it allocates per
 //! message and blocks on writes. Every client gets every message it
 //! subscribed to, in order, or is disconnected: a client that does not
@@ -77,7 +86,14 @@ pub struct SimConfig {
     pub trade_every: u32,
     /// The random seed.
     pub seed: u64,
-    /// Keep a copy of every trade and quote sent, for tests ([`Simulator::sent`]).
+    /// Keep a copy of every trade and quote sent, for tests
+    /// ([`Simulator::sent`]): a step's trade if a message carrying it was
+    /// written to some client, its best bid/offer if a best bid/offer
+    /// message of that step was (a message stamped
+    /// [`StreamKind::BookTicker`]: Binance's `bookTicker`, OKX's
+    /// `bbo-tbt`, Bybit's `orderbook.1`, Kraken's `ticker`; Coinbase's
+    /// and Deribit's quotes carry no stamp, and are not kept). Steps made
+    /// before a client subscribed are not in it.
     pub keep_sent: bool,
     /// Pin the market thread (which spins between steps at high rates) to
     /// this core, away from the feed's.
@@ -298,12 +314,16 @@ impl Simulator {
     }
 
     /// Stops (or resumes) moving the market; clients stay connected and
-    /// are answered.
+    /// are answered. Once `pause(true)` returns, no step (or script
+    /// message) is being sent and none starts until resumed: everything
+    /// [`sent`](Simulator::sent) holds has been written to the sockets.
     pub fn pause(&self, paused: bool) {
         self.running.pause(paused);
     }
 
-    /// Every trade and quote sent so far, if [`SimConfig::keep_sent`].
+    /// Every trade and quote sent so far, if [`SimConfig::keep_sent`]:
+    /// what was written to at least one client, in the order of the
+    /// market's steps.
     pub fn sent(&self) -> Vec<Sent> {
         self.running.sent()
     }

@@ -57,8 +57,7 @@ impl Market {
 
     /// One market step of instrument `n` (a trade first if `trade`) into
     /// `out`: the faults armed for it taken, its step counter's epoch moved
-    /// on a restart, the trade and quote recorded when kept. The server's
-    /// step, and the tests'.
+    /// on a restart. The server's step, and the tests'.
     pub(crate) fn step(&mut self, n: usize, rng: &mut StdRng, trade: bool, out: &mut Step) {
         let book = &mut self.books[n];
         market::step(n, &self.instruments[n], book, rng, trade, out);
@@ -66,8 +65,30 @@ impl Market {
         if out.faults.restart {
             book.epoch = book.version - 1;
         }
-        if let Some(sent) = self.sent.as_mut() {
-            record(out, sent);
+    }
+
+    /// Keeps (if kept) the step's trade and its best bid/offer, each if
+    /// some client was written a message carrying it ([`Delivered`]).
+    pub(crate) fn record(&mut self, s: &Step, delivered: Delivered) {
+        let Some(sent) = self.sent.as_mut() else {
+            return;
+        };
+        if let Some(t) = s.trade.filter(|_| delivered.trade) {
+            sent.push(Sent::Trade {
+                instrument: s.instrument,
+                id: t.id,
+                price: t.price,
+                size: t.size,
+                buyer_aggressor: t.buyer_aggressor,
+            });
+        }
+        if let Some((bid, ask)) = s.top.filter(|_| delivered.quote) {
+            sent.push(Sent::Quote {
+                instrument: s.instrument,
+                update_id: s.last_id,
+                bid,
+                ask,
+            });
         }
     }
 
@@ -85,24 +106,42 @@ impl Market {
     }
 }
 
-/// Keeps the step's trade and quote, for tests.
-fn record(s: &Step, sent: &mut Vec<Sent>) {
-    if let Some(t) = s.trade {
-        sent.push(Sent::Trade {
-            instrument: s.instrument,
-            id: t.id,
-            price: t.price,
-            size: t.size,
-            buyer_aggressor: t.buyer_aggressor,
-        });
+/// What of one market step went out to a client: read from the stamp keys
+/// of the messages its protocol queued for the step (a trade message is
+/// stamped under its trade id, a best bid/offer under
+/// [`StreamKind::BookTicker`]), so the record of what was sent follows what
+/// the venue wrote, whatever its subscriptions, tiers and faults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Delivered {
+    /// A message carrying the step's trade.
+    pub(crate) trade: bool,
+    /// A best bid/offer message of the step.
+    pub(crate) quote: bool,
+}
+
+impl Delivered {
+    /// What `items`, queued for step `s`, carry of it.
+    pub(crate) fn of(s: &Step, items: &[(String, Option<StampKey>)]) -> Delivered {
+        let trade = s.trade.map(|t| t.id);
+        let mut d = Delivered::default();
+        for (_, key) in items {
+            match *key {
+                Some((n, StreamKind::Trade, id)) if n == s.instrument && Some(id) == trade => {
+                    d.trade = true;
+                }
+                Some((n, StreamKind::BookTicker, _)) if n == s.instrument => d.quote = true,
+                _ => {}
+            }
+        }
+        d
     }
-    if let Some((bid, ask)) = s.top {
-        sent.push(Sent::Quote {
-            instrument: s.instrument,
-            update_id: s.last_id,
-            bid,
-            ask,
-        });
+
+    /// Either went out.
+    pub(crate) fn or(self, other: Delivered) -> Delivered {
+        Delivered {
+            trade: self.trade || other.trade,
+            quote: self.quote || other.quote,
+        }
     }
 }
 
@@ -167,6 +206,12 @@ pub(crate) trait Protocol: Send + Sync + 'static {
     /// A WebSocket upgrade to `path` (query included): the new client, or
     /// the HTTP refusal the venue gives for a path it does not serve.
     fn open(&self, path: &str, market: &Market) -> Result<Self::Client, Response>;
+
+    /// Whether the client has asked for market data of some instrument
+    /// (by a request, or by its URL at the upgrade) and still has it: the
+    /// market moves only while some client has. Channels that carry
+    /// no market step (heartbeats, status, reference data) do not count.
+    fn subscribed(&self, client: &Self::Client) -> bool;
 
     /// The client has joined the market: what the venue sends first (and
     /// snapshots of what the URL subscribed to).

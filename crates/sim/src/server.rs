@@ -18,7 +18,7 @@ use tickwire_net::server::{Incoming, Request, Server, ServerError, Session};
 use tickwire_tsc::Clock;
 
 use crate::market::{Book, Levels, Step};
-use crate::protocol::{Market, Out, Protocol, Response, Tick, query};
+use crate::protocol::{Delivered, Market, Out, Protocol, Response, Tick, query};
 use crate::stamps::{SendStamps, StreamKind};
 use crate::{Script, Sent, SimConfig, SimStats, VenueFault};
 
@@ -103,6 +103,13 @@ impl<P: Protocol> Running for Shared<P> {
 
     fn pause(&self, paused: bool) {
         self.paused.store(paused, Ordering::Release);
+        if paused {
+            // The market thread reads `paused` with the clients locked and
+            // keeps them locked while it steps and writes: once the lock is
+            // free, the step under way (if any) is written, and the next
+            // reads `paused`.
+            drop(lock(&self.clients));
+        }
     }
 
     fn inject(&self, text: &str) -> usize {
@@ -241,39 +248,21 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 Err(r) => return session.respond(r.status, "application/json", r.body.as_bytes()),
             };
             session.accept_websocket()?;
-            // Requests that came with the upgrade are handled (with
-            // `on_open`) before the client's first market step; later
-            // ones at its next poll, between two steps. Either way a
-            // subscription's snapshot is of the market as it is then, and
-            // the steps after it follow: a client joining a moving market
-            // loses nothing by not being waited for, so it takes what is
-            // already buffered and joins.
-            //
-            // The first client is waited for (50 ms): the market stands
-            // still until a client joins, and its first steps must come
-            // after that client's subscriptions, or their trades and
-            // quotes are recorded as sent (`SimConfig::keep_sent`) to a
-            // client that had not asked for them yet
-            // (`crates/feed/tests/live.rs` compares every event it got
-            // with that record). Its frames follow the 101 by a round
-            // trip, so they are seldom buffered already. The window is a
-            // bound, not a guarantee: frames later than it are handled at
-            // a poll, after the market has begun.
+            // Requests already here with the upgrade are handled (with
+            // `on_open`) before the client's first market step; later ones
+            // at its polls, between two steps. Nothing waits for them: the
+            // market moves only while some client is subscribed
+            // (`Protocol::subscribed`, which counts a URL's streams from
+            // the upgrade), and the record of what was sent
+            // (`SimConfig::keep_sent`) holds only what was written to a
+            // client, so a subscription arriving late, before or after the
+            // market started, misses nothing the record claims it got.
             let mut pending = Vec::new();
-            let deadline = lock(&shared.clients)
-                .is_empty()
-                .then(|| Instant::now() + Duration::from_millis(50));
             loop {
-                let now = Instant::now();
-                let wait = deadline.map_or(Duration::ZERO, |d| {
-                    d.saturating_duration_since(now)
-                        .min(Duration::from_millis(5))
-                });
-                match session.recv(wait)? {
+                match session.recv(Duration::ZERO)? {
                     Some(Incoming::Text(t)) => pending.push(t),
                     Some(Incoming::Closed(_)) => return Ok(()),
                     Some(Incoming::Binary(_)) => {}
-                    None if deadline.is_some_and(|d| now < d) => {}
                     None => break,
                 }
             }
@@ -418,11 +407,41 @@ fn count_gone(counters: &Counters, how: Result<Polled, ()>) {
 fn poll_clients<P: Protocol>(shared: &Shared<P>, out: &mut Out, clock: Clock) {
     let mut clients = lock(&shared.clients);
     let mut market = lock(&shared.market);
-    clients.retain_mut(|c| match poll_client(shared, c, &mut market, out, clock) {
+    poll_all(shared, &mut clients, &mut market, out, clock);
+}
+
+/// [`poll_clients`] with the clients and the market locked already.
+fn poll_all<P: Protocol>(
+    shared: &Shared<P>,
+    clients: &mut Vec<Client<P::Client>>,
+    market: &mut Market,
+    out: &mut Out,
+    clock: Clock,
+) {
+    clients.retain_mut(|c| match poll_client(shared, c, market, out, clock) {
         Ok(Polled::Open) => true,
         gone => {
             out.items.clear();
             count_gone(&shared.counters, gone.map_err(|_| ()));
+            false
+        }
+    });
+}
+
+/// Clients new to the market join it ([`open_client`]); those that fail
+/// to are dropped.
+fn open_clients<P: Protocol>(
+    shared: &Shared<P>,
+    clients: &mut Vec<Client<P::Client>>,
+    market: &mut Market,
+    out: &mut Out,
+    clock: Clock,
+) {
+    clients.retain_mut(|c| match open_client(shared, c, market, out, clock) {
+        Ok(()) => true,
+        Err(_) => {
+            out.items.clear();
+            shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
             false
         }
     });
@@ -495,6 +514,9 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
     let burst = config.burst.max(1);
     let mut pacer = Pacer::new(config.rate, burst, Instant::now());
     let mut steps: Vec<Step> = (0..burst).map(|_| Step::default()).collect();
+    // What of each step of the burst went out: to any client, to this one.
+    let mut delivered = vec![Delivered::default(); steps.len()];
+    let mut got = delivered.clone();
     let mut n = 0usize;
     while !shared.stop.load(Ordering::Acquire) {
         if let Some(wait) = pacer.wait(Instant::now()) {
@@ -503,32 +525,30 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             }
             continue;
         }
-        let no_clients = lock(&shared.clients).is_empty();
-        if no_clients || shared.paused.load(Ordering::Acquire) {
-            // Paused, the market is quiet but alive: pings are answered,
-            // heartbeats sent. No steps are owed for the time it stood
-            // still: the schedule starts again when it moves.
-            poll_clients(shared, &mut out, clock);
+        let mut clients = lock(&shared.clients);
+        let mut market = lock(&shared.market);
+        // New clients join before the step: what the venue sends first,
+        // and the requests that came with the upgrade; their subscriptions
+        // miss nothing of it.
+        open_clients(shared, &mut clients, &mut market, &mut out, clock);
+        // Decided with the clients locked, as the steps are made and
+        // written: once `pause(true)` has taken the lock, no step is under
+        // way and none starts.
+        let moving = !shared.paused.load(Ordering::Acquire)
+            && clients.iter().any(|c| shared.protocol.subscribed(&c.state));
+        if !moving {
+            // Paused, or no client subscribed to anything (or no client):
+            // the market is quiet but alive, pings are answered, requests
+            // handled, heartbeats sent. No steps are owed for the time it
+            // stood still: the schedule starts again when it moves.
+            poll_all(shared, &mut clients, &mut market, &mut out, clock);
+            drop(market);
+            drop(clients);
             thread::sleep(Duration::from_millis(1));
             pacer.restart(Instant::now());
             continue;
         }
         pacer.sent();
-        let mut clients = lock(&shared.clients);
-        let mut market = lock(&shared.market);
-        // New clients join before the step: their subscriptions miss
-        // nothing of it.
-        let mut failed = Vec::new();
-        for (c, client) in clients.iter_mut().enumerate() {
-            if open_client(shared, client, &mut market, &mut out, clock).is_err() {
-                out.items.clear();
-                failed.push(c);
-            }
-        }
-        for c in failed.into_iter().rev() {
-            clients.swap_remove(c);
-            shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
-        }
         for s in steps.iter_mut() {
             let count = shared.counters.steps.fetch_add(1, Ordering::Relaxed);
             let trade =
@@ -536,14 +556,23 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             market.step(n, &mut rng, trade, s);
             n = (n + 1) % market.instruments.len();
         }
+        delivered.fill(Delivered::default());
         let mut gone = Vec::new();
         for (c, client) in clients.iter_mut().enumerate() {
-            for s in &steps {
+            for (s, got) in steps.iter().zip(got.iter_mut()) {
+                let from = out.items.len();
                 shared
                     .protocol
                     .on_step(&mut client.state, s, &market, &mut out);
+                *got = Delivered::of(s, &out.items[from..]);
             }
             let result = write(client, &mut out, &shared.stamps, &shared.counters, clock)
+                .inspect(|()| {
+                    // Written: what it carried counts as sent.
+                    for (d, g) in delivered.iter_mut().zip(&got) {
+                        *d = d.or(*g);
+                    }
+                })
                 .and_then(|()| poll_client(shared, client, &mut market, &mut out, clock));
             match result {
                 Ok(Polled::Open) => {}
@@ -552,6 +581,9 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
                     gone.push((c, other.map_err(|_| ())));
                 }
             }
+        }
+        for (s, d) in steps.iter().zip(&delivered) {
+            market.record(s, *d);
         }
         for (c, how) in gone.into_iter().rev() {
             clients.swap_remove(c);
@@ -602,13 +634,18 @@ fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Clock) {
                 thread::sleep(wait);
             }
         }
-        while shared.paused.load(Ordering::Acquire) && !shared.stop.load(Ordering::Acquire) {
+        // Paused is read with the clients locked, as in `generate`.
+        let mut clients = loop {
+            if shared.stop.load(Ordering::Acquire) {
+                return;
+            }
+            let clients = lock(&shared.clients);
+            if !shared.paused.load(Ordering::Acquire) {
+                break clients;
+            }
+            drop(clients);
             thread::sleep(Duration::from_millis(1));
-        }
-        if shared.stop.load(Ordering::Acquire) {
-            return;
-        }
-        let mut clients = lock(&shared.clients);
+        };
         let mut gone = Vec::new();
         for (c, client) in clients.iter_mut().enumerate() {
             for (key, _, text) in chunk {

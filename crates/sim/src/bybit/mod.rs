@@ -274,6 +274,10 @@ fn stamp_kind(depth: usize) -> StreamKind {
 impl Protocol for Bybit {
     type Client = Client;
 
+    fn subscribed(&self, client: &Client) -> bool {
+        !client.topics.is_empty()
+    }
+
     /// The category's path (a query, such as Bybit's private
     /// `max_active_time`, is ignored). Another path is refused with 404
     /// and Go's net/http words (unconfirmed: Bybit's refusal of an unknown

@@ -301,6 +301,11 @@ fn product(market: &Market, product: &str) -> Option<usize> {
 impl Protocol for Coinbase {
     type Client = Client;
 
+    /// A channel with products; not `heartbeats`, which has none.
+    fn subscribed(&self, client: &Client) -> bool {
+        client.subs.values().any(|products| !products.is_empty())
+    }
+
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {
         let (route, _) = path.split_once('?').unwrap_or((path, ""));
         if !matches!(route, "" | "/") {

@@ -341,6 +341,10 @@ impl Deribit {
 impl Protocol for Deribit {
     type Client = Client;
 
+    fn subscribed(&self, client: &Client) -> bool {
+        !client.subs.is_empty()
+    }
+
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {
         let route = path.split_once('?').map_or(path, |(r, _)| r);
         if route != "/ws/api/v2" && route != "/ws/api/v2/" {

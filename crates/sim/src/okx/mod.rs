@@ -229,6 +229,10 @@ impl Okx {
 impl Protocol for Okx {
     type Client = Client;
 
+    fn subscribed(&self, client: &Client) -> bool {
+        !client.subs.is_empty()
+    }
+
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {
         let (route, _) = path.split_once('?').unwrap_or((path, ""));
         if route != PUBLIC_PATH {
