@@ -5,7 +5,7 @@
 //! simulator's at the end.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tickwire_feed::demo::{self, DemoConfig};
@@ -13,14 +13,39 @@ use tickwire_sim::{self as sim, SimInstrument, Venue};
 
 const STEPS: usize = 3_000;
 
+/// Every message of the market (the demo's: seed 1, a trade every third
+/// step) and the subscription's answer.
+fn market_messages() -> u64 {
+    let market = sim::pregenerate(
+        &[SimInstrument::btcusdt(), SimInstrument::ethusdt()],
+        STEPS,
+        1,
+        3,
+    );
+    market.messages.len() as u64 + 1
+}
+
+/// The whole feed's status line (`demo::run` says one a second, then one
+/// a venue): its messages so far, and its books valid and in all.
+fn feed_status(line: &str) -> Option<(u64, u64, u64)> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = |word: &str| words.iter().position(|w| *w == word);
+    if at("msg/s")? != 2 {
+        return None;
+    }
+    let messages = words.get(at("messages")?.checked_sub(1)?)?.parse().ok()?;
+    let (valid, books) = words.get(at("valid")? + 1)?.split_once('/')?;
+    Some((messages, valid.parse().ok()?, books.parse().ok()?))
+}
+
 fn ceiling(burst: u32) -> demo::DemoSummary {
     let dir = std::env::temp_dir().join(format!("tickwire-demo-{burst}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let config = DemoConfig {
-        // Long enough for 3 000 steps many times over; shorter than the
-        // simulator's 10 s wait for the snapshots, so a market that never
-        // lets a book ask for its snapshot fails here.
-        duration: Duration::from_secs(6),
+        // A deadline only, long enough for 3 000 steps in a debug build on
+        // a loaded machine many times over: a pregenerated run ends itself
+        // once every message has arrived.
+        duration: Duration::from_secs(120),
         burst,
         pregenerate: Some(STEPS),
         hlog: dir.join("demo.hlog"),
@@ -29,6 +54,11 @@ fn ceiling(burst: u32) -> demo::DemoSummary {
     };
     let summary = demo::run(&config, &Arc::new(AtomicBool::new(false)), |_| {}).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
+    // It ended because every message had arrived, not at its deadline.
+    assert!(
+        summary.elapsed < config.duration,
+        "never saw every message arrive: {summary:?}"
+    );
     summary
 }
 
@@ -38,15 +68,7 @@ fn assert_whole(summary: &demo::DemoSummary) {
         (summary.gaps, summary.reconnects, summary.decode_errors),
         (0, 0, 0)
     );
-    // Every message of the market (the demo's: seed 1, a trade every third
-    // step) and the subscription's answer.
-    let market = sim::pregenerate(
-        &[SimInstrument::btcusdt(), SimInstrument::ethusdt()],
-        STEPS,
-        1,
-        3,
-    );
-    assert_eq!(summary.messages, market.messages.len() as u64 + 1);
+    assert_eq!(summary.messages, market_messages());
     assert!(summary.throughput.is_some_and(|t| t > 0.0));
 }
 
@@ -66,16 +88,36 @@ fn many_messages_to_a_write_reach_both_books() {
 fn every_venue_at_once_keeps_every_book_valid_and_equal_to_its_simulator() {
     let dir = std::env::temp_dir().join(format!("tickwire-demo-all-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let books = 2 * Venue::ALL.len();
     let config = DemoConfig {
-        duration: Duration::from_secs(5),
+        // A deadline only: the run is stopped (below) once every book has
+        // been valid for 3 status lines in a row, however long the
+        // simulators and the feed's one thread take to get there.
+        duration: Duration::from_secs(120),
         rate: 2_000,
         venues: Venue::ALL.iter().map(|(_, v)| *v).collect(),
         hlog: dir.join("demo.hlog"),
         svg: false,
         ..DemoConfig::default()
     };
-    let summary = demo::run(&config, &Arc::new(AtomicBool::new(false)), |_| {}).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (mut all_valid, mut lines) = (0, Vec::new());
+    let summary = demo::run(&config, &stop, |line| {
+        if let Some((_, valid, all)) = feed_status(line) {
+            assert_eq!(all, books as u64, "{line}");
+            all_valid = if valid == all { all_valid + 1 } else { 0 };
+            if all_valid == 3 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        lines.push(line.to_owned());
+    })
+    .unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        stop.load(Ordering::Relaxed),
+        "every book never valid for 3 s running: {lines:#?}"
+    );
     assert_eq!(summary.venues.len(), Venue::ALL.len());
     for v in &summary.venues {
         let line = v.line();
@@ -93,6 +135,9 @@ fn every_venue_at_once_keeps_every_book_valid_and_equal_to_its_simulator() {
             "{line}"
         );
     }
-    assert_eq!((summary.books_valid, summary.books), (20, 20));
+    assert_eq!(
+        (summary.books_valid, summary.books),
+        (books as u64, books as u64)
+    );
     assert_eq!(summary.decode_errors, 0);
 }

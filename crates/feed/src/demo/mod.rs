@@ -377,8 +377,10 @@ pub fn run(
             if now != last_seen.0 {
                 last_seen = (now, Instant::now());
             }
-            // Everything sent has arrived (the subscription's answer aside).
-            if sims[0].sim.finished() && now > sims[0].sim.stats().messages {
+            // Everything sent has arrived: the simulator counts every
+            // message it wrote, the subscription's answer too, as the feed
+            // counts every message it read.
+            if sims[0].sim.finished() && now >= sims[0].sim.stats().messages {
                 break;
             }
         }
