@@ -22,17 +22,63 @@ use tickwire_venues::book::Side;
 use tickwire_venues::plan::Channels;
 use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind};
 
-/// Every venue, for tests that run over all of them (or those named in
-/// `TICKWIRE_TEST_VENUES`, comma-separated, to look at one closely).
-pub(crate) fn venues() -> impl Iterator<Item = Venue> {
-    let only = std::env::var("TICKWIRE_TEST_VENUES").ok();
-    Venue::ALL
+/// Every venue, for tests that run over all of them, or those named in
+/// `TICKWIRE_TEST_VENUES` (comma-separated, to look at a few closely).
+pub(crate) fn venues() -> Vec<Venue> {
+    select("venue", Venue::ALL.len(), |_| true)
+}
+
+/// The venues whose books come from REST snapshots (Binance's three).
+pub(crate) fn rest_venues() -> Vec<Venue> {
+    select("REST-snapshot venue", 3, Venue::rest_snapshots)
+}
+
+/// The Bybit venues (spot, linear, inverse).
+pub(crate) fn bybit_venues() -> Vec<Venue> {
+    select("Bybit venue", 3, |v| v.bybit_category().is_some())
+}
+
+/// Whether the venue checksums its book messages (OKX's `checksum`,
+/// Kraken's CRC32; `VenueFault::BadChecksum` is ignored elsewhere).
+pub(crate) fn checksums(venue: Venue) -> bool {
+    matches!(venue, Venue::Okx | Venue::Kraken)
+}
+
+/// The venues that checksum their books (OKX, Kraken).
+pub(crate) fn checksum_venues() -> Vec<Venue> {
+    select("checksum venue", 2, checksums)
+}
+
+/// The venues `keep` takes: all `every` of them when `TICKWIRE_TEST_VENUES`
+/// is unset (so a venue that stops being one of them fails loudly), else
+/// those the variable names. A name that is no venue panics, and so does a
+/// selection with no venue left: a test must never pass on an empty loop.
+fn select(what: &str, every: usize, keep: impl Fn(Venue) -> bool) -> Vec<Venue> {
+    let all: Vec<Venue> = Venue::ALL
         .iter()
-        .filter(move |(name, _)| {
-            only.as_ref()
-                .is_none_or(|o| o.split(',').any(|n| n == *name))
-        })
         .map(|(_, v)| *v)
+        .filter(|v| keep(*v))
+        .collect();
+    let Some(only) = std::env::var_os("TICKWIRE_TEST_VENUES") else {
+        assert_eq!(all.len(), every, "every {what}: {all:?}");
+        return all;
+    };
+    let only = only.to_str().expect("TICKWIRE_TEST_VENUES is not UTF-8");
+    let named: Vec<Venue> = only
+        .split(',')
+        .map(|name| {
+            name.trim()
+                .parse()
+                .unwrap_or_else(|e| panic!("TICKWIRE_TEST_VENUES={only}: {e}"))
+        })
+        .collect();
+    let chosen: Vec<Venue> = all.into_iter().filter(|v| named.contains(v)).collect();
+    assert!(
+        !chosen.is_empty(),
+        "TICKWIRE_TEST_VENUES={only} names no {what}: this test would check nothing \
+         (name one, or leave this test out by name)"
+    );
+    chosen
 }
 
 /// How a rig is made.
@@ -66,15 +112,19 @@ impl RigConfig {
     }
 }
 
-/// Quick to notice a dead connection, quick to reconnect.
+/// The rig's network settings: deadlines generous enough that a loaded
+/// 2-core machine never trips one (the feed runs on the test's thread, and
+/// a debug build under load may fall a second or two behind its
+/// simulators), and quick reconnects. A test about a deadline sets its
+/// own, tight, on top of these.
 pub(crate) fn net() -> NetConfig {
     NetConfig {
         send_rate: None,
-        ping_interval: Some(Duration::from_millis(200)),
-        pong_timeout: Duration::from_millis(400),
-        stale_timeout: Some(Duration::from_secs(2)),
-        connect_timeout: Duration::from_secs(2),
-        handshake_timeout: Duration::from_secs(2),
+        ping_interval: Some(Duration::from_secs(1)),
+        pong_timeout: Duration::from_secs(5),
+        stale_timeout: Some(Duration::from_secs(10)),
+        connect_timeout: Duration::from_secs(10),
+        handshake_timeout: Duration::from_secs(10),
         close_timeout: Duration::from_millis(300),
         backoff: Backoff {
             initial: Duration::from_millis(50),
@@ -203,7 +253,7 @@ impl Rig {
             scales,
             depth,
         };
-        rig.wait("both books valid", 20, |r| r.valid() == 2);
+        rig.wait("both books valid", 30, |r| r.valid() == 2);
         rig.run_for(Duration::from_millis(300));
         // From here on, every event is the scenario's.
         rig.seen = [Vec::new(), Vec::new()];
@@ -224,12 +274,53 @@ impl Rig {
 
     pub(crate) fn poll(&mut self) {
         self.feed.poll().unwrap();
+        self.take_events();
+    }
+
+    /// Takes the events the feed has emitted into `seen` and the mirrors.
+    fn take_events(&mut self) {
         for e in self.events.try_iter() {
             if self.keep_seen {
                 self.seen[e.instrument.0 as usize].push(e.kind);
                 self.mirrors.apply(&e);
             }
         }
+    }
+
+    /// Polls until `messages` more messages have come in (at most `secs`)
+    /// and returns how many allocations the feed's polls made: the receive
+    /// path's, on this thread (the simulator and the proxies allocate on
+    /// theirs). The rig's own keeping of the events is not counted. The
+    /// test binary must install `tickwire_testkit::CountingAllocator`.
+    pub(crate) fn allocations_over(&mut self, messages: u64, secs: u64) -> u64 {
+        // Without the counting allocator every count would be 0.
+        let ((), probe) = tickwire_testkit::allocations(|| {
+            drop(std::hint::black_box(Vec::<u8>::with_capacity(1)));
+        });
+        assert_eq!(probe, 1, "the test binary does not count allocations");
+        let until = FeedStats::get(&self.stats.messages) + messages;
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        let mut allocations = 0;
+        while FeedStats::get(&self.stats.messages) < until {
+            assert!(
+                Instant::now() < deadline,
+                "{}: timed out waiting for {messages} messages",
+                self.venue
+            );
+            let (polled, n) = tickwire_testkit::allocations(|| self.feed.poll());
+            polled.unwrap();
+            allocations += n;
+            self.take_events();
+        }
+        allocations
+    }
+
+    /// Polls until `messages` more messages have come in (at most `secs`).
+    pub(crate) fn run_messages(&mut self, messages: u64, secs: u64) {
+        let until = FeedStats::get(&self.stats.messages) + messages;
+        self.wait(&format!("{messages} messages"), secs, |r| {
+            FeedStats::get(&r.stats.messages) >= until
+        });
     }
 
     pub(crate) fn wait(&mut self, what: &str, secs: u64, done: impl Fn(&Rig) -> bool) {
@@ -249,6 +340,38 @@ impl Rig {
         while Instant::now() < end {
             self.poll();
         }
+    }
+
+    /// Nothing went wrong: no gap, resync, reconnect or refusal, exactly
+    /// `decode_errors` undecodable messages, and neither book said any
+    /// trouble since the rig started.
+    pub(crate) fn assert_untroubled(&self, decode_errors: u64) {
+        let s = &self.stats;
+        let g = FeedStats::get;
+        assert_eq!(
+            (
+                g(&s.gaps),
+                g(&s.resyncs),
+                g(&s.reconnects),
+                g(&s.rejections),
+                g(&s.decode_errors)
+            ),
+            (0, 0, 0, 0, decode_errors),
+            "{}: gaps, resyncs, reconnects, rejections, decode errors",
+            self.venue
+        );
+        assert_eq!(
+            self.trouble(0) + self.trouble(1),
+            0,
+            "{}: {:?}",
+            self.venue,
+            self.said_both()
+        );
+    }
+
+    /// What both books said (see [`said`](Self::said)).
+    fn said_both(&self) -> [Vec<Kind>; 2] {
+        [self.said(0), self.said(1)]
     }
 
     /// How many events of instrument `n` are book trouble: gaps, resyncs,
@@ -287,13 +410,12 @@ impl Rig {
             .collect()
     }
 
-    /// Pauses the market, lets everything arrive (quiet for 300 ms: longer
-    /// than the 200 ms ping interval, so nothing but pongs and
-    /// heartbeats), then resumes.
+    /// Pauses the market and lets everything arrive: no event for 300 ms
+    /// (pongs and heartbeats make none). The market stays paused.
     pub(crate) fn quiet(&mut self) {
         self.simulator.pause(true);
         let mut last = (FeedStats::get(&self.stats.events), Instant::now());
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + Duration::from_secs(30);
         while last.1.elapsed() < Duration::from_millis(300) {
             assert!(
                 Instant::now() < deadline,
