@@ -17,9 +17,9 @@ use tickwire_net::Disconnect;
 /// feed's, and each venue's in [`FeedStats::venues`].
 ///
 /// Single writer: only the thread running the feed that made it changes
-/// a counter (with [`FeedStats::add`] and `sub`, a relaxed load and
-/// store); everyone else only reads ([`FeedStats::get`]). A second writer
-/// would lose counts.
+/// a counter (with a relaxed load and store, not a locked
+/// read-modify-write); everyone else only reads ([`FeedStats::get`]). A
+/// second writer would lose counts.
 #[derive(Debug, Default)]
 pub struct FeedStats {
     /// Messages received.
