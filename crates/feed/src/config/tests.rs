@@ -1,0 +1,172 @@
+use super::*;
+
+const GOOD: &str = r#"
+poll = "busy-read"
+[sinks]
+jsonl = "-"
+[[venue]]
+name = "bn"
+venue = "binance-spot"
+instruments = ["BTCUSDT:2:5:1000", "ETHUSDT:2:4"]
+endpoint = "wss://localhost:9443"
+rest = "https://localhost:9443"
+[[venue]]
+venue = "okx"
+instruments = ["BTC-USDT", "ETH-USDT:5"]
+"#;
+
+type Env<'a> = &'a [(&'a str, &'a str)];
+
+fn parse(text: &str, env: &[(&str, &str)]) -> Result<FeedConfig, ConfigError> {
+    FeedConfig::parse(
+        text,
+        env.iter().map(|(k, v)| (k.to_string(), v.to_string())),
+    )
+}
+
+#[test]
+fn a_good_file_is_read_whole() {
+    let c = parse(GOOD, &[]).unwrap();
+    assert_eq!(c.poll, PollMode::BusyRead);
+    assert_eq!(c.venues.len(), 2);
+    assert_eq!(c.venues[0].name, "bn");
+    assert_eq!(c.venues[1].name, "okx");
+    assert_eq!(
+        c.venues[0].instruments[1],
+        InstrumentSpec::new("ETHUSDT", 2, 4, DEFAULT_DEPTH)
+    );
+    // Without decimals, the venue's: every value it sends fits.
+    let (price, size) = Venue::Okx.default_scales();
+    assert_eq!(
+        c.venues[1].instruments,
+        [
+            InstrumentSpec::new("BTC-USDT", price, size, DEFAULT_DEPTH),
+            InstrumentSpec::new("ETH-USDT", price, size, 5)
+        ]
+    );
+    assert_eq!(c.sinks.jsonl.as_deref(), Some(Path::new("-")));
+    assert_eq!(c.threads.len(), 1);
+    assert_eq!(c.threads[0].venues, [0, 1]);
+    assert_eq!(c.metrics.interval_ms, 1000);
+}
+
+#[test]
+fn environment_variables_override_the_file() {
+    let c = parse(
+        GOOD,
+        &[
+            ("TICKWIRE_FEED_POLL", "blocking"),
+            ("TICKWIRE_FEED_SINKS_JSONL", "out.jsonl"),
+            ("TICKWIRE_FEED_METRICS_INTERVAL_MS", "250"),
+            ("TICKWIRE_FEED_VENUE_BN_ENDPOINT", "wss://127.0.0.1:1"),
+            ("TICKWIRE_FEED_VENUE_OKX_QUOTES", "false"),
+            ("OTHER", "ignored"),
+            // The project's other variables are not the feed's.
+            ("TICKWIRE_PYTHON", "/usr/bin/python3"),
+            ("TICKWIRE_CLOCK", "monotonic"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(c.poll, PollMode::Blocking);
+    assert_eq!(c.sinks.jsonl.as_deref(), Some(Path::new("out.jsonl")));
+    assert_eq!(c.metrics.interval_ms, 250);
+    assert_eq!(c.venues[0].endpoint.as_deref(), Some("wss://127.0.0.1:1"));
+    assert!(!c.venues[1].channels.quotes);
+}
+
+/// Each bad value is refused with its key named.
+#[test]
+fn bad_values_name_their_key() {
+    // (file, environment, the key the error must name)
+    let cases: &[(&str, Env<'_>, &str)] = &[
+        (GOOD, &[("TICKWIRE_FEED_POLL", "spin")], "poll"),
+        (
+            GOOD,
+            &[("TICKWIRE_FEED_SINKS_SHM_CAPACITY", "1000")],
+            "sinks.shm_capacity",
+        ),
+        (
+            GOOD,
+            &[("TICKWIRE_FEED_METRICS_INTERVAL_MS", "1")],
+            "metrics.interval_ms",
+        ),
+        (
+            GOOD,
+            &[("TICKWIRE_FEED_VENUE_BN_VENUE", "binance")],
+            "venue[0].venue",
+        ),
+        (
+            GOOD,
+            &[("TICKWIRE_FEED_VENUE_BN_ENDPOINT", "https://x")],
+            "venue[0].endpoint",
+        ),
+        (
+            GOOD,
+            &[("TICKWIRE_FEED_VENUE_BN_REST", "wss://x")],
+            "venue[0].rest",
+        ),
+        (
+            "[[venue]]\nvenue = \"kraken\"\ninstruments = [\"BTC/USD:1:8:7000\"]",
+            &[],
+            "venue[0].instruments",
+        ),
+        (
+            GOOD,
+            &[("TICKWIRE_FEED_VENUE_BN_INSTRUMENTS", r#"["BTCUSDT:2:x"]"#)],
+            "venue[0].instruments[0]",
+        ),
+        (GOOD, &[("TICKWIRE_FEED_SINKS_COLOUR", "red")], "colour"),
+        (
+            GOOD,
+            &[("TICKWIRE_FEED_VENUE_NOPE_X", "1")],
+            "TICKWIRE_FEED_VENUE_NOPE_X",
+        ),
+        (
+            GOOD,
+            &[("TICKWIRE_FEED_TLS_CA_FILE", "/no/such/ca.pem")],
+            "tls.ca_file",
+        ),
+        ("", &[], "venue"),
+        (
+            "poll = \"blocking\"\n[[venue]]\nvenue = \"okx\"\n",
+            &[],
+            "instruments",
+        ),
+        (
+            "[[venue]]\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\", \"A:1:1:400\"]",
+            &[],
+            "venue[0].instruments[1]",
+        ),
+        (
+            "[[venue]]\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\"]\n[[thread]]\nvenues = [\"kraken\"]",
+            &[],
+            "thread[0].venues[0]",
+        ),
+        (
+            "[[venue]]\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\"]\n[[thread]]\ncore = 4096\nvenues = [\"okx\"]",
+            &[],
+            "thread[0].core",
+        ),
+        (
+            "[[venue]]\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\"]\n[[thread]]\npriority = 0\nvenues = [\"okx\"]",
+            &[],
+            "thread[0].priority",
+        ),
+        (
+            "[[venue]]\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\"]\n[[venue]]\nname = \"b\"\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\"]\n[[thread]]\nvenues = [\"okx\"]",
+            &[],
+            "thread",
+        ),
+    ];
+    for (text, env, key) in cases {
+        let e = parse(text, env).expect_err(key);
+        assert_eq!(e.key, *key, "{e}");
+        assert!(!e.problem.is_empty());
+    }
+}
+
+#[test]
+fn a_syntax_error_says_where() {
+    let e = parse("poll = \n", &[]).unwrap_err();
+    assert!(e.problem.contains("line 1"), "{e}");
+}
