@@ -126,6 +126,23 @@ pub(crate) struct StepFaults {
     pub(crate) restart: bool,
 }
 
+/// The best `depth` levels of each side of a book kept as price -> size:
+/// bids, then asks, best first.
+pub(crate) fn best_levels(
+    bids: &BTreeMap<i64, i64>,
+    asks: &BTreeMap<i64, i64>,
+    depth: usize,
+) -> (Levels, Levels) {
+    (
+        bids.iter()
+            .rev()
+            .take(depth)
+            .map(|(p, s)| (*p, *s))
+            .collect(),
+        asks.iter().take(depth).map(|(p, s)| (*p, *s)).collect(),
+    )
+}
+
 /// One market step of one instrument, venue-neutral.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Step {
@@ -197,19 +214,7 @@ impl Book {
 
     /// The best `depth` levels a side: bids, then asks, best first.
     pub(crate) fn levels(&self, depth: usize) -> (Levels, Levels) {
-        (
-            self.bids
-                .iter()
-                .rev()
-                .take(depth)
-                .map(|(p, s)| (*p, *s))
-                .collect(),
-            self.asks
-                .iter()
-                .take(depth)
-                .map(|(p, s)| (*p, *s))
-                .collect(),
-        )
+        best_levels(&self.bids, &self.asks, depth)
     }
 
     /// Bybit's update counter: +1 a step, from 1 after a restart.

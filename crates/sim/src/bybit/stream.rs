@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::market::{Book, Levels, Step};
+use crate::market::{Book, Levels, Step, best_levels};
 
 /// The book depths Bybit serves on spot, linear and inverse (v5
 /// "Orderbook": 1, 50, 200 and 1000 levels; linear 500 went offline on
@@ -206,19 +206,7 @@ fn slot(depth: usize) -> usize {
 impl Stream {
     /// The best `depth` levels a side.
     fn window(&self, depth: usize) -> (Levels, Levels) {
-        (
-            self.bids
-                .iter()
-                .rev()
-                .take(depth)
-                .map(|(p, s)| (*p, *s))
-                .collect(),
-            self.asks
-                .iter()
-                .take(depth)
-                .map(|(p, s)| (*p, *s))
-                .collect(),
-        )
+        best_levels(&self.bids, &self.asks, depth)
     }
 
     /// Applies `step` and works out what each topic sends.
