@@ -156,10 +156,11 @@ pub(crate) struct VenueState {
     pub(crate) refused: Vec<bool>,
     /// Books that have been valid at least once.
     pub(crate) was_valid: Vec<bool>,
-    /// Books whose REST snapshot is wanted or being fetched: in
-    /// [`Core::want_snapshot`] or on a fetch that has not answered yet.
-    /// Each book has at most one, so the queue never holds more entries
-    /// than there are books (and never grows).
+    /// Books whose REST snapshot is wanted or being fetched: due (after
+    /// its backoff, in [`Core::recovery`]), in [`Core::want_snapshot`], or
+    /// on a fetch that has not answered yet. Each book has at most one,
+    /// so the queue never holds more entries than there are books (and
+    /// never grows).
     pub(crate) snapshot_wanted: Vec<bool>,
 }
 
@@ -214,7 +215,8 @@ pub(crate) struct Core {
     /// ([`VenueState::snapshot_wanted`]): it holds at most one entry per
     /// book, its capacity.
     pub(crate) want_snapshot: Vec<(usize, InstrumentId)>,
-    /// Resubscriptions and retries of refused subscriptions.
+    /// Resubscriptions, retries of refused subscriptions, and REST
+    /// snapshot fetches, each after its backoff.
     pub(crate) recovery: Recovery,
     /// Instruments named by the message being handled's refusal.
     pub(crate) refused_now: Vec<InstrumentId>,
@@ -277,7 +279,6 @@ struct Emitter<'a> {
     stats: &'a FeedStats,
     venue_stats: &'a VenueStats,
     valid: &'a mut [bool],
-    want_snapshot: &'a mut Vec<(usize, InstrumentId)>,
     recovery: &'a mut Recovery,
     refused: &'a mut Vec<InstrumentId>,
     /// The venue (index) the events come from.
@@ -338,13 +339,16 @@ impl Emitter<'_> {
                     FeedStats::add(&venue.resyncs, 1);
                 }
                 if self.rest {
-                    // One fetch per book: a book whose snapshot is queued
-                    // or on its way takes that one.
+                    // One fetch per book: a book whose snapshot is due,
+                    // queued or on its way takes that one. Fetched after
+                    // the book's backoff: at once the first time since it
+                    // was valid.
                     if let Some(w) = self.snapshot_wanted.get_mut(local.0 as usize)
                         && !*w
                     {
                         *w = true;
-                        self.want_snapshot.push((self.venue, local));
+                        self.recovery
+                            .fetch(self.venue, local.0 as usize, Instant::now());
                     }
                 } else {
                     // Sent only if the connection is open: after a
@@ -385,7 +389,6 @@ impl Core {
             sinks,
             stats,
             valid,
-            want_snapshot,
             recovery,
             refused_now,
             first,
@@ -409,7 +412,6 @@ impl Core {
             stats,
             venue_stats: &stats.venues[v],
             valid,
-            want_snapshot,
             recovery,
             refused: refused_now,
             venue: v,
@@ -463,11 +465,10 @@ impl Core {
     /// The fetch of book `instrument`'s snapshot answered, with one (`ok`)
     /// or with an error: the book may want another from here on (the
     /// snapshot may prove too old for its buffered diffs). An error wants
-    /// one again at once: queued now, fetched by the next chores, after
-    /// this poll; the fetch ends `Fetched`, which the driver neither
-    /// retries nor backs off, so a venue that keeps answering an error
-    /// (Binance's 429 or 418) is asked again as fast as it answers. Issue
-    /// 17 adds the backoff.
+    /// one again after the book's backoff ([`Recovery::fetch`]); the fetch
+    /// ends `Fetched`, which the driver neither retries nor backs off.
+    /// (`Retry-After`, a venue-wide request budget and a stop on 418 are
+    /// still to come.)
     fn fetch_answered(&mut self, v: usize, instrument: InstrumentId, ok: bool) {
         let Some(w) = self.venues[v]
             .snapshot_wanted
@@ -477,7 +478,8 @@ impl Core {
         };
         *w = !ok;
         if !ok {
-            self.want_snapshot.push((v, instrument));
+            self.recovery
+                .fetch(v, instrument.0 as usize, Instant::now());
         }
     }
 }
@@ -682,6 +684,7 @@ mod tests {
     use tickwire_tsc::{HistogramConfig, Metrics};
     use tickwire_venues::plan::Channels;
 
+    use super::super::recovery::Due;
     use super::*;
 
     /// A handler with one Binance venue of two books, as `Feed::new`
@@ -738,34 +741,40 @@ mod tests {
         });
     }
 
+    /// The snapshot fetches due, however long their backoff.
+    fn fetches(core: &mut Core) -> Vec<(usize, Due)> {
+        let mut due = Vec::new();
+        let later = Instant::now() + std::time::Duration::from_secs(3600);
+        core.recovery.take_due(later, &mut due);
+        due
+    }
+
     #[test]
-    fn a_book_has_at_most_one_snapshot_queued_or_in_flight() {
+    fn a_book_has_at_most_one_snapshot_due_queued_or_in_flight() {
         let mut core = binance_core();
-        let book = (0, InstrumentId(1));
-        // Asked twice: queued once.
+        let book = (0, Due::Fetch(1));
+        // Asked twice: due once.
         resync(&mut core, 1);
         resync(&mut core, 1);
-        assert_eq!(core.want_snapshot, [book]);
-        // Taken by the chores (fetching): asked again meanwhile, the fetch
+        assert_eq!(fetches(&mut core), [book]);
+        // Taken (queued, then fetching): asked again meanwhile, the fetch
         // on its way is the answer.
-        assert_eq!(core.want_snapshot.pop(), Some(book));
         resync(&mut core, 1);
-        assert!(core.want_snapshot.is_empty());
-        // It answered an error: queued again, once, however often asked.
+        assert!(fetches(&mut core).is_empty());
+        // It answered an error: due again (after the backoff), once,
+        // however often asked.
         core.fetch_answered(0, InstrumentId(1), false);
         resync(&mut core, 1);
-        assert_eq!(core.want_snapshot, [book]);
         // The other book's own.
         resync(&mut core, 0);
-        assert_eq!(core.want_snapshot, [book, (0, InstrumentId(0))]);
-        assert_eq!(core.want_snapshot.capacity(), 2, "never grown");
-        // Both taken; book 1's fetch answered with a snapshot: asked
-        // again, it gets a new fetch; book 0's is still on its way.
-        core.want_snapshot.clear();
+        assert_eq!(fetches(&mut core), [(0, Due::Fetch(0)), book]);
+        // Book 1's fetch answered with a snapshot: asked again (it was too
+        // old), it gets a new fetch; book 0's is still on its way.
         core.fetch_answered(0, InstrumentId(1), true);
         resync(&mut core, 1);
         resync(&mut core, 0);
-        assert_eq!(core.want_snapshot, [book]);
+        assert_eq!(fetches(&mut core), [book]);
+        assert!(core.want_snapshot.is_empty(), "queued by the chores only");
     }
 
     #[test]

@@ -455,6 +455,11 @@ impl Feed {
     }
 
     fn chores(&mut self) {
+        // First what is due (a snapshot due now is fetched below, in this
+        // same turn).
+        if self.driver.handler().recovery.waiting() {
+            self.recover(Instant::now());
+        }
         while let Some((v, instrument)) = self.driver.handler_mut().want_snapshot.pop() {
             let Some(Some((endpoint, url, bytes))) = self
                 .fetches
@@ -488,9 +493,6 @@ impl Feed {
                 }
             }
         }
-        if self.driver.handler().recovery.waiting() {
-            self.recover(Instant::now());
-        }
         if !self.pings.is_empty() {
             let now = Instant::now();
             for p in &mut self.pings {
@@ -509,6 +511,13 @@ impl Feed {
         let mut due = std::mem::take(&mut self.due);
         self.driver.handler_mut().recovery.take_due(now, &mut due);
         for (v, what) in due.drain(..) {
+            if let Due::Fetch(i) = what {
+                // Queued for the fetches below (one per book: it is
+                // wanted until it answers).
+                let book = (v, InstrumentId(i as u32));
+                self.driver.handler_mut().want_snapshot.push(book);
+                continue;
+            }
             let core = self.driver.handler();
             let state = &core.venues[v];
             // A connection's retry (after a refusal that named no book,
@@ -521,6 +530,7 @@ impl Feed {
             let (p, need) = match what {
                 Due::Link(p) => (p, Need::Subscribe),
                 Due::Book(i, need) => (state.plan_of[i], need),
+                Due::Fetch(_) => continue,
             };
             let id = state.streams[p];
             if !self.driver.is_open(id) {
@@ -534,7 +544,7 @@ impl Feed {
                         Need::Subscribe => &frames[frames.len().saturating_sub(1)..],
                     }
                 }
-                Due::Book(..) | Due::Link(_) => &state.plans[p].subscribe,
+                Due::Book(..) | Due::Link(_) | Due::Fetch(_) => &state.plans[p].subscribe,
             };
             let whole = rest || matches!(what, Due::Link(_));
             let sends: Vec<String> = frames.to_vec();

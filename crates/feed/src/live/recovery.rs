@@ -14,6 +14,15 @@
 //! Requests leave through the connection's paced outbox, under the
 //! venue's message-rate limit.
 //!
+//! A book whose REST snapshot (Binance) failed, or proved too old for its
+//! buffered diffs, or whose stream broke again before it was valid, is
+//! fetched again on the same schedule: the first fetch at once, the next
+//! after 500 ms, doubling up to 30 s, until the book is valid. A venue
+//! answering errors, or a snapshot that can never bridge (a stream that
+//! outruns its fetches), costs a fetch now and then, not one a round
+//! trip: Binance bans an address that keeps asking past its request
+//! weight limit ("Limits" in its REST API docs: 429, then 418).
+//!
 //! A refusal that names no instrument (Binance's names only its request's
 //! id) is the connection's: it has a slot of its own, apart from the
 //! books', and is retried by sending the connection's subscriptions again,
@@ -38,6 +47,10 @@ struct Book {
     /// Attempts since the book was last valid.
     attempts: u32,
     due: Option<(Instant, Need)>,
+    /// REST snapshot fetches since the book was last valid.
+    fetches: u32,
+    /// When its next fetch may go.
+    fetch_due: Option<Instant>,
 }
 
 /// A connection's retry of subscriptions refused without naming an
@@ -59,6 +72,8 @@ struct Link {
 pub(crate) enum Due {
     /// Book (instrument) `i` needs this.
     Book(usize, Need),
+    /// Book (instrument) `i`'s REST snapshot is to be fetched.
+    Fetch(usize),
     /// Connection (plan) `p`'s subscriptions are to be sent again.
     Link(usize),
 }
@@ -129,12 +144,30 @@ impl Recovery {
         }
     }
 
+    /// Book `i` of venue `v` wants its REST snapshot, from `now`: fetched
+    /// after the backoff (at once the first time since it was valid),
+    /// unless a fetch is already due.
+    pub(crate) fn fetch(&mut self, v: usize, i: usize, now: Instant) {
+        let Some(book) = self.books.get_mut(v).and_then(|b| b.get_mut(i)) else {
+            return;
+        };
+        if book.fetch_due.is_none() {
+            book.fetches = book.fetches.saturating_add(1);
+            book.fetch_due = Some(now + Self::wait(Need::Resubscribe, book.fetches));
+            self.waiting += 1;
+        }
+    }
+
     /// Book `i` of venue `v` is valid: its backoff starts over, and
     /// nothing more is needed.
     pub(crate) fn valid(&mut self, v: usize, i: usize) {
         if let Some(book) = self.books.get_mut(v).and_then(|b| b.get_mut(i)) {
             book.attempts = 0;
+            book.fetches = 0;
             if book.due.take().is_some() {
+                self.waiting -= 1;
+            }
+            if book.fetch_due.take().is_some() {
                 self.waiting -= 1;
             }
         }
@@ -203,6 +236,13 @@ impl Recovery {
                     self.waiting -= 1;
                     out.push((v, Due::Book(i, need)));
                 }
+                if let Some(at) = book.fetch_due
+                    && at <= now
+                {
+                    book.fetch_due = None;
+                    self.waiting -= 1;
+                    out.push((v, Due::Fetch(i)));
+                }
             }
         }
         for (v, links) in self.links.iter_mut().enumerate() {
@@ -256,6 +296,47 @@ mod tests {
         r.valid(0, 1);
         r.ask(0, 1, Need::Resubscribe, at);
         assert_eq!(due(&mut r, at).len(), 1);
+    }
+
+    #[test]
+    fn a_snapshot_is_fetched_at_once_then_ever_more_slowly_until_the_book_is_valid() {
+        let mut r = Recovery::new([(2, 1)]);
+        let t0 = Instant::now();
+        r.fetch(0, 0, t0);
+        // Asked again before it went: one fetch.
+        r.fetch(0, 0, t0);
+        assert_eq!(due(&mut r, t0), [(0, Due::Fetch(0))]);
+        assert!(!r.waiting());
+        // Failed, or too old: 500 ms, then 1 s, 2 s...
+        let mut at = t0;
+        for wait_ms in [500, 1000, 2000, 4000] {
+            r.fetch(0, 0, at);
+            assert!(due(&mut r, at + Duration::from_millis(wait_ms - 1)).is_empty());
+            at += Duration::from_millis(wait_ms);
+            assert_eq!(due(&mut r, at), [(0, Due::Fetch(0))]);
+        }
+        for _ in 0..20 {
+            r.fetch(0, 0, at);
+            at += MAX_WAIT;
+            assert_eq!(due(&mut r, at), [(0, Due::Fetch(0))]);
+        }
+        // A resubscription of the same book keeps its own schedule.
+        r.fetch(0, 0, at);
+        r.ask(0, 0, Need::Subscribe, at);
+        assert_eq!(
+            due(&mut r, at + Duration::from_secs(1)),
+            [(0, Due::Book(0, Need::Subscribe))]
+        );
+        assert_eq!(due(&mut r, at + MAX_WAIT), [(0, Due::Fetch(0))]);
+        // Valid: what waits is dropped, and the next fetch goes at once.
+        r.fetch(0, 0, at);
+        r.valid(0, 0);
+        assert!(!r.waiting());
+        r.fetch(0, 0, at);
+        assert_eq!(due(&mut r, at), [(0, Due::Fetch(0))]);
+        // Out of range: ignored.
+        r.fetch(3, 0, at);
+        assert!(!r.waiting());
     }
 
     #[test]
