@@ -536,32 +536,46 @@ impl Feed {
             if !self.driver.is_open(id) {
                 continue;
             }
-            let frames: &[String] = match what {
-                Due::Book(i, need) if !rest => {
-                    let frames = &state.resubscribe[i];
-                    match need {
-                        Need::Resubscribe => &frames[..],
-                        Need::Subscribe => &frames[frames.len().saturating_sub(1)..],
-                    }
-                }
-                Due::Book(..) | Due::Link(_) | Due::Fetch(_) => &state.plans[p].subscribe,
-            };
             let whole = rest || matches!(what, Due::Link(_));
-            let sends: Vec<String> = frames.to_vec();
-            for text in &sends {
+            // The frames are taken out of the state while the driver
+            // sends them, then put back: nothing is copied.
+            let state = &mut self.driver.handler_mut().venues[v];
+            let (frames, from) = match what {
+                Due::Book(i, need) if !rest => {
+                    let frames = std::mem::take(&mut state.resubscribe[i]);
+                    let from = match need {
+                        Need::Resubscribe => 0,
+                        Need::Subscribe => frames.len().saturating_sub(1),
+                    };
+                    (frames, from)
+                }
+                Due::Book(..) | Due::Link(_) | Due::Fetch(_) => {
+                    (std::mem::take(&mut state.plans[p].subscribe), 0)
+                }
+            };
+            let mut sent = 0;
+            for text in &frames[from..] {
                 if self.driver.send_text(id, text).is_ok() {
+                    sent += 1;
                     let core = self.driver.handler_mut();
                     let tsc = core.clock.now();
                     core.record(recording::Kind::Sent, id, tsc, text.as_bytes());
-                    if need == Need::Resubscribe && text.contains("unsubscribe") {
-                        FeedStats::add(&core.stats.resubscriptions, 1);
-                    }
                 }
+            }
+            let count = frames.len() - from;
+            let core = self.driver.handler_mut();
+            let state = &mut core.venues[v];
+            match what {
+                Due::Book(i, _) if !rest => state.resubscribe[i] = frames,
+                _ => state.plans[p].subscribe = frames,
+            }
+            if need == Need::Resubscribe && sent > 0 {
+                FeedStats::add(&core.stats.resubscriptions, 1);
             }
             if whole {
                 // The connection's subscriptions, sent again: the replies
                 // to come are this round's.
-                self.driver.handler_mut().recovery.sent(v, p, sends.len());
+                core.recovery.sent(v, p, count);
             }
         }
         self.due = due;

@@ -293,26 +293,10 @@ impl Rig {
     /// theirs). The rig's own keeping of the events is not counted. The
     /// test binary must install `tickwire_testkit::CountingAllocator`.
     pub(crate) fn allocations_over(&mut self, messages: u64, secs: u64) -> u64 {
-        // Without the counting allocator every count would be 0.
-        let ((), probe) = tickwire_testkit::allocations(|| {
-            drop(std::hint::black_box(Vec::<u8>::with_capacity(1)));
-        });
-        assert_eq!(probe, 1, "the test binary does not count allocations");
         let until = FeedStats::get(&self.stats.messages) + messages;
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        let mut allocations = 0;
-        while FeedStats::get(&self.stats.messages) < until {
-            assert!(
-                Instant::now() < deadline,
-                "{}: timed out waiting for {messages} messages",
-                self.venue
-            );
-            let (polled, n) = tickwire_testkit::allocations(|| self.feed.poll());
-            polled.unwrap();
-            allocations += n;
-            self.take_events();
-        }
-        allocations
+        self.wait_counting(&format!("{messages} messages"), secs, |r| {
+            FeedStats::get(&r.stats.messages) >= until
+        })
     }
 
     /// Polls until `messages` more messages have come in (at most `secs`).
@@ -333,6 +317,32 @@ impl Rig {
             );
             self.poll();
         }
+    }
+
+    /// [`wait`](Self::wait), returning how many allocations the feed's
+    /// polls made meanwhile (as [`allocations_over`](Self::allocations_over)
+    /// counts them).
+    pub(crate) fn wait_counting(
+        &mut self,
+        what: &str,
+        secs: u64,
+        done: impl Fn(&Rig) -> bool,
+    ) -> u64 {
+        counting_allocations();
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        let mut allocations = 0;
+        while !done(self) {
+            assert!(
+                Instant::now() < deadline,
+                "{}: timed out waiting for {what}",
+                self.venue
+            );
+            let (polled, n) = tickwire_testkit::allocations(|| self.feed.poll());
+            polled.unwrap();
+            allocations += n;
+            self.take_events();
+        }
+        allocations
     }
 
     pub(crate) fn run_for(&mut self, time: Duration) {
@@ -475,4 +485,13 @@ impl Rig {
         }
         self.simulator.pause(false);
     }
+}
+
+/// Panics unless the test binary counts allocations (without
+/// `tickwire_testkit::CountingAllocator` installed every count is 0).
+fn counting_allocations() {
+    let ((), probe) = tickwire_testkit::allocations(|| {
+        drop(std::hint::black_box(Vec::<u8>::with_capacity(1)));
+    });
+    assert_eq!(probe, 1, "the test binary does not count allocations");
 }
