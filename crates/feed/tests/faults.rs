@@ -72,7 +72,7 @@ fn recovered_from_a_fault_on_a(rig: &mut Rig) {
     );
     assert_eq!(rig.book_valid_events(1), 0, "{}", rig.venue);
     assert_eq!(FeedStats::get(&rig.stats.decode_errors), 0, "{}", rig.venue);
-    rig.run_for(Duration::from_millis(300));
+    rig.run_messages(200, 30);
     rig.books_match_the_simulator();
 }
 

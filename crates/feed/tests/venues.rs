@@ -10,7 +10,7 @@ static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAl
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::{Rig, RigConfig, bybit_venues, checksum_venues, venues};
 use tickwire_feed::live::FeedStats;
@@ -113,7 +113,7 @@ fn recovers_in_band(venue: Venue, fault: VenueFault) {
     );
     assert_eq!(FeedStats::get(&rig.stats.gaps), 1, "{venue}");
     assert_eq!(FeedStats::get(&rig.stats.resyncs), 1, "{venue}");
-    rig.run_for(Duration::from_millis(300));
+    rig.run_messages(200, 30);
     rig.books_match_the_simulator();
 }
 
@@ -173,7 +173,7 @@ fn a_refused_subscription_is_said_with_the_venues_words_and_tried_again() {
             rig.seen[1]
         );
         eprintln!("{venue}: refused with {words:?}");
-        rig.run_for(Duration::from_millis(300));
+        rig.run_messages(200, 30);
         rig.books_match_the_simulator();
     }
 }
@@ -224,7 +224,7 @@ fn books_showing_a_few_levels_of_a_deep_market_are_exact() {
             ..RigConfig::new(venue)
         });
         for _ in 0..5 {
-            rig.run_for(Duration::from_millis(400));
+            rig.run_messages(1000, 60);
             rig.books_match_the_simulator();
         }
         assert_eq!(FeedStats::get(&rig.stats.gaps), 0, "{venue}");

@@ -505,42 +505,53 @@ fn settle_and_compare(
     for s in sims.iter() {
         s.sim.pause(true);
     }
-    // Quiet: no message for 500 ms (heartbeats aside, the markets are
-    // still), and every event applied.
-    let mut last = (FeedStats::get(&stats.events), Instant::now());
-    let quiet_by = Instant::now() + Duration::from_secs(10);
-    while last.1.elapsed() < Duration::from_millis(500) && Instant::now() < quiet_by {
-        thread::sleep(Duration::from_millis(20));
+    // Paused, the simulators' books stand still, and the events rebuild
+    // them once everything sent has come through (the proxies, the feed's
+    // thread, the queue). Quiet (no event for 500 ms, heartbeats aside)
+    // is the first sign; a thread starved for longer than that is waited
+    // for, up to 30 s, before a venue is said to differ.
+    let equal = |s: &Simulated, mirrors: &Mirrors| {
+        (0..s.count).all(|n| {
+            let id = s.first + n;
+            let Some((_, bids, asks)) = s.sim.book(n, depth) else {
+                return false;
+            };
+            // The simulator's levels at the feed's scales.
+            let (p, q) = s.scales[n];
+            let at = |levels: Vec<(i64, i64)>| -> Vec<(i64, i64)> {
+                levels
+                    .into_iter()
+                    .map(|(price, size)| (price * p, size * q))
+                    .collect()
+            };
+            mirrors.levels(id, Side::Bid) == Some(at(bids))
+                && mirrors.levels(id, Side::Ask) == Some(at(asks))
+        })
+    };
+    let settled_by = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut last = (FeedStats::get(&stats.events), Instant::now());
+        while last.1.elapsed() < Duration::from_millis(500) && Instant::now() < settled_by {
+            thread::sleep(Duration::from_millis(20));
+            for e in events.try_iter() {
+                mirrors.apply(&e);
+            }
+            let now = FeedStats::get(&stats.events);
+            if now != last.0 {
+                last = (now, Instant::now());
+            }
+        }
         for e in events.try_iter() {
             mirrors.apply(&e);
         }
-        let now = FeedStats::get(&stats.events);
-        if now != last.0 {
-            last = (now, Instant::now());
+        if Instant::now() >= settled_by || sims.iter().all(|s| equal(s, mirrors)) {
+            break;
         }
-    }
-    for e in events.try_iter() {
-        mirrors.apply(&e);
     }
     sims.iter()
         .map(|s| {
             let v: &VenueStats = &stats.venues[sims_index(stats, &s.name)];
-            let books_equal = (0..s.count).all(|n| {
-                let id = s.first + n;
-                let Some((_, bids, asks)) = s.sim.book(n, depth) else {
-                    return false;
-                };
-                // The simulator's levels at the feed's scales.
-                let (p, q) = s.scales[n];
-                let at = |levels: Vec<(i64, i64)>| -> Vec<(i64, i64)> {
-                    levels
-                        .into_iter()
-                        .map(|(price, size)| (price * p, size * q))
-                        .collect()
-                };
-                mirrors.levels(id, Side::Bid) == Some(at(bids))
-                    && mirrors.levels(id, Side::Ask) == Some(at(asks))
-            });
+            let books_equal = equal(s, mirrors);
             VenueSummary {
                 name: s.name.clone(),
                 counts: v.line(),

@@ -420,8 +420,30 @@ impl Rig {
             .collect()
     }
 
-    /// Pauses the market and lets everything arrive: no event for 300 ms
-    /// (pongs and heartbeats make none). The market stays paused.
+    /// Whether both books, as the feed keeps them and (when kept) as the
+    /// events describe them, are the simulator's.
+    fn books_equal(&self) -> bool {
+        (0..2).all(|n| {
+            let (bids, asks) = self.sim_book(n);
+            let Some(book) = self.feed.book(n, InstrumentId(0)) else {
+                return false;
+            };
+            let ours = |side| -> Vec<(i64, i64)> {
+                book.levels(side)
+                    .iter()
+                    .map(|l| (l.price, l.size))
+                    .collect()
+            };
+            ours(Side::Bid) == bids
+                && ours(Side::Ask) == asks
+                && (!self.keep_seen
+                    || (self.mirrors.levels(n, Side::Bid) == Some(bids)
+                        && self.mirrors.levels(n, Side::Ask) == Some(asks)))
+        })
+    }
+
+    /// Pauses the market and lets what is on its way arrive: no event for
+    /// 300 ms (pongs and heartbeats make none). The market stays paused.
     pub(crate) fn quiet(&mut self) {
         self.simulator.pause(true);
         let mut last = (FeedStats::get(&self.stats.events), Instant::now());
@@ -453,7 +475,18 @@ impl Rig {
     /// with the simulator's, level for level (the adapters' books and the
     /// books the events describe), resumes.
     pub(crate) fn books_match_the_simulator(&mut self) {
-        self.quiet();
+        // Paused, the simulator's books stand still, and the feed's reach
+        // them once everything sent has come through the proxies and the
+        // feed. Quiet is the first sign; a proxy's thread starved for
+        // longer than its 300 ms is waited for, up to 30 s, before the
+        // comparison below fails.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            self.quiet();
+            if Instant::now() >= deadline || self.books_equal() {
+                break;
+            }
+        }
         for n in 0..2 {
             let (bids, asks) = self.sim_book(n);
             let book = self
