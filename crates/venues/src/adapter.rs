@@ -655,3 +655,27 @@ macro_rules! venue_adapter {
     };
 }
 pub(crate) use venue_adapter;
+
+/// What the adapters' unit tests share.
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::{Outcome, VenueAdapter};
+    use crate::DecodeError;
+    use crate::event::Event;
+    use crate::json::INPUT_PADDING;
+
+    /// Hands `text` to `a` as a feed does: in a buffer with the parser's
+    /// padding after it, received at `recv_tsc`. The outcome, and the
+    /// events it emitted.
+    pub(crate) fn feed(
+        a: &mut dyn VenueAdapter,
+        text: &str,
+        recv_tsc: u64,
+    ) -> (Result<Outcome, DecodeError>, Vec<Event>) {
+        let mut buf = text.as_bytes().to_vec();
+        buf.resize(text.len() + INPUT_PADDING, b' ');
+        let mut events = Vec::new();
+        let outcome = a.on_message(&mut buf, text.len(), recv_tsc, &mut |e| events.push(e));
+        (outcome, events)
+    }
+}

@@ -406,7 +406,6 @@ mod tests {
     use super::*;
     use crate::VenueAdapter;
     use crate::event::{Aggressor, InstrumentId, Kind};
-    use crate::json::INPUT_PADDING;
     use crate::sync::{Chain, Resync, SyncConfig};
 
     fn feed_sync(sync: &mut BookSync, text: &str, events: &mut Vec<SyncEvent>) {
@@ -419,13 +418,8 @@ mod tests {
     }
 
     fn feed(a: &mut Adapter, text: &str) -> (Outcome, Vec<Event>) {
-        let mut buf = text.as_bytes().to_vec();
-        buf.resize(text.len() + INPUT_PADDING, b' ');
-        let mut events = Vec::new();
-        let outcome = a
-            .on_message(&mut buf, text.len(), 5, &mut |e| events.push(e))
-            .unwrap();
-        (outcome, events)
+        let (outcome, events) = crate::adapter::testutil::feed(a, text, 5);
+        (outcome.unwrap(), events)
     }
 
     fn kinds(a: &mut Adapter, text: &str) -> Vec<Kind> {

@@ -396,17 +396,11 @@ mod adapter_tests {
     use super::*;
     use crate::VenueAdapter;
     use crate::event::{InstrumentId, Kind};
-    use crate::json::INPUT_PADDING;
     use crate::sync::Resync;
 
     fn feed_outcome(a: &mut Adapter, text: &str) -> (Outcome, Vec<Event>) {
-        let mut buf = text.as_bytes().to_vec();
-        buf.resize(text.len() + INPUT_PADDING, b' ');
-        let mut ev = Vec::new();
-        let outcome = a
-            .on_message(&mut buf, text.len(), 1, &mut |e| ev.push(e))
-            .unwrap();
-        (outcome, ev)
+        let (outcome, ev) = crate::adapter::testutil::feed(a, text, 1);
+        (outcome.unwrap(), ev)
     }
 
     fn feed(a: &mut Adapter, text: &str) -> Vec<Kind> {

@@ -274,11 +274,7 @@ mod adapter_tests {
     }
 
     fn feed(a: &mut Adapter, text: &str, tsc: u64) -> (Result<Outcome, DecodeError>, Vec<Event>) {
-        let mut buf = text.as_bytes().to_vec();
-        buf.resize(text.len() + INPUT_PADDING, b' ');
-        let mut events = Vec::new();
-        let r = a.on_message(&mut buf, text.len(), tsc, &mut |e| events.push(e));
-        (r, events)
+        crate::adapter::testutil::feed(a, text, tsc)
     }
 
     fn snapshot(a: &mut Adapter, text: &str) -> Vec<Event> {

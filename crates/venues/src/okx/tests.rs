@@ -163,13 +163,7 @@ fn bbo_is_a_quote_and_a_bad_price_names_its_instrument() {
         InstrumentSpec::new("BTC-USDT", 2, 0, 0),
         InstrumentSpec::new("ETH-USDT", 2, 0, 0),
     ]);
-    let mut feed = |text: &str| {
-        let mut buf = text.as_bytes().to_vec();
-        buf.resize(text.len() + crate::json::INPUT_PADDING, b' ');
-        let mut ev = Vec::new();
-        let r = a.on_message(&mut buf, text.len(), 5, &mut |e| ev.push(e));
-        (r, ev)
-    };
+    let mut feed = |text: &str| crate::adapter::testutil::feed(&mut a, text, 5);
     let (r, ev) = feed(
         r#"{"arg":{"channel":"bbo-tbt","instId":"ETH-USDT"},"data":[{"asks":[["8476.98","415","0","13"]],"bids":[],"ts":"1597026383085","seqId":123480}]}"#,
     );

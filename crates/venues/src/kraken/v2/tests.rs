@@ -17,10 +17,7 @@ fn crc(levels: &[(&str, &str)]) -> u32 {
 }
 
 fn feed(a: &mut Adapter, text: &str) -> (Result<Outcome, DecodeError>, Vec<Event>) {
-    let mut buf = text.as_bytes().to_vec();
-    let mut ev = Vec::new();
-    let r = a.on_message(&mut buf, text.len(), 7, &mut |e| ev.push(e));
-    (r, ev)
+    crate::adapter::testutil::feed(a, text, 7)
 }
 
 fn kinds(ev: &[Event]) -> Vec<Kind> {
