@@ -62,6 +62,9 @@ pub struct RunSummary {
     pub elapsed: Duration,
 }
 
+/// How long a venue's newest failure stays on the status line.
+const LAST_FAILURE_SHOWN: Duration = Duration::from_secs(60);
+
 fn setup(what: &str, e: impl fmt::Display) -> RunError {
     RunError::Setup(format!("{what}: {e}"))
 }
@@ -234,7 +237,7 @@ pub fn run(
                 let messages = sum(|s| &s.messages);
                 let rate = (messages - last.0) as f64 / last.1.elapsed().as_secs_f64();
                 last = (messages, Instant::now());
-                status(&format!(
+                let mut line = format!(
                     "{:>7.1}s  {:>9.0} msg/s  {:>11} messages  books valid {}/{}  gaps {}  reconnects {}  undecodable {}",
                     started.elapsed().as_secs_f64(),
                     rate,
@@ -244,7 +247,16 @@ pub fn run(
                     sum(|s| &s.gaps),
                     sum(|s| &s.reconnects),
                     sum(|s| &s.decode_errors),
-                ));
+                );
+                // Each venue's newest failure, while it is recent.
+                for v in stats.iter().flat_map(|s| s.venues.iter()) {
+                    if let Some((cause, ago)) = v.last_failure()
+                        && ago < LAST_FAILURE_SHOWN
+                    {
+                        line.push_str(&format!("  | {}: {cause} ({}s ago)", v.name, ago.as_secs()));
+                    }
+                }
+                status(&line);
             }
         }
     }

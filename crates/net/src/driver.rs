@@ -18,12 +18,14 @@ use tickwire_codec::{CloseCode, MAX_CONTROL_FRAME_LEN, OpCode, ProtocolError, Ro
 use crate::config::{Config, Endpoint, PollMode};
 use tickwire_tsc::Clock;
 
-use crate::event::{ConnId, Disconnect, DriverError, Handler, Reconnect, Stamps, Timeout, TlsInfo};
+use crate::event::{
+    ConnId, Disconnect, DriverError, Excerpt, Handler, Reconnect, Stamps, Timeout, TlsInfo,
+};
 use crate::outgoing::{CloseRequest, Conn, Outgoing, SendError};
 use crate::payload::{Frame, PAYLOAD_PADDING, next_frame};
 use crate::receive::{Incoming, open_tls};
 use crate::region::Region;
-use crate::resolve::{Lookup, Resolved, Resolver};
+use crate::resolve::{Lookup, ResolveError, Resolved, Resolver};
 use crate::tls::record::{MAX_PLAINTEXT, MAX_RECORD};
 use crate::tls::{Mode, TlsConfig, TlsConfigError, TlsContext, TlsSession};
 
@@ -695,7 +697,8 @@ impl<H: Handler> Driver<H> {
             port,
         };
         if let Err(kind) = self.resolver.lookup(lookup) {
-            self.end(index, Disconnect::Resolve(kind));
+            let e = ResolveError::new(kind, "the resolver thread is gone");
+            self.end(index, Disconnect::Resolve(e));
         }
     }
 
@@ -713,7 +716,7 @@ impl<H: Handler> Driver<H> {
         }
         match result {
             Ok(addr) => self.open_socket(index, addr),
-            Err(kind) => self.end(index, Disconnect::Resolve(kind)),
+            Err(e) => self.end(index, Disconnect::Resolve(e)),
         }
     }
 
@@ -1032,6 +1035,18 @@ impl<H: Handler> Driver<H> {
                 match status {
                     Ok(Some(consumed)) => consumed,
                     Ok(None) => return After::Continue,
+                    Err(HandshakeError::Status(status)) => {
+                        // The header block is complete (the status is read
+                        // from it); what came after it is the body's start.
+                        let body = input
+                            .windows(4)
+                            .position(|w| w == b"\r\n\r\n")
+                            .map_or(&[][..], |end| &input[end + 4..]);
+                        return After::End(Disconnect::Refused {
+                            status,
+                            body: Excerpt::new(body),
+                        });
+                    }
                     Err(e) => return After::End(Disconnect::Handshake(e)),
                 }
             }

@@ -88,12 +88,23 @@ pub enum Disconnect {
     /// The peer broke the WebSocket protocol; a Close frame with
     /// [`ProtocolError::close_code`] was sent.
     Protocol(ProtocolError),
-    /// The opening handshake failed (for example the server answered 429).
+    /// The server answered the upgrade with another status than 101 (429
+    /// when rate limited, 403, 451, 503 in maintenance): the status, and
+    /// the start of the body that came with the headers, which usually
+    /// says why.
+    Refused {
+        /// The HTTP status.
+        status: u16,
+        /// The start of the response body.
+        body: Excerpt,
+    },
+    /// The opening handshake failed (a malformed answer, a wrong accept
+    /// key, an extension not asked for).
     Handshake(HandshakeError),
     /// TLS failed: an untrusted certificate, a wrong host name, an alert.
     Tls(TlsError),
     /// The host name did not resolve to an address.
-    Resolve(io::ErrorKind),
+    Resolve(crate::resolve::ResolveError),
     /// A socket error: connection refused, reset, unreachable.
     Io(io::ErrorKind),
     /// The TCP connection ended without a Close frame (close code 1006).
@@ -116,9 +127,15 @@ impl fmt::Display for Disconnect {
             Disconnect::Remote { code: None } => f.write_str("closed by peer without a code"),
             Disconnect::Local { code } => write!(f, "closed by application with code {code}"),
             Disconnect::Protocol(e) => write!(f, "protocol error: {e}"),
+            Disconnect::Refused { status, body } if body.is_empty() => {
+                write!(f, "upgrade refused with HTTP {status}")
+            }
+            Disconnect::Refused { status, body } => {
+                write!(f, "upgrade refused with HTTP {status}: {body}")
+            }
             Disconnect::Handshake(e) => write!(f, "handshake failed: {e}"),
             Disconnect::Tls(e) => write!(f, "TLS failed: {e}"),
-            Disconnect::Resolve(kind) => write!(f, "name resolution failed: {kind}"),
+            Disconnect::Resolve(e) => write!(f, "name resolution failed: {e}"),
             Disconnect::Io(kind) => write!(f, "socket error: {kind}"),
             Disconnect::Eof => f.write_str("connection ended without a close frame"),
             Disconnect::Timeout(t) => write!(f, "timed out: {t:?}"),
@@ -130,6 +147,46 @@ impl fmt::Display for Disconnect {
 }
 
 impl std::error::Error for Disconnect {}
+
+/// The start of an HTTP body, for a message: up to
+/// [`Excerpt::CAPACITY`] bytes, without surrounding whitespace, with
+/// control characters shown as spaces and invalid UTF-8 replaced. Made only
+/// when something failed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Excerpt(String);
+
+impl Excerpt {
+    /// The most bytes kept.
+    pub const CAPACITY: usize = 160;
+
+    /// The start of `body`.
+    pub fn new(body: &[u8]) -> Excerpt {
+        let body = body.trim_ascii();
+        let body = &body[..body.len().min(Excerpt::CAPACITY)];
+        Excerpt(
+            String::from_utf8_lossy(body)
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect(),
+        )
+    }
+
+    /// The text kept.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether nothing was kept.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Display for Excerpt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// What to do after a client connection ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -64,9 +64,12 @@ pub use config::{
     Backoff, Config, Endpoint, MAX_HEADERS, MAX_PROTOCOLS, PollMode, SlotSize, UrlError,
 };
 pub use driver::{Driver, SetupError};
-pub use event::{ConnId, Disconnect, DriverError, Handler, Reconnect, Stamps, Timeout, TlsInfo};
+pub use event::{
+    ConnId, Disconnect, DriverError, Excerpt, Handler, Reconnect, Stamps, Timeout, TlsInfo,
+};
 pub use fetch::FetchError;
 pub use outgoing::{Conn, SendError};
 pub use payload::{PAYLOAD_PADDING, Payload};
+pub use resolve::ResolveError;
 pub use tickwire_codec::{CloseCode, ProtocolError, Role, handshake::HandshakeError};
 pub use tls::{TlsConfig, TlsConfigError, TlsError, TlsErrorKind};

@@ -26,8 +26,38 @@ pub(crate) struct Lookup {
 pub(crate) struct Resolved {
     pub(crate) index: usize,
     pub(crate) generation: u16,
-    pub(crate) result: Result<SocketAddr, io::ErrorKind>,
+    pub(crate) result: Result<SocketAddr, ResolveError>,
 }
+
+/// Why a host name did not resolve: the error's kind, and the resolver's
+/// own words (`Name or service not known`, say).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolveError {
+    kind: io::ErrorKind,
+    message: String,
+}
+
+impl ResolveError {
+    pub(crate) fn new(kind: io::ErrorKind, message: impl Into<String>) -> ResolveError {
+        ResolveError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The error's kind.
+    pub fn kind(&self) -> io::ErrorKind {
+        self.kind
+    }
+}
+
+impl std::fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ResolveError {}
 
 pub(crate) struct Resolver {
     lookups: Sender<Lookup>,
@@ -51,8 +81,12 @@ impl Resolver {
                 {
                     let result = (host.as_str(), port)
                         .to_socket_addrs()
-                        .map_err(|e| e.kind())
-                        .and_then(|mut addrs| addrs.next().ok_or(io::ErrorKind::NotFound));
+                        .map_err(|e| ResolveError::new(e.kind(), e.to_string()))
+                        .and_then(|mut addrs| {
+                            addrs.next().ok_or_else(|| {
+                                ResolveError::new(io::ErrorKind::NotFound, "no address")
+                            })
+                        });
                     if answers
                         .send(Resolved {
                             index,

@@ -138,16 +138,27 @@ fn our_server_role_and_our_client_talk() {
 fn handshake_rejection_reports_the_status() {
     let server = TestServer::start(None, |peer, _, _| {
         peer.read_request()?;
-        peer.write(b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n")
+        peer.write(
+            b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 25\r\n\r\n\
+              {\"msg\":\"slow\tdown\"}\r\n\r\n",
+        )
     });
     let mut driver = client(test_config(), Recorder::once());
     driver
         .connect(Endpoint::parse(&server.url(false, "/")).unwrap())
         .unwrap();
     run_until(&mut driver, "the rejection", |r| !r.closed.is_empty());
+    // The status and the body's start, control characters shown as
+    // spaces, surrounding whitespace dropped.
+    let reason = &driver.handler().closed[0].1;
+    let Disconnect::Refused { status, body } = reason else {
+        panic!("not a refusal: {reason:?}");
+    };
+    assert_eq!(*status, 429);
+    assert_eq!(body.as_str(), "{\"msg\":\"slow down\"}");
     assert_eq!(
-        driver.handler().closed[0].1,
-        Disconnect::Handshake(HandshakeError::Status(429))
+        reason.to_string(),
+        "upgrade refused with HTTP 429: {\"msg\":\"slow down\"}"
     );
     assert!(driver.handler().opened.is_empty());
 }

@@ -12,10 +12,11 @@ use tickwire_venues::binance::Market;
 use tickwire_venues::book::Limit;
 use tickwire_venues::plan::{self, ConnectionPlan};
 use tickwire_venues::{
-    DecodeError, Event, InstrumentId, InstrumentSpec, Kind, Outcome, Venue, VenueAdapter, binance,
-    bybit, coinbase, deribit, kraken, okx,
+    Event, InstrumentId, InstrumentSpec, Kind, Outcome, Venue, VenueAdapter, binance, bybit,
+    coinbase, deribit, kraken, okx,
 };
 
+use super::log::{BadInput, Failures, Site, tickwire_log};
 use super::recovery::{Need, Recovery};
 use super::stats::{FeedStats, VenueStats};
 use super::{Sinks, VenueSetup};
@@ -62,71 +63,6 @@ impl Adapter {
     }
 }
 
-/// Undecodable messages are counted, and logged once per venue and kind of
-/// error (a venue that changed a field would otherwise flood the log, and
-/// the log's writes would slow the feed down further).
-pub(crate) struct BadInput {
-    /// (venue, kind, field) triples logged: preallocated, and at most
-    /// `KINDS` long.
-    seen: Vec<(usize, &'static str, &'static str)>,
-    stats: Arc<FeedStats>,
-}
-
-impl BadInput {
-    const KINDS: usize = 64;
-
-    pub(crate) fn new(stats: Arc<FeedStats>) -> BadInput {
-        BadInput {
-            seen: Vec::with_capacity(Self::KINDS),
-            stats,
-        }
-    }
-
-    fn note(&mut self, state: &VenueState, venue: usize, e: DecodeError, len: usize) {
-        use tickwire_venues::DecodeError as E;
-        let kind = match e {
-            E::Json(_) => ("json", ""),
-            E::Utf8 => ("utf8", ""),
-            E::Missing(k) => ("missing", k),
-            E::Type(k) => ("type", k),
-            E::Decimal(d) => ("decimal", d.field),
-            _ => ("other", ""),
-        };
-        let key = (venue, kind.0, kind.1);
-        if self.seen.contains(&key) || self.seen.len() >= Self::KINDS {
-            return;
-        }
-        self.seen.push(key);
-        FeedStats::add(&self.stats.logged, 1);
-        let name = &state.setup.name;
-        match e {
-            // A value the instrument's scale cannot hold: which instrument,
-            // which value, which scale, and what to do.
-            E::Decimal(d) => {
-                let symbol = d
-                    .instrument
-                    .and_then(|id| state.setup.instruments.get(id.0 as usize))
-                    .map_or("?", |i| i.symbol.as_str());
-                tickwire_log(format_args!(
-                    "venue {name}: instrument {symbol}: {} {:?} is refused: {} ({} decimals); \
-                     give the instrument more decimals ({symbol}:PRICE_DECIMALS:SIZE_DECIMALS) \
-                     or leave them to the venue's defaults; more of this kind are counted, not logged",
-                    d.field, d.value, d.error, d.scale
-                ));
-            }
-            _ => tickwire_log(format_args!(
-                "venue {name}: an undecodable message ({len} bytes): {e}; \
-                 more of this kind are counted, not logged"
-            )),
-        }
-    }
-}
-
-/// One line on standard error, prefixed with the program's name.
-pub(crate) fn tickwire_log(line: std::fmt::Arguments<'_>) {
-    eprintln!("tickwire-feed: {line}");
-}
-
 /// A connection's role in the feed.
 #[derive(Clone, Copy)]
 pub(crate) enum Link {
@@ -154,6 +90,9 @@ pub(crate) struct VenueState {
     pub(crate) resubscribe: Vec<Vec<String>>,
     /// Instruments whose refusal was logged, until they are valid again.
     pub(crate) refused: Vec<bool>,
+    /// Where its REST snapshots are fetched (without the query), for
+    /// messages; empty if it fetches none.
+    pub(crate) rest_url: String,
     /// Books that have been valid at least once.
     pub(crate) was_valid: Vec<bool>,
     /// Books whose REST snapshot is wanted or being fetched: due (after
@@ -189,6 +128,7 @@ impl VenueState {
                 .map(|i| setup.venue.resubscribe(i))
                 .collect(),
             refused: vec![false; n],
+            rest_url: String::new(),
             was_valid: vec![false; n],
             snapshot_wanted: vec![false; n],
             streams: Vec::with_capacity(plans.len()),
@@ -229,6 +169,8 @@ pub(crate) struct Core {
     pub(crate) scratch: Vec<u8>,
     /// The kinds of undecodable message already logged.
     pub(crate) bad_input: BadInput,
+    /// The connection and fetch failures already said.
+    pub(crate) failures: Failures,
     /// Records the recording could not write.
     pub(crate) record_errors: u64,
     /// Each stream's URL, and whether it was closed since its last
@@ -431,6 +373,8 @@ impl Core {
         FeedStats::add(&self.stats.venues[v].rejections, 1);
         let state = &mut self.venues[v];
         let text = state.adapter.adapter_ref().rejection();
+        self.stats.venues[v]
+            .set_last_failure(&format!("a request was refused: {text}"), Instant::now());
         if state.setup.venue.rest_snapshots() {
             // A Binance refusal names no instrument (the reply carries only
             // the request's id): the connection's own retry, which sends
@@ -566,7 +510,9 @@ impl Handler for Core {
             Err(e) => {
                 FeedStats::add(&self.stats.decode_errors, 1);
                 FeedStats::add(&self.stats.venues[v].decode_errors, 1);
-                self.bad_input.note(&self.venues[v], v, e, len);
+                let setup = &self.venues[v].setup;
+                self.bad_input
+                    .note(&setup.name, &setup.instruments, v, e, len);
             }
         }
         let Core {
@@ -606,7 +552,15 @@ impl Handler for Core {
         }
         self.fetch_answered(v, instrument, status == 200);
         if status != 200 {
-            FeedStats::add(&self.stats.decode_errors, 1);
+            FeedStats::add(&self.stats.fetch_failures, 1);
+            let at = Site {
+                stats: &self.stats.venues[v],
+                venue: v,
+                url: &self.venues[v].rest_url,
+            };
+            let then = "the book's snapshot is fetched again after a backoff";
+            self.failures
+                .rest_status(at, status, &body[..len], then, Instant::now());
             return;
         }
         FeedStats::add(&self.stats.snapshots, 1);
@@ -625,7 +579,9 @@ impl Handler for Core {
             let r = a.on_snapshot_at(instrument, limit, body, len, tsc, &mut |e| out.emit(e));
             if let Err(e) = r {
                 FeedStats::add(&self.stats.decode_errors, 1);
-                self.bad_input.note(&self.venues[v], v, e, len);
+                let setup = &self.venues[v].setup;
+                self.bad_input
+                    .note(&setup.name, &setup.instruments, v, e, len);
             }
         }
     }
@@ -648,6 +604,13 @@ impl Handler for Core {
                 if self.stopping {
                     Reconnect::No
                 } else {
+                    let at = Site {
+                        stats: &self.stats.venues[v],
+                        venue: v,
+                        url: self.stream_urls.get(&id).map_or("", |(url, _)| url),
+                    };
+                    let then = "reconnecting with backoff";
+                    self.failures.connection(at, reason, then, Instant::now());
                     FeedStats::add(&self.stats.reconnects, 1);
                     FeedStats::add(&self.stats.venues[v].reconnects, 1);
                     Reconnect::Yes
@@ -671,6 +634,13 @@ impl Handler for Core {
                     // Retried by the driver, with backoff; the book keeps
                     // buffering diffs meanwhile.
                     FeedStats::add(&self.stats.fetch_failures, 1);
+                    let at = Site {
+                        stats: &self.stats.venues[v],
+                        venue: v,
+                        url: &self.venues[v].rest_url,
+                    };
+                    let then = "fetching again with backoff";
+                    self.failures.connection(at, reason, then, Instant::now());
                     Reconnect::Yes
                 }
             }
@@ -726,6 +696,7 @@ mod tests {
             stopping: false,
             scratch: Vec::new(),
             bad_input: BadInput::new(stats),
+            failures: Failures::new(String::new()),
             record_errors: 0,
             stream_urls: HashMap::new(),
         }

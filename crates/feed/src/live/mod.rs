@@ -27,11 +27,13 @@ use crate::shm;
 use crate::sink::{self, Publisher};
 
 mod core;
+mod log;
 mod recovery;
 mod stats;
 
 pub(crate) use self::core::Adapter;
-use self::core::{BadInput, Core, Link, VenueState};
+use self::core::{Core, Link, VenueState};
+use self::log::{BadInput, Failures};
 use self::recovery::{Due, Need, Recovery};
 pub use self::stats::{FeedStats, LostBy, VenueStats};
 
@@ -288,6 +290,12 @@ impl Feed {
                     _ => None,
                 });
             }
+            // Where the venue's snapshots come from, for messages.
+            let rest_url = fetch
+                .iter()
+                .flatten()
+                .next()
+                .map(|(_, url, _)| url.split('?').next().unwrap_or(url).to_owned());
             fetches.push(fetch);
             for i in &setup.instruments {
                 names.push(sink::Instrument {
@@ -299,6 +307,7 @@ impl Feed {
             }
             let recorder = metrics.recorder(&setup.name);
             let mut state = VenueState::planned(setup, plans, recorder);
+            state.rest_url = rest_url.unwrap_or_default();
             state.base = first_instrument + (names.len() - state.setup.instruments.len()) as u32;
             state.sim_index = state
                 .setup
@@ -358,6 +367,7 @@ impl Feed {
             stopping: false,
             scratch: Vec::with_capacity(64 * 1024),
             bad_input: BadInput::new(Arc::clone(&stats)),
+            failures: Failures::new(tls.describe()),
             record_errors: 0,
             stream_urls: HashMap::new(),
         };

@@ -9,7 +9,9 @@
 //! not a locked read-modify-write, which would cost the receive path a
 //! locked instruction for each counter a message moves.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use tickwire_net::Disconnect;
 
@@ -88,6 +90,9 @@ pub struct VenueStats {
     pub messages: AtomicU64,
     /// Messages its adapter could not decode.
     pub decode_errors: AtomicU64,
+    /// The newest failure's cause, and when (written only when something
+    /// fails: never on the receive path).
+    pub(crate) failure: Mutex<Option<(String, Instant)>>,
 }
 
 /// Stream connections lost, by why (see [`FeedStats::lost`]).
@@ -142,6 +147,27 @@ impl FeedStats {
 }
 
 impl VenueStats {
+    /// The newest failure's cause (a connection lost, a request refused),
+    /// and how long ago it was; `None` before any.
+    pub fn last_failure(&self) -> Option<(String, Duration)> {
+        let failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        failure
+            .as_ref()
+            .map(|(cause, at)| (cause.clone(), at.elapsed()))
+    }
+
+    pub(crate) fn set_last_failure(&self, cause: &str, at: Instant) {
+        let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        match failure.as_mut() {
+            Some((text, when)) => {
+                text.clear();
+                text.push_str(cause);
+                *when = at;
+            }
+            None => *failure = Some((cause.to_owned(), at)),
+        }
+    }
+
     /// `books valid X/Y, N gaps, N resyncs, reconnects N, rejections N`:
     /// the figures every venue's status and summary line starts with.
     pub fn line(&self) -> String {

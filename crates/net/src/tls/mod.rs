@@ -34,6 +34,8 @@ use crate::region::Region;
 #[derive(Clone)]
 pub struct TlsConfig {
     roots: RootCertStore,
+    /// Where the anchors came from, with how many each gave, in order.
+    sources: Vec<(String, usize)>,
 }
 
 impl fmt::Debug for TlsConfig {
@@ -57,6 +59,10 @@ impl TlsConfig {
             roots: RootCertStore {
                 roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
             },
+            sources: vec![(
+                "the Mozilla roots of webpki-roots".into(),
+                webpki_roots::TLS_SERVER_ROOTS.len(),
+            )],
         }
     }
 
@@ -66,12 +72,19 @@ impl TlsConfig {
     pub fn empty() -> TlsConfig {
         TlsConfig {
             roots: RootCertStore::empty(),
+            sources: Vec::new(),
         }
     }
 
     /// Also trusts every CA certificate in `pem` (one or more
     /// `-----BEGIN CERTIFICATE-----` blocks). Returns how many were added.
     pub fn add_ca_pem(&mut self, pem: &[u8]) -> Result<usize, TlsConfigError> {
+        let added = self.add_pem(pem)?;
+        self.sources.push(("PEM data".into(), added));
+        Ok(added)
+    }
+
+    fn add_pem(&mut self, pem: &[u8]) -> Result<usize, TlsConfigError> {
         let mut added = 0;
         for cert in CertificateDer::pem_slice_iter(pem) {
             let cert = cert.map_err(|e| TlsConfigError::Pem(e.to_string()))?;
@@ -89,7 +102,26 @@ impl TlsConfig {
     /// Also trusts every CA certificate in the PEM file at `path`.
     pub fn add_ca_file(&mut self, path: impl AsRef<Path>) -> Result<usize, TlsConfigError> {
         let pem = std::fs::read(path.as_ref()).map_err(|e| TlsConfigError::Io(e.kind()))?;
-        self.add_ca_pem(&pem)
+        let added = self.add_pem(&pem)?;
+        self.sources
+            .push((path.as_ref().display().to_string(), added));
+        Ok(added)
+    }
+
+    /// The trust anchors in words, for a certificate failure's message:
+    /// `146 trust anchors (146 from the Mozilla roots of webpki-roots, 1
+    /// from ca.pem)`.
+    pub fn describe(&self) -> String {
+        let from: Vec<String> = self
+            .sources
+            .iter()
+            .map(|(source, n)| format!("{n} from {source}"))
+            .collect();
+        match self.roots.len() {
+            0 => "no trust anchor at all".into(),
+            n if from.is_empty() => format!("{n} trust anchors"),
+            n => format!("{n} trust anchors ({})", from.join(", ")),
+        }
     }
 
     /// How many trust anchors there are.
