@@ -5,7 +5,7 @@
 //! `stop` every feed closes its connections, the recordings are finished,
 //! the JSON Lines flushed and the last histogram interval written.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +19,7 @@ use tickwire_tsc::{ExportConfig, HistogramConfig, Metrics};
 use crate::config::FeedConfig;
 use crate::live::{Feed, FeedStats, Sinks};
 use crate::recording::{self, Header};
+use crate::sink::Publisher;
 use crate::{shm, sink, threads};
 
 /// Why a run could not start or ended badly.
@@ -206,6 +207,7 @@ pub fn run(
         feeds.push(handle);
     }
     drop(ready_tx);
+    let sink_dropped = queue.as_ref().map(Publisher::drop_counter);
     drop(queue);
     let mut stats = Vec::new();
     let mut failure = None;
@@ -221,6 +223,24 @@ pub fn run(
                 break;
             }
         }
+    }
+    // The feeds' counters on the Prometheus page (if served), from the
+    // next export on.
+    if failure.is_none() {
+        let feeds = stats.clone();
+        let sink_dropped = sink_dropped.clone();
+        metrics.add_page(Arc::new(move |out: &mut String| {
+            FeedStats::prometheus(&feeds, out);
+            if let Some(d) = &sink_dropped {
+                let _ = write!(
+                    out,
+                    "# HELP tickwire_sink_dropped_total Events the JSON Lines sink dropped \
+                     for being behind.\n# TYPE tickwire_sink_dropped_total counter\n\
+                     tickwire_sink_dropped_total {}\n",
+                    d.load(Ordering::Relaxed)
+                );
+            }
+        }));
     }
     let started = Instant::now();
     if failure.is_none() {
@@ -269,9 +289,6 @@ pub fn run(
     for f in feeds {
         match f.join() {
             Ok(Ok(sinks)) => {
-                if let Some(q) = &sinks.queue {
-                    summary.dropped += q.dropped();
-                }
                 if let Some(rec) = sinks.recording
                     && let Err(e) = rec.finish()
                     && failure.is_none()
@@ -287,6 +304,8 @@ pub fn run(
             }
         }
     }
+    // One counter, shared by every thread's publisher.
+    summary.dropped = sink_dropped.map_or(0, |d| d.load(Ordering::Relaxed));
     // Once the feed threads have ended: what their last polls and the
     // shutdown's closes did counts too.
     for s in &stats {

@@ -39,9 +39,16 @@ impl Publisher {
         }
     }
 
-    /// Events dropped so far because the sink was behind (or gone).
+    /// Events dropped so far because the sink was behind (or gone), by
+    /// every clone of this publisher.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// The drop counter every clone shares, to read after the publishers
+    /// are gone.
+    pub fn drop_counter(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.dropped)
     }
 }
 

@@ -20,6 +20,20 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The Prometheus page served on 127.0.0.1:`port` (empty while the
+/// feed is not serving yet).
+fn scrape(port: u16) -> String {
+    use std::io::{Read, Write};
+    let Ok(mut conn) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return String::new();
+    };
+    let _ = conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let mut text = String::new();
+    let _ = conn.read_to_string(&mut text);
+    text.split_once("\r\n\r\n")
+        .map_or(String::new(), |(_, body)| body.to_owned())
+}
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
 }
@@ -37,6 +51,12 @@ fn run_against_the_simulator_then_sigterm_flushes_everything_and_exits_0() {
     })
     .unwrap();
     let port = simulator.addr().port();
+    // A port that was free a moment ago, for the metrics page.
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let config = dir.join("feed.toml");
     std::fs::write(
         &config,
@@ -45,6 +65,7 @@ fn run_against_the_simulator_then_sigterm_flushes_everything_and_exits_0() {
 [metrics]
 hlog = "{hlog}"
 interval_ms = 200
+prometheus_port = {metrics_port}
 [sinks]
 jsonl = "{jsonl}"
 [record]
@@ -84,6 +105,25 @@ rest = "https://localhost:{port}"
     while !dir.join("rec.1.twrec").exists() {
         assert!(Instant::now() < deadline, "no rotation within 30 s");
         assert!(child.try_wait().unwrap().is_none(), "the feed exited early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Scraped while it runs: the venue's messages and both books valid.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let page = scrape(metrics_port);
+        let value = |sample: &str| {
+            page.lines()
+                .find_map(|l| l.strip_prefix(sample)?.trim().parse::<f64>().ok())
+        };
+        let messages = value("tickwire_messages_total{stream=\"sim\"}");
+        let valid = value("tickwire_books_valid{venue=\"sim\"}");
+        if messages > Some(0.0) && valid == Some(2.0) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "messages {messages:?}, books valid {valid:?}:\n{page}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     let status = Command::new("kill")

@@ -21,11 +21,16 @@ use crate::clock::recalibrate;
 use crate::record::{Collector, Counter, HistogramConfig, Recorder, StageSet};
 use crate::stage::Stage;
 
+/// Writes more Prometheus text: the application's own counters and
+/// gauges, appended to the page at each export interval.
+pub type Page = Arc<dyn Fn(&mut String) + Send + Sync>;
+
 /// The set of recorders an exporter reads. Cheap to clone (shared).
 #[derive(Clone, Default)]
 pub struct Metrics {
     config: HistogramConfig,
     collectors: Arc<Mutex<Vec<Arc<Collector>>>>,
+    pages: Arc<Mutex<Vec<Page>>>,
 }
 
 impl Metrics {
@@ -34,7 +39,22 @@ impl Metrics {
         Metrics {
             config,
             collectors: Arc::default(),
+            pages: Arc::default(),
         }
+    }
+
+    /// Adds `page` to the Prometheus page: from the next export interval
+    /// on, each refresh calls it (on the exporter's thread) to append its
+    /// metrics, in the text format, after the recorders' own.
+    pub fn add_page(&self, page: Page) {
+        self.pages
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(page);
+    }
+
+    fn pages(&self) -> Vec<Page> {
+        self.pages.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// A recorder for the stream `name` (allocates its histograms now).
@@ -260,7 +280,11 @@ fn run(
                 }
             }
         }
-        *page.lock().unwrap_or_else(|e| e.into_inner()) = prometheus(&streams);
+        let mut text = prometheus(&streams);
+        for more in metrics.pages() {
+            more(&mut text);
+        }
+        *page.lock().unwrap_or_else(|e| e.into_inner()) = text;
         if config.stderr {
             let mut out = io::stderr().lock();
             for s in &streams {

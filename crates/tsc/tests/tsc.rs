@@ -4,6 +4,8 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -342,6 +344,13 @@ fn find(samples: &Samples, name: &str, extra: &[(&str, &str)]) -> Option<f64> {
 fn prometheus_serves_summaries_and_counters() {
     let metrics = Metrics::new(HistogramConfig::default());
     let mut rec = metrics.recorder("venue/btc");
+    // The application's own metrics, appended to each page.
+    let books = Arc::new(AtomicU64::new(3));
+    let shown = Arc::clone(&books);
+    metrics.add_page(Arc::new(move |out: &mut String| {
+        let n = shown.load(Ordering::Relaxed);
+        out.push_str(&format!("app_books{{stream=\"venue/btc\"}} {n}\n"));
+    }));
     let exporter = metrics
         .export(ExportConfig {
             interval: Duration::from_millis(20),
@@ -401,6 +410,7 @@ fn prometheus_serves_summaries_and_counters() {
     assert!((mean - 50_050.0).abs() < 1_000.0, "mean {mean}");
     assert!(value(&page, "tickwire_messages_total", &[]) >= count);
     rec.add(Counter::Reconnects, 2);
+    books.store(5, Ordering::Relaxed);
     // Idle: the next page has no quantiles (NaN), and the totals are exact.
     let deadline = Instant::now() + Duration::from_secs(10);
     let idle = loop {
@@ -432,6 +442,7 @@ fn prometheus_serves_summaries_and_counters() {
         10.0 * recorded as f64
     );
     assert_eq!(value(&idle, "tickwire_reconnects_total", &[]), 2.0);
+    assert_eq!(value(&idle, "app_books", &[]), 5.0);
     assert_eq!(value(&idle, "tickwire_errors_total", &[]), 0.0);
     assert_eq!(value(&idle, "tickwire_dropped_samples_total", &[]), 0.0);
     assert_eq!(get(addr, "/").0, "HTTP/1.1 404 Not Found");

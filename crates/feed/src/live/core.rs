@@ -7,7 +7,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use tickwire_net::{Conn, ConnId, Disconnect, Handler, Payload, Reconnect, Role, Stamps};
 use tickwire_sim::{SendStamps, StreamKind};
-use tickwire_tsc::{Calibration, Clock, Recorder};
+use tickwire_tsc::{Calibration, Clock, Counter, Recorder};
 use tickwire_venues::binance::Market;
 use tickwire_venues::book::Limit;
 use tickwire_venues::plan::{self, ConnectionPlan};
@@ -510,6 +510,7 @@ impl Handler for Core {
             Err(e) => {
                 FeedStats::add(&self.stats.decode_errors, 1);
                 FeedStats::add(&self.stats.venues[v].decode_errors, 1);
+                self.venues[v].recorder.add(Counter::Errors, 1);
                 let setup = &self.venues[v].setup;
                 self.bad_input
                     .note(&setup.name, &setup.instruments, v, e, len);
@@ -539,6 +540,7 @@ impl Handler for Core {
         }
         stamps.handled = clock.now();
         state.recorder.record(&stamps);
+        state.recorder.count_message(len);
     }
 
     fn on_response(&mut self, id: ConnId, status: u16, body: &mut [u8], len: usize) {
@@ -579,6 +581,8 @@ impl Handler for Core {
             let r = a.on_snapshot_at(instrument, limit, body, len, tsc, &mut |e| out.emit(e));
             if let Err(e) = r {
                 FeedStats::add(&self.stats.decode_errors, 1);
+                FeedStats::add(&self.stats.venues[v].decode_errors, 1);
+                self.venues[v].recorder.add(Counter::Errors, 1);
                 let setup = &self.venues[v].setup;
                 self.bad_input
                     .note(&setup.name, &setup.instruments, v, e, len);
@@ -613,6 +617,7 @@ impl Handler for Core {
                     self.failures.connection(at, reason, then, Instant::now());
                     FeedStats::add(&self.stats.reconnects, 1);
                     FeedStats::add(&self.stats.venues[v].reconnects, 1);
+                    self.venues[v].recorder.add(Counter::Reconnects, 1);
                     Reconnect::Yes
                 }
             }

@@ -9,8 +9,9 @@
 //! not a locked read-modify-write, which would cost the receive path a
 //! locked instruction for each counter a message moves.
 
-use std::sync::Mutex;
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tickwire_net::Disconnect;
@@ -104,6 +105,8 @@ pub struct LostBy {
     pub tls: AtomicU64,
     /// The WebSocket protocol or handshake was broken.
     pub protocol: AtomicU64,
+    /// The server answered the upgrade with another status than 101.
+    pub refused: AtomicU64,
     /// A deadline passed (pong, stale data, connect, handshake).
     pub timeout: AtomicU64,
     /// A socket error (reset, refused, name resolution).
@@ -118,6 +121,7 @@ impl LostBy {
             Disconnect::Remote { .. } | Disconnect::Eof => &self.closed,
             Disconnect::Tls(_) => &self.tls,
             Disconnect::Protocol(_) | Disconnect::Handshake(_) => &self.protocol,
+            Disconnect::Refused { .. } => &self.refused,
             Disconnect::Timeout(_) => &self.timeout,
             Disconnect::Io(_) | Disconnect::Resolve(_) => &self.socket,
             _ => &self.other,
@@ -143,6 +147,115 @@ impl FeedStats {
     /// A counter's value.
     pub fn get(c: &AtomicU64) -> u64 {
         c.load(Ordering::Relaxed)
+    }
+}
+
+/// A Prometheus label value, escaped.
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+impl FeedStats {
+    /// Appends the counters of `feeds` (one per feed thread) to a
+    /// Prometheus page, in the text format: per venue (label `venue`) its
+    /// books, books valid, gaps, resyncs and rejections; over all venues
+    /// the events, REST snapshots and failed fetches, resubscriptions,
+    /// ignored messages and lost connections by cause. Messages, bytes,
+    /// undecodable messages and reconnects per venue are the recorders'
+    /// (`tickwire_messages_total{stream="<venue>"}` and so on).
+    pub fn prometheus(feeds: &[Arc<FeedStats>], out: &mut String) {
+        let g = FeedStats::get;
+        let venues = || feeds.iter().flat_map(|f| f.venues.iter());
+        type Of = fn(&VenueStats) -> u64;
+        let per_venue: [(&str, &str, &str, Of); 5] = [
+            ("books", "gauge", "Books subscribed.", |v| v.books),
+            ("books_valid", "gauge", "Books valid now.", |v| {
+                FeedStats::get(&v.books_valid)
+            }),
+            ("gaps_total", "counter", "Books that gapped.", |v| {
+                FeedStats::get(&v.gaps)
+            }),
+            (
+                "resyncs_total",
+                "counter",
+                "Fresh snapshots asked for to bring a book back.",
+                |v| FeedStats::get(&v.resyncs),
+            ),
+            (
+                "rejections_total",
+                "counter",
+                "Requests the venue refused.",
+                |v| FeedStats::get(&v.rejections),
+            ),
+        ];
+        for (name, kind, help, of) in per_venue {
+            let _ = write!(
+                out,
+                "# HELP tickwire_{name} {help}\n# TYPE tickwire_{name} {kind}\n"
+            );
+            for v in venues() {
+                let _ = writeln!(
+                    out,
+                    "tickwire_{name}{{venue=\"{}\"}} {}",
+                    label(&v.name),
+                    of(v)
+                );
+            }
+        }
+        let sum = |c: fn(&FeedStats) -> &AtomicU64| feeds.iter().map(|f| g(c(f))).sum::<u64>();
+        type Total = fn(&FeedStats) -> &AtomicU64;
+        let totals: [(&str, &str, Total); 5] = [
+            ("events_total", "Events emitted.", |f| &f.events),
+            ("snapshots_total", "REST snapshots received.", |f| {
+                &f.snapshots
+            }),
+            (
+                "snapshot_failures_total",
+                "REST snapshot fetches that failed or were refused.",
+                |f| &f.fetch_failures,
+            ),
+            (
+                "resubscriptions_total",
+                "Book channels resubscribed to recover a book.",
+                |f| &f.resubscriptions,
+            ),
+            (
+                "ignored_total",
+                "Valid messages of channels not normalised.",
+                |f| &f.ignored,
+            ),
+        ];
+        for (name, help, c) in totals {
+            let _ = write!(
+                out,
+                "# HELP tickwire_{name} {help}\n# TYPE tickwire_{name} counter\n\
+                 tickwire_{name} {}\n",
+                sum(c)
+            );
+        }
+        out.push_str(
+            "# HELP tickwire_connections_lost_total Stream connections lost, by cause.\n\
+             # TYPE tickwire_connections_lost_total counter\n",
+        );
+        type Lost = fn(&LostBy) -> &AtomicU64;
+        let causes: [(&str, Lost); 7] = [
+            ("closed", |l| &l.closed),
+            ("tls", |l| &l.tls),
+            ("protocol", |l| &l.protocol),
+            ("refused", |l| &l.refused),
+            ("timeout", |l| &l.timeout),
+            ("socket", |l| &l.socket),
+            ("other", |l| &l.other),
+        ];
+        for (cause, c) in causes {
+            let n: u64 = feeds.iter().map(|f| g(c(&f.lost))).sum();
+            let _ = writeln!(
+                out,
+                "tickwire_connections_lost_total{{cause=\"{cause}\"}} {n}"
+            );
+        }
     }
 }
 

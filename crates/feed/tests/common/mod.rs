@@ -145,6 +145,8 @@ pub(crate) struct Rig {
     pub(crate) rest: Option<Proxy>,
     pub(crate) feed: Feed,
     pub(crate) stats: Arc<FeedStats>,
+    /// The feed's recorders (export them to see its page).
+    pub(crate) metrics: Metrics,
     pub(crate) events: Receiver<Event>,
     /// Every event since both books first became valid, by global
     /// instrument id (0: the first instrument on "a", 1: the second on "b").
@@ -224,11 +226,12 @@ impl Rig {
             )),
         };
         let (queue, events) = sink::queue(1 << 20);
+        let metrics = Metrics::new(HistogramConfig::default());
         let feed = Feed::new(
             vec![setup("a", 0, &proxies[0]), setup("b", 1, &proxies[1])],
             net,
             &trust,
-            &Metrics::new(HistogramConfig::default()),
+            &metrics,
             Sinks {
                 queue: Some(queue),
                 recording,
@@ -246,6 +249,7 @@ impl Rig {
             rest,
             feed,
             stats,
+            metrics,
             events,
             seen: [Vec::new(), Vec::new()],
             keep_seen: true,
