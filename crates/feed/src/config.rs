@@ -36,6 +36,7 @@
 //! books = true
 //! endpoint = "wss://localhost:9443"   # instead of the venue's host (optional)
 //! rest = "https://localhost:9443"     # REST snapshots from here (optional)
+//! rest_weight_limit = 6000            # REST weight a minute the venue allows (optional; the feed spends half)
 //! ```
 //!
 //! Every key can be overridden from the environment:
@@ -154,6 +155,7 @@ struct RawVenue {
     books: Option<bool>,
     endpoint: Option<String>,
     rest: Option<String>,
+    rest_weight_limit: Option<u32>,
 }
 
 /// The metrics exporter's settings.
@@ -547,6 +549,7 @@ impl FeedConfig {
                 channels,
                 endpoint: v.endpoint.clone(),
                 rest: v.rest.clone(),
+                rest_weight_limit: v.rest_weight_limit,
             });
         }
         let mut threads = Vec::new();

@@ -193,6 +193,11 @@ struct DemoArgs {
     /// Levels each book shows, with --venues.
     #[arg(long, default_value_t = 20)]
     depth: usize,
+    /// The REST request weight a minute the simulated venues allow before
+    /// they answer 429 (then 418 to a client that does not wait)
+    /// [default: each venue's documented limit].
+    #[arg(long, value_name = "N")]
+    rest_weight_limit: Option<u32>,
 }
 
 /// Venues named on the command line.
@@ -230,6 +235,7 @@ impl Default for DemoArgs {
             venues: None,
             faults: false,
             depth: 20,
+            rest_weight_limit: None,
         }
     }
 }
@@ -263,6 +269,7 @@ fn demo(args: &DemoArgs) -> ExitCode {
         venues: args.venues.clone().map(|v| v.0).unwrap_or_default(),
         faults: args.faults,
         depth: args.depth,
+        rest_weight_limit: args.rest_weight_limit,
     };
     match &args.venues {
         None => eprintln!(

@@ -87,6 +87,7 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
             channels: Channels::default(),
             endpoint: Some(format!("wss://localhost:{port}")),
             rest: Some(format!("https://localhost:{port}")),
+            rest_weight_limit: None,
         }],
         net,
         &trust,

@@ -244,6 +244,7 @@ fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades:
             channels: Channels::default(),
             endpoint: Some(format!("wss://localhost:{port}")),
             rest: Some(format!("https://localhost:{port}")),
+            rest_weight_limit: None,
         }],
         tickwire_net::Config {
             send_rate: None,

@@ -19,7 +19,8 @@ use crate::config::{Config, Endpoint, PollMode};
 use tickwire_tsc::Clock;
 
 use crate::event::{
-    ConnId, Disconnect, DriverError, Excerpt, Handler, Reconnect, Stamps, Timeout, TlsInfo,
+    ConnId, Disconnect, DriverError, Excerpt, Handler, Reconnect, ResponseHead, Stamps, Timeout,
+    TlsInfo,
 };
 use crate::outgoing::{CloseRequest, Conn, Outgoing, SendError};
 use crate::payload::{Frame, PAYLOAD_PADDING, next_frame};
@@ -1012,8 +1013,13 @@ impl<H: Handler> Driver<H> {
         // PAYLOAD_PADDING bytes past its capacity): what follows the body is
         // the rest of this response or ciphertext no longer needed.
         let body = &mut rx.buf[start..start + response.body_len + PAYLOAD_PADDING];
-        self.handler
-            .on_response(id, response.status, body, response.body_len);
+        let head = ResponseHead {
+            status: response.status,
+            retry_after: response
+                .retry_after
+                .map(|s| Duration::from_secs(u64::from(s))),
+        };
+        self.handler.on_response(id, head, body, response.body_len);
         After::End(Disconnect::Fetched)
     }
 

@@ -188,6 +188,29 @@ impl fmt::Display for Excerpt {
     }
 }
 
+/// What a fetch's response says besides its body: the status, and how
+/// long the server asks the client to wait before the next request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResponseHead {
+    /// The HTTP status.
+    pub status: u16,
+    /// `Retry-After`, when given in seconds (RFC 9110 10.2.3; a 429 or
+    /// 503 carries it, and Binance's 418 says when its ban ends). The date
+    /// form is not read.
+    pub retry_after: Option<Duration>,
+}
+
+impl ResponseHead {
+    /// A response head of `status` and no `Retry-After`.
+    pub fn new(status: u16) -> ResponseHead {
+        ResponseHead {
+            status,
+            retry_after: None,
+        }
+    }
+}
+
 /// What to do after a client connection ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reconnect {
@@ -215,13 +238,14 @@ pub trait Handler {
     fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, stamps: Stamps);
 
     /// The response to a [`Driver::fetch`](crate::Driver::fetch): its
-    /// status and its body, `body[..len]`, in place in the connection's
-    /// receive buffer with [`PAYLOAD_PADDING`](crate::PAYLOAD_PADDING)
-    /// writable bytes after it (a JSON parser may parse it in place). Then
-    /// the connection ends with [`Disconnect::Fetched`]. Called for any
-    /// status: a 429 or a 5xx body says why.
-    fn on_response(&mut self, id: ConnId, status: u16, body: &mut [u8], len: usize) {
-        let _ = (id, status, body, len);
+    /// status and the headers a client must obey (`head`), and its body,
+    /// `body[..len]`, in place in the connection's receive buffer with
+    /// [`PAYLOAD_PADDING`](crate::PAYLOAD_PADDING) writable bytes after it
+    /// (a JSON parser may parse it in place). Then the connection ends
+    /// with [`Disconnect::Fetched`]. Called for any status: a 429 or a 5xx
+    /// body says why.
+    fn on_response(&mut self, id: ConnId, head: ResponseHead, body: &mut [u8], len: usize) {
+        let _ = (id, head, body, len);
     }
 
     /// A connection ended. For client connections not closed by the

@@ -72,6 +72,8 @@ pub(crate) fn write_request(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Response {
     pub(crate) status: u16,
+    /// `Retry-After` in seconds, if it was given so.
+    pub(crate) retry_after: Option<u32>,
     pub(crate) body_start: usize,
     pub(crate) body_len: usize,
 }
@@ -91,7 +93,13 @@ pub(crate) fn parse_response(buf: &mut [u8], eof: bool) -> Result<Option<Respons
     let status = response.code.ok_or(FetchError::Malformed)?;
     let mut length = None;
     let mut chunked = false;
+    let mut retry_after = None;
     for h in response.headers.iter() {
+        if h.name.eq_ignore_ascii_case("retry-after") {
+            retry_after = std::str::from_utf8(h.value)
+                .ok()
+                .and_then(|v| v.trim().parse().ok());
+        }
         if h.name.eq_ignore_ascii_case("content-length") {
             let text = std::str::from_utf8(h.value).map_err(|_| FetchError::BadLength)?;
             let n: usize = text.trim().parse().map_err(|_| FetchError::BadLength)?;
@@ -108,6 +116,7 @@ pub(crate) fn parse_response(buf: &mut [u8], eof: bool) -> Result<Option<Respons
     if status < 200 || status == 204 || status == 304 {
         return Ok(Some(Response {
             status,
+            retry_after,
             body_start,
             body_len: 0,
         }));
@@ -134,6 +143,7 @@ pub(crate) fn parse_response(buf: &mut [u8], eof: bool) -> Result<Option<Respons
     };
     Ok(Some(Response {
         status,
+        retry_after,
         body_start,
         body_len,
     }))
@@ -238,6 +248,26 @@ mod tests {
         assert_eq!((status, &b[..]), (200, &b"hello, world"[..]));
         let (status, b) = body(b"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 2\r\n\r\n{}");
         assert_eq!((status, &b[..]), (429, &b"{}"[..]));
+    }
+
+    #[test]
+    fn retry_after_is_read_in_seconds_only() {
+        let retry = |header: &str| {
+            let text =
+                format!("HTTP/1.1 429 Too Many Requests\r\n{header}Content-Length: 0\r\n\r\n");
+            parse(text.as_bytes(), false)
+                .0
+                .unwrap()
+                .unwrap()
+                .retry_after
+        };
+        assert_eq!(retry("Retry-After: 7\r\n"), Some(7));
+        assert_eq!(retry("retry-after:  120 \r\n"), Some(120));
+        assert_eq!(retry(""), None);
+        assert_eq!(
+            retry("Retry-After: Fri, 31 Dec 1999 23:59:59 GMT\r\n"),
+            None
+        );
     }
 
     #[test]

@@ -65,7 +65,8 @@ pub use config::{
 };
 pub use driver::{Driver, SetupError};
 pub use event::{
-    ConnId, Disconnect, DriverError, Excerpt, Handler, Reconnect, Stamps, Timeout, TlsInfo,
+    ConnId, Disconnect, DriverError, Excerpt, Handler, Reconnect, ResponseHead, Stamps, Timeout,
+    TlsInfo,
 };
 pub use fetch::FetchError;
 pub use outgoing::{Conn, SendError};

@@ -355,21 +355,36 @@ impl Session {
         content_type: &str,
         body: &[u8],
     ) -> Result<(), ServerError> {
+        self.respond_with(status, content_type, &[], body)
+    }
+
+    /// [`respond`](Self::respond) with more headers (`Retry-After`, say).
+    pub fn respond_with(
+        &mut self,
+        status: u16,
+        content_type: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Result<(), ServerError> {
         let reason = match status {
             200 => "OK",
             400 => "Bad Request",
+            403 => "Forbidden",
             404 => "Not Found",
+            418 => "I'm a teapot",
             429 => "Too Many Requests",
             _ => "Status",
         };
         self.out.clear();
-        self.out.extend_from_slice(
-            format!(
-                "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            )
-            .as_bytes(),
-        );
+        let mut head = format!("HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\n");
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str(&format!(
+            "Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        ));
+        self.out.extend_from_slice(head.as_bytes());
         self.out.extend_from_slice(body);
         let result = self
             .stream

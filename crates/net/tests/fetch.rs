@@ -319,11 +319,11 @@ fn a_binance_book_is_bridged_from_a_fetched_snapshot() {
         fn on_response(
             &mut self,
             _: tickwire_net::ConnId,
-            status: u16,
+            head: tickwire_net::ResponseHead,
             body: &mut [u8],
             len: usize,
         ) {
-            assert_eq!(status, 200);
+            assert_eq!(head.status, 200);
             let events = &mut self.events;
             // Fetched with `limit=1000`: a side with fewer levels is the
             // market's whole side.

@@ -14,8 +14,8 @@ use tickwire_codec::{
     Config as CodecConfig, Decoder, Message, OpCode, Role, encode_close, encode_frame,
 };
 use tickwire_net::{
-    Backoff, Config, Conn, ConnId, Disconnect, Driver, Handler, Payload, Reconnect, Stamps,
-    TlsConfig,
+    Backoff, Config, Conn, ConnId, Disconnect, Driver, Handler, Payload, Reconnect, ResponseHead,
+    Stamps, TlsConfig,
 };
 
 /// An owned copy of what a peer received.
@@ -481,11 +481,11 @@ impl Handler for Recorder {
         self.messages.push((conn.id(), ev));
     }
 
-    fn on_response(&mut self, id: ConnId, status: u16, body: &mut [u8], len: usize) {
+    fn on_response(&mut self, id: ConnId, head: ResponseHead, body: &mut [u8], len: usize) {
         // The promised padding is there and writable.
         assert!(body.len() >= len + tickwire_net::PAYLOAD_PADDING);
         body[len..].fill(0xff);
-        self.responses.push((id, status, body[..len].to_vec()));
+        self.responses.push((id, head.status, body[..len].to_vec()));
     }
 
     fn on_close(&mut self, id: ConnId, _role: Role, reason: &Disconnect) -> Reconnect {

@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use tickwire_venues::Venue;
+use tickwire_venues::{Venue, plan};
 
 use crate::market::{self, Book, Digits, SimInstrument, Step, decimal};
 use crate::protocol::{Market, Out, Protocol, Response, query};
@@ -70,6 +70,13 @@ enum Tier {
 impl Binance {
     pub(crate) fn new(venue: Venue) -> Binance {
         Binance { venue }
+    }
+
+    /// The venue's market, as the plans name it.
+    fn market(&self) -> tickwire_venues::binance::Market {
+        self.venue
+            .binance_market()
+            .unwrap_or(tickwire_venues::binance::Market::Spot)
     }
 
     fn spot(&self) -> bool {
@@ -436,6 +443,22 @@ impl Protocol for Binance {
             };
             out.stamped(text, n, stamp_kind(kind), id);
         }
+    }
+
+    /// The market's documented request weight a minute (see
+    /// [`plan::binance::rest_weight_per_minute`]).
+    fn rest_weight_limit(&self) -> Option<u32> {
+        Some(plan::binance::rest_weight_per_minute(self.market()))
+    }
+
+    /// A depth request weighs by its `limit` (its default when absent:
+    /// spot 100, futures 500), as [`plan::binance::snapshot_weight`] says.
+    fn rest_weight(&self, path: &str) -> u32 {
+        let default = if self.spot() { 100 } else { 500 };
+        let limit = query(path, "limit")
+            .and_then(|l| l.parse().ok())
+            .unwrap_or(default);
+        plan::binance::snapshot_weight(self.market(), limit)
     }
 
     fn rest(&self, path: &str, market: &Market) -> Response {

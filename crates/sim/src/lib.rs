@@ -41,6 +41,7 @@ mod cert;
 mod coinbase;
 mod deribit;
 mod kraken;
+mod limits;
 mod market;
 mod okx;
 mod protocol;
@@ -103,6 +104,11 @@ pub struct SimConfig {
     /// snapshots: a recording served back, or a market made ahead of time
     /// ([`pregenerate`]) sent as fast as a feed takes it.
     pub script: Option<Arc<Script>>,
+    /// The REST request weight a minute the venue allows before it answers
+    /// 429, then 418 to a client that does not wait (see
+    /// [`SimStats::rest_throttled`]); `None`: the venue's own documented
+    /// limit (Binance spot 6000, futures 2400).
+    pub rest_weight_limit: Option<u32>,
 }
 
 impl SimConfig {
@@ -130,6 +136,7 @@ impl Default for SimConfig {
             keep_sent: false,
             core: None,
             script: None,
+            rest_weight_limit: None,
         }
     }
 }
@@ -225,6 +232,13 @@ pub struct SimStats {
     pub kicked_clients: u64,
     /// REST requests answered 200.
     pub snapshots: u64,
+    /// REST requests received.
+    pub rest_requests: u64,
+    /// REST requests answered 429: past the weight limit.
+    pub rest_throttled: u64,
+    /// REST requests answered 418: the client did not wait as a 429 told
+    /// it to, and is banned (or still is).
+    pub rest_banned: u64,
 }
 
 /// A running simulator; [`stop`](Simulator::stop) (or dropping it) closes

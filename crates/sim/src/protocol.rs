@@ -239,6 +239,18 @@ pub(crate) trait Protocol: Send + Sync + 'static {
         Tick::Keep
     }
 
+    /// The REST request weight a minute the venue allows, if it has a
+    /// limit.
+    fn rest_weight_limit(&self) -> Option<u32> {
+        None
+    }
+
+    /// What a GET of `path` weighs against that limit.
+    fn rest_weight(&self, path: &str) -> u32 {
+        let _ = path;
+        1
+    }
+
     /// An HTTP GET of `path` (query included).
     fn rest(&self, path: &str, market: &Market) -> Response {
         let _ = (path, market);

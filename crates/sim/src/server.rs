@@ -17,6 +17,7 @@ use tickwire_net::CloseCode;
 use tickwire_net::server::{Incoming, Request, Server, ServerError, Session};
 use tickwire_tsc::Clock;
 
+use crate::limits::{RestLimit, Verdict};
 use crate::market::{Book, Levels, Step};
 use crate::protocol::{Delivered, Market, Out, Protocol, Response, Tick, query};
 use crate::stamps::{SendStamps, StreamKind};
@@ -51,6 +52,8 @@ pub(crate) struct Shared<P: Protocol> {
     paused: AtomicBool,
     finished: AtomicBool,
     counters: Counters,
+    /// The REST weight spent, if the venue limits it.
+    rest_limit: Option<Mutex<RestLimit>>,
 }
 
 #[derive(Default)]
@@ -63,6 +66,9 @@ struct Counters {
     closed: AtomicU64,
     kicked: AtomicU64,
     rest: AtomicU64,
+    rest_requests: AtomicU64,
+    rest_throttled: AtomicU64,
+    rest_banned: AtomicU64,
 }
 
 /// A running venue, whatever its protocol: what [`crate::Simulator`] calls.
@@ -91,6 +97,9 @@ impl<P: Protocol> Running for Shared<P> {
             closed_clients: c.closed.load(Ordering::Relaxed),
             kicked_clients: c.kicked.load(Ordering::Relaxed),
             snapshots: c.rest.load(Ordering::Relaxed),
+            rest_requests: c.rest_requests.load(Ordering::Relaxed),
+            rest_throttled: c.rest_throttled.load(Ordering::Relaxed),
+            rest_banned: c.rest_banned.load(Ordering::Relaxed),
         }
     }
 
@@ -175,6 +184,10 @@ pub(crate) fn start<P: Protocol>(config: SimConfig, protocol: P) -> io::Result<S
         .iter()
         .map(|i| Book::new(i, &mut rng))
         .collect();
+    let rest_limit = config
+        .rest_weight_limit
+        .or(protocol.rest_weight_limit())
+        .map(|n| Mutex::new(RestLimit::new(n, Instant::now())));
     let shared = Arc::new(Shared {
         stamps: Arc::new(SendStamps::new(config.instruments.len())),
         market: Mutex::new(Market::new(
@@ -189,6 +202,7 @@ pub(crate) fn start<P: Protocol>(config: SimConfig, protocol: P) -> io::Result<S
         paused: AtomicBool::new(false),
         finished: AtomicBool::new(false),
         counters: Counters::default(),
+        rest_limit,
     });
     let acceptor = {
         let shared = Arc::clone(&shared);
@@ -229,18 +243,54 @@ fn accept_loop<P: Protocol>(server: &Server, shared: &Arc<Shared<P>>) {
 fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), ServerError> {
     match session.read_request(Duration::from_secs(5))? {
         Request::Get { path } => {
+            let c = &shared.counters;
+            c.rest_requests.fetch_add(1, Ordering::Relaxed);
+            let verdict = shared.rest_limit.as_ref().map(|limit| {
+                let weight = shared.protocol.rest_weight(&path);
+                lock(limit).check(weight, Instant::now())
+            });
+            let json = "application/json;charset=UTF-8";
+            match verdict {
+                Some(Verdict::Throttle { retry_after }) => {
+                    c.rest_throttled.fetch_add(1, Ordering::Relaxed);
+                    let body = r#"{"code":-1003,"msg":"Too much request weight used; please use WebSocket Streams for live updates to avoid polling the API."}"#;
+                    let wait = retry_after.to_string();
+                    return session.respond_with(
+                        429,
+                        json,
+                        &[("Retry-After", &wait)],
+                        body.as_bytes(),
+                    );
+                }
+                Some(Verdict::Ban { retry_after }) => {
+                    c.rest_banned.fetch_add(1, Ordering::Relaxed);
+                    let body = r#"{"code":-1003,"msg":"Way too much request weight used; IP banned. Please use WebSocket Streams for live updates to avoid bans."}"#;
+                    let wait = retry_after.to_string();
+                    return session.respond_with(
+                        418,
+                        json,
+                        &[("Retry-After", &wait)],
+                        body.as_bytes(),
+                    );
+                }
+                Some(Verdict::Serve { .. }) | None => {}
+            }
             let response = match &shared.config.script {
                 Some(script) => scripted_rest(script, &path),
                 None => shared.protocol.rest(&path, &lock(&shared.market)),
             };
             if response.status == 200 {
-                shared.counters.rest.fetch_add(1, Ordering::Relaxed);
+                c.rest.fetch_add(1, Ordering::Relaxed);
             }
-            session.respond(
-                response.status,
-                "application/json;charset=UTF-8",
-                response.body.as_bytes(),
-            )
+            let used = match verdict {
+                Some(Verdict::Serve { used }) => Some(used.to_string()),
+                _ => None,
+            };
+            let headers: &[(&str, &str)] = match &used {
+                Some(u) => &[("X-MBX-USED-WEIGHT-1M", u)],
+                None => &[],
+            };
+            session.respond_with(response.status, json, headers, response.body.as_bytes())
         }
         Request::WebSocket { path } => {
             let state = match shared.protocol.open(&path, &lock(&shared.market)) {

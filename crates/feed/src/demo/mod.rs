@@ -65,6 +65,9 @@ pub struct DemoConfig {
     pub faults: bool,
     /// Levels each book shows (the plain demo: 1000).
     pub depth: usize,
+    /// The REST request weight a minute the simulated venues allow
+    /// (`None`: each venue's documented limit).
+    pub rest_weight_limit: Option<u32>,
 }
 
 impl Default for DemoConfig {
@@ -81,6 +84,7 @@ impl Default for DemoConfig {
             venues: Vec::new(),
             faults: false,
             depth: 20,
+            rest_weight_limit: None,
         }
     }
 }
@@ -217,6 +221,7 @@ pub fn run(
                 .filter(|_| plain)
                 .map(|steps| Arc::new(tickwire_sim::pregenerate(&instruments, steps, 1, 3))),
             core: sim_core,
+            rest_weight_limit: config.rest_weight_limit,
             ..SimConfig::default()
         })?;
         let proxy = if config.faults {
@@ -269,6 +274,7 @@ pub fn run(
             channels: Channels::default(),
             endpoint: Some(format!("wss://localhost:{ws_port}")),
             rest: Some(format!("https://localhost:{}", sim.addr().port())),
+            rest_weight_limit: None,
         });
         sims.push(Simulated {
             name,

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use tickwire_net::{Conn, ConnId, Disconnect, Handler, Payload, Reconnect, Role, Stamps};
+use tickwire_net::{
+    Conn, ConnId, Disconnect, Handler, Payload, Reconnect, ResponseHead, Role, Stamps,
+};
 use tickwire_sim::{SendStamps, StreamKind};
 use tickwire_tsc::{Calibration, Clock, Counter, Recorder};
 use tickwire_venues::binance::Market;
@@ -16,6 +18,7 @@ use tickwire_venues::{
     coinbase, deribit, kraken, okx,
 };
 
+use super::budget::RestBudget;
 use super::log::{BadInput, Failures, Site, tickwire_log};
 use super::recovery::{Need, Recovery};
 use super::stats::{FeedStats, VenueStats};
@@ -171,6 +174,8 @@ pub(crate) struct Core {
     pub(crate) bad_input: BadInput,
     /// The connection and fetch failures already said.
     pub(crate) failures: Failures,
+    /// Each venue's REST request budget.
+    pub(crate) rest: Vec<RestBudget>,
     /// Records the recording could not write.
     pub(crate) record_errors: u64,
     /// Each stream's URL, and whether it was closed since its last
@@ -543,7 +548,8 @@ impl Handler for Core {
         state.recorder.count_message(len);
     }
 
-    fn on_response(&mut self, id: ConnId, status: u16, body: &mut [u8], len: usize) {
+    fn on_response(&mut self, id: ConnId, head: ResponseHead, body: &mut [u8], len: usize) {
+        let status = head.status;
         let Some(&Link::Fetch(v, instrument)) = self.links.get(&id) else {
             return;
         };
@@ -555,14 +561,42 @@ impl Handler for Core {
         self.fetch_answered(v, instrument, status == 200);
         if status != 200 {
             FeedStats::add(&self.stats.fetch_failures, 1);
+            let now = Instant::now();
+            let venue = &self.stats.venues[v];
+            let then = match status {
+                // Over the venue's limit (something else spends from this
+                // address too): every fetch of the venue waits.
+                429 => {
+                    FeedStats::add(&venue.rest_throttled, 1);
+                    let wait = head.retry_after.unwrap_or(RestBudget::THROTTLE);
+                    self.rest[v].hold(now, now + wait);
+                    format!(
+                        "every snapshot fetch of the venue waits {} s (its Retry-After)",
+                        wait.as_secs()
+                    )
+                }
+                // Banned (Binance's 418, a firewall's or Bybit's 403): no
+                // fetch until the ban is over.
+                418 | 403 => {
+                    FeedStats::add(&venue.rest_bans, 1);
+                    let wait = head.retry_after.unwrap_or(RestBudget::BAN);
+                    self.rest[v].hold(now, now + wait);
+                    format!(
+                        "THE VENUE HAS BANNED THIS ADDRESS: snapshot fetches stop for {} s; \
+                         books stay invalid meanwhile; find what else spends this address's \
+                         request weight",
+                        wait.as_secs()
+                    )
+                }
+                _ => "the book's snapshot is fetched again after a backoff".to_owned(),
+            };
             let at = Site {
-                stats: &self.stats.venues[v],
+                stats: venue,
                 venue: v,
                 url: &self.venues[v].rest_url,
             };
-            let then = "the book's snapshot is fetched again after a backoff";
             self.failures
-                .rest_status(at, status, &body[..len], then, Instant::now());
+                .rest_status(at, status, &body[..len], &then, now);
             return;
         }
         FeedStats::add(&self.stats.snapshots, 1);
@@ -674,6 +708,7 @@ mod tests {
             channels: Channels::default(),
             endpoint: None,
             rest: None,
+            rest_weight_limit: None,
         };
         let plans = setup
             .venue
@@ -702,6 +737,7 @@ mod tests {
             scratch: Vec::new(),
             bad_input: BadInput::new(stats),
             failures: Failures::new(String::new()),
+            rest: vec![RestBudget::unlimited(Instant::now())],
             record_errors: 0,
             stream_urls: HashMap::new(),
         }

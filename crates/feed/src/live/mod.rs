@@ -26,11 +26,13 @@ use crate::recording;
 use crate::shm;
 use crate::sink::{self, Publisher};
 
+mod budget;
 mod core;
 mod log;
 mod recovery;
 mod stats;
 
+use self::budget::{Admit, RestBudget};
 pub(crate) use self::core::Adapter;
 use self::core::{Core, Link, VenueState};
 use self::log::{BadInput, Failures};
@@ -62,6 +64,10 @@ pub struct VenueSetup {
     pub endpoint: Option<String>,
     /// Fetch REST snapshots here instead (`https://host:port`).
     pub rest: Option<String>,
+    /// The REST request weight a minute the venue allows this address, if
+    /// not its documented limit (a higher tier's, say); the feed spends at
+    /// most half of it (see `budget`).
+    pub rest_weight_limit: Option<u32>,
 }
 
 /// Where events go.
@@ -124,9 +130,13 @@ struct PingTimer {
 pub struct Feed {
     driver: Driver<Core>,
     pings: Vec<PingTimer>,
-    /// Fetch endpoint (its URL, as recorded, and the largest response it
-    /// may bring) per venue and instrument, prepared at start-up.
-    fetches: Vec<Vec<Option<(Endpoint, String, usize)>>>,
+    /// Fetch endpoint (its URL, as recorded, the largest response it may
+    /// bring, and its request weight) per venue and instrument, prepared
+    /// at start-up.
+    fetches: Vec<Vec<Option<Fetch>>>,
+    /// No snapshot can be fetched before this (every venue's REST budget
+    /// said so): the queue is not looked at until then.
+    fetch_wait: Option<Instant>,
     /// Instrument names by global id, for sinks.
     names: Vec<sink::Instrument>,
     /// Recoveries due, taken from the handler each poll (allocated once,
@@ -140,6 +150,17 @@ impl fmt::Debug for Feed {
             .field("instruments", &self.names.len())
             .finish_non_exhaustive()
     }
+}
+
+/// A book's REST snapshot request, prepared at start-up.
+struct Fetch {
+    endpoint: Endpoint,
+    /// Its URL, as recorded.
+    url: String,
+    /// The largest response it may bring.
+    bytes: usize,
+    /// What it weighs against the venue's REST limit.
+    weight: u32,
 }
 
 /// A URL override's `(scheme, host:port)`.
@@ -280,12 +301,16 @@ impl Feed {
                             }
                             None => format!("https://{host}{path}"),
                         };
-                        Some((
-                            Endpoint::parse(&url)
+                        Some(Fetch {
+                            endpoint: Endpoint::parse(&url)
                                 .map_err(|e| FeedError::Url(url.clone(), e.to_string()))?,
                             url,
-                            plan::binance::snapshot_bytes(m, i.depth),
-                        ))
+                            bytes: plan::binance::snapshot_bytes(m, i.depth),
+                            weight: plan::binance::snapshot_weight(
+                                m,
+                                plan::binance::snapshot_limit(m, i.depth),
+                            ),
+                        })
                     }
                     _ => None,
                 });
@@ -295,7 +320,7 @@ impl Feed {
                 .iter()
                 .flatten()
                 .next()
-                .map(|(_, url, _)| url.split('?').next().unwrap_or(url).to_owned());
+                .map(|f| f.url.split('?').next().unwrap_or(&f.url).to_owned());
             fetches.push(fetch);
             for i in &setup.instruments {
                 names.push(sink::Instrument {
@@ -346,7 +371,22 @@ impl Feed {
             .unwrap_or(0);
         // Every book and every connection can have one recovery due.
         let recoveries = names.len() + streams;
+        let now = Instant::now();
+        // Each venue's REST budget, from its plan's limit.
+        let rest = states
+            .iter()
+            .map(|s| match s.setup.venue.binance_market() {
+                Some(m) => RestBudget::new(
+                    s.setup
+                        .rest_weight_limit
+                        .unwrap_or(plan::binance::rest_weight_per_minute(m)),
+                    now,
+                ),
+                None => RestBudget::unlimited(now),
+            })
+            .collect();
         let core = Core {
+            rest,
             valid: vec![false; names.len()],
             first: first_instrument,
             recovery: Recovery::new(
@@ -415,6 +455,7 @@ impl Feed {
             driver,
             pings,
             fetches,
+            fetch_wait: None,
             names,
             due: Vec::with_capacity(recoveries),
         })
@@ -470,8 +511,33 @@ impl Feed {
         if self.driver.handler().recovery.waiting() {
             self.recover(Instant::now());
         }
-        while let Some((v, instrument)) = self.driver.handler_mut().want_snapshot.pop() {
-            let Some(Some((endpoint, url, bytes))) = self
+        let now = Instant::now();
+        if !self.driver.handler().want_snapshot.is_empty()
+            && self.fetch_wait.is_none_or(|at| now >= at)
+        {
+            self.fetch_snapshots(now);
+        }
+        if !self.pings.is_empty() {
+            let now = Instant::now();
+            for p in &mut self.pings {
+                if now >= p.next {
+                    p.next = now + p.every;
+                    let _ = self.driver.send_text(p.id, &p.text);
+                }
+            }
+        }
+    }
+
+    /// Fetches the snapshots wanted, in the order asked, each as its
+    /// venue's REST budget admits it; the others wait in the queue, and
+    /// the queue is not looked at again before the first of them may go.
+    fn fetch_snapshots(&mut self, now: Instant) {
+        self.fetch_wait = None;
+        let mut queue = std::mem::take(&mut self.driver.handler_mut().want_snapshot);
+        let mut first_later: Option<Instant> = None;
+        let mut slots_left = true;
+        queue.retain(|&(v, instrument)| {
+            let Some(Some(fetch)) = self
                 .fetches
                 .get(v)
                 .and_then(|f| f.get(instrument.0 as usize))
@@ -483,35 +549,42 @@ impl Feed {
                 {
                     *w = false;
                 }
-                continue;
+                return false;
             };
-            match self.driver.fetch_sized(endpoint.clone(), *bytes) {
+            if !slots_left {
+                return true;
+            }
+            let core = self.driver.handler_mut();
+            match core.rest[v].take(fetch.weight, now) {
+                Admit::Later(at) => {
+                    first_later = Some(first_later.map_or(at, |f| f.min(at)));
+                    return true;
+                }
+                Admit::Now => {}
+            }
+            match self.driver.fetch_sized(fetch.endpoint.clone(), fetch.bytes) {
                 Ok(id) => {
-                    let tsc = self.driver.handler().clock.now();
                     let core = self.driver.handler_mut();
+                    let tsc = core.clock.now();
                     core.links.insert(id, Link::Fetch(v, instrument));
-                    core.record(recording::Kind::Opened, id, tsc, url.as_bytes());
+                    core.record(recording::Kind::Opened, id, tsc, fetch.url.as_bytes());
+                    let venue = &core.stats.venues[v];
+                    FeedStats::add(&venue.rest_requests, 1);
+                    FeedStats::add(&venue.rest_weight, u64::from(fetch.weight));
+                    false
                 }
                 Err(_) => {
                     // No free slot: try again after the next poll (still
-                    // wanted: back in the queue, where it was).
-                    self.driver
-                        .handler_mut()
-                        .want_snapshot
-                        .push((v, instrument));
-                    break;
+                    // wanted: it stays in the queue).
+                    slots_left = false;
+                    true
                 }
             }
+        });
+        if slots_left {
+            self.fetch_wait = first_later;
         }
-        if !self.pings.is_empty() {
-            let now = Instant::now();
-            for p in &mut self.pings {
-                if now >= p.next {
-                    p.next = now + p.every;
-                    let _ = self.driver.send_text(p.id, &p.text);
-                }
-            }
-        }
+        self.driver.handler_mut().want_snapshot = queue;
     }
 
     /// Sends the resubscriptions and retries that are due, on the
@@ -526,6 +599,8 @@ impl Feed {
                 // wanted until it answers).
                 let book = (v, InstrumentId(i as u32));
                 self.driver.handler_mut().want_snapshot.push(book);
+                // Its venue's budget may admit it now.
+                self.fetch_wait = None;
                 continue;
             }
             let core = self.driver.handler();

@@ -91,6 +91,14 @@ pub struct VenueStats {
     pub messages: AtomicU64,
     /// Messages its adapter could not decode.
     pub decode_errors: AtomicU64,
+    /// REST requests sent (snapshot fetches).
+    pub rest_requests: AtomicU64,
+    /// Their request weight, as the venue counts it.
+    pub rest_weight: AtomicU64,
+    /// REST requests answered 429: over the venue's limit.
+    pub rest_throttled: AtomicU64,
+    /// REST requests answered 418 or 403: the address is banned.
+    pub rest_bans: AtomicU64,
     /// The newest failure's cause, and when (written only when something
     /// fails: never on the receive path).
     pub(crate) failure: Mutex<Option<(String, Instant)>>,
@@ -169,7 +177,31 @@ impl FeedStats {
         let g = FeedStats::get;
         let venues = || feeds.iter().flat_map(|f| f.venues.iter());
         type Of = fn(&VenueStats) -> u64;
-        let per_venue: [(&str, &str, &str, Of); 5] = [
+        let per_venue: [(&str, &str, &str, Of); 9] = [
+            (
+                "rest_requests_total",
+                "counter",
+                "REST requests sent.",
+                |v| FeedStats::get(&v.rest_requests),
+            ),
+            (
+                "rest_weight_total",
+                "counter",
+                "REST request weight spent, as the venue counts it.",
+                |v| FeedStats::get(&v.rest_weight),
+            ),
+            (
+                "rest_throttled_total",
+                "counter",
+                "REST requests answered 429.",
+                |v| FeedStats::get(&v.rest_throttled),
+            ),
+            (
+                "rest_bans_total",
+                "counter",
+                "REST requests answered 418 or 403 (banned).",
+                |v| FeedStats::get(&v.rest_bans),
+            ),
             ("books", "gauge", "Books subscribed.", |v| v.books),
             ("books_valid", "gauge", "Books valid now.", |v| {
                 FeedStats::get(&v.books_valid)
@@ -281,11 +313,13 @@ impl VenueStats {
         }
     }
 
-    /// `books valid X/Y, N gaps, N resyncs, reconnects N, rejections N`:
-    /// the figures every venue's status and summary line starts with.
+    /// `books valid X/Y, N gaps, N resyncs, reconnects N, rejections N`,
+    /// and for a venue that fetched REST snapshots `REST requests N
+    /// (weight W), 429s N, bans N`: the figures every venue's status and
+    /// summary line starts with.
     pub fn line(&self) -> String {
         let g = FeedStats::get;
-        format!(
+        let mut line = format!(
             "books valid {}/{}, {} gaps, {} resyncs, reconnects {}, rejections {}",
             g(&self.books_valid),
             self.books,
@@ -293,6 +327,17 @@ impl VenueStats {
             g(&self.resyncs),
             g(&self.reconnects),
             g(&self.rejections),
-        )
+        );
+        if g(&self.rest_requests) > 0 {
+            let _ = write!(
+                line,
+                ", REST requests {} (weight {}), 429s {}, bans {}",
+                g(&self.rest_requests),
+                g(&self.rest_weight),
+                g(&self.rest_throttled),
+                g(&self.rest_bans),
+            );
+        }
+        line
     }
 }

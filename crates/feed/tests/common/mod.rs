@@ -224,6 +224,7 @@ impl Rig {
                 "https://localhost:{}",
                 if n == 0 { rest_port } else { sim.port() }
             )),
+            rest_weight_limit: None,
         };
         let (queue, events) = sink::queue(1 << 20);
         let metrics = Metrics::new(HistogramConfig::default());

@@ -90,6 +90,42 @@ pub fn snapshot_path(market: Market, symbol: &str, depth: usize) -> (&'static st
     }
 }
 
+/// The request weight a market's REST API allows an IP address each
+/// minute (`REQUEST_WEIGHT`, `MINUTE`, in `exchangeInfo`'s `rateLimits`):
+/// spot 6000, USD-M and COIN-M futures 2400 ("LIMITS", Spot API docs;
+/// "General Info", USD-M and COIN-M docs). Past it the API answers 429
+/// with `Retry-After`; "repeatedly violating rate limits and/or failing to
+/// back off after receiving 429s will result in an automated IP ban
+/// (HTTP status 418)", from 2 minutes to 3 days.
+pub fn rest_weight_per_minute(market: Market) -> u32 {
+    match market {
+        Market::Spot => 6000,
+        Market::UsdM | Market::CoinM => 2400,
+    }
+}
+
+/// The request weight of a depth snapshot of `limit` levels. Spot
+/// (`GET /api/v3/depth`, "Order book"): 1-100 weigh 5, 101-500 25,
+/// 501-1000 50, 1001-5000 250. Futures (`/fapi/v1/depth`,
+/// `/dapi/v1/depth`, "Order Book"): 5 to 50 weigh 2, 100 5, 500 10, 1000
+/// 20.
+pub fn snapshot_weight(market: Market, limit: usize) -> u32 {
+    match market {
+        Market::Spot => match limit {
+            0..=100 => 5,
+            101..=500 => 25,
+            501..=1000 => 50,
+            _ => 250,
+        },
+        Market::UsdM | Market::CoinM => match limit {
+            0..=50 => 2,
+            51..=100 => 5,
+            101..=500 => 10,
+            _ => 20,
+        },
+    }
+}
+
 /// The largest REST snapshot body for a book showing `depth`: two sides of
 /// `limit` levels, each `["price","size"],` of at most 40 bytes with
 /// Binance's 8 decimals, and the head.

@@ -1,0 +1,151 @@
+//! A venue's REST request-weight limit, enforced as Binance documents it
+//! ("LIMITS", Spot API docs; "General Info", futures docs):
+//!
+//! - Each request has a weight; the weights an IP address spends are
+//!   counted per minute (`REQUEST_WEIGHT`, interval `MINUTE`, a fixed
+//!   window), and every answer says the minute's count in
+//!   `X-MBX-USED-WEIGHT-1M`.
+//! - A request past the limit is answered 429 with `Retry-After`, "the
+//!   number of seconds required to wait ... to prevent a ban".
+//! - "Repeatedly violating rate limits and/or failing to back off after
+//!   receiving 429s will result in an automated IP ban (HTTP status
+//!   418)"; its `Retry-After` says when the ban is over. Here a request
+//!   that comes before a 429's `Retry-After` has passed is answered 429
+//!   again, and the [`STRIKES`]th such request is banned, for 2 minutes,
+//!   the shortest ban the docs name ("from 2 minutes to 3 days"). The few
+//!   strikes allowed are the requests a client had on their way when the
+//!   first 429 came: "repeatedly", not once.
+//!
+//! Every client of the simulator is one IP address: loopback.
+
+use std::time::{Duration, Instant};
+
+/// How long a ban lasts.
+pub(crate) const BAN: Duration = Duration::from_secs(120);
+
+/// Requests that did not wait for a 429's `Retry-After` before the ban.
+pub(crate) const STRIKES: u32 = 3;
+
+/// What to answer a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Serve it; the minute's weight, this request's included.
+    Serve { used: u32 },
+    /// 429: over the limit; wait this many seconds.
+    Throttle { retry_after: u64 },
+    /// 418: banned for this many more seconds.
+    Ban { retry_after: u64 },
+}
+
+/// The weight spent in the current minute, and the client's standing.
+#[derive(Debug)]
+pub(crate) struct RestLimit {
+    per_minute: u32,
+    window: Instant,
+    used: u32,
+    /// After a 429: a request before this is a strike.
+    back_off_until: Option<Instant>,
+    strikes: u32,
+    banned_until: Option<Instant>,
+}
+
+/// Whole seconds from `now` to `until`, rounded up.
+fn secs(now: Instant, until: Instant) -> u64 {
+    let d = until.saturating_duration_since(now);
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
+}
+
+impl RestLimit {
+    pub(crate) fn new(per_minute: u32, now: Instant) -> RestLimit {
+        RestLimit {
+            per_minute,
+            window: now,
+            used: 0,
+            back_off_until: None,
+            strikes: 0,
+            banned_until: None,
+        }
+    }
+
+    /// A request of `weight` at `now`.
+    pub(crate) fn check(&mut self, weight: u32, now: Instant) -> Verdict {
+        const MINUTE: Duration = Duration::from_secs(60);
+        while now.duration_since(self.window) >= MINUTE {
+            self.window += MINUTE;
+            self.used = 0;
+        }
+        if let Some(until) = self.banned_until {
+            if now < until {
+                return Verdict::Ban {
+                    retry_after: secs(now, until),
+                };
+            }
+            self.banned_until = None;
+        }
+        match self.back_off_until {
+            Some(until) if now < until => {
+                self.strikes += 1;
+                if self.strikes < STRIKES {
+                    return Verdict::Throttle {
+                        retry_after: secs(now, until).max(1),
+                    };
+                }
+                self.back_off_until = None;
+                self.strikes = 0;
+                let until = now + BAN;
+                self.banned_until = Some(until);
+                return Verdict::Ban {
+                    retry_after: secs(now, until),
+                };
+            }
+            Some(_) => {
+                self.back_off_until = None;
+                self.strikes = 0;
+            }
+            None => {}
+        }
+        if self.used.saturating_add(weight) > self.per_minute {
+            let until = self.window + MINUTE;
+            self.back_off_until = Some(until);
+            return Verdict::Throttle {
+                retry_after: secs(now, until).max(1),
+            };
+        }
+        self.used += weight;
+        Verdict::Serve { used: self.used }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_the_limit_429_until_the_minute_ends_and_418_for_not_waiting() {
+        let t0 = Instant::now();
+        let mut limit = RestLimit::new(100, t0);
+        assert_eq!(limit.check(50, t0), Verdict::Serve { used: 50 });
+        assert_eq!(limit.check(50, t0), Verdict::Serve { used: 100 });
+        // Over: wait until the minute ends.
+        let at = t0 + Duration::from_secs(20);
+        assert_eq!(limit.check(5, at), Verdict::Throttle { retry_after: 40 });
+        // Waited as told: the new minute serves.
+        let later = t0 + Duration::from_secs(60);
+        assert_eq!(limit.check(5, later), Verdict::Serve { used: 5 });
+        // Throttled again, and asked again too soon: 429 while the
+        // strikes last, then banned two minutes.
+        assert_eq!(
+            limit.check(100, later),
+            Verdict::Throttle { retry_after: 60 }
+        );
+        let soon = later + Duration::from_secs(1);
+        for _ in 1..STRIKES {
+            assert_eq!(limit.check(1, soon), Verdict::Throttle { retry_after: 59 });
+        }
+        assert_eq!(limit.check(1, soon), Verdict::Ban { retry_after: 120 });
+        let during = soon + Duration::from_secs(100);
+        assert_eq!(limit.check(1, during), Verdict::Ban { retry_after: 20 });
+        // Over: served again.
+        assert_eq!(limit.check(1, soon + BAN), Verdict::Serve { used: 1 });
+    }
+}
