@@ -382,6 +382,8 @@ impl<H: Handler> Driver<H> {
         slot.attempt = 0;
         slot.fetch = fetch;
         slot.local_close = false;
+        slot.tx
+            .set_pace(self.config.send_rate, self.config.send_burst);
         self.start_connect(index);
         Ok(self.slots[index].id(index))
     }
@@ -484,6 +486,18 @@ impl<H: Handler> Driver<H> {
         } else if slot.phase != Phase::Closing {
             self.end(index, Disconnect::Local { code });
         }
+        Ok(())
+    }
+
+    /// Paces connection `id`'s application messages (subscriptions and
+    /// any other sends; not pongs or closes) one per `every`, none back to
+    /// back, instead of [`Config::send_rate`] and [`Config::send_burst`]:
+    /// a venue's own incoming-message limit, for this connection and its
+    /// reconnects.
+    pub fn pace(&mut self, id: ConnId, every: Duration) -> Result<(), DriverError> {
+        let index = self.lookup(id)?;
+        let rate = (!every.is_zero()).then(|| 1.0 / every.as_secs_f64());
+        self.slots[index].tx.set_pace(rate, 1);
         Ok(())
     }
 

@@ -208,6 +208,14 @@ impl Outgoing {
         Ok(())
     }
 
+    /// Paces application messages at `rate` a second (`None`: not at
+    /// all), `burst` of them back to back.
+    pub(crate) fn set_pace(&mut self, rate: Option<f64>, burst: u32) {
+        self.rate = rate.filter(|r| *r > 0.0);
+        self.burst = f64::from(burst.max(1));
+        self.tokens = self.tokens.min(self.burst);
+    }
+
     /// Moves paced frames whose turn has come into the send buffer. Returns
     /// when the next queued frame may go, if one is waiting.
     pub(crate) fn release(&mut self, now: Instant) -> Option<Instant> {

@@ -445,6 +445,16 @@ impl Protocol for Binance {
         }
     }
 
+    /// "WebSocket connections have a limit of 5 incoming messages per
+    /// second" on spot, 10 on futures ("WebSocket Limits", Spot WebSocket
+    /// Streams docs; "Websocket Market Streams", USD-M and COIN-M docs);
+    /// "a connection that goes beyond the limit will be disconnected".
+    /// Only text messages are counted here (the simulator's WebSocket
+    /// layer answers pings itself).
+    fn incoming_limit(&self) -> Option<usize> {
+        Some(if self.spot() { 5 } else { 10 })
+    }
+
     /// The market's documented request weight a minute (see
     /// [`plan::binance::rest_weight_per_minute`]).
     fn rest_weight_limit(&self) -> Option<u32> {

@@ -234,6 +234,9 @@ pub struct SimStats {
     pub snapshots: u64,
     /// REST requests received.
     pub rest_requests: u64,
+    /// Clients closed for sending more messages a second than the venue
+    /// takes (counted among `kicked_clients` too).
+    pub too_fast: u64,
     /// REST requests answered 429: past the weight limit.
     pub rest_throttled: u64,
     /// REST requests answered 418: the client did not wait as a 429 told

@@ -239,6 +239,13 @@ pub(crate) trait Protocol: Send + Sync + 'static {
         Tick::Keep
     }
 
+    /// The text messages a second the venue takes from one connection, if
+    /// it limits them: a connection that sends more in any second is
+    /// closed, as the venue closes it.
+    fn incoming_limit(&self) -> Option<usize> {
+        None
+    }
+
     /// The REST request weight a minute the venue allows, if it has a
     /// limit.
     fn rest_weight_limit(&self) -> Option<u32> {

@@ -4,6 +4,7 @@
 //! for every client, writes what it says, and polls the clients for their
 //! requests and timers between steps.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,6 +40,9 @@ struct Client<C> {
     /// Requests that came with the upgrade, before the client joined the
     /// market: handled (with `on_open`) before the next step.
     pending: Vec<String>,
+    /// When its last text messages came, for the venue's incoming-message
+    /// limit: those within the last second.
+    recent: VecDeque<Instant>,
 }
 
 /// Everything the threads share.
@@ -67,6 +71,7 @@ struct Counters {
     kicked: AtomicU64,
     rest: AtomicU64,
     rest_requests: AtomicU64,
+    too_fast: AtomicU64,
     rest_throttled: AtomicU64,
     rest_banned: AtomicU64,
 }
@@ -98,6 +103,7 @@ impl<P: Protocol> Running for Shared<P> {
             kicked_clients: c.kicked.load(Ordering::Relaxed),
             snapshots: c.rest.load(Ordering::Relaxed),
             rest_requests: c.rest_requests.load(Ordering::Relaxed),
+            too_fast: c.too_fast.load(Ordering::Relaxed),
             rest_throttled: c.rest_throttled.load(Ordering::Relaxed),
             rest_banned: c.rest_banned.load(Ordering::Relaxed),
         }
@@ -325,6 +331,7 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 last_rx: now,
                 opened: false,
                 pending,
+                recent: VecDeque::new(),
             });
             Ok(())
         }
@@ -398,7 +405,26 @@ fn poll_client<P: Protocol>(
     loop {
         match client.session.recv(Duration::ZERO)? {
             Some(Incoming::Text(t)) => {
-                client.last_rx = Instant::now();
+                let at = Instant::now();
+                client.last_rx = at;
+                if let Some(limit) = shared.protocol.incoming_limit() {
+                    let recent = &mut client.recent;
+                    while recent
+                        .front()
+                        .is_some_and(|&t| at.duration_since(t) >= Duration::from_secs(1))
+                    {
+                        recent.pop_front();
+                    }
+                    recent.push_back(at);
+                    if recent.len() > limit {
+                        shared.counters.too_fast.fetch_add(1, Ordering::Relaxed);
+                        let _ = client
+                            .session
+                            .send_close(CloseCode::POLICY_VIOLATION, "too many messages");
+                        let _ = client.session.recv(Duration::from_millis(50));
+                        return Ok(Polled::Kicked);
+                    }
+                }
                 shared.protocol.on_text(&mut client.state, &t, market, out);
                 write(client, out, &shared.stamps, &shared.counters, clock)?;
             }

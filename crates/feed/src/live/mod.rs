@@ -417,7 +417,7 @@ impl Feed {
         let now = Instant::now();
         for v in 0..driver.handler().venues.len() {
             for p in 0..driver.handler().venues[v].plans.len() {
-                let (url, ping, max_message) = {
+                let (url, ping, max_message, pace) = {
                     let state = &driver.handler().venues[v];
                     let plan = &state.plans[p];
                     let url = match &state.setup.endpoint {
@@ -428,12 +428,17 @@ impl Feed {
                         }
                         None => format!("wss://{}:{}{}", plan.host, plan.port, plan.path),
                     };
-                    (url, plan.ping.clone(), plan.max_message)
+                    (url, plan.ping.clone(), plan.max_message, plan.pace)
                 };
                 let endpoint = Endpoint::parse(&url)
                     .map_err(|e| FeedError::Url(url.clone(), e.to_string()))?;
                 let id = driver
                     .connect_sized(endpoint, max_message)
+                    .map_err(|e| FeedError::Setup(e.to_string()))?;
+                // Subscriptions (and pings) no faster than the venue takes
+                // them: its incoming-message limit, from the plan.
+                driver
+                    .pace(id, pace)
                     .map_err(|e| FeedError::Setup(e.to_string()))?;
                 let core = driver.handler_mut();
                 core.links.insert(id, Link::Stream(v, p));

@@ -154,11 +154,14 @@ pub fn plan(
         check_depth(i, max_shown(market))?;
     }
     let (host, port, per_connection, pace, silence) = match market {
+        // Spot takes 5 incoming messages a second, pings and pongs
+        // counted ("WebSocket Limits", Spot WebSocket Streams docs): 3
+        // requests a second leave room for a ping and a pong in any second.
         Market::Spot => (
             "stream.binance.com",
             9443,
             1024,
-            Duration::from_millis(250),
+            Duration::from_millis(340),
             Duration::from_secs(60),
         ),
         Market::UsdM => (
