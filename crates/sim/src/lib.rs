@@ -44,6 +44,7 @@ mod kraken;
 mod limits;
 mod market;
 mod okx;
+mod pacer;
 mod protocol;
 mod server;
 mod stamps;

@@ -11,20 +11,30 @@
 //!   receiving 429s will result in an automated IP ban (HTTP status
 //!   418)"; its `Retry-After` says when the ban is over. Here a request
 //!   that comes before a 429's `Retry-After` has passed is answered 429
-//!   again, and the [`STRIKES`]th such request is banned, for 2 minutes,
-//!   the shortest ban the docs name ("from 2 minutes to 3 days"). The few
-//!   strikes allowed are the requests a client had on their way when the
-//!   first 429 came: "repeatedly", not once.
+//!   again. Those within [`GRACE`] of the first 429 are the requests a
+//!   client had on their way when it came, however many: forgiven. After
+//!   that, each is a strike, and the [`STRIKES`]th is banned, for 2
+//!   minutes, the shortest ban the docs name ("from 2 minutes to 3
+//!   days"): "repeatedly", not once.
 //!
 //! Every client of the simulator is one IP address: loopback.
+//!
+//! And a venue's incoming WebSocket message limit ([`MessageRate`]): a
+//! connection that sends more messages in any second than the venue takes
+//! is closed.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// How long a ban lasts.
 pub(crate) const BAN: Duration = Duration::from_secs(120);
 
-/// Requests that did not wait for a 429's `Retry-After` before the ban.
-pub(crate) const STRIKES: u32 = 3;
+/// Requests that did not wait for a 429's `Retry-After` (after the
+/// grace) before the ban.
+pub(crate) const STRIKES: u32 = 2;
+
+/// How long after a 429 the requests already on their way are forgiven.
+pub(crate) const GRACE: Duration = Duration::from_secs(1);
 
 /// What to answer a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +55,8 @@ pub(crate) struct RestLimit {
     used: u32,
     /// After a 429: a request before this is a strike.
     back_off_until: Option<Instant>,
+    /// When the 429 that set it was given.
+    throttled_at: Instant,
     strikes: u32,
     banned_until: Option<Instant>,
 }
@@ -62,6 +74,7 @@ impl RestLimit {
             window: now,
             used: 0,
             back_off_until: None,
+            throttled_at: now,
             strikes: 0,
             banned_until: None,
         }
@@ -84,7 +97,9 @@ impl RestLimit {
         }
         match self.back_off_until {
             Some(until) if now < until => {
-                self.strikes += 1;
+                if now.duration_since(self.throttled_at) >= GRACE {
+                    self.strikes += 1;
+                }
                 if self.strikes < STRIKES {
                     return Verdict::Throttle {
                         retry_after: secs(now, until).max(1),
@@ -107,6 +122,7 @@ impl RestLimit {
         if self.used.saturating_add(weight) > self.per_minute {
             let until = self.window + MINUTE;
             self.back_off_until = Some(until);
+            self.throttled_at = now;
             return Verdict::Throttle {
                 retry_after: secs(now, until).max(1),
             };
@@ -116,9 +132,52 @@ impl RestLimit {
     }
 }
 
+/// The messages one connection sent in the last second, against the
+/// venue's limit.
+#[derive(Debug, Default)]
+pub(crate) struct MessageRate {
+    recent: VecDeque<Instant>,
+}
+
+impl MessageRate {
+    /// A message came at `at`; whether the connection has now sent more
+    /// than `limit` in the last second.
+    pub(crate) fn too_fast(&mut self, at: Instant, limit: usize) -> bool {
+        while self
+            .recent
+            .front()
+            .is_some_and(|&t| at.saturating_duration_since(t) >= Duration::from_secs(1))
+        {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(at);
+        self.recent.len() > limit
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn more_messages_in_a_second_than_the_limit_are_too_fast() {
+        let t0 = Instant::now();
+        let mut rate = MessageRate::default();
+        let ms = |n| t0 + Duration::from_millis(n);
+        // 5 in a second: fine; 3 a second for long: fine.
+        for n in 0..5 {
+            assert!(!rate.too_fast(ms(n * 10), 5));
+        }
+        for n in 0..30 {
+            assert!(!rate.too_fast(ms(1100 + n * 340), 5));
+        }
+        // A sixth within a second of five others: too fast.
+        let mut rate = MessageRate::default();
+        for n in 0..5 {
+            assert!(!rate.too_fast(ms(n * 100), 5));
+        }
+        assert!(rate.too_fast(ms(900), 5));
+    }
 
     #[test]
     fn past_the_limit_429_until_the_minute_ends_and_418_for_not_waiting() {
@@ -138,6 +197,14 @@ mod tests {
             limit.check(100, later),
             Verdict::Throttle { retry_after: 60 }
         );
+        // Requests on their way when it came: forgiven, however many.
+        for _ in 0..10 {
+            let in_flight = later + GRACE / 2;
+            assert!(matches!(
+                limit.check(1, in_flight),
+                Verdict::Throttle { .. }
+            ));
+        }
         let soon = later + Duration::from_secs(1);
         for _ in 1..STRIKES {
             assert_eq!(limit.check(1, soon), Verdict::Throttle { retry_after: 59 });

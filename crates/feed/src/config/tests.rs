@@ -105,6 +105,12 @@ fn bad_values_name_their_key() {
             &[("TICKWIRE_FEED_VENUE_BN_REST", "wss://x")],
             "venue[0].rest",
         ),
+        // Smaller than twice a 1000-level spot snapshot's weight (50).
+        (
+            GOOD,
+            &[("TICKWIRE_FEED_VENUE_BN_REST_WEIGHT_LIMIT", "99")],
+            "venue[0].rest_weight_limit",
+        ),
         (
             "[[venue]]\nvenue = \"kraken\"\ninstruments = [\"BTC/USD:1:8:7000\"]",
             &[],

@@ -37,6 +37,9 @@ pub(crate) struct RestBudget {
     refilled: Instant,
     /// Nothing goes before this: a 429's or a ban's `Retry-After`.
     held_until: Option<Instant>,
+    /// When the request told to wait may go: nothing lighter overtakes it
+    /// before then (requests are admitted in the order asked).
+    next: Option<Instant>,
 }
 
 impl RestBudget {
@@ -47,15 +50,17 @@ impl RestBudget {
     /// How long fetches wait after a 429 that does not say.
     pub(crate) const THROTTLE: Duration = Duration::from_secs(60);
 
-    /// A budget for a venue allowing `per_minute` weight a minute; full.
+    /// A budget for a venue allowing `per_minute` weight a minute (at
+    /// least 2); full.
     pub(crate) fn new(per_minute: u32, now: Instant) -> RestBudget {
-        let capacity = f64::from(per_minute) / 2.0;
+        let capacity = f64::from(per_minute.max(2)) / 2.0;
         RestBudget {
             capacity,
             tokens: capacity,
             rate: capacity / 60.0,
             refilled: now,
             held_until: None,
+            next: None,
         }
     }
 
@@ -68,6 +73,7 @@ impl RestBudget {
             rate: 0.0,
             refilled: now,
             held_until: None,
+            next: None,
         }
     }
 
@@ -80,6 +86,12 @@ impl RestBudget {
             }
             self.held_until = None;
         }
+        if let Some(at) = self.next {
+            if now < at {
+                return Admit::Later(at);
+            }
+            self.next = None;
+        }
         let elapsed = now.saturating_duration_since(self.refilled).as_secs_f64();
         self.tokens = (self.tokens + elapsed * self.rate).min(self.capacity);
         self.refilled = now;
@@ -90,7 +102,14 @@ impl RestBudget {
             return Admit::Now;
         }
         let wait = (weight - self.tokens) / self.rate;
-        Admit::Later(now + Duration::from_secs_f64(wait))
+        let at = now + Duration::from_secs_f64(wait);
+        self.next = Some(at);
+        Admit::Later(at)
+    }
+
+    /// Gives back `weight` taken for a request that could not be sent.
+    pub(crate) fn refund(&mut self, weight: u32) {
+        self.tokens = (self.tokens + f64::from(weight)).min(self.capacity);
     }
 
     /// Holds every request until `until` (a `Retry-After` received at
@@ -157,6 +176,14 @@ mod tests {
         // After it: the bucket refilled for 30 s only (1500 of 3000).
         assert_eq!(budget.take(1500, until), Admit::Now);
         assert!(matches!(budget.take(50, until), Admit::Later(_)));
+        // Told to wait, a heavy request is not overtaken by a light one.
+        let mut budget = RestBudget::new(100, t0);
+        assert_eq!(budget.take(40, t0), Admit::Now);
+        let Admit::Later(at) = budget.take(50, t0) else {
+            panic!("50 more than the 50 held");
+        };
+        assert_eq!(budget.take(5, t0), Admit::Later(at));
+        assert_eq!(budget.take(50, at), Admit::Now);
         let mut free = RestBudget::unlimited(t0);
         assert_eq!(free.take(250, t0), Admit::Now);
     }

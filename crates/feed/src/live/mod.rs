@@ -48,6 +48,34 @@ pub fn plans(
     venue.plans(instruments, channels)
 }
 
+/// Why `rest_weight_limit` cannot be used for these books, if it cannot:
+/// the budget holds half the limit, which must hold the heaviest request
+/// (a lighter limit would let one request alone spend more than half of
+/// it, and a minute more than all of it).
+pub fn rest_limit_problem(
+    venue: Venue,
+    instruments: &[InstrumentSpec],
+    channels: Channels,
+    rest_weight_limit: Option<u32>,
+) -> Option<String> {
+    let limit = rest_weight_limit?;
+    let market = venue.binance_market()?;
+    let heaviest = instruments
+        .iter()
+        .filter(|i| channels.books && i.depth > 0)
+        .map(|i| {
+            plan::binance::snapshot_weight(market, plan::binance::snapshot_limit(market, i.depth))
+        })
+        .max()?;
+    (limit < 2 * heaviest).then(|| {
+        format!(
+            "{limit} is too small: at least {} (twice the heaviest snapshot request's \
+             weight, {heaviest})",
+            2 * heaviest
+        )
+    })
+}
+
 /// One venue of a feed.
 #[derive(Clone, Debug)]
 pub struct VenueSetup {
@@ -287,6 +315,17 @@ impl Feed {
         for setup in venues {
             let plans = plans(setup.venue, &setup.instruments, setup.channels)
                 .map_err(|e| FeedError::Plan(setup.name.clone(), e))?;
+            if let Some(problem) = rest_limit_problem(
+                setup.venue,
+                &setup.instruments,
+                setup.channels,
+                setup.rest_weight_limit,
+            ) {
+                return Err(FeedError::Setup(format!(
+                    "venue {}: rest_weight_limit {problem}",
+                    setup.name
+                )));
+            }
             streams += plans.len();
             let mut fetch = Vec::new();
             for i in &setup.instruments {
@@ -580,7 +619,8 @@ impl Feed {
                 }
                 Err(_) => {
                     // No free slot: try again after the next poll (still
-                    // wanted: it stays in the queue).
+                    // wanted: it stays in the queue), its weight unspent.
+                    self.driver.handler_mut().rest[v].refund(fetch.weight);
                     slots_left = false;
                     true
                 }
