@@ -17,12 +17,14 @@ use tickwire_net::{
 use tickwire_sim::{SimConfig, SimInstrument, Simulator};
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::InstrumentSpec;
-use tickwire_venues::plan::{self, Channels};
+use tickwire_venues::binance::Market;
+use tickwire_venues::plan::{self, Channels, ConnectionPlan};
 
 const INSTRUMENTS: usize = 500;
 
-/// Trades and quotes of `INSTRUMENTS` symbols: 1000 streams.
-fn market() -> (Simulator, Vec<InstrumentSpec>) {
+/// Trades and quotes of `INSTRUMENTS` symbols: 1000 streams, and their
+/// one connection's plan.
+fn market() -> (Simulator, Vec<InstrumentSpec>, ConnectionPlan) {
     let instruments: Vec<SimInstrument> = (0..INSTRUMENTS)
         .map(|n| SimInstrument {
             symbol: format!("P{n:03}USDT"),
@@ -30,7 +32,7 @@ fn market() -> (Simulator, Vec<InstrumentSpec>) {
             ..SimInstrument::btcusdt()
         })
         .collect();
-    let specs = instruments
+    let specs: Vec<InstrumentSpec> = instruments
         .iter()
         .map(|i| InstrumentSpec::new(&i.symbol, i.price_scale, i.size_scale, 0))
         .collect();
@@ -41,7 +43,10 @@ fn market() -> (Simulator, Vec<InstrumentSpec>) {
         ..SimConfig::new(Venue::BinanceSpot)
     })
     .unwrap();
-    (simulator, specs)
+    let mut plans = plan::binance::plan(Market::Spot, &specs, trades_and_quotes()).unwrap();
+    assert_eq!(plans.len(), 1);
+    assert_eq!(plans[0].subscribe.len(), 10, "1000 streams, 100 a frame");
+    (simulator, specs, plans.remove(0))
 }
 
 fn trades_and_quotes() -> Channels {
@@ -53,15 +58,7 @@ fn trades_and_quotes() -> Channels {
 
 #[test]
 fn a_thousand_streams_are_subscribed_without_a_close() {
-    let (simulator, specs) = market();
-    let plans = plan::binance::plan(
-        tickwire_venues::binance::Market::Spot,
-        &specs,
-        trades_and_quotes(),
-    )
-    .unwrap();
-    assert_eq!(plans.len(), 1);
-    assert_eq!(plans[0].subscribe.len(), 10, "1000 streams, 100 a frame");
+    let (simulator, specs, _) = market();
     let (queue, events) = sink::queue(1 << 20);
     let mut feed = Feed::new(
         vec![VenueSetup {
@@ -129,15 +126,9 @@ impl Handler for Hasty {
 
 #[test]
 fn the_same_frames_sent_back_to_back_are_closed_as_binance_closes_them() {
-    let (simulator, specs) = market();
-    let plans = plan::binance::plan(
-        tickwire_venues::binance::Market::Spot,
-        &specs,
-        trades_and_quotes(),
-    )
-    .unwrap();
+    let (simulator, _, plan) = market();
     let hasty = Hasty {
-        frames: plans[0].subscribe.clone(),
+        frames: plan.subscribe,
         closed: None,
     };
     let net = NetConfig {

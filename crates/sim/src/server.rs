@@ -256,30 +256,26 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 lock(limit).check(weight, Instant::now())
             });
             let json = "application/json;charset=UTF-8";
-            match verdict {
-                Some(Verdict::Throttle { retry_after }) => {
-                    c.rest_throttled.fetch_add(1, Ordering::Relaxed);
-                    let body = r#"{"code":-1003,"msg":"Too much request weight used; please use WebSocket Streams for live updates to avoid polling the API."}"#;
-                    let wait = retry_after.to_string();
-                    return session.respond_with(
-                        429,
-                        json,
-                        &[("Retry-After", &wait)],
-                        body.as_bytes(),
-                    );
-                }
-                Some(Verdict::Ban { retry_after }) => {
-                    c.rest_banned.fetch_add(1, Ordering::Relaxed);
-                    let body = r#"{"code":-1003,"msg":"Way too much request weight used; IP banned. Please use WebSocket Streams for live updates to avoid bans."}"#;
-                    let wait = retry_after.to_string();
-                    return session.respond_with(
-                        418,
-                        json,
-                        &[("Retry-After", &wait)],
-                        body.as_bytes(),
-                    );
-                }
-                Some(Verdict::Serve { .. }) | None => {}
+            let refused = match verdict {
+                Some(Verdict::Throttle { retry_after }) => Some((
+                    429,
+                    &c.rest_throttled,
+                    retry_after,
+                    r#"{"code":-1003,"msg":"Too much request weight used; please use WebSocket Streams for live updates to avoid polling the API."}"#,
+                )),
+                Some(Verdict::Ban { retry_after }) => Some((
+                    418,
+                    &c.rest_banned,
+                    retry_after,
+                    r#"{"code":-1003,"msg":"Way too much request weight used; IP banned. Please use WebSocket Streams for live updates to avoid bans."}"#,
+                )),
+                Some(Verdict::Serve { .. }) | None => None,
+            };
+            if let Some((status, counter, retry_after, body)) = refused {
+                counter.fetch_add(1, Ordering::Relaxed);
+                let wait = retry_after.to_string();
+                let headers = [("Retry-After", wait.as_str())];
+                return session.respond_with(status, json, &headers, body.as_bytes());
             }
             let response = match &shared.config.script {
                 Some(script) => scripted_rest(script, &path),
