@@ -110,6 +110,12 @@ pub struct SimConfig {
     /// [`SimStats::rest_throttled`]); `None`: the venue's own documented
     /// limit (Binance spot 6000, futures 2400).
     pub rest_weight_limit: Option<u32>,
+    /// Close every client this long after its upgrade (close code 1001),
+    /// as a venue ends a connection's life: Binance's last 24 hours ("a
+    /// single connection to stream.binance.com is only valid for 24
+    /// hours; expect to be disconnected at the 24 hour mark", WebSocket
+    /// Streams docs). `None`: connections live on.
+    pub max_lifetime: Option<std::time::Duration>,
 }
 
 impl SimConfig {
@@ -138,6 +144,7 @@ impl Default for SimConfig {
             core: None,
             script: None,
             rest_weight_limit: None,
+            max_lifetime: None,
         }
     }
 }
@@ -238,6 +245,9 @@ pub struct SimStats {
     /// Clients closed for sending more messages a second than the venue
     /// takes (counted among `kicked_clients` too).
     pub too_fast: u64,
+    /// Clients closed at the end of their life (`max_lifetime`; counted
+    /// among `kicked_clients` too).
+    pub expired_clients: u64,
     /// REST requests answered 429: past the weight limit.
     pub rest_throttled: u64,
     /// REST requests answered 418: the client did not wait as a 429 told

@@ -43,6 +43,9 @@ struct Client<C> {
     /// Its messages of the last second, for the venue's incoming-message
     /// limit.
     rate: MessageRate,
+    /// When it was upgraded: it is closed at `SimConfig::max_lifetime`
+    /// from then.
+    upgraded: Instant,
 }
 
 /// Everything the threads share.
@@ -72,6 +75,7 @@ struct Counters {
     rest: AtomicU64,
     rest_requests: AtomicU64,
     too_fast: AtomicU64,
+    expired: AtomicU64,
     rest_throttled: AtomicU64,
     rest_banned: AtomicU64,
 }
@@ -104,6 +108,7 @@ impl<P: Protocol> Running for Shared<P> {
             snapshots: c.rest.load(Ordering::Relaxed),
             rest_requests: c.rest_requests.load(Ordering::Relaxed),
             too_fast: c.too_fast.load(Ordering::Relaxed),
+            expired_clients: c.expired.load(Ordering::Relaxed),
             rest_throttled: c.rest_throttled.load(Ordering::Relaxed),
             rest_banned: c.rest_banned.load(Ordering::Relaxed),
         }
@@ -343,6 +348,7 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 opened: false,
                 pending,
                 rate,
+                upgraded: now,
             });
             Ok(())
         }
@@ -441,6 +447,18 @@ fn poll_client<P: Protocol>(
             Some(Incoming::Closed(_)) => return Ok(Polled::Closed),
             None => break,
         }
+    }
+    if shared
+        .config
+        .max_lifetime
+        .is_some_and(|life| now.saturating_duration_since(client.upgraded) >= life)
+    {
+        shared.counters.expired.fetch_add(1, Ordering::Relaxed);
+        let _ = client
+            .session
+            .send_close(CloseCode::GOING_AWAY, "connection lifetime reached");
+        let _ = client.session.recv(Duration::from_millis(50));
+        return Ok(Polled::Kicked);
     }
     let idle = now.saturating_duration_since(client.last_rx);
     let tick = shared.protocol.on_tick(&mut client.state, now, idle, out);
