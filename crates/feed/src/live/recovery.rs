@@ -17,7 +17,9 @@
 //! A book whose REST snapshot (Binance) failed, or proved too old for its
 //! buffered diffs, or whose stream broke again before it was valid, is
 //! fetched again on the same schedule: the first fetch at once, the next
-//! after 500 ms, doubling up to 30 s, until the book is valid. A venue
+//! after 500 ms, doubling up to 30 s, until the book is valid; each wait
+//! is up to a fifth longer at random, so that the books that failed
+//! together (a reconnect, a venue's 429) ask again apart. A venue
 //! answering errors, or a snapshot that can never bridge (a stream that
 //! outruns its fetches), costs a fetch now and then, not one a round
 //! trip: Binance bans an address that keeps asking past its request
@@ -31,6 +33,8 @@
 //! connection's reopening), and its backoff starts over only once a round
 //! of them is accepted, every reply of the round.
 
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
 /// What a book needs.
@@ -85,10 +89,17 @@ pub(crate) struct Recovery {
     links: Vec<Vec<Link>>,
     /// Books and connections with something due.
     waiting: usize,
+    /// Keys the spread of each snapshot fetch's wait (random per feed).
+    jitter: RandomState,
 }
 
-/// The longest wait between two attempts.
+/// The longest wait between two attempts (before a fetch's jitter).
 const MAX_WAIT: Duration = Duration::from_secs(30);
+
+/// A snapshot fetch waits up to this much longer than its backoff, so
+/// that books which failed together (a reconnect, a venue's 429) do not
+/// ask again together.
+const FETCH_JITTER: f64 = 0.2;
 
 impl Recovery {
     /// `venues[v]`: how many instruments and connections (plans) venue `v`
@@ -107,6 +118,7 @@ impl Recovery {
             books,
             links,
             waiting: 0,
+            jitter: RandomState::new(),
         }
     }
 
@@ -145,15 +157,18 @@ impl Recovery {
     }
 
     /// Book `i` of venue `v` wants its REST snapshot, from `now`: fetched
-    /// after the backoff (at once the first time since it was valid),
-    /// unless a fetch is already due.
+    /// after the backoff (at once the first time since it was valid) and
+    /// up to [`FETCH_JITTER`] more, unless a fetch is already due.
     pub(crate) fn fetch(&mut self, v: usize, i: usize, now: Instant) {
         let Some(book) = self.books.get_mut(v).and_then(|b| b.get_mut(i)) else {
             return;
         };
         if book.fetch_due.is_none() {
             book.fetches = book.fetches.saturating_add(1);
-            book.fetch_due = Some(now + Self::wait(Need::Resubscribe, book.fetches));
+            let wait = Self::wait(Need::Resubscribe, book.fetches);
+            // 0 to FETCH_JITTER more, as this book's attempt hashes.
+            let unit = self.jitter.hash_one((v, i, book.fetches)) as f64 / u64::MAX as f64;
+            book.fetch_due = Some(now + wait.mul_f64(1.0 + FETCH_JITTER * unit));
             self.waiting += 1;
         }
     }
@@ -307,19 +322,37 @@ mod tests {
         r.fetch(0, 0, t0);
         assert_eq!(due(&mut r, t0), [(0, Due::Fetch(0))]);
         assert!(!r.waiting());
-        // Failed, or too old: 500 ms, then 1 s, 2 s...
+        // Failed, or too old: 500 ms, then 1 s, 2 s... and up to a fifth
+        // more (the jitter), never less.
+        let most = |wait: Duration| wait.mul_f64(1.0 + FETCH_JITTER);
         let mut at = t0;
         for wait_ms in [500, 1000, 2000, 4000] {
+            let wait = Duration::from_millis(wait_ms);
             r.fetch(0, 0, at);
-            assert!(due(&mut r, at + Duration::from_millis(wait_ms - 1)).is_empty());
-            at += Duration::from_millis(wait_ms);
+            assert!(due(&mut r, at + wait - Duration::from_millis(1)).is_empty());
+            at += most(wait);
             assert_eq!(due(&mut r, at), [(0, Due::Fetch(0))]);
         }
-        for _ in 0..20 {
+        // Fetch 6 on: doubling until it stays at MAX_WAIT.
+        for n in 6..26 {
+            let wait = Recovery::wait(Need::Resubscribe, n);
             r.fetch(0, 0, at);
-            at += MAX_WAIT;
+            assert!(due(&mut r, at + wait - Duration::from_millis(1)).is_empty());
+            at += most(wait);
             assert_eq!(due(&mut r, at), [(0, Due::Fetch(0))]);
         }
+        assert_eq!(Recovery::wait(Need::Resubscribe, 25), MAX_WAIT);
+        // Two books failing together are asked again apart.
+        let mut two = Recovery::new([(2, 1)]);
+        for i in 0..2 {
+            two.fetch(0, i, t0);
+        }
+        assert_eq!(due(&mut two, t0).len(), 2);
+        for i in 0..2 {
+            two.fetch(0, i, t0);
+        }
+        let [a, b] = [0, 1].map(|i| two.books[0][i].fetch_due.unwrap());
+        assert_ne!(a, b, "the same wait for both");
         // A resubscription of the same book keeps its own schedule.
         r.fetch(0, 0, at);
         r.ask(0, 0, Need::Subscribe, at);
@@ -327,7 +360,7 @@ mod tests {
             due(&mut r, at + Duration::from_secs(1)),
             [(0, Due::Book(0, Need::Subscribe))]
         );
-        assert_eq!(due(&mut r, at + MAX_WAIT), [(0, Due::Fetch(0))]);
+        assert_eq!(due(&mut r, at + most(MAX_WAIT)), [(0, Due::Fetch(0))]);
         // Valid: what waits is dropped, and the next fetch goes at once.
         r.fetch(0, 0, at);
         r.valid(0, 0);
