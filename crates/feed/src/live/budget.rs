@@ -27,6 +27,30 @@ pub(crate) enum Admit {
     Later(Instant),
 }
 
+/// What a REST answer other than 200 did to the venue's fetches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// 429: over the venue's limit; every fetch waits this long.
+    Throttled(Duration),
+    /// 418 or 403: banned; no fetch for this long.
+    Banned(Duration),
+    /// Another error with a `Retry-After` (a 503 in maintenance): every
+    /// fetch waits this long.
+    Held(Duration),
+    /// Another error: only the book's own backoff.
+    Failed,
+}
+
+impl Refusal {
+    /// How long every fetch of the venue waits, if at all.
+    pub(crate) fn wait(self) -> Option<Duration> {
+        match self {
+            Refusal::Throttled(w) | Refusal::Banned(w) | Refusal::Held(w) => Some(w),
+            Refusal::Failed => None,
+        }
+    }
+}
+
 /// A venue's REST request budget (see the module's text).
 #[derive(Debug)]
 pub(crate) struct RestBudget {
@@ -105,6 +129,28 @@ impl RestBudget {
         let at = now + Duration::from_secs_f64(wait);
         self.next = Some(at);
         Admit::Later(at)
+    }
+
+    /// A request was answered `status` (not 200), with `retry_after`, at
+    /// `now`: what that means for every fetch of the venue, held
+    /// accordingly.
+    pub(crate) fn refused(
+        &mut self,
+        status: u16,
+        retry_after: Option<Duration>,
+        now: Instant,
+    ) -> Refusal {
+        let refusal = match (status, retry_after) {
+            (429, wait) => Refusal::Throttled(wait.unwrap_or(Self::THROTTLE)),
+            // Binance's 418, a firewall's or Bybit's 403.
+            (418 | 403, wait) => Refusal::Banned(wait.unwrap_or(Self::BAN)),
+            (_, Some(wait)) => Refusal::Held(wait),
+            (_, None) => Refusal::Failed,
+        };
+        if let Some(wait) = refusal.wait() {
+            self.hold(now, now + wait);
+        }
+        refusal
     }
 
     /// Gives back `weight` taken for a request that could not be sent.
@@ -186,5 +232,31 @@ mod tests {
         assert_eq!(budget.take(50, at), Admit::Now);
         let mut free = RestBudget::unlimited(t0);
         assert_eq!(free.take(250, t0), Admit::Now);
+    }
+
+    #[test]
+    fn each_refusal_holds_the_venue_as_long_as_it_says() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let cases = [
+            (429, Some(s(7)), Refusal::Throttled(s(7))),
+            (429, None, Refusal::Throttled(RestBudget::THROTTLE)),
+            (418, Some(s(120)), Refusal::Banned(s(120))),
+            (403, None, Refusal::Banned(RestBudget::BAN)),
+            (503, Some(s(30)), Refusal::Held(s(30))),
+            (500, None, Refusal::Failed),
+        ];
+        for (status, retry_after, expected) in cases {
+            let mut budget = RestBudget::new(6000, t0);
+            assert_eq!(
+                budget.refused(status, retry_after, t0),
+                expected,
+                "{status}"
+            );
+            match expected.wait() {
+                Some(wait) => assert_eq!(budget.take(5, t0), Admit::Later(t0 + wait), "{status}"),
+                None => assert_eq!(budget.take(5, t0), Admit::Now, "{status}"),
+            }
+        }
     }
 }

@@ -18,7 +18,7 @@ use tickwire_venues::{
     coinbase, deribit, kraken, okx,
 };
 
-use super::budget::RestBudget;
+use super::budget::{Refusal, RestBudget};
 use super::log::{BadInput, Failures, Site, tickwire_log};
 use super::recovery::{Need, Recovery};
 use super::stats::{FeedStats, VenueStats};
@@ -563,43 +563,32 @@ impl Handler for Core {
             FeedStats::add(&self.stats.fetch_failures, 1);
             let now = Instant::now();
             let venue = &self.stats.venues[v];
-            let then = match status {
-                // Over the venue's limit (something else spends from this
-                // address too): every fetch of the venue waits.
-                429 => {
-                    FeedStats::add(&venue.rest_throttled, 1);
-                    let wait = head.retry_after.unwrap_or(RestBudget::THROTTLE);
-                    self.rest[v].hold(now, now + wait);
-                    format!(
-                        "every snapshot fetch of the venue waits {} s (its Retry-After)",
-                        wait.as_secs()
-                    )
-                }
-                // Banned (Binance's 418, a firewall's or Bybit's 403): no
-                // fetch until the ban is over.
-                418 | 403 => {
+            let refusal = self.rest[v].refused(status, head.retry_after, now);
+            let said = if head.retry_after.is_some() {
+                " (its Retry-After)"
+            } else {
+                ""
+            };
+            let then = match refusal {
+                Refusal::Banned(wait) => {
                     FeedStats::add(&venue.rest_bans, 1);
-                    let wait = head.retry_after.unwrap_or(RestBudget::BAN);
-                    self.rest[v].hold(now, now + wait);
                     format!(
-                        "THE VENUE HAS BANNED THIS ADDRESS: snapshot fetches stop for {} s; \
+                        "THE VENUE HAS BANNED THIS ADDRESS: snapshot fetches stop for {} s{said}; \
                          books stay invalid meanwhile; find what else spends this address's \
                          request weight",
                         wait.as_secs()
                     )
                 }
-                // Another error: the book's backoff, and the venue's
-                // `Retry-After` if it gave one (a 503 in maintenance).
-                _ => match head.retry_after {
-                    Some(wait) => {
-                        self.rest[v].hold(now, now + wait);
-                        format!(
-                            "every snapshot fetch of the venue waits {} s (its Retry-After)",
-                            wait.as_secs()
-                        )
+                Refusal::Throttled(wait) | Refusal::Held(wait) => {
+                    if matches!(refusal, Refusal::Throttled(_)) {
+                        FeedStats::add(&venue.rest_throttled, 1);
                     }
-                    None => "the book's snapshot is fetched again after a backoff".to_owned(),
-                },
+                    format!(
+                        "every snapshot fetch of the venue waits {} s{said}",
+                        wait.as_secs()
+                    )
+                }
+                Refusal::Failed => "the book's snapshot is fetched again after a backoff".into(),
             };
             let at = Site {
                 stats: venue,
