@@ -378,8 +378,10 @@ impl Core {
         FeedStats::add(&self.stats.venues[v].rejections, 1);
         let state = &mut self.venues[v];
         let text = state.adapter.adapter_ref().rejection();
-        self.stats.venues[v]
-            .set_last_failure(&format!("a request was refused: {text}"), Instant::now());
+        self.stats.venues[v].set_last_failure(
+            format_args!("a request was refused: {text}"),
+            Instant::now(),
+        );
         if state.setup.venue.rest_snapshots() {
             // A Binance refusal names no instrument (the reply carries only
             // the request's id): the connection's own retry, which sends

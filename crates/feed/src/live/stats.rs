@@ -301,16 +301,14 @@ impl VenueStats {
             .map(|(cause, at)| (cause.clone(), at.elapsed()))
     }
 
-    pub(crate) fn set_last_failure(&self, cause: &str, at: Instant) {
+    /// Makes `cause` the newest failure: written into the text kept from
+    /// the last (no allocation once it has grown to the longest).
+    pub(crate) fn set_last_failure(&self, cause: impl std::fmt::Display, at: Instant) {
         let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
-        match failure.as_mut() {
-            Some((text, when)) => {
-                text.clear();
-                text.push_str(cause);
-                *when = at;
-            }
-            None => *failure = Some((cause.to_owned(), at)),
-        }
+        let (text, when) = failure.get_or_insert_with(|| (String::new(), at));
+        text.clear();
+        let _ = write!(text, "{cause}");
+        *when = at;
     }
 
     /// `books valid X/Y, N gaps, N resyncs, reconnects N, rejections N`,
