@@ -5,7 +5,7 @@
 //! `stop` every feed closes its connections, the recordings are finished,
 //! the JSON Lines flushed and the last histogram interval written.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -230,16 +230,7 @@ pub fn run(
         let feeds = stats.clone();
         let sink_dropped = sink_dropped.clone();
         metrics.add_page(Arc::new(move |out: &mut String| {
-            FeedStats::prometheus(&feeds, out);
-            if let Some(d) = &sink_dropped {
-                let _ = write!(
-                    out,
-                    "# HELP tickwire_sink_dropped_total Events the JSON Lines sink dropped \
-                     for being behind.\n# TYPE tickwire_sink_dropped_total counter\n\
-                     tickwire_sink_dropped_total {}\n",
-                    d.load(Ordering::Relaxed)
-                );
-            }
+            FeedStats::prometheus(&feeds, sink_dropped.as_deref(), out);
         }));
     }
     let started = Instant::now();

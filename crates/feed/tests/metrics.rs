@@ -49,7 +49,7 @@ fn the_prometheus_page_shows_what_the_feed_counted() {
             .unwrap();
         let feeds = vec![Arc::clone(&rig.stats)];
         rig.metrics.add_page(Arc::new(move |out: &mut String| {
-            FeedStats::prometheus(&feeds, out)
+            FeedStats::prometheus(&feeds, None, out)
         }));
         let addr = exporter.metrics_addr().unwrap();
         // A reset under venue `a`: a reconnect, a gap, a resync.

@@ -107,9 +107,10 @@ rest = "https://localhost:{port}"
         assert!(child.try_wait().unwrap().is_none(), "the feed exited early");
         std::thread::sleep(Duration::from_millis(100));
     }
-    // Scraped while it runs: the venue's messages and both books valid.
+    // Scraped while it runs: the venue's messages and both books valid,
+    // and the JSON Lines sink's drops (checked against the summary below).
     let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    let page_dropped = loop {
         let page = scrape(metrics_port);
         let value = |sample: &str| {
             page.lines()
@@ -118,14 +119,14 @@ rest = "https://localhost:{port}"
         let messages = value("tickwire_messages_total{stream=\"sim\"}");
         let valid = value("tickwire_books_valid{venue=\"sim\"}");
         if messages > Some(0.0) && valid == Some(2.0) {
-            break;
+            break value("tickwire_sink_dropped_total");
         }
         assert!(
             Instant::now() < deadline,
             "messages {messages:?}, books valid {valid:?}:\n{page}"
         );
         std::thread::sleep(Duration::from_millis(100));
-    }
+    };
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -135,6 +136,10 @@ rest = "https://localhost:{port}"
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("stopped after"), "{stderr}");
+    // None dropped in the end, so none by the time of the scrape either
+    // (a counter only grows).
+    assert!(stderr.contains("(0 dropped)"), "{stderr}");
+    assert_eq!(page_dropped, Some(0.0));
     simulator.stop();
 
     // The JSON lines: both books valid, trades and quotes, nothing torn.

@@ -366,7 +366,9 @@ pub fn summary_lines(stream: &str, set: &StageSet) -> Vec<String> {
 /// The quantiles in the Prometheus summaries.
 pub const QUANTILES: [f64; 5] = [0.5, 0.9, 0.99, 0.999, 1.0];
 
-fn escape_label(v: &str) -> String {
+/// A Prometheus label value, escaped (backslash, double quote, newline),
+/// for pages added with [`Metrics::add_page`].
+pub fn escape_label(v: &str) -> String {
     v.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")

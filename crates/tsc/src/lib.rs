@@ -50,7 +50,8 @@ pub use clock::{
     CLOCK_ENV, Calibration, Clock, NoInvariantTsc, Source, Ticks, calibration, recalibrate,
 };
 pub use export::{
-    ExportConfig, Exporter, Metrics, Page, QUANTILES, StreamTotals, human_ns, summary_lines, tag_of,
+    ExportConfig, Exporter, Metrics, Page, QUANTILES, StreamTotals, escape_label, human_ns,
+    summary_lines, tag_of,
 };
 pub use record::{Collector, Counter, HistogramConfig, Recorder, StageSet};
 pub use report::Report;

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tickwire_net::Disconnect;
+use tickwire_tsc::escape_label;
 
 /// Counters a status line or a test reads while the feed runs: the whole
 /// feed's, and each venue's in [`FeedStats::venues`].
@@ -158,13 +159,6 @@ impl FeedStats {
     }
 }
 
-/// A Prometheus label value, escaped.
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
 impl FeedStats {
     /// Appends the counters of `feeds` (one per feed thread) to a
     /// Prometheus page, in the text format: per venue (label `venue`) its
@@ -172,8 +166,14 @@ impl FeedStats {
     /// the events, REST snapshots and failed fetches, resubscriptions,
     /// ignored messages and lost connections by cause. Messages, bytes,
     /// undecodable messages and reconnects per venue are the recorders'
-    /// (`tickwire_messages_total{stream="<venue>"}` and so on).
-    pub fn prometheus(feeds: &[Arc<FeedStats>], out: &mut String) {
+    /// (`tickwire_messages_total{stream="<venue>"}` and so on). With
+    /// `sink_dropped`, the events the JSON Lines sink dropped for being
+    /// behind ([`Publisher::drop_counter`](crate::sink::Publisher::drop_counter)).
+    pub fn prometheus(
+        feeds: &[Arc<FeedStats>],
+        sink_dropped: Option<&AtomicU64>,
+        out: &mut String,
+    ) {
         let g = FeedStats::get;
         let venues = || feeds.iter().flat_map(|f| f.venues.iter());
         type Of = fn(&VenueStats) -> u64;
@@ -231,7 +231,7 @@ impl FeedStats {
                 let _ = writeln!(
                     out,
                     "tickwire_{name}{{venue=\"{}\"}} {}",
-                    label(&v.name),
+                    escape_label(&v.name),
                     of(v)
                 );
             }
@@ -286,6 +286,15 @@ impl FeedStats {
             let _ = writeln!(
                 out,
                 "tickwire_connections_lost_total{{cause=\"{cause}\"}} {n}"
+            );
+        }
+        if let Some(dropped) = sink_dropped {
+            let _ = write!(
+                out,
+                "# HELP tickwire_sink_dropped_total Events the JSON Lines sink dropped \
+                 for being behind.\n# TYPE tickwire_sink_dropped_total counter\n\
+                 tickwire_sink_dropped_total {}\n",
+                g(dropped)
             );
         }
     }
