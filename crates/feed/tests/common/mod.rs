@@ -425,22 +425,25 @@ impl Rig {
             .collect()
     }
 
+    /// Book `n` as the feed keeps it, while valid: its bids and asks.
+    fn feed_book(&self, n: usize) -> Option<(Levels, Levels)> {
+        let book = self.feed.book(n, InstrumentId(0))?;
+        let side = |side| {
+            book.levels(side)
+                .iter()
+                .map(|l| (l.price, l.size))
+                .collect()
+        };
+        Some((side(Side::Bid), side(Side::Ask)))
+    }
+
     /// Whether both books, as the feed keeps them and (when kept) as the
     /// events describe them, are the simulator's.
     fn books_equal(&self) -> bool {
         (0..2).all(|n| {
             let (bids, asks) = self.sim_book(n);
-            let Some(book) = self.feed.book(n, InstrumentId(0)) else {
-                return false;
-            };
-            let ours = |side| -> Vec<(i64, i64)> {
-                book.levels(side)
-                    .iter()
-                    .map(|l| (l.price, l.size))
-                    .collect()
-            };
-            ours(Side::Bid) == bids
-                && ours(Side::Ask) == asks
+            self.feed_book(n)
+                .is_some_and(|(ours_b, ours_a)| ours_b == bids && ours_a == asks)
                 && (!self.keep_seen
                     || (self.mirrors.levels(n, Side::Bid) == Some(bids)
                         && self.mirrors.levels(n, Side::Ask) == Some(asks)))
@@ -494,18 +497,11 @@ impl Rig {
         }
         for n in 0..2 {
             let (bids, asks) = self.sim_book(n);
-            let book = self
-                .feed
-                .book(n, InstrumentId(0))
+            let (our_bids, our_asks) = self
+                .feed_book(n)
                 .unwrap_or_else(|| panic!("{}: book {n} not valid", self.venue));
-            let ours = |side| -> Vec<(i64, i64)> {
-                book.levels(side)
-                    .iter()
-                    .map(|l| (l.price, l.size))
-                    .collect()
-            };
-            assert_eq!(ours(Side::Bid), bids, "{} venue {n} bids", self.venue);
-            assert_eq!(ours(Side::Ask), asks, "{} venue {n} asks", self.venue);
+            assert_eq!(our_bids, bids, "{} venue {n} bids", self.venue);
+            assert_eq!(our_asks, asks, "{} venue {n} asks", self.venue);
             if self.keep_seen {
                 assert_eq!(
                     self.mirrors.levels(n, Side::Bid),
