@@ -8,7 +8,7 @@ use crate::book::{Book, Level, Side};
 use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
 use crate::json::Levels;
 use crate::plan::BookShape;
-use crate::sync::{BookSync, Chain, Resync, SyncConfig, SyncEvent};
+use crate::sync::{Arrival, BookSync, Chain, Line, Resync, SyncConfig, SyncEvent};
 
 /// What an adapter made of one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +34,39 @@ pub enum Outcome {
 pub(crate) struct Instrument {
     pub(crate) spec: InstrumentSpec,
     pub(crate) sync: Option<BookSync>,
+    /// Its trades' and quotes' lines ([`crate::sync::lines`]).
+    lines: Carried,
+}
+
+/// The two lines an instrument's trades and quotes may come on, and what
+/// tells a second arrival from a first: the venue's trade and quote ids,
+/// which grow on each instrument. What has no id (0) is taken from the
+/// leading line alone while both are open.
+#[derive(Clone, Copy, Debug, Default)]
+struct Carried {
+    open: [bool; 2],
+    leader: Line,
+    /// The highest trade id and quote id emitted.
+    trade: u64,
+    quote: u64,
+    /// The last first arrival (a trade's or a book diff's id, its receive
+    /// stamp, its line), to measure the other line's copy against.
+    first: (u64, u64, Line),
+}
+
+impl Carried {
+    fn both(&self) -> bool {
+        self.open[0] && self.open[1]
+    }
+}
+
+/// By how much one line's copy of a message came before the other's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lead {
+    /// The line whose copy came first.
+    pub winner: Line,
+    /// Between the two copies' receive stamps (TSC ticks in tickwire-net).
+    pub ticks: u64,
 }
 
 /// The instruments of one adapter, with their books, all allocated when the
@@ -44,6 +77,10 @@ pub(crate) struct Instruments {
     /// The venue's own words on the last rejected request (at most
     /// [`REJECTION_TEXT`] bytes, allocated once).
     rejection: String,
+    /// The line the message being handled came on.
+    from: Line,
+    /// The latest second arrival's lead, until taken.
+    lead: Option<Lead>,
 }
 
 /// How much of a venue's rejection text is kept.
@@ -69,6 +106,7 @@ impl Instruments {
                         SyncConfig::for_book(chain, spec.depth, shape(spec.depth)),
                     )
                 }),
+                lines: Carried::default(),
             })
             .collect();
         let index = specs
@@ -80,7 +118,105 @@ impl Instruments {
             list,
             index,
             rejection: String::with_capacity(REJECTION_TEXT),
+            from: 0,
+            lead: None,
         }
+    }
+
+    /// The next messages came on `line`.
+    #[inline]
+    pub(crate) fn set_line(&mut self, line: Line) {
+        self.from = line & 1;
+    }
+
+    /// The line the message being handled came on.
+    pub(crate) fn line(&self) -> Line {
+        self.from
+    }
+
+    /// The latest second arrival's lead, taken.
+    pub(crate) fn take_lead(&mut self) -> Option<Lead> {
+        self.lead.take()
+    }
+
+    /// A first arrival of `key` on instrument `i`, or the other line's
+    /// copy of the last one (its lead noted).
+    fn arrived(&mut self, i: usize, key: u64, recv_tsc: u64, first: bool) {
+        let c = &mut self.list[i].lines;
+        if first {
+            c.first = (key, recv_tsc, self.from);
+        } else if c.first.0 == key && c.first.2 != self.from {
+            self.lead = Some(Lead {
+                winner: c.first.2,
+                ticks: recv_tsc.saturating_sub(c.first.1),
+            });
+        }
+    }
+
+    /// Which of the two lines carrying `instruments` are open now: see
+    /// [`BookSync::lines_changed`]. With neither open, `Disconnected`
+    /// first (for the first of them), as at a disconnect.
+    pub(crate) fn lines_changed(
+        &mut self,
+        instruments: &[usize],
+        open: [bool; 2],
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) {
+        if !open[0] && !open[1] {
+            emit(Event {
+                instrument: InstrumentId(instruments.first().copied().unwrap_or(0) as u32),
+                exchange_ns: 0,
+                recv_tsc,
+                kind: Kind::Disconnected,
+            });
+        }
+        for &i in instruments {
+            let Some(instrument) = self.list.get_mut(i) else {
+                continue;
+            };
+            let c = &mut instrument.lines;
+            if !open[c.leader as usize] {
+                c.leader = 1 - c.leader;
+            }
+            c.open = open;
+            if let Some(sync) = instrument.sync.as_mut() {
+                let stamp = Stamp {
+                    id: InstrumentId(i as u32),
+                    exchange_ns: 0,
+                    recv_tsc,
+                };
+                let mut verdict = Verdict::new(stamp, emit);
+                sync.lines_changed(open, &mut |e| verdict.on(e));
+                verdict.finish(sync);
+            }
+        }
+    }
+
+    /// Whether `line` could carry every book of `instruments` alone
+    /// ([`BookSync::line_ready`]).
+    pub(crate) fn line_ready(&self, instruments: &[usize], line: Line) -> bool {
+        instruments.iter().all(|&i| {
+            self.list
+                .get(i)
+                .and_then(|inst| inst.sync.as_ref())
+                .is_none_or(|sync| sync.line_ready(line))
+        })
+    }
+
+    /// Whether a trade or quote with venue id `id` (0: none) that came on
+    /// the current line is new, given the highest id emitted, `seen`:
+    /// while one line is open everything is; while both are, an id not
+    /// above the highest is the other line's copy, and what has no id is
+    /// taken from the leader alone.
+    fn fresh(c: &Carried, from: Line, id: u64, seen: u64) -> bool {
+        if !c.both() {
+            return true;
+        }
+        if id == 0 {
+            return from == c.leader;
+        }
+        id > seen
     }
 
     #[inline]
@@ -111,7 +247,7 @@ impl Instruments {
     /// is known.
     #[inline]
     pub(crate) fn trades<'i>(
-        &self,
+        &mut self,
         trades: impl IntoIterator<Item = Result<WireTrade<'i>, DecodeError>>,
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
@@ -122,7 +258,18 @@ impl Instruments {
             let Some(id) = self.find(t.symbol) else {
                 continue;
             };
-            let spec = &self.list[id.0 as usize].spec;
+            let i = id.0 as usize;
+            let c = self.list[i].lines;
+            let fresh = Self::fresh(&c, self.from, t.trade_id, c.trade);
+            if c.both() && t.trade_id != 0 {
+                self.arrived(i, t.trade_id, recv_tsc, fresh);
+            }
+            if !fresh {
+                outcome = Outcome::Data;
+                continue;
+            }
+            self.list[i].lines.trade = c.trade.max(t.trade_id);
+            let spec = &self.list[i].spec;
             let level = crate::decimal::level(t.price, t.size, spec.price_scale, spec.size_scale)
                 .map_err(|e| e.at(id))?;
             emit(Event {
@@ -146,7 +293,7 @@ impl Instruments {
     /// names the instrument.
     #[inline]
     pub(crate) fn quote(
-        &self,
+        &mut self,
         symbol: &str,
         quote: WireQuote<'_>,
         recv_tsc: u64,
@@ -161,15 +308,21 @@ impl Instruments {
     /// [`quote`](Self::quote) of instrument `id`.
     #[inline]
     pub(crate) fn quote_at(
-        &self,
+        &mut self,
         id: InstrumentId,
         quote: WireQuote<'_>,
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) -> Result<Outcome, DecodeError> {
-        let Some(instrument) = self.get(id) else {
+        let from = self.from;
+        let Some(instrument) = self.list.get_mut(id.0 as usize) else {
             return Ok(Outcome::Ignored);
         };
+        let c = &mut instrument.lines;
+        if !Self::fresh(c, from, quote.update_id, c.quote) {
+            return Ok(Outcome::Data);
+        }
+        c.quote = c.quote.max(quote.update_id);
         let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
         let level =
             |(p, q): (&str, &str)| crate::decimal::level(p, q, ps, ss).map_err(|e| e.at(id));
@@ -232,10 +385,13 @@ impl Instruments {
         let Some(Instrument {
             spec,
             sync: Some(sync),
+            lines,
         }) = self.list.get_mut(id.0 as usize)
         else {
             return Ok(Outcome::Ignored);
         };
+        let both = lines.both();
+        sync.set_line(self.from);
         let stamp = Stamp {
             id,
             exchange_ns,
@@ -244,6 +400,13 @@ impl Instruments {
         let mut verdict = Verdict::new(stamp, emit);
         let fed = feed(spec, sync, &mut |e| verdict.on(e)).map_err(|e| e.at(id))?;
         verdict.finish(sync);
+        if both {
+            match sync.arrival() {
+                Arrival::Applied(key) => self.arrived(id.0 as usize, key, recv_tsc, true),
+                Arrival::Duplicate(key) => self.arrived(id.0 as usize, key, recv_tsc, false),
+                Arrival::Other => {}
+            }
+        }
         Ok(if fed { Outcome::Data } else { Outcome::Ignored })
     }
 
@@ -304,16 +467,19 @@ impl Instruments {
         &self.rejection
     }
 
-    /// Something that concerns every book of the connection (a gap in its
-    /// own sequence): `Gap(why)` and `Resync` for each book that was valid.
+    /// Something that concerns every book of the connection the message
+    /// came on (a gap in its own sequence): `Gap(why)` and `Resync` for
+    /// each book that was valid and follows that line; the shadow books
+    /// kept from it are dropped ([`BookSync::invalidate_line`]).
     pub(crate) fn invalidate_all(
         &mut self,
         why: Resync,
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) {
+        let from = self.from;
         self.each_book(recv_tsc, emit, |sync, mut on| {
-            sync.invalidate_all(why, &mut on)
+            sync.invalidate_line(from, why, &mut on)
         });
     }
 
@@ -605,10 +771,40 @@ pub trait VenueAdapter {
     /// The venue's own words on the last request it refused
     /// ([`Outcome::Rejected`]); empty before any.
     fn rejection(&self) -> &str;
+
+    /// The next messages come on `line` (0 or 1) of the two connections
+    /// that can carry the same subscriptions: a planned reconnect's
+    /// replacement, or a warm standby line ([`crate::sync::lines`]).
+    /// Messages are taken as line 0's until told otherwise.
+    fn set_line(&mut self, line: Line);
+
+    /// Which of the two lines carrying `instruments` (indices, as a
+    /// connection plan lists them) are open now. A line that opens makes
+    /// messages come twice, and duplicates are dropped; one that goes down
+    /// leaves its books to the other, with no gap where the other can
+    /// carry them. Neither open: `Disconnected`, then as
+    /// [`on_disconnect`](Self::on_disconnect) for these books alone.
+    fn lines_changed(
+        &mut self,
+        instruments: &[usize],
+        open: [bool; 2],
+        recv_tsc: u64,
+        emit: &mut dyn FnMut(Event),
+    );
+
+    /// Whether `line` could carry every book of `instruments` alone: a
+    /// replacement is in step, and the old line may be closed.
+    fn line_ready(&self, instruments: &[usize], line: Line) -> bool;
+
+    /// The lead of the latest message that came on both lines, taken.
+    fn take_lead(&mut self) -> Option<Lead>;
 }
 
 macro_rules! venue_adapter {
     ($t:ty) => {
+        $crate::adapter::venue_adapter!($t, |_a: &mut $t, _open: [bool; 2]| {});
+    };
+    ($t:ty, $on_lines:expr) => {
         impl $t {
             /// The instrument the venue calls `symbol`.
             pub fn instrument(&self, symbol: &str) -> Option<$crate::event::InstrumentId> {
@@ -650,6 +846,30 @@ macro_rules! venue_adapter {
 
             fn rejection(&self) -> &str {
                 self.instruments.rejection()
+            }
+
+            fn set_line(&mut self, line: $crate::sync::Line) {
+                self.instruments.set_line(line);
+            }
+
+            fn lines_changed(
+                &mut self,
+                instruments: &[usize],
+                open: [bool; 2],
+                recv_tsc: u64,
+                mut emit: &mut dyn FnMut($crate::event::Event),
+            ) {
+                ($on_lines)(self, open);
+                self.instruments
+                    .lines_changed(instruments, open, recv_tsc, &mut emit);
+            }
+
+            fn line_ready(&self, instruments: &[usize], line: $crate::sync::Line) -> bool {
+                self.instruments.line_ready(instruments, line)
+            }
+
+            fn take_lead(&mut self) -> Option<$crate::adapter::Lead> {
+                self.instruments.take_lead()
             }
         }
     };

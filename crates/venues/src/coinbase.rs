@@ -272,7 +272,7 @@ pub fn feed_book_numbered(
 pub struct Adapter {
     parser: JsonParser,
     instruments: Instruments,
-    seq: ConnectionSeq,
+    seq: [ConnectionSeq; 2],
 }
 
 impl Adapter {
@@ -285,7 +285,7 @@ impl Adapter {
                 crate::sync::Chain::Coinbase,
                 crate::plan::coinbase::book_shape,
             ),
-            seq: ConnectionSeq::default(),
+            seq: [ConnectionSeq::default(); 2],
         }
     }
 
@@ -320,7 +320,7 @@ impl Adapter {
                 }
                 return Ok(Outcome::Rejected);
             };
-            if let Err(why) = seq.check(number) {
+            if let Err(why) = seq[instruments.line() as usize].check(number) {
                 instruments.invalidate_all(why, recv_tsc, emit);
             }
             match envelope.message {
@@ -373,7 +373,7 @@ impl Adapter {
     /// for every book that was valid; the next connection's
     /// `sequence_num` starts a new chain.
     pub fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
-        self.seq.reset();
+        self.seq = [ConnectionSeq::default(); 2];
         self.instruments.disconnect(recv_tsc, emit);
     }
 }
@@ -388,7 +388,15 @@ fn refused(instruments: &mut Instruments, text: &str, recv_tsc: u64, emit: &mut 
     }
 }
 
-crate::adapter::venue_adapter!(Adapter);
+// A line that goes down starts a new chain when it is back: a new
+// connection's `sequence_num` starts at 0 again.
+crate::adapter::venue_adapter!(Adapter, |a: &mut Adapter, open: [bool; 2]| {
+    for (seq, open) in a.seq.iter_mut().zip(open) {
+        if !open {
+            seq.reset();
+        }
+    }
+});
 
 #[cfg(test)]
 mod adapter_tests {

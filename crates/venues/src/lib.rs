@@ -83,7 +83,7 @@ pub mod sync;
 pub mod time;
 mod venue;
 
-pub use adapter::{Outcome, VenueAdapter};
+pub use adapter::{Lead, Outcome, VenueAdapter};
 pub use error::{BadDecimal, DecodeError, ShortText};
 pub use event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
 pub use venue::Venue;

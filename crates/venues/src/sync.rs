@@ -6,6 +6,10 @@
 use crate::book::{Book, Level, Limit, Side, Window};
 use crate::error::DecodeError;
 
+pub mod lines;
+
+pub use lines::{Arrival, Line};
+
 /// How a venue chains its book updates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -240,8 +244,17 @@ pub struct BookSync {
     pub dropped_diffs: u64,
     /// Diffs ignored as older than the book.
     pub old_diffs: u64,
-    /// REST snapshots ignored because the book was valid already.
+    /// REST snapshots ignored because the book was valid already (and,
+    /// with two lines, the other line's in-band snapshots).
     pub unneeded_snapshots: u64,
+    /// Diffs dropped because the book held them already: the later
+    /// arrival of a diff both lines carry ([`lines`]).
+    pub duplicate_diffs: u64,
+    /// Diffs dropped because they were ahead of the book while the other
+    /// line was in step ([`lines`]).
+    pub ahead_diffs: u64,
+    /// The connections carrying the book, when two do ([`lines`]).
+    lines: lines::LineState,
     /// The levels the last applied diff set within the shown edges, in
     /// order (up to its capacity, allocated here): what the adapters emit
     /// as deltas, without parsing the message again.
@@ -270,6 +283,9 @@ impl BookSync {
             dropped_diffs: 0,
             old_diffs: 0,
             unneeded_snapshots: 0,
+            duplicate_diffs: 0,
+            ahead_diffs: 0,
+            lines: lines::LineState::default(),
             applied: Vec::with_capacity(applied_capacity(config.depth)),
             applied_overflow: false,
             edges: [None; 2],
@@ -362,6 +378,9 @@ impl BookSync {
             self.unneeded_snapshots += 1;
             return Ok(());
         }
+        if self.chain.in_band_snapshot() && self.follower_snapshot() {
+            return Ok(());
+        }
         self.book.clear();
         for level in levels {
             match level {
@@ -431,6 +450,10 @@ impl BookSync {
         levels: impl IntoIterator<Item = LevelResult>,
         emit: &mut impl FnMut(SyncEvent),
     ) -> Result<(), DecodeError> {
+        let mut levels = levels.into_iter();
+        if self.fed_shadow(snapshot, update_id, &mut levels)? {
+            return Ok(());
+        }
         if snapshot {
             self.on_snapshot(update_id, levels, emit)
         } else {
@@ -445,13 +468,18 @@ impl BookSync {
 
     /// Checks the venue's checksum of the book just updated: on a mismatch
     /// the book is invalid (`Gap(Checksum)`, then `SnapshotNeeded`). Does
-    /// nothing (and returns false) while the book is not valid.
+    /// nothing (and returns false) while the book is not valid. A message
+    /// that went to the other line's shadow book ([`lines`]) is checked
+    /// against the shadow, which a mismatch drops, silently.
     pub fn verify(
         &mut self,
         expected: i64,
         compute: impl FnOnce(&Book) -> i64,
         emit: &mut impl FnMut(SyncEvent),
     ) -> bool {
+        if self.lines.took_shadow() {
+            return self.verify_shadow(expected, compute);
+        }
         if !self.is_valid() {
             return false;
         }
@@ -512,6 +540,9 @@ impl BookSync {
         levels: impl IntoIterator<Item = LevelResult>,
         emit: &mut impl FnMut(SyncEvent),
     ) -> Result<(), DecodeError> {
+        if self.follower_ignored() {
+            return Ok(());
+        }
         match self.state {
             State::Buffering { asked } => {
                 if !asked {
@@ -574,16 +605,21 @@ impl BookSync {
                     Chain::Kraken | Chain::Coinbase => (false, true, last, 0),
                     Chain::Bybit => (seq.last <= last, seq.last == last + 1, last + 1, seq.last),
                 };
-                if old {
+                if self.duplicate(last, seq.last) {
+                    Ok(())
+                } else if old {
                     self.old_diffs += 1;
                     Ok(())
                 } else if chained {
                     self.apply(seq, levels, emit)?;
                     if self.is_valid() {
+                        self.in_step(Arrival::Applied(seq.last));
                         emit(SyncEvent::Updated {
                             update_id: seq.last,
                         });
                     }
+                    Ok(())
+                } else if self.ahead() {
                     Ok(())
                 } else {
                     self.invalidate(Resync::Sequence { expected, got }, emit);

@@ -1,0 +1,245 @@
+use super::*;
+use crate::book::{Level, Side, Window};
+use crate::sync::{Seq, SyncConfig};
+
+fn lv(side: Side, p: i64, q: i64) -> LevelResult {
+    Ok((side, Level::new(p, q)))
+}
+
+fn run(
+    s: &mut BookSync,
+    f: impl FnOnce(&mut BookSync, &mut dyn FnMut(SyncEvent)),
+) -> Vec<SyncEvent> {
+    let mut ev = Vec::new();
+    f(s, &mut |e| ev.push(e));
+    ev
+}
+
+fn engine(chain: Chain) -> BookSync {
+    BookSync::new(
+        chain,
+        SyncConfig {
+            depth: 10,
+            keep: 10,
+            window: Window::Client,
+            max_buffered_diffs: 4,
+            max_buffered_levels: 16,
+        },
+    )
+}
+
+/// A Binance spot diff with one bid level: ids `first..=last`.
+fn diff(s: &mut BookSync, line: Line, first: u64, last: u64, price: i64) -> Vec<SyncEvent> {
+    s.set_line(line);
+    let seq = Seq {
+        first,
+        last,
+        prev: None,
+    };
+    run(s, |s, e| {
+        s.on_diff(seq, [lv(Side::Bid, price, 1)], &mut { e })
+            .unwrap()
+    })
+}
+
+/// A valid Binance spot book on line 0, up to 10, with line 1 open too.
+fn two_lines() -> BookSync {
+    let mut s = engine(Chain::BinanceSpot);
+    assert!(run(&mut s, |s, e| s.lines_changed([true, false], &mut { e })).is_empty());
+    diff(&mut s, 0, 10, 10, 90);
+    run(&mut s, |s, e| {
+        s.on_snapshot_at(
+            9,
+            Limit::Whole,
+            [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
+            &mut { e },
+        )
+        .unwrap()
+    });
+    assert!(s.is_valid());
+    assert!(run(&mut s, |s, e| s.lines_changed([true, true], &mut { e })).is_empty());
+    s
+}
+
+fn bids(s: &BookSync) -> Vec<i64> {
+    s.book()
+        .unwrap()
+        .levels(Side::Bid)
+        .iter()
+        .map(|l| l.price)
+        .collect()
+}
+
+#[test]
+fn the_first_arrival_is_applied_and_the_second_dropped() {
+    let mut s = two_lines();
+    let ev = diff(&mut s, 1, 11, 11, 91);
+    assert_eq!(ev, [SyncEvent::Updated { update_id: 11 }]);
+    assert_eq!(s.arrival(), Arrival::Applied(11));
+    // Line 0's copy: dropped, the book unchanged.
+    assert!(diff(&mut s, 0, 11, 11, 91).is_empty());
+    assert_eq!(s.arrival(), Arrival::Duplicate(11));
+    assert_eq!(s.duplicate_diffs, 1);
+    // Line 0 first this time.
+    assert_eq!(
+        diff(&mut s, 0, 12, 12, 92),
+        [SyncEvent::Updated { update_id: 12 }]
+    );
+    assert!(diff(&mut s, 1, 12, 12, 92).is_empty());
+    assert_eq!(bids(&s), [100, 92, 91, 90]);
+    assert!(s.line_ready(0) && s.line_ready(1));
+}
+
+#[test]
+fn a_line_ahead_waits_for_the_other_and_both_ahead_is_a_gap() {
+    let mut s = two_lines();
+    // Line 1 was subscribed later: its first diff is ahead of the book.
+    assert!(diff(&mut s, 1, 13, 13, 93).is_empty());
+    assert!(s.is_valid());
+    assert_eq!(s.ahead_diffs, 1);
+    assert!(!s.line_ready(1), "a line ahead is not in step");
+    // Line 0 brings the missing ones; line 1's next chains.
+    diff(&mut s, 0, 11, 11, 91);
+    diff(&mut s, 0, 12, 12, 92);
+    diff(&mut s, 0, 13, 13, 93);
+    assert!(diff(&mut s, 1, 14, 14, 94) == [SyncEvent::Updated { update_id: 14 }]);
+    assert!(s.line_ready(1));
+    // Both lines skip 15: the venue lost it; a gap.
+    assert!(diff(&mut s, 0, 16, 16, 96).is_empty());
+    let ev = diff(&mut s, 1, 16, 16, 96);
+    assert_eq!(
+        ev,
+        [
+            SyncEvent::Gap(Resync::Sequence {
+                expected: 15,
+                got: 16
+            }),
+            SyncEvent::SnapshotNeeded
+        ]
+    );
+}
+
+#[test]
+fn the_leader_going_down_leaves_the_book_to_the_other_line_without_a_gap() {
+    let mut s = two_lines();
+    diff(&mut s, 0, 11, 11, 91);
+    assert!(run(&mut s, |s, e| s.lines_changed([false, true], &mut { e })).is_empty());
+    assert_eq!(s.leader(), 1);
+    assert!(s.is_valid());
+    // Line 1 was behind: its copy of 11 is old, 12 chains.
+    assert!(diff(&mut s, 1, 11, 11, 91).is_empty());
+    assert_eq!(
+        diff(&mut s, 1, 12, 12, 92),
+        [SyncEvent::Updated { update_id: 12 }]
+    );
+    // Alone now, a diff that does not chain is a gap at once.
+    let ev = diff(&mut s, 1, 14, 14, 94);
+    assert!(matches!(ev[0], SyncEvent::Gap(_)), "{ev:?}");
+    // And with both lines down, as a disconnect.
+    let mut s = two_lines();
+    let ev = run(&mut s, |s, e| s.lines_changed([false, false], &mut { e }));
+    assert_eq!(ev, [SyncEvent::Gap(Resync::Disconnected)]);
+}
+
+#[test]
+fn the_other_line_is_ignored_while_the_book_recovers() {
+    let mut s = two_lines();
+    diff(&mut s, 0, 12, 12, 92);
+    let ev = diff(&mut s, 1, 12, 12, 92);
+    assert!(matches!(ev[0], SyncEvent::Gap(_)), "{ev:?}");
+    // The diff that showed the gap waits for the snapshot; line 1 is not
+    // the leader, so its next diffs are not even buffered.
+    assert_eq!(s.buffered(), 1);
+    diff(&mut s, 1, 13, 13, 93);
+    assert_eq!(s.buffered(), 1);
+    diff(&mut s, 0, 13, 13, 93);
+    assert_eq!(s.buffered(), 2);
+}
+
+#[test]
+fn an_in_band_snapshot_from_the_other_line_is_not_needed() {
+    let mut s = engine(Chain::Bybit);
+    run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
+    let snapshot = |s: &mut BookSync, line: Line, u: u64, bid: i64| {
+        s.set_line(line);
+        run(s, |s, e| {
+            s.on_snapshot(u, [lv(Side::Bid, bid, 1), lv(Side::Ask, 200, 1)], &mut {
+                e
+            })
+            .unwrap()
+        })
+    };
+    // Before the book is valid, only the leader's counts.
+    assert!(snapshot(&mut s, 1, 5, 100).is_empty());
+    assert!(!s.is_valid());
+    assert_eq!(
+        snapshot(&mut s, 0, 5, 100),
+        [SyncEvent::Valid { update_id: 5 }]
+    );
+    // Line 1's, later: the book stays as it is.
+    assert!(snapshot(&mut s, 1, 7, 150).is_empty());
+    assert_eq!(bids(&s), [100]);
+    assert_eq!(s.unneeded_snapshots, 1);
+}
+
+/// Kraken: no sequence, so the other line keeps a shadow book, checked by
+/// its own checksums, which takes over when the leader goes down.
+#[test]
+fn without_a_sequence_the_other_line_keeps_a_shadow_that_takes_over() {
+    let mut s = engine(Chain::Kraken);
+    run(&mut s, |s, e| s.lines_changed([true, false], &mut { e }));
+    let feed = |s: &mut BookSync, line: Line, snapshot: bool, levels: Vec<LevelResult>| {
+        s.set_line(line);
+        run(s, |s, e| {
+            s.on_unsequenced(snapshot, 0, levels, &mut { e }).unwrap();
+        })
+    };
+    feed(
+        &mut s,
+        0,
+        true,
+        vec![lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
+    );
+    assert!(s.is_valid());
+    run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
+    assert!(!s.line_ready(1), "no snapshot on line 1 yet");
+    // Line 1's snapshot and update go to its shadow; the book is line 0's.
+    assert!(
+        feed(
+            &mut s,
+            1,
+            true,
+            vec![lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)]
+        )
+        .is_empty()
+    );
+    assert!(feed(&mut s, 1, false, vec![lv(Side::Bid, 99, 2)]).is_empty());
+    assert!(s.line_ready(1));
+    assert_eq!(bids(&s), [100]);
+    // A checksum that differs drops the shadow, silently; the book stays.
+    s.set_line(1);
+    assert!(
+        !run(&mut s, |s, e| assert!(!s.verify(7, |_| 8, &mut { e })))
+            .iter()
+            .any(|_| true)
+    );
+    assert!(!s.line_ready(1) && s.is_valid());
+    // Its next snapshot brings it back; the leader goes down; the shadow
+    // becomes the book, said as `Valid`, with no gap.
+    feed(
+        &mut s,
+        1,
+        true,
+        vec![lv(Side::Bid, 98, 1), lv(Side::Ask, 101, 1)],
+    );
+    let ev = run(&mut s, |s, e| s.lines_changed([false, true], &mut { e }));
+    assert_eq!(ev, [SyncEvent::Valid { update_id: 0 }]);
+    assert_eq!(bids(&s), [98]);
+    // Had the shadow not been in step, a gap.
+    run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
+    let ev = run(&mut s, |s, e| s.lines_changed([true, false], &mut { e }));
+    assert!(
+        matches!(ev[0], SyncEvent::Gap(Resync::Disconnected)),
+        "{ev:?}"
+    );
+}

@@ -1,0 +1,122 @@
+//! Two lines carrying the same Binance stream into one adapter: every
+//! trade, quote and book diff comes twice and is emitted once, the first
+//! arrival winning; what has no id comes from the leading line alone; and
+//! the lead of the first copy over the second is measured.
+
+use tickwire_venues::binance::{Adapter, Market};
+use tickwire_venues::book::{Limit, Side};
+use tickwire_venues::json::INPUT_PADDING;
+use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, Lead, VenueAdapter};
+
+fn feed(a: &mut dyn VenueAdapter, line: u8, text: &str, tsc: u64) -> Vec<Event> {
+    let mut buf = text.as_bytes().to_vec();
+    buf.resize(text.len() + INPUT_PADDING, b' ');
+    let mut out = Vec::new();
+    a.set_line(line);
+    a.on_message(&mut buf, text.len(), tsc, &mut |e| out.push(e))
+        .unwrap();
+    out
+}
+
+fn trade(id: u64) -> String {
+    format!(r#"{{"e":"trade","E":1,"s":"BTCUSDT","t":{id},"p":"100.0","q":"1.0","T":1,"m":true}}"#)
+}
+
+fn quote(id: u64) -> String {
+    format!(r#"{{"u":{id},"s":"BTCUSDT","b":"100.0","B":"1.0","a":"101.0","A":"1.0"}}"#)
+}
+
+fn depth(first: u64, last: u64, bid: &str) -> String {
+    format!(
+        r#"{{"e":"depthUpdate","E":1,"s":"BTCUSDT","U":{first},"u":{last},"b":[["{bid}","1.0"]],"a":[]}}"#
+    )
+}
+
+fn adapter() -> Adapter {
+    let mut a = Adapter::new(Market::Spot, &[InstrumentSpec::new("BTCUSDT", 1, 1, 10)]);
+    a.lines_changed(&[0], [true, false], 0, &mut |_| {});
+    a
+}
+
+#[test]
+fn trades_and_quotes_that_come_twice_are_emitted_once() {
+    let mut a = adapter();
+    // One line: everything goes out, as ever.
+    assert_eq!(feed(&mut a, 0, &trade(1), 10).len(), 1);
+    assert_eq!(
+        feed(&mut a, 0, &trade(1), 11).len(),
+        1,
+        "one line never drops"
+    );
+    a.lines_changed(&[0], [true, true], 12, &mut |_| {});
+    assert_eq!(feed(&mut a, 1, &trade(2), 100).len(), 1);
+    assert!(feed(&mut a, 0, &trade(2), 130).is_empty());
+    assert_eq!(
+        a.take_lead(),
+        Some(Lead {
+            winner: 1,
+            ticks: 30
+        })
+    );
+    assert_eq!(a.take_lead(), None);
+    assert_eq!(feed(&mut a, 0, &quote(7), 140).len(), 1);
+    assert!(feed(&mut a, 1, &quote(7), 150).is_empty());
+    assert!(
+        feed(&mut a, 1, &quote(6), 150).is_empty(),
+        "older than the last"
+    );
+    assert_eq!(feed(&mut a, 1, &quote(8), 160).len(), 1);
+    // Line 0 goes down: line 1 alone, everything again.
+    a.lines_changed(&[0], [false, true], 170, &mut |_| {});
+    assert_eq!(feed(&mut a, 1, &trade(2), 180).len(), 1);
+}
+
+#[test]
+fn book_diffs_that_come_twice_are_applied_once() {
+    let mut a = adapter();
+    let ev = feed(&mut a, 0, &depth(10, 10, "99.0"), 1);
+    assert!(matches!(ev[0].kind, Kind::Resync));
+    let body = r#"{"lastUpdateId":9,"bids":[["100.0","1.0"]],"asks":[["101.0","1.0"]]}"#;
+    let mut buf = body.as_bytes().to_vec();
+    buf.resize(body.len() + INPUT_PADDING, b' ');
+    let mut ev = Vec::new();
+    a.on_snapshot_at(
+        InstrumentId(0),
+        Limit::Whole,
+        &mut buf,
+        body.len(),
+        2,
+        &mut |e| ev.push(e),
+    )
+    .unwrap();
+    assert!(matches!(
+        ev.last().unwrap().kind,
+        Kind::BookValid { update_id: 10 }
+    ));
+    a.lines_changed(&[0], [true, true], 3, &mut |_| {});
+    assert!(!a.line_ready(&[0], 1), "line 1 has brought nothing yet");
+    let ev = feed(&mut a, 1, &depth(11, 12, "98.0"), 50);
+    assert!(
+        matches!(ev[0].kind, Kind::BookDelta { update_id: 12, .. }),
+        "{ev:?}"
+    );
+    assert!(feed(&mut a, 0, &depth(11, 12, "98.0"), 80).is_empty());
+    assert_eq!(
+        a.take_lead(),
+        Some(Lead {
+            winner: 1,
+            ticks: 30
+        })
+    );
+    assert!(a.line_ready(&[0], 0) && a.line_ready(&[0], 1));
+    // The leader goes down: no gap, line 1 carries on.
+    let mut ev = Vec::new();
+    a.lines_changed(&[0], [false, true], 90, &mut |e| ev.push(e));
+    assert!(ev.is_empty(), "{ev:?}");
+    let ev = feed(&mut a, 1, &depth(13, 13, "97.0"), 100);
+    assert!(
+        matches!(ev[0].kind, Kind::BookDelta { update_id: 13, .. }),
+        "{ev:?}"
+    );
+    assert_eq!(a.book(InstrumentId(0)).unwrap().levels(Side::Bid).len(), 4);
+}
