@@ -555,6 +555,7 @@ impl FeedConfig {
                 endpoint: v.endpoint.clone(),
                 rest: v.rest.clone(),
                 rest_weight_limit: v.rest_weight_limit,
+                lines: Default::default(),
             });
         }
         let mut threads = Vec::new();

@@ -198,6 +198,29 @@ struct DemoArgs {
     /// [default: each venue's documented limit].
     #[arg(long, value_name = "N")]
     rest_weight_limit: Option<u32>,
+    /// The simulated venues end every connection this long after it
+    /// opened (as Binance does at 24 h), e.g. `20s`; the feed replaces
+    /// each one before then, make-before-break, with no gap.
+    #[arg(long, value_parser = parse_lifetime, value_name = "SECONDS")]
+    lifetime: Option<Duration>,
+    /// A warm standby line beside every connection, straight to the
+    /// simulator (past the --faults proxy): the first copy of each
+    /// message wins, and a fault on one line costs no gap.
+    #[arg(long, requires = "venues")]
+    standby: bool,
+}
+
+/// A lifetime in whole seconds, `20` or `20s`, at least 2.
+fn parse_lifetime(s: &str) -> Result<Duration, String> {
+    let n: u64 = s
+        .strip_suffix('s')
+        .unwrap_or(s)
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds (e.g. 20s)"))?;
+    if n < 2 {
+        return Err("a connection lifetime is at least 2 s".into());
+    }
+    Ok(Duration::from_secs(n))
 }
 
 /// Venues named on the command line.
@@ -236,6 +259,8 @@ impl Default for DemoArgs {
             faults: false,
             depth: 20,
             rest_weight_limit: None,
+            lifetime: None,
+            standby: false,
         }
     }
 }
@@ -270,6 +295,8 @@ fn demo(args: &DemoArgs) -> ExitCode {
         faults: args.faults,
         depth: args.depth,
         rest_weight_limit: args.rest_weight_limit,
+        lifetime: args.lifetime,
+        standby: args.standby,
     };
     match &args.venues {
         None => eprintln!(

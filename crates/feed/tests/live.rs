@@ -88,6 +88,7 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
             endpoint: Some(format!("wss://localhost:{port}")),
             rest: Some(format!("https://localhost:{port}")),
             rest_weight_limit: None,
+            lines: Default::default(),
         }],
         net,
         &trust,

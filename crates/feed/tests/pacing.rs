@@ -69,6 +69,7 @@ fn a_thousand_streams_are_subscribed_without_a_close() {
             endpoint: Some(format!("ws://{}", simulator.addr())),
             rest: None,
             rest_weight_limit: None,
+            lines: Default::default(),
         }],
         NetConfig::default(),
         &TlsConfig::empty(),

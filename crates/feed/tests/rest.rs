@@ -71,6 +71,7 @@ fn feed(
             endpoint: Some(format!("ws://{}", simulator.addr())),
             rest: Some(rest),
             rest_weight_limit,
+            lines: Default::default(),
         }],
         NetConfig {
             send_rate: None,

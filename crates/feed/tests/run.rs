@@ -250,6 +250,7 @@ fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades:
             endpoint: Some(format!("wss://localhost:{port}")),
             rest: Some(format!("https://localhost:{port}")),
             rest_weight_limit: None,
+            lines: Default::default(),
         }],
         tickwire_net::Config {
             send_rate: None,

@@ -56,11 +56,17 @@ pub enum Stage {
     /// Exchange event time -> `read_end`, on the wall clock: the venue's own
     /// latency plus the network (and any clock skew between the two).
     Exchange,
+    /// Where two lines carry the same stream (a standby line, a planned
+    /// reconnect's replacement): how long before the second copy of a
+    /// message its first copy arrived. Recorded by the application
+    /// ([`Recorder::record_ns`](crate::Recorder::record_ns)), not from
+    /// stamps.
+    Lead,
 }
 
 impl Stage {
     /// Every stage, in path order.
-    pub const ALL: [Stage; 8] = [
+    pub const ALL: [Stage; 9] = [
         Stage::Wake,
         Stage::Read,
         Stage::Tls,
@@ -69,6 +75,7 @@ impl Stage {
         Stage::Handler,
         Stage::Total,
         Stage::Exchange,
+        Stage::Lead,
     ];
 
     /// The stage's name: the tag in `.hlog` files and the `stage` label in
@@ -83,6 +90,7 @@ impl Stage {
             Stage::Handler => "handler",
             Stage::Total => "total",
             Stage::Exchange => "exchange",
+            Stage::Lead => "lead",
         }
     }
 
@@ -97,7 +105,7 @@ impl Stage {
     }
 
     /// The two local stamps the stage lies between, if both were taken.
-    /// (`Exchange` is not local: `None`.)
+    /// (`Exchange` is not local, `Lead` not from stamps: `None`.)
     #[inline]
     pub fn span(self, s: &Stamps) -> Option<(Ticks, Ticks)> {
         let or = |a: Ticks, b: Ticks| if a != 0 { a } else { b };
@@ -109,7 +117,7 @@ impl Stage {
             Stage::Json => (s.decoded, s.parsed),
             Stage::Handler => (or(s.parsed, s.decoded), s.handled),
             Stage::Total => (s.read_end, s.handled),
-            Stage::Exchange => return None,
+            Stage::Exchange | Stage::Lead => return None,
         };
         (from != 0 && to != 0).then_some((from, to))
     }

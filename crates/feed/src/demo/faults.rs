@@ -56,6 +56,15 @@ impl Fault {
         }
     }
 
+    /// Whether the venue causes it (on every connection alike), rather
+    /// than the network (on one).
+    pub(crate) fn of_the_venue(self) -> bool {
+        matches!(
+            self,
+            Fault::Checksum | Fault::SequenceGap | Fault::Rejected | Fault::Restart
+        )
+    }
+
     /// The faults `venue` can have, in the order they are injected.
     pub(crate) fn all(venue: Venue) -> Vec<Fault> {
         let mut all = vec![
@@ -134,9 +143,17 @@ const DEADLINE: Duration = Duration::from_secs(30);
 const SETTLE: Duration = Duration::from_secs(2);
 
 impl Schedule {
-    pub(crate) fn new(venue: Venue, start: Instant) -> Schedule {
+    /// `venue`'s faults, from `start`. With a standby line, only the
+    /// network's, on the main line: a fault of the venue's own reaches
+    /// every connection alike, and no second line can bring back what the
+    /// venue lost.
+    pub(crate) fn new(venue: Venue, start: Instant, standby: bool) -> Schedule {
+        let mut faults = Fault::all(venue);
+        if standby {
+            faults.retain(|f| !f.of_the_venue());
+        }
         Schedule {
-            faults: Fault::all(venue),
+            faults,
             next: 0,
             phase: Phase::Settling { at: start + SETTLE },
             injected: 0,

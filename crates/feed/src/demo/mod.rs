@@ -33,7 +33,7 @@ use tickwire_venues::InstrumentSpec;
 use tickwire_venues::book::Side;
 use tickwire_venues::plan::Channels;
 
-use crate::live::{Feed, FeedStats, Sinks, VenueSetup, VenueStats};
+use crate::live::{Feed, FeedStats, LineSetup, Sinks, VenueSetup, VenueStats};
 use crate::mirror::Mirrors;
 use crate::{sink, threads};
 
@@ -68,6 +68,12 @@ pub struct DemoConfig {
     /// The REST request weight a minute the simulated venues allow
     /// (`None`: each venue's documented limit).
     pub rest_weight_limit: Option<u32>,
+    /// The simulated venues end every connection this long after it
+    /// opened, and the feed replaces each before then (make-before-break).
+    pub lifetime: Option<Duration>,
+    /// A standby line beside every connection (straight to the
+    /// simulator: with `faults`, the faults hit the main line only).
+    pub standby: bool,
 }
 
 impl Default for DemoConfig {
@@ -85,6 +91,8 @@ impl Default for DemoConfig {
             faults: false,
             depth: 20,
             rest_weight_limit: None,
+            lifetime: None,
+            standby: false,
         }
     }
 }
@@ -109,6 +117,9 @@ pub struct VenueSummary {
     /// Whether every book, as the feed's events describe it, equals the
     /// simulator's at the end, level for level.
     pub books_equal: bool,
+    /// Connections the simulator ended at their lifetime (`--lifetime`):
+    /// each one the feed did not replace in time.
+    pub ended_by_venue: u64,
 }
 
 impl VenueSummary {
@@ -122,6 +133,12 @@ impl VenueSummary {
             if !self.failed.is_empty() {
                 line.push_str(&format!(" (not: {})", self.failed.join(", ")));
             }
+        }
+        if self.ended_by_venue > 0 {
+            line.push_str(&format!(
+                ", connections ended by the venue {}",
+                self.ended_by_venue
+            ));
         }
         line.push_str(&format!(
             ", books equal to the simulator: {}",
@@ -222,6 +239,7 @@ pub fn run(
                 .map(|steps| Arc::new(tickwire_sim::pregenerate(&instruments, steps, 1, 3))),
             core: sim_core,
             rest_weight_limit: config.rest_weight_limit,
+            max_lifetime: config.lifetime,
             ..SimConfig::default()
         })?;
         let proxy = if config.faults {
@@ -275,12 +293,17 @@ pub fn run(
             endpoint: Some(format!("wss://localhost:{ws_port}")),
             rest: Some(format!("https://localhost:{}", sim.addr().port())),
             rest_weight_limit: None,
+            lines: LineSetup {
+                standby: config.standby,
+                standby_endpoint: Some(format!("wss://localhost:{}", sim.addr().port())),
+                max_lifetime: config.lifetime,
+            },
         });
         sims.push(Simulated {
             name,
             schedule: config
                 .faults
-                .then(|| faults::Schedule::new(venue, Instant::now())),
+                .then(|| faults::Schedule::new(venue, Instant::now(), config.standby)),
             sim,
             proxy,
             first,
@@ -571,6 +594,7 @@ fn settle_and_compare(
                     .map(|f| f.failed.clone())
                     .unwrap_or_default(),
                 books_equal,
+                ended_by_venue: s.sim.stats().expired_clients,
             }
         })
         .collect()

@@ -9,7 +9,7 @@ use tickwire_net::{
     Conn, ConnId, Disconnect, Handler, Payload, Reconnect, ResponseHead, Role, Stamps,
 };
 use tickwire_sim::{SendStamps, StreamKind};
-use tickwire_tsc::{Calibration, Clock, Counter, Recorder};
+use tickwire_tsc::{Calibration, Clock, Counter, Recorder, Stage};
 use tickwire_venues::binance::Market;
 use tickwire_venues::book::Limit;
 use tickwire_venues::plan::{self, ConnectionPlan};
@@ -19,6 +19,7 @@ use tickwire_venues::{
 };
 
 use super::budget::{Refusal, RestBudget};
+use super::lines::{Line, PlanLines};
 use super::log::{BadInput, Failures, Site, tickwire_log};
 use super::recovery::{Need, Recovery};
 use super::stats::{FeedStats, VenueStats};
@@ -69,8 +70,8 @@ impl Adapter {
 /// A connection's role in the feed.
 #[derive(Clone, Copy)]
 pub(crate) enum Link {
-    /// A market-data stream: venue, plan.
-    Stream(usize, usize),
+    /// A market-data stream: venue, plan, line.
+    Stream(usize, usize, Line),
     /// A REST snapshot fetch: venue, instrument.
     Fetch(usize, InstrumentId),
 }
@@ -86,8 +87,8 @@ pub(crate) struct VenueState {
     pub(crate) sim_index: Vec<Option<usize>>,
     /// Which plan (connection) carries each instrument.
     pub(crate) plan_of: Vec<usize>,
-    /// Each plan's connection.
-    pub(crate) streams: Vec<ConnId>,
+    /// Each plan's lines: its connection, and a replacement or standby.
+    pub(crate) lines: Vec<PlanLines<ConnId>>,
     /// Each instrument's frames that make the venue send a fresh snapshot
     /// of its book (unsubscribe, subscribe); empty for REST snapshots.
     pub(crate) resubscribe: Vec<Vec<String>>,
@@ -134,7 +135,7 @@ impl VenueState {
             rest_url: String::new(),
             was_valid: vec![false; n],
             snapshot_wanted: vec![false; n],
-            streams: Vec::with_capacity(plans.len()),
+            lines: Vec::with_capacity(plans.len()),
             plans,
             plan_of,
             recorder,
@@ -413,6 +414,20 @@ impl Core {
         }
     }
 
+    /// Tells venue `v`'s adapter which of plan `p`'s lines are open now:
+    /// a line that opens makes messages come twice; one that goes down
+    /// leaves its books to the other, or, alone, disconnects them.
+    fn lines_changed(&mut self, v: usize, p: usize, tsc: u64) {
+        let open = self.venues[v].lines[p].open;
+        // Taken out while the adapter reads it, then put back: no copy.
+        let instruments = std::mem::take(&mut self.venues[v].plans[p].instruments);
+        let (adapter, mut out) = self.split(v);
+        adapter
+            .adapter()
+            .lines_changed(&instruments, open, tsc, &mut |e| out.emit(e));
+        self.venues[v].plans[p].instruments = instruments;
+    }
+
     /// The fetch of book `instrument`'s snapshot answered, with one (`ok`)
     /// or with an error: the book may want another from here on (the
     /// snapshot may prove too old for its buffered diffs). An error wants
@@ -447,10 +462,12 @@ fn stamp_key(e: &Event) -> Option<(StreamKind, u64)> {
 
 impl Handler for Core {
     fn on_open(&mut self, conn: &mut Conn<'_>) {
-        let Some(&Link::Stream(v, p)) = self.links.get(&conn.id()) else {
+        let Some(&Link::Stream(v, p, line)) = self.links.get(&conn.id()) else {
             return;
         };
         let tsc = self.clock.now();
+        self.venues[v].lines[p].opened(line, Instant::now());
+        self.lines_changed(v, p, tsc);
         // A reconnect (not on the receive path): `Opened` again.
         if let Some((url, closed)) = self.stream_urls.get_mut(&conn.id())
             && std::mem::take(closed)
@@ -471,7 +488,7 @@ impl Handler for Core {
     }
 
     fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, mut stamps: Stamps) {
-        let Some(&Link::Stream(v, p)) = self.links.get(&conn.id()) else {
+        let Some(&Link::Stream(v, p, line)) = self.links.get(&conn.id()) else {
             return;
         };
         FeedStats::add(&self.stats.messages, 1);
@@ -493,14 +510,14 @@ impl Handler for Core {
         let mut first: Option<Event> = None;
         let (buf, len) = payload.into_padded();
         let (adapter, mut out) = self.split(v);
-        let result = adapter
-            .adapter()
-            .on_message(buf, len, stamps.read_end, &mut |e| {
-                if first.is_none() {
-                    first = Some(e);
-                }
-                out.emit(e);
-            });
+        let adapter = adapter.adapter();
+        adapter.set_line(line);
+        let result = adapter.on_message(buf, len, stamps.read_end, &mut |e| {
+            if first.is_none() {
+                first = Some(e);
+            }
+            out.emit(e);
+        });
         stamps.parsed = self.clock.now();
         match result {
             Ok(Outcome::Answer(text)) => {
@@ -548,6 +565,16 @@ impl Handler for Core {
         stamps.handled = clock.now();
         state.recorder.record(&stamps);
         state.recorder.count_message(len);
+        if state.lines[p].both()
+            && let Some(lead) = state.adapter.adapter().take_lead()
+        {
+            // Which line's copy came first, and by how much.
+            let venue = &stats.venues[v];
+            FeedStats::add(&venue.line_wins[lead.winner as usize & 1], 1);
+            state
+                .recorder
+                .record_ns(Stage::Lead, calibration.to_ns(lead.ticks));
+        }
     }
 
     fn on_response(&mut self, id: ConnId, head: ResponseHead, body: &mut [u8], len: usize) {
@@ -637,24 +664,42 @@ impl Handler for Core {
             }
         }
         match link {
-            Some(Link::Stream(v, _)) => {
-                self.stats.lost.count(reason);
-                let (adapter, mut out) = self.split(v);
-                adapter.adapter().on_disconnect(tsc, &mut |e| out.emit(e));
+            Some(Link::Stream(v, p, line)) => {
+                let planned = self.venues[v].lines[p].retiring[line as usize];
+                let again = self.venues[v].lines[p].closed(line, Instant::now());
+                self.lines_changed(v, p, tsc);
                 if self.stopping {
                     Reconnect::No
+                } else if planned {
+                    // Closed on purpose: another line carries its books.
+                    self.links.remove(&id);
+                    self.stream_urls.remove(&id);
+                    FeedStats::add(&self.stats.planned_reconnects, 1);
+                    FeedStats::add(&self.stats.venues[v].planned_reconnects, 1);
+                    Reconnect::No
                 } else {
+                    self.stats.lost.count(reason);
                     let at = Site {
                         stats: &self.stats.venues[v],
                         venue: v,
                         url: self.stream_urls.get(&id).map_or("", |(url, _)| url),
                     };
-                    let then = "reconnecting with backoff";
+                    let then = if again {
+                        "reconnecting with backoff"
+                    } else {
+                        "its other line carries its books"
+                    };
                     self.failures.connection(at, reason, then, Instant::now());
                     FeedStats::add(&self.stats.reconnects, 1);
                     FeedStats::add(&self.stats.venues[v].reconnects, 1);
                     self.venues[v].recorder.add(Counter::Reconnects, 1);
-                    Reconnect::Yes
+                    if again {
+                        Reconnect::Yes
+                    } else {
+                        self.links.remove(&id);
+                        self.stream_urls.remove(&id);
+                        Reconnect::No
+                    }
                 }
             }
             Some(Link::Fetch(v, instrument)) => {

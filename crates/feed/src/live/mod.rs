@@ -28,16 +28,20 @@ use crate::sink::{self, Publisher};
 
 mod budget;
 mod core;
+mod lines;
 mod log;
 mod recovery;
 mod stats;
+mod streams;
 
 use self::budget::{Admit, RestBudget};
 pub(crate) use self::core::Adapter;
 use self::core::{Core, Link, VenueState};
+use self::lines::PlanLines;
 use self::log::{BadInput, Failures};
 use self::recovery::{Due, Need, Recovery};
 pub use self::stats::{FeedStats, LostBy, VenueStats};
+use self::streams::{PingTimer, StreamTarget};
 
 /// The connections a venue's instruments need.
 pub fn plans(
@@ -96,6 +100,24 @@ pub struct VenueSetup {
     /// not its documented limit (a higher tier's, say); the feed spends at
     /// most half of it (see `budget`).
     pub rest_weight_limit: Option<u32>,
+    /// How its connections are kept: a standby line, a lifetime.
+    pub lines: LineSetup,
+}
+
+/// How a venue's connections are kept ([`lines`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LineSetup {
+    /// A warm standby line beside each connection, with the same
+    /// subscriptions: the first copy of each message wins, and a fault on
+    /// one line costs no gap and no snapshot.
+    pub standby: bool,
+    /// Connect the standby line here (`wss://host:port`) instead of where
+    /// the main line goes.
+    pub standby_endpoint: Option<String>,
+    /// The venue ends each connection this long after it opened, if not
+    /// what its plan says (Binance: 24 h); each is replaced before then,
+    /// make-before-break.
+    pub max_lifetime: Option<Duration>,
 }
 
 /// Where events go.
@@ -145,19 +167,17 @@ impl fmt::Display for FeedError {
 
 impl std::error::Error for FeedError {}
 
-/// An application ping a connection owes its venue.
-struct PingTimer {
-    id: ConnId,
-    text: String,
-    every: Duration,
-    next: Instant,
-}
-
 /// A feed: venues on one driver. Build it with [`Feed::new`], run it with
 /// [`Feed::run`] on the thread it should live on.
 pub struct Feed {
     driver: Driver<Core>,
     pings: Vec<PingTimer>,
+    /// Where each venue's (by position) plans connect, and how.
+    targets: Vec<Vec<StreamTarget>>,
+    /// When the plans' lines are looked at next (a replacement or standby
+    /// line to open, one to retire); never if no plan has a lifetime or a
+    /// standby line.
+    next_lines: Option<Instant>,
     /// Fetch endpoint (its URL, as recorded, the largest response it may
     /// bring, and its request weight) per venue and instrument, prepared
     /// at start-up.
@@ -221,7 +241,10 @@ fn sized_slots(net: &NetConfig, venues: &[(&VenueSetup, Vec<ConnectionPlan>)]) -
     };
     for (setup, plans) in venues {
         for p in plans {
+            // Two lines each: a standby, or a replacement before the
+            // venue's connection lifetime.
             if p.max_message > net.max_message_size {
+                add(net.read_buffer_size, p.max_message);
                 add(net.read_buffer_size, p.max_message);
             }
         }
@@ -277,11 +300,12 @@ impl Budget {
     }
 }
 
-/// `net` with room for every stream and, at once, every book's snapshot,
-/// and the sized slots the venues need.
+/// `net` with room for every stream's two lines (a standby, or a
+/// replacement before the venue's connection lifetime) and, at once,
+/// every book's snapshot, and the sized slots the venues need.
 fn feed_net(mut net: NetConfig, venues: &[VenueSetup], streams: usize) -> NetConfig {
     let instruments: usize = venues.iter().map(|v| v.instruments.len()).sum();
-    net.max_connections = net.max_connections.max(streams + instruments + 1);
+    net.max_connections = net.max_connections.max(2 * streams + instruments + 1);
     let planned: Vec<(&VenueSetup, Vec<ConnectionPlan>)> = venues
         .iter()
         .filter_map(|setup| {
@@ -450,59 +474,42 @@ impl Feed {
             record_errors: 0,
             stream_urls: HashMap::new(),
         };
-        let mut driver =
-            Driver::new(net, tls, core).map_err(|e| FeedError::Setup(e.to_string()))?;
-        let mut pings = Vec::new();
-        let now = Instant::now();
-        for v in 0..driver.handler().venues.len() {
-            for p in 0..driver.handler().venues[v].plans.len() {
-                let (url, ping, max_message, pace) = {
-                    let state = &driver.handler().venues[v];
-                    let plan = &state.plans[p];
-                    let url = match &state.setup.endpoint {
-                        Some(base) => {
-                            let (scheme, authority) =
-                                split_base(base).map_err(|e| FeedError::Url(base.clone(), e))?;
-                            format!("{scheme}://{authority}{}", plan.path)
-                        }
-                        None => format!("wss://{}:{}{}", plan.host, plan.port, plan.path),
-                    };
-                    (url, plan.ping.clone(), plan.max_message, plan.pace)
-                };
-                let endpoint = Endpoint::parse(&url)
-                    .map_err(|e| FeedError::Url(url.clone(), e.to_string()))?;
-                let id = driver
-                    .connect_sized(endpoint, max_message)
-                    .map_err(|e| FeedError::Setup(e.to_string()))?;
-                // Subscriptions (and pings) no faster than the venue takes
-                // them: its incoming-message limit, from the plan.
-                driver
-                    .pace(id, pace)
-                    .map_err(|e| FeedError::Setup(e.to_string()))?;
-                let core = driver.handler_mut();
-                core.links.insert(id, Link::Stream(v, p));
-                core.venues[v].streams.push(id);
-                let tsc = core.clock.now();
-                core.record(recording::Kind::Opened, id, tsc, url.as_bytes());
-                core.stream_urls.insert(id, (url, false));
-                if let Some(ping) = ping {
-                    pings.push(PingTimer {
-                        id,
-                        text: ping.text,
-                        every: ping.every,
-                        next: now + ping.every,
-                    });
-                }
+        let driver = Driver::new(net, tls, core).map_err(|e| FeedError::Setup(e.to_string()))?;
+        let mut targets = Vec::new();
+        for state in &driver.handler().venues {
+            let mut of_venue = Vec::new();
+            for plan in &state.plans {
+                of_venue.push(StreamTarget::new(&state.setup, plan)?);
             }
+            targets.push(of_venue);
         }
-        Ok(Feed {
+        let lines_due = targets
+            .iter()
+            .flatten()
+            .any(|t| t.standby.is_some() || t.lifetime.is_some());
+        let mut feed = Feed {
             driver,
-            pings,
+            pings: Vec::new(),
+            targets,
+            next_lines: lines_due.then(Instant::now),
             fetches,
             fetch_wait: None,
             names,
             due: Vec::with_capacity(recoveries),
-        })
+        };
+        for v in 0..feed.targets.len() {
+            for p in 0..feed.targets[v].len() {
+                let main = feed.open_line(v, p, 0)?;
+                let standby = match feed.targets[v][p].standby {
+                    Some(_) => Some(feed.open_line(v, p, 1)?),
+                    None => None,
+                };
+                let lifetime = feed.targets[v][p].lifetime;
+                let lines = PlanLines::new(main, standby, lifetime);
+                feed.driver.handler_mut().venues[v].lines.push(lines);
+            }
+        }
+        Ok(feed)
     }
 
     /// The counters, shared.
@@ -560,6 +567,9 @@ impl Feed {
             && self.fetch_wait.is_none_or(|at| now >= at)
         {
             self.fetch_snapshots(now);
+        }
+        if self.next_lines.is_some_and(|at| now >= at) {
+            self.lines_due(now);
         }
         if !self.pings.is_empty() {
             let now = Instant::now();
@@ -662,7 +672,9 @@ impl Feed {
                 Due::Book(i, need) => (state.plan_of[i], need),
                 Due::Fetch(_) => continue,
             };
-            let id = state.streams[p];
+            let Some(id) = state.lines[p].leader_id() else {
+                continue;
+            };
             if !self.driver.is_open(id) {
                 continue;
             }

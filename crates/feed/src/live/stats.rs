@@ -43,6 +43,9 @@ pub struct FeedStats {
     pub resyncs: AtomicU64,
     /// Connections that dropped and were reconnected.
     pub reconnects: AtomicU64,
+    /// Connections closed on purpose once another line carried their
+    /// books: before the venue's connection lifetime, make-before-break.
+    pub planned_reconnects: AtomicU64,
     /// REST snapshots received.
     pub snapshots: AtomicU64,
     /// REST snapshot fetches that failed (refused, reset, timed out, a bad
@@ -86,6 +89,11 @@ pub struct VenueStats {
     pub resyncs: AtomicU64,
     /// Stream connections that dropped and were reconnected.
     pub reconnects: AtomicU64,
+    /// Stream connections replaced on purpose, make-before-break.
+    pub planned_reconnects: AtomicU64,
+    /// Messages that came on both lines, by the line whose copy came
+    /// first (line 0 is the main line).
+    pub line_wins: [AtomicU64; 2],
     /// Requests the venue refused.
     pub rejections: AtomicU64,
     /// Messages received.
@@ -177,7 +185,7 @@ impl FeedStats {
         let g = FeedStats::get;
         let venues = || feeds.iter().flat_map(|f| f.venues.iter());
         type Of = fn(&VenueStats) -> u64;
-        let per_venue: [(&str, &str, &str, Of); 9] = [
+        let per_venue: [(&str, &str, &str, Of); 10] = [
             (
                 "rest_requests_total",
                 "counter",
@@ -221,6 +229,12 @@ impl FeedStats {
                 "Requests the venue refused.",
                 |v| FeedStats::get(&v.rejections),
             ),
+            (
+                "planned_reconnects_total",
+                "counter",
+                "Connections replaced on purpose, make-before-break.",
+                |v| FeedStats::get(&v.planned_reconnects),
+            ),
         ];
         for (name, kind, help, of) in per_venue {
             let _ = write!(
@@ -233,6 +247,21 @@ impl FeedStats {
                     "tickwire_{name}{{venue=\"{}\"}} {}",
                     escape_label(&v.name),
                     of(v)
+                );
+            }
+        }
+        out.push_str(
+            "# HELP tickwire_line_wins_total Messages that came on both lines, by the line \
+             whose copy came first (0: the main line, 1: the standby or replacement).\n\
+             # TYPE tickwire_line_wins_total counter\n",
+        );
+        for v in venues() {
+            for (line, wins) in v.line_wins.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "tickwire_line_wins_total{{venue=\"{}\",line=\"{line}\"}} {}",
+                    escape_label(&v.name),
+                    FeedStats::get(wins)
                 );
             }
         }
@@ -335,6 +364,13 @@ impl VenueStats {
             g(&self.reconnects),
             g(&self.rejections),
         );
+        if g(&self.planned_reconnects) > 0 {
+            let _ = write!(line, ", planned reconnects {}", g(&self.planned_reconnects));
+        }
+        let wins = [g(&self.line_wins[0]), g(&self.line_wins[1])];
+        if wins != [0, 0] {
+            let _ = write!(line, ", first copies by line {}/{}", wins[0], wins[1]);
+        }
         if g(&self.rest_requests) > 0 {
             let _ = write!(
                 line,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use tickwire_feed::live::{Feed, FeedStats, LostBy, Sinks, VenueSetup};
+use tickwire_feed::live::{Feed, FeedStats, LineSetup, LostBy, Sinks, VenueSetup};
 use tickwire_feed::mirror::Mirrors;
 use tickwire_feed::{recording, sink};
 use tickwire_net::{Backoff, Config as NetConfig, TlsConfig};
@@ -96,6 +96,12 @@ pub(crate) struct RigConfig {
     pub(crate) rest_proxy: bool,
     /// The feed's network settings.
     pub(crate) net: NetConfig,
+    /// The simulator ends each connection this long after it opened, and
+    /// the feed is told so.
+    pub(crate) lifetime: Option<Duration>,
+    /// A standby line beside each connection, straight to the simulator
+    /// (past the proxies).
+    pub(crate) standby: bool,
 }
 
 impl RigConfig {
@@ -108,6 +114,8 @@ impl RigConfig {
             recording: None,
             rest_proxy: false,
             net: net(),
+            lifetime: None,
+            standby: false,
         }
     }
 }
@@ -176,6 +184,8 @@ impl Rig {
             recording,
             rest_proxy,
             net,
+            lifetime,
+            standby,
         } = config;
         let (tls, ca) = tickwire_sim::self_signed().unwrap();
         let instruments: Vec<SimInstrument> = SimInstrument::pair(venue)
@@ -186,6 +196,7 @@ impl Rig {
             tls: Some(tls),
             instruments: instruments.clone(),
             rate,
+            max_lifetime: lifetime,
             ..SimConfig::new(venue)
         })
         .unwrap();
@@ -225,6 +236,11 @@ impl Rig {
                 if n == 0 { rest_port } else { sim.port() }
             )),
             rest_weight_limit: None,
+            lines: LineSetup {
+                standby,
+                standby_endpoint: Some(format!("wss://localhost:{}", sim.port())),
+                max_lifetime: lifetime,
+            },
         };
         let (queue, events) = sink::queue(1 << 20);
         let metrics = Metrics::new(HistogramConfig::default());

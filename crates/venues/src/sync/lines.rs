@@ -65,6 +65,10 @@ pub(crate) struct LineState {
     shadow: Option<Shadow>,
     /// The message being fed went to the shadow.
     fed_shadow: bool,
+    /// The message being fed left the book alone (a duplicate, a diff
+    /// ahead, the other line's snapshot): its checksum describes another
+    /// state of the book, and is not checked.
+    skipped: bool,
     /// What the latest diff did.
     arrival: Arrival,
 }
@@ -92,6 +96,17 @@ impl LineState {
     /// checksum that follows it).
     pub(crate) fn took_shadow(&mut self) -> bool {
         std::mem::take(&mut self.fed_shadow)
+    }
+
+    /// A message is being fed: nothing skipped yet.
+    pub(crate) fn start(&mut self) {
+        self.skipped = false;
+    }
+
+    /// The message just fed left the book alone (asked once, by the
+    /// checksum that follows it).
+    pub(crate) fn took_skip(&mut self) -> bool {
+        std::mem::take(&mut self.skipped)
     }
 
     /// The line other than `line`.
@@ -244,6 +259,7 @@ impl BookSync {
     pub(super) fn follower_ignored(&mut self) -> bool {
         if self.lines.on_follower() && !self.is_valid() {
             self.lines.arrival = Arrival::Other;
+            self.lines.skipped = true;
             return true;
         }
         false
@@ -254,6 +270,7 @@ impl BookSync {
     pub(super) fn duplicate(&mut self, last_applied: u64, last: u64) -> bool {
         if self.lines.both() && sequenced(self.chain) && last <= last_applied {
             self.duplicate_diffs += 1;
+            self.lines.skipped = true;
             self.in_step(Arrival::Duplicate(last));
             return true;
         }
@@ -283,6 +300,7 @@ impl BookSync {
             return false;
         }
         self.ahead_diffs += 1;
+        self.lines.skipped = true;
         true
     }
 
@@ -298,6 +316,7 @@ impl BookSync {
         }
         let l = self.lines.from as usize;
         self.lines.heard[l] = false;
+        self.lines.skipped = true;
         true
     }
 

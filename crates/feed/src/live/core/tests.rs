@@ -19,6 +19,7 @@ fn binance_core() -> Core {
         endpoint: None,
         rest: None,
         rest_weight_limit: None,
+        lines: Default::default(),
     };
     let plans = setup
         .venue

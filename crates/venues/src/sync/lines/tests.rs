@@ -243,3 +243,24 @@ fn without_a_sequence_the_other_line_keeps_a_shadow_that_takes_over() {
         "{ev:?}"
     );
 }
+
+/// OKX sends its checksum with every book message: the other line's copy
+/// of a diff the book holds, a diff ahead, or the other line's snapshot
+/// describe another state of the book, and must not be checked against it.
+#[test]
+fn a_message_the_book_did_not_take_is_not_checked() {
+    let mut s = two_lines();
+    diff(&mut s, 0, 11, 11, 91);
+    diff(&mut s, 0, 12, 12, 92);
+    // Line 1's copy of 11: a checksum of the book as it was at 11.
+    diff(&mut s, 1, 11, 11, 91);
+    let ev = run(&mut s, |s, e| assert!(s.verify(1, |_| 2, &mut { e })));
+    assert!(ev.is_empty() && s.is_valid(), "{ev:?}");
+    // A diff the book took is checked.
+    diff(&mut s, 1, 13, 13, 93);
+    let ev = run(&mut s, |s, e| assert!(!s.verify(1, |_| 2, &mut { e })));
+    assert!(
+        matches!(ev[0], SyncEvent::Gap(Resync::Checksum { .. })),
+        "{ev:?}"
+    );
+}
