@@ -154,30 +154,37 @@ impl<'t, 'i> Events<'t, 'i> {
         })
     }
 
-    /// Every trade of a `market_trades` message (of `snapshot` events, the
-    /// recent trades sent on subscription, and of `update` events).
+    /// Every trade of a `market_trades` message's `update` events: the
+    /// trades as they happen. A `snapshot` event's trades, the recent ones
+    /// sent on subscription (newest first), are history that a feed
+    /// connected before has already seen, and that a second connection
+    /// (a standby, a replacement) would bring again: not read, as the
+    /// Kraken adapter reads no trade snapshot (tardis-node maps only
+    /// `update` trades of both).
     pub fn trades(&self) -> impl Iterator<Item = Result<Trade<'i>, DecodeError>> + use<'t, 'i> {
         let all = self.0;
-        all.iter().flat_map(|e| {
-            let trades = field(&e, "trades").ok().and_then(|t| t.as_array());
-            let missing = trades
-                .is_none()
-                .then_some(Err(DecodeError::Missing("trades")));
-            trades
-                .into_iter()
-                .flat_map(|t| t.iter())
-                .map(|t| {
-                    Ok(Trade {
-                        trade_id: str_field(&t, "trade_id")?,
-                        product_id: str_field(&t, "product_id")?,
-                        price: str_field(&t, "price")?,
-                        size: str_field(&t, "size")?,
-                        side: str_field(&t, "side")?,
-                        time: str_field(&t, "time")?,
+        all.iter()
+            .filter(|e| str_field(e, "type").ok() != Some("snapshot"))
+            .flat_map(|e| {
+                let trades = field(&e, "trades").ok().and_then(|t| t.as_array());
+                let missing = trades
+                    .is_none()
+                    .then_some(Err(DecodeError::Missing("trades")));
+                trades
+                    .into_iter()
+                    .flat_map(|t| t.iter())
+                    .map(|t| {
+                        Ok(Trade {
+                            trade_id: str_field(&t, "trade_id")?,
+                            product_id: str_field(&t, "product_id")?,
+                            price: str_field(&t, "price")?,
+                            size: str_field(&t, "size")?,
+                            side: str_field(&t, "side")?,
+                            time: str_field(&t, "time")?,
+                        })
                     })
-                })
-                .chain(missing)
-        })
+                    .chain(missing)
+            })
     }
 }
 
@@ -446,8 +453,13 @@ mod adapter_tests {
                 ..
             }
         ));
+        // The docs' sample is a snapshot of past trades: not emitted.
+        assert!(feed(&mut a, TRADES).is_empty());
         // The maker bought: the seller took liquidity.
-        let ev = feed(&mut a, TRADES);
+        let update = TRADES
+            .replace("\"snapshot\"", "\"update\"")
+            .replace("\"sequence_num\":2", "\"sequence_num\":3");
+        let ev = feed(&mut a, &update);
         assert_eq!(
             ev,
             [Kind::Trade {
@@ -457,7 +469,7 @@ mod adapter_tests {
                 trade_id: 0
             }]
         );
-        // sequence_num jumps from 2 to 7: every book of the connection is
+        // sequence_num jumps from 3 to 7: every book of the connection is
         // dropped, explicitly.
         let gap = UPDATE.replace("\"sequence_num\":1", "\"sequence_num\":7");
         let ev = feed(&mut a, &gap);
@@ -466,7 +478,7 @@ mod adapter_tests {
             [
                 Kind::Gap {
                     why: Resync::Sequence {
-                        expected: 3,
+                        expected: 4,
                         got: 7
                     }
                 },
@@ -576,6 +588,14 @@ pub(crate) mod tests {
             let env = decode(doc).unwrap();
             seq.check(env.sequence_num.unwrap()).unwrap();
             let Message::Trades(events) = env.message else {
+                panic!()
+            };
+            // A snapshot's trades are history: none read.
+            assert_eq!(events.trades().count(), 0);
+        });
+        let update = TRADES.replace("\"snapshot\"", "\"update\"");
+        crate::json::with_doc(&update, |doc| {
+            let Message::Trades(events) = decode(doc).unwrap().message else {
                 panic!()
             };
             let trades: Vec<_> = events.trades().map(Result::unwrap).collect();

@@ -417,6 +417,9 @@ impl BookSync {
             });
             return Ok(());
         }
+        // A REST snapshot recovers the book on its leading line, and the
+        // diffs buffered for it came on that line.
+        self.lines.from_leader();
         self.state = State::Bridging {
             snapshot: last_update_id,
         };

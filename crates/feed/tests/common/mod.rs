@@ -38,6 +38,14 @@ pub(crate) fn bybit_venues() -> Vec<Venue> {
     select("Bybit venue", 3, |v| v.bybit_category().is_some())
 }
 
+/// The venues whose books come in band, Bybit's apart (OKX, Kraken,
+/// Coinbase, Deribit).
+pub(crate) fn other_in_band_venues() -> Vec<Venue> {
+    select("in-band venue but Bybit", 4, |v| {
+        !v.rest_snapshots() && v.bybit_category().is_none()
+    })
+}
+
 /// Whether the venue checksums its book messages (OKX's `checksum`,
 /// Kraken's CRC32; `VenueFault::BadChecksum` is ignored elsewhere).
 pub(crate) fn checksums(venue: Venue) -> bool {

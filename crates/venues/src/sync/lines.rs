@@ -98,6 +98,12 @@ impl LineState {
         std::mem::take(&mut self.fed_shadow)
     }
 
+    /// What is fed next is the leader's (a REST snapshot, and the diffs
+    /// buffered for it).
+    pub(crate) fn from_leader(&mut self) {
+        self.from = self.leader;
+    }
+
     /// A message is being fed: nothing skipped yet.
     pub(crate) fn start(&mut self) {
         self.skipped = false;

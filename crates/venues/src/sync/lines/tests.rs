@@ -264,3 +264,25 @@ fn a_message_the_book_did_not_take_is_not_checked() {
         "{ev:?}"
     );
 }
+
+/// A REST snapshot is the leader's, whichever line brought the last
+/// message: the diffs buffered for it (the leader's) bridge it.
+#[test]
+fn a_rest_snapshot_bridges_the_leaders_buffered_diffs_whatever_came_last() {
+    let mut s = engine(Chain::BinanceSpot);
+    run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
+    diff(&mut s, 0, 10, 10, 90);
+    diff(&mut s, 0, 11, 11, 91);
+    // The last message came on line 1 (ignored: the book is not valid).
+    diff(&mut s, 1, 11, 11, 91);
+    let ev = run(&mut s, |s, e| {
+        s.on_snapshot_at(
+            10,
+            Limit::Whole,
+            [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
+            &mut { e },
+        )
+        .unwrap()
+    });
+    assert_eq!(ev, [SyncEvent::Valid { update_id: 11 }]);
+}
