@@ -419,7 +419,7 @@ impl BookSync {
         }
         // A REST snapshot recovers the book on its leading line, and the
         // diffs buffered for it came on that line.
-        self.lines.from_leader();
+        self.lines.on_leader();
         self.state = State::Bridging {
             snapshot: last_update_id,
         };

@@ -104,7 +104,13 @@ pub struct VenueSetup {
     pub lines: LineSetup,
 }
 
-/// How a venue's connections are kept ([`lines`]).
+/// How a venue's connections are kept: each connection plan has two line
+/// slots. Before the venue's connection lifetime a replacement opens with
+/// the same subscriptions, and the old line is closed once the new one
+/// carries every book in step (make-before-break: no gap, no snapshot);
+/// with `standby`, both lines stay open for good and the first copy of
+/// each message wins. Duplicates are told by the venue's own sequence
+/// ids (`tickwire_venues::sync::lines`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LineSetup {
     /// A warm standby line beside each connection, with the same

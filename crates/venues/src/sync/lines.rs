@@ -100,7 +100,7 @@ impl LineState {
 
     /// What is fed next is the leader's (a REST snapshot, and the diffs
     /// buffered for it).
-    pub(crate) fn from_leader(&mut self) {
+    pub(crate) fn on_leader(&mut self) {
         self.from = self.leader;
     }
 
