@@ -145,14 +145,19 @@ fn standby(venues: impl Iterator<Item = Venue>) {
             (snapshots, 0, 0),
             "{venue}: REST snapshots, resyncs, resubscriptions"
         );
-        let wins: u64 = rig
-            .stats
-            .venues
-            .iter()
-            .flat_map(|v| &v.line_wins)
-            .map(g)
-            .sum();
-        assert!(wins > 0, "{venue}: no message came on both lines");
+        // Book diffs carry the venue's ids where it sequences them: each
+        // that came on both lines counts for the line that brought it
+        // first (Kraken's and Coinbase's books have none to compare).
+        if !matches!(venue, Venue::Kraken | Venue::Coinbase) {
+            let wins: u64 = rig
+                .stats
+                .venues
+                .iter()
+                .flat_map(|v| &v.line_wins)
+                .map(g)
+                .sum();
+            assert!(wins > 0, "{venue}: no message came on both lines");
+        }
         assert_trades_once(&rig);
         rig.books_match_the_simulator();
     }

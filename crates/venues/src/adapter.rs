@@ -49,6 +49,10 @@ struct Carried {
     /// The highest trade id and quote id emitted.
     trade: u64,
     quote: u64,
+    /// The highest trade id before the message being handled, and which
+    /// message that is ([`Instruments::message`]).
+    floor: u64,
+    floor_of: u64,
     /// The last first arrival (a trade's or a book diff's id, its receive
     /// stamp, its line), to measure the other line's copy against.
     first: (u64, u64, Line),
@@ -79,6 +83,8 @@ pub(crate) struct Instruments {
     rejection: String,
     /// The line the message being handled came on.
     from: Line,
+    /// Counts the messages whose trades were read (see [`Carried::floor`]).
+    message: u64,
     /// The latest second arrival's lead, until taken.
     lead: Option<Lead>,
 }
@@ -119,6 +125,7 @@ impl Instruments {
             index,
             rejection: String::with_capacity(REJECTION_TEXT),
             from: 0,
+            message: 0,
             lead: None,
         }
     }
@@ -181,14 +188,9 @@ impl Instruments {
             }
             c.open = open;
             if let Some(sync) = instrument.sync.as_mut() {
-                let stamp = Stamp {
-                    id: InstrumentId(i as u32),
-                    exchange_ns: 0,
-                    recv_tsc,
-                };
-                let mut verdict = Verdict::new(stamp, emit);
-                sync.lines_changed(open, &mut |e| verdict.on(e));
-                verdict.finish(sync);
+                book_verdict(i, sync, recv_tsc, emit, |sync, on| {
+                    sync.lines_changed(open, &mut { on })
+                });
             }
         }
     }
@@ -201,6 +203,17 @@ impl Instruments {
                 .get(i)
                 .and_then(|inst| inst.sync.as_ref())
                 .is_none_or(|sync| sync.line_ready(line))
+        })
+    }
+
+    /// Whether `line` has lost a book of `instruments` to a fault of its
+    /// own ([`BookSync::line_broken`]).
+    pub(crate) fn line_broken(&self, instruments: &[usize], line: Line) -> bool {
+        instruments.iter().any(|&i| {
+            self.list
+                .get(i)
+                .and_then(|inst| inst.sync.as_ref())
+                .is_some_and(|sync| sync.line_broken(line))
         })
     }
 
@@ -252,6 +265,7 @@ impl Instruments {
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) -> Result<Outcome, DecodeError> {
+        self.message = self.message.wrapping_add(1);
         let mut outcome = Outcome::Ignored;
         for trade in trades {
             let t = trade?;
@@ -259,8 +273,14 @@ impl Instruments {
                 continue;
             };
             let i = id.0 as usize;
-            let c = self.list[i].lines;
-            let fresh = Self::fresh(&c, self.from, t.trade_id, c.trade);
+            // Against the highest id before this message: a batch need not
+            // come in id order.
+            let c = &mut self.list[i].lines;
+            if c.floor_of != self.message {
+                (c.floor, c.floor_of) = (c.trade, self.message);
+            }
+            let c = *c;
+            let fresh = Self::fresh(&c, self.from, t.trade_id, c.floor);
             if c.both() && t.trade_id != 0 {
                 self.arrived(i, t.trade_id, recv_tsc, fresh);
             }
@@ -268,7 +288,8 @@ impl Instruments {
                 outcome = Outcome::Data;
                 continue;
             }
-            self.list[i].lines.trade = c.trade.max(t.trade_id);
+            let mark = &mut self.list[i].lines.trade;
+            *mark = (*mark).max(t.trade_id);
             let spec = &self.list[i].spec;
             let level = crate::decimal::level(t.price, t.size, spec.price_scale, spec.size_scale)
                 .map_err(|e| e.at(id))?;
@@ -492,13 +513,7 @@ impl Instruments {
     ) {
         for (i, instrument) in self.list.iter_mut().enumerate() {
             if let Some(sync) = instrument.sync.as_mut() {
-                let stamp = Stamp {
-                    id: InstrumentId(i as u32),
-                    exchange_ns: 0,
-                    recv_tsc,
-                };
-                let mut verdict = Verdict::new(stamp, emit);
-                f(sync, &mut |e| verdict.on(e));
+                book_verdict(i, sync, recv_tsc, emit, &mut f);
             }
         }
     }
@@ -515,6 +530,26 @@ impl Instruments {
         });
         self.each_book(recv_tsc, emit, |sync, mut on| sync.disconnected(&mut on));
     }
+}
+
+/// Runs `f` on book `i`'s engine outside any message (a disconnect, a
+/// line change): what it says is emitted stamped for that book, and a book
+/// that became valid is said whole ([`Verdict::finish`]).
+fn book_verdict<E: FnMut(Event)>(
+    i: usize,
+    sync: &mut BookSync,
+    recv_tsc: u64,
+    emit: &mut E,
+    f: impl FnOnce(&mut BookSync, &mut dyn FnMut(SyncEvent)),
+) {
+    let stamp = Stamp {
+        id: InstrumentId(i as u32),
+        exchange_ns: 0,
+        recv_tsc,
+    };
+    let mut verdict = Verdict::new(stamp, emit);
+    f(sync, &mut |e| verdict.on(e));
+    verdict.finish(sync);
 }
 
 /// One trade as a venue sends it, for [`Instruments::trades`].
@@ -796,6 +831,12 @@ pub trait VenueAdapter {
     /// replacement is in step, and the old line may be closed.
     fn line_ready(&self, instruments: &[usize], line: Line) -> bool;
 
+    /// Whether `line`, the one the books of `instruments` do not follow,
+    /// has lost a shadow book to a fault of its own (Kraken's checksum, a
+    /// gap in Coinbase's `sequence_num`) and should be opened again to
+    /// bring a snapshot of its own.
+    fn line_broken(&self, instruments: &[usize], line: Line) -> bool;
+
     /// The lead of the latest message that came on both lines, taken.
     fn take_lead(&mut self) -> Option<Lead>;
 }
@@ -866,6 +907,10 @@ macro_rules! venue_adapter {
 
             fn line_ready(&self, instruments: &[usize], line: $crate::sync::Line) -> bool {
                 self.instruments.line_ready(instruments, line)
+            }
+
+            fn line_broken(&self, instruments: &[usize], line: $crate::sync::Line) -> bool {
+                self.instruments.line_broken(instruments, line)
             }
 
             fn take_lead(&mut self) -> Option<$crate::adapter::Lead> {

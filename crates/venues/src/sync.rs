@@ -412,6 +412,7 @@ impl BookSync {
             self.state = State::Valid {
                 last: last_update_id,
             };
+            self.in_step(Arrival::Other);
             emit(SyncEvent::Valid {
                 update_id: last_update_id,
             });
@@ -585,6 +586,7 @@ impl BookSync {
                 } else if bridges {
                     self.apply(seq, levels, emit)?;
                     if self.is_valid() {
+                        self.in_step(Arrival::Applied(seq.last));
                         emit(SyncEvent::Valid {
                             update_id: seq.last,
                         });
@@ -616,12 +618,10 @@ impl BookSync {
                     Chain::Kraken | Chain::Coinbase => (false, true, last, 0),
                     Chain::Bybit => (seq.last <= last, seq.last == last + 1, last + 1, seq.last),
                 };
-                if self.duplicate(last, seq.last) {
-                    Ok(())
-                } else if old {
-                    self.old_diffs += 1;
-                    Ok(())
-                } else if chained {
+                // Chained first: a venue's reset of its ids (OKX's
+                // `seqId` below `prevSeqId` in maintenance) chains, and is
+                // no copy.
+                if chained && !old {
                     self.apply(seq, levels, emit)?;
                     if self.is_valid() {
                         self.in_step(Arrival::Applied(seq.last));
@@ -629,6 +629,11 @@ impl BookSync {
                             update_id: seq.last,
                         });
                     }
+                    Ok(())
+                } else if self.duplicate(last, seq.last) {
+                    Ok(())
+                } else if old {
+                    self.old_diffs += 1;
                     Ok(())
                 } else if self.ahead() {
                     Ok(())

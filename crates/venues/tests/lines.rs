@@ -120,3 +120,37 @@ fn book_diffs_that_come_twice_are_applied_once() {
     );
     assert_eq!(a.book(InstrumentId(0)).unwrap().levels(Side::Bid).len(), 4);
 }
+
+/// A message's trades are each compared with the highest id emitted
+/// before the message: a batch out of id order loses none of them.
+#[test]
+fn a_batch_out_of_id_order_is_emitted_whole() {
+    let mut a =
+        tickwire_venues::kraken::v2::Adapter::new(&[InstrumentSpec::new("BTC/USD", 1, 8, 0)]);
+    a.lines_changed(&[0], [true, true], 0, &mut |_| {});
+    let trade = |id: u64| {
+        format!(
+            r#"{{"symbol":"BTC/USD","side":"buy","price":45283.5,"qty":0.00027625,"ord_type":"limit","trade_id":{id},"timestamp":"2023-10-06T17:35:55.440295Z"}}"#
+        )
+    };
+    let batch = |ids: &[u64]| {
+        let data: Vec<String> = ids.iter().map(|&id| trade(id)).collect();
+        format!(
+            r#"{{"channel":"trade","type":"update","data":[{}]}}"#,
+            data.join(",")
+        )
+    };
+    let ids = |events: Vec<Event>| -> Vec<u64> {
+        events
+            .iter()
+            .filter_map(|e| match e.kind {
+                Kind::Trade { trade_id, .. } => Some(trade_id),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(ids(feed(&mut a, 0, &batch(&[5, 4]), 1)), [5, 4]);
+    // Line 1's copy of the batch: nothing new.
+    assert!(ids(feed(&mut a, 1, &batch(&[5, 4]), 2)).is_empty());
+    assert_eq!(ids(feed(&mut a, 1, &batch(&[7, 6]), 3)), [7, 6]);
+}

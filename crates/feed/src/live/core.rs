@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use tickwire_net::{
-    Conn, ConnId, Disconnect, Handler, Payload, Reconnect, ResponseHead, Role, Stamps,
+    CloseCode, Conn, ConnId, Disconnect, Handler, Payload, Reconnect, ResponseHead, Role, Stamps,
 };
 use tickwire_sim::{SendStamps, StreamKind};
 use tickwire_tsc::{Calibration, Clock, Counter, Recorder, Stage};
@@ -483,8 +483,11 @@ impl Handler for Core {
             let _ = conn.send_text(&text);
             self.record(recording::Kind::Sent, conn.id(), tsc, text.as_bytes());
         }
-        // Every subscription sent again: a retry of refused ones is done.
-        self.recovery.sent(v, p, frames);
+        // Every subscription sent again: a retry of refused ones is done
+        // (the retries are the leader's: another line opening leaves them).
+        if self.venues[v].lines[p].leader == line {
+            self.recovery.sent(v, p, frames);
+        }
     }
 
     fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, mut stamps: Stamps) {
@@ -524,6 +527,16 @@ impl Handler for Core {
                 let _ = conn.send_text(text);
             }
             Ok(Outcome::Ignored) => FeedStats::add(&self.stats.ignored, 1),
+            Ok(Outcome::Rejected)
+                if self.venues[v].lines[p].both() && self.venues[v].lines[p].leader != line =>
+            {
+                // The other line's subscription was refused: its retries
+                // would go on the leader, so the line is closed instead,
+                // and opened again (standby) or replaced later.
+                FeedStats::add(&self.stats.rejections, 1);
+                FeedStats::add(&self.stats.venues[v].rejections, 1);
+                let _ = conn.close(CloseCode::POLICY_VIOLATION, "a subscription was refused");
+            }
             Ok(Outcome::Rejected) => self.refused(v, p),
             // A reply to a request (Binance's `{"result":null,"id":N}`):
             // one of the connection's subscriptions was accepted.
@@ -690,10 +703,10 @@ impl Handler for Core {
                         "its other line carries its books"
                     };
                     self.failures.connection(at, reason, then, Instant::now());
-                    FeedStats::add(&self.stats.reconnects, 1);
-                    FeedStats::add(&self.stats.venues[v].reconnects, 1);
-                    self.venues[v].recorder.add(Counter::Reconnects, 1);
                     if again {
+                        FeedStats::add(&self.stats.reconnects, 1);
+                        FeedStats::add(&self.stats.venues[v].reconnects, 1);
+                        self.venues[v].recorder.add(Counter::Reconnects, 1);
                         Reconnect::Yes
                     } else {
                         self.links.remove(&id);

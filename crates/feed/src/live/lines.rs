@@ -143,8 +143,19 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
     }
 
     /// What is due at `now`, given whether each line could carry the
-    /// plan's books alone (`ready`).
-    pub(crate) fn due(&self, now: Instant, ready: impl Fn(Line) -> bool) -> Option<Due> {
+    /// plan's books alone (`ready`), and whether the line the books do not
+    /// follow has lost one to a fault of its own (`broken`: it is closed,
+    /// and opened again for a snapshot of its own).
+    pub(crate) fn due(
+        &self,
+        now: Instant,
+        ready: impl Fn(Line) -> bool,
+        broken: impl Fn(Line) -> bool,
+    ) -> Option<Due> {
+        let follower = 1 - self.leader;
+        if self.both() && !self.retiring.iter().any(|&r| r) && broken(follower) {
+            return Some(Due::Retire(follower));
+        }
         if self.standby {
             // A standby line closed on purpose is opened again at once.
             if let Some(l) = (0..2).find(|&l| self.ids[l].is_none()) {
@@ -206,29 +217,41 @@ mod tests {
         let mut p = PlanLines::new(id(0), None, Some(life));
         p.opened(0, t0);
         // Deadline 18 s, replacement from 14 s.
-        assert_eq!(p.due(t0 + Duration::from_secs(13), |_| true), None);
         assert_eq!(
-            p.due(t0 + Duration::from_secs(14), |_| true),
+            p.due(t0 + Duration::from_secs(13), |_| true, |_| false),
+            None
+        );
+        assert_eq!(
+            p.due(t0 + Duration::from_secs(14), |_| true, |_| false),
             Some(Due::Open(1))
         );
         p.set_id(1, id(1));
         // Opened, not yet upgraded: nothing.
-        assert_eq!(p.due(t0 + Duration::from_secs(15), |_| true), None);
+        assert_eq!(
+            p.due(t0 + Duration::from_secs(15), |_| true, |_| false),
+            None
+        );
         p.opened(1, t0 + Duration::from_secs(15));
         assert!(p.both());
         assert_eq!(p.leader, 0);
-        assert_eq!(p.due(t0 + Duration::from_secs(15), |_| false), None);
         assert_eq!(
-            p.due(t0 + Duration::from_secs(15), |l| l == 1),
+            p.due(t0 + Duration::from_secs(15), |_| false, |_| false),
+            None
+        );
+        assert_eq!(
+            p.due(t0 + Duration::from_secs(15), |l| l == 1, |_| false),
             Some(Due::Retire(0))
         );
         // Not ready by the deadline: retired anyway.
         assert_eq!(
-            p.due(t0 + Duration::from_secs(18), |_| false),
+            p.due(t0 + Duration::from_secs(18), |_| false, |_| false),
             Some(Due::Retire(0))
         );
         p.retire(0);
-        assert_eq!(p.due(t0 + Duration::from_secs(18), |_| true), None);
+        assert_eq!(
+            p.due(t0 + Duration::from_secs(18), |_| true, |_| false),
+            None
+        );
         assert!(
             !p.closed(0, t0 + Duration::from_secs(18)),
             "not reconnected"
@@ -249,9 +272,12 @@ mod tests {
         p.opened(1, t0);
         // The replacement fails: not reconnected; another after a pause.
         assert!(!p.closed(1, t0 + Duration::from_secs(14)));
-        assert_eq!(p.due(t0 + Duration::from_millis(14_500), |_| true), None);
         assert_eq!(
-            p.due(t0 + Duration::from_secs(15), |_| true),
+            p.due(t0 + Duration::from_millis(14_500), |_| true, |_| false),
+            None
+        );
+        assert_eq!(
+            p.due(t0 + Duration::from_secs(15), |_| true, |_| false),
             Some(Due::Open(1))
         );
     }
@@ -266,16 +292,29 @@ mod tests {
         assert!(p.closed(1, t0), "a standby line is reconnected");
         p.opened(1, t0);
         let at = t0 + Duration::from_secs(14);
-        assert_eq!(p.due(at, |_| true), Some(Due::Retire(0)));
+        assert_eq!(p.due(at, |_| true, |_| false), Some(Due::Retire(0)));
         // Line 1 not in step: line 0 waits.
-        assert_eq!(p.due(at, |l| l == 0), Some(Due::Retire(1)));
+        assert_eq!(p.due(at, |l| l == 0, |_| false), Some(Due::Retire(1)));
         p.retire(0);
         assert!(!p.closed(0, at));
-        assert_eq!(p.due(at, |_| true), Some(Due::Open(0)));
+        assert_eq!(p.due(at, |_| true, |_| false), Some(Due::Open(0)));
         p.set_id(0, id(2));
         // Line 0 back but not in step: line 1 waits for it.
         p.opened(0, at);
-        assert_eq!(p.due(at, |l| l == 1), None);
-        assert_eq!(p.due(at, |_| true), Some(Due::Retire(1)));
+        assert_eq!(p.due(at, |l| l == 1, |_| false), None);
+        assert_eq!(p.due(at, |_| true, |_| false), Some(Due::Retire(1)));
+    }
+
+    #[test]
+    fn a_line_that_lost_a_shadow_book_is_opened_again() {
+        let t0 = Instant::now();
+        let mut p = PlanLines::new(id(0), Some(id(1)), None);
+        p.opened(0, t0);
+        p.opened(1, t0);
+        assert_eq!(p.due(t0, |_| true, |_| false), None);
+        assert_eq!(p.due(t0, |_| true, |l| l == 1), Some(Due::Retire(1)));
+        p.retire(1);
+        assert!(!p.closed(1, t0));
+        assert_eq!(p.due(t0, |_| true, |_| false), Some(Due::Open(1)));
     }
 }

@@ -119,14 +119,17 @@ impl Feed {
     /// carries in step ([`lines::PlanLines::due`]).
     pub(super) fn lines_due(&mut self, now: Instant) {
         self.next_lines = Some(now + LINES_EVERY);
-        let mut changed = false;
         for v in 0..self.targets.len() {
             for p in 0..self.targets[v].len() {
                 let due = {
                     let state = &self.driver.handler().venues[v];
                     let adapter = state.adapter.adapter_ref();
                     let instruments = &state.plans[p].instruments;
-                    state.lines[p].due(now, |l| adapter.line_ready(instruments, l))
+                    state.lines[p].due(
+                        now,
+                        |l| adapter.line_ready(instruments, l),
+                        |l| adapter.line_broken(instruments, l),
+                    )
                 };
                 match due {
                     Some(lines::Due::Open(line)) => match self.open_line(v, p, line) {
@@ -150,23 +153,25 @@ impl Feed {
                                 CloseCode::NORMAL,
                                 "replaced before the venue's connection lifetime",
                             );
-                            changed = true;
                         }
                     }
                     None => {}
                 }
             }
         }
-        if changed {
-            // A retired line's pings go with it.
-            let venues = &self.driver.handler().venues;
-            self.pings.retain(|t| {
-                venues.iter().any(|v| {
+        // A line closed for good (retired, or a failed replacement) takes
+        // its pings with it.
+        let core = self.driver.handler();
+        let live = |id: &ConnId| {
+            core.links.contains_key(id)
+                && core.venues.iter().any(|v| {
                     v.lines
                         .iter()
-                        .any(|l| l.line_of(t.id).is_some_and(|n| !l.retiring[n as usize]))
+                        .any(|l| l.line_of(*id).is_some_and(|n| !l.retiring[n as usize]))
                 })
-            });
+        };
+        if self.pings.iter().any(|t| !live(&t.id)) {
+            self.pings.retain(|t| live(&t.id));
         }
     }
 }

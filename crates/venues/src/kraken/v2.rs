@@ -674,7 +674,13 @@ impl Adapter {
     }
 }
 
-crate::adapter::venue_adapter!(Adapter);
+// With every line down, as at a disconnect: precisions are kept, and the
+// books wait for none.
+crate::adapter::venue_adapter!(Adapter, |a: &mut Adapter, open: [bool; 2]| {
+    if !open[0] && !open[1] {
+        a.waiting.fill(false);
+    }
+});
 
 #[cfg(test)]
 mod tests;

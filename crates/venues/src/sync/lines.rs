@@ -10,15 +10,19 @@
 //!   it; one the book already holds is dropped as a duplicate.
 //! - A diff that does not chain (it is ahead: the line skipped one, or
 //!   was subscribed after the book's last update) is dropped while the
-//!   other line is in step: the other line is expected to bring the
-//!   missing diffs, after which this line's next diffs chain again. Only
-//!   when both lines are ahead of the book is it a gap.
+//!   other line is in step (its latest diff was applied or held already):
+//!   the other line is expected to bring the missing diffs, after which
+//!   this line's next diffs chain again. When the other line is ahead too,
+//!   or not known to be in step, it is a gap.
 //! - The book follows one line, its *leader*: its recovery (a snapshot
 //!   asked for in band, a resubscription) is on that line, and while the
 //!   book is not valid the other line's messages are ignored. An in-band
 //!   snapshot from the other line is not needed while the book is valid.
 //! - When the leader goes down the book follows the other line, with no
-//!   gap: the other line is at most behind, and catches up.
+//!   gap if that line was in step: it is at most behind, and its copies of
+//!   what the book holds are dropped while it catches up. A line that
+//!   never showed it carries the book (still subscribing, refused) cannot
+//!   take it over: the book is disconnected.
 //!
 //! Venues whose book messages carry no sequence (Kraken; Coinbase, whose
 //! `sequence_num` counts a connection's own messages) cannot tell a
@@ -71,6 +75,14 @@ pub(crate) struct LineState {
     skipped: bool,
     /// What the latest diff did.
     arrival: Arrival,
+    /// The shadow was dropped for a fault of its line (a checksum that
+    /// differs, a gap in that connection's sequence): the line should be
+    /// opened again, for a snapshot of its own.
+    shadow_lost: bool,
+    /// The book's leader went down and the other line carries it now: a
+    /// diff it holds already is that line catching up, until the line's
+    /// first diff applied.
+    catching_up: bool,
 }
 
 /// A book kept from the other line's messages alone.
@@ -107,6 +119,7 @@ impl LineState {
     /// A message is being fed: nothing skipped yet.
     pub(crate) fn start(&mut self) {
         self.skipped = false;
+        self.arrival = Arrival::Other;
     }
 
     /// The message just fed left the book alone (asked once, by the
@@ -163,6 +176,7 @@ impl BookSync {
             if open[l] != was[l] {
                 self.lines.heard[l] = false;
                 self.lines.ahead[l] = false;
+                self.lines.shadow_lost = false;
             }
         }
         if open[0] && open[1] && !sequenced(self.chain) && self.lines.shadow.is_none() {
@@ -207,7 +221,17 @@ impl BookSync {
             } else {
                 self.ask_again(emit);
             }
-        } else if !self.is_valid() && self.chain.in_band_snapshot() {
+        } else if self.is_valid() {
+            if self.lines.heard[leader as usize] {
+                // At most behind: its copies of what the book holds are
+                // dropped until it catches up.
+                self.lines.catching_up = true;
+            } else {
+                // It never showed it carries this book (still subscribing,
+                // refused, ahead): the book cannot be said in step.
+                self.disconnected(emit);
+            }
+        } else if self.chain.in_band_snapshot() {
             self.ask_again(emit);
         }
         // A REST book not valid yet keeps its buffered diffs and its fetch:
@@ -248,12 +272,19 @@ impl BookSync {
         self.is_valid() && self.lines.heard[l] && !self.lines.ahead[l]
     }
 
+    /// Whether `line`, not the leader, has lost this book's shadow to a
+    /// fault of its own and should be opened again.
+    pub fn line_broken(&self, line: Line) -> bool {
+        line & 1 != self.lines.leader && self.lines.both() && self.lines.shadow_lost
+    }
+
     /// Something that concerns every book of `line` (a gap in that
     /// connection's own sequence): the book's [`invalidate_all`](Self::invalidate_all)
     /// if it follows that line, else the shadow kept from it is dropped.
     pub fn invalidate_line(&mut self, line: Line, why: Resync, emit: &mut impl FnMut(SyncEvent)) {
         if self.lines.both() && line & 1 != self.lines.leader {
             self.lines.heard[(line & 1) as usize] = false;
+            self.lines.shadow_lost |= self.lines.shadow.is_some();
             self.forget_shadow();
         } else {
             self.invalidate_all(why, emit);
@@ -274,7 +305,10 @@ impl BookSync {
     /// A diff on a valid book, up to `last`, that the book holds already
     /// while both lines are open: dropped as a duplicate.
     pub(super) fn duplicate(&mut self, last_applied: u64, last: u64) -> bool {
-        if self.lines.both() && sequenced(self.chain) && last <= last_applied {
+        if (self.lines.both() || self.lines.catching_up)
+            && sequenced(self.chain)
+            && last <= last_applied
+        {
             self.duplicate_diffs += 1;
             self.lines.skipped = true;
             self.in_step(Arrival::Duplicate(last));
@@ -285,6 +319,9 @@ impl BookSync {
 
     /// The line's latest diff was applied or held already.
     pub(super) fn in_step(&mut self, arrival: Arrival) {
+        if matches!(arrival, Arrival::Applied(_)) {
+            self.lines.catching_up = false;
+        }
         let l = self.lines.from as usize;
         self.lines.heard[l] = true;
         self.lines.ahead[l] = false;
@@ -302,7 +339,9 @@ impl BookSync {
         }
         self.lines.ahead[l] = true;
         self.lines.heard[l] = false;
-        if self.lines.ahead[1 - l] {
+        if self.lines.ahead[1 - l] || !self.lines.heard[1 - l] {
+            // The other line is ahead too, or not known to be in step:
+            // nothing will bring what is missing.
             return false;
         }
         self.ahead_diffs += 1;
@@ -355,6 +394,7 @@ impl BookSync {
                 Err(e) => {
                     shadow.valid = false;
                     shadow.book.clear();
+                    self.lines.shadow_lost = true;
                     return Err(e);
                 }
             }
@@ -366,6 +406,9 @@ impl BookSync {
         }
         shadow.valid = !shadow.book.is_crossed() && shadow.book.is_exact();
         shadow.last = update_id;
+        if snapshot && shadow.valid {
+            self.lines.shadow_lost = false;
+        }
         Ok(true)
     }
 
@@ -384,6 +427,7 @@ impl BookSync {
         if !matched {
             shadow.valid = false;
             shadow.book.clear();
+            self.lines.shadow_lost = true;
         }
         matched
     }

@@ -122,6 +122,8 @@ fn a_line_ahead_waits_for_the_other_and_both_ahead_is_a_gap() {
 #[test]
 fn the_leader_going_down_leaves_the_book_to_the_other_line_without_a_gap() {
     let mut s = two_lines();
+    // Line 1 brings a copy of 10: it is in step, one behind.
+    assert!(diff(&mut s, 1, 10, 10, 90).is_empty());
     diff(&mut s, 0, 11, 11, 91);
     assert!(run(&mut s, |s, e| s.lines_changed([false, true], &mut { e })).is_empty());
     assert_eq!(s.leader(), 1);
@@ -144,8 +146,8 @@ fn the_leader_going_down_leaves_the_book_to_the_other_line_without_a_gap() {
 #[test]
 fn the_other_line_is_ignored_while_the_book_recovers() {
     let mut s = two_lines();
-    diff(&mut s, 0, 12, 12, 92);
-    let ev = diff(&mut s, 1, 12, 12, 92);
+    // Line 1 has brought nothing yet: line 0 skipping 11 is a gap at once.
+    let ev = diff(&mut s, 0, 12, 12, 92);
     assert!(matches!(ev[0], SyncEvent::Gap(_)), "{ev:?}");
     // The diff that showed the gap waits for the snapshot; line 1 is not
     // the leader, so its next diffs are not even buffered.
@@ -224,6 +226,9 @@ fn without_a_sequence_the_other_line_keeps_a_shadow_that_takes_over() {
             .any(|_| true)
     );
     assert!(!s.line_ready(1) && s.is_valid());
+    // Nothing brings it back but a snapshot of its own: the line is to be
+    // opened again.
+    assert!(s.line_broken(1) && !s.line_broken(0));
     // Its next snapshot brings it back; the leader goes down; the shadow
     // becomes the book, said as `Valid`, with no gap.
     feed(
@@ -232,6 +237,7 @@ fn without_a_sequence_the_other_line_keeps_a_shadow_that_takes_over() {
         true,
         vec![lv(Side::Bid, 98, 1), lv(Side::Ask, 101, 1)],
     );
+    assert!(!s.line_broken(1), "its own snapshot mends it");
     let ev = run(&mut s, |s, e| s.lines_changed([false, true], &mut { e }));
     assert_eq!(ev, [SyncEvent::Valid { update_id: 0 }]);
     assert_eq!(bids(&s), [98]);
@@ -285,4 +291,85 @@ fn a_rest_snapshot_bridges_the_leaders_buffered_diffs_whatever_came_last() {
         .unwrap()
     });
     assert_eq!(ev, [SyncEvent::Valid { update_id: 11 }]);
+}
+
+/// Binance futures chain by `pu`: a line one diff behind when the leader
+/// goes down brings a copy that does not chain; it is dropped while the
+/// line catches up, not taken for a gap. A line never heard takes no book
+/// over: the book is disconnected rather than left frozen.
+#[test]
+fn a_line_behind_catches_up_and_a_line_never_heard_takes_nothing_over() {
+    let futures = |s: &mut BookSync, line: Line, pu: u64, u: u64| {
+        s.set_line(line);
+        let seq = Seq {
+            first: pu + 1,
+            last: u,
+            prev: Some(pu),
+        };
+        run(s, |s, e| {
+            s.on_diff(seq, [lv(Side::Bid, u as i64, 1)], &mut { e })
+                .unwrap()
+        })
+    };
+    let mut s = engine(Chain::BinanceFutures);
+    run(&mut s, |s, e| s.lines_changed([true, false], &mut { e }));
+    futures(&mut s, 0, 9, 10);
+    run(&mut s, |s, e| {
+        s.on_snapshot_at(
+            10,
+            Limit::Whole,
+            [lv(Side::Bid, 1, 1), lv(Side::Ask, 101, 1)],
+            &mut { e },
+        )
+        .unwrap()
+    });
+    assert!(s.is_valid());
+    run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
+    futures(&mut s, 1, 9, 10);
+    futures(&mut s, 0, 10, 11);
+    futures(&mut s, 0, 11, 12);
+    futures(&mut s, 1, 10, 11);
+    // Line 1 is one behind (it has brought 11, not 12) when line 0 goes.
+    assert!(run(&mut s, |s, e| s.lines_changed([false, true], &mut { e })).is_empty());
+    assert!(futures(&mut s, 1, 11, 12).is_empty(), "a copy, not a gap");
+    assert_eq!(
+        futures(&mut s, 1, 12, 13),
+        [SyncEvent::Updated { update_id: 13 }]
+    );
+    // Line 0 comes back and is never heard before line 1 goes: the book
+    // is disconnected, not left valid on a line that may never carry it.
+    run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
+    let ev = run(&mut s, |s, e| s.lines_changed([true, false], &mut { e }));
+    assert_eq!(ev, [SyncEvent::Gap(Resync::Disconnected)]);
+}
+
+/// OKX resets its ids in maintenance (`seqId` below `prevSeqId`): with
+/// both lines open, the reset chains and is applied, not dropped as a
+/// copy of an older diff.
+#[test]
+fn a_reset_of_the_venues_ids_chains_with_both_lines_open() {
+    let okx = |s: &mut BookSync, line: Line, prev: u64, id: u64| {
+        s.set_line(line);
+        let seq = Seq {
+            first: id,
+            last: id,
+            prev: Some(prev),
+        };
+        run(s, |s, e| {
+            s.on_diff(seq, [lv(Side::Bid, 90 + id as i64, 1)], &mut { e })
+                .unwrap()
+        })
+    };
+    let mut s = engine(Chain::OkxSeq);
+    run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
+    s.set_line(0);
+    run(&mut s, |s, e| {
+        s.on_snapshot(50, [lv(Side::Bid, 80, 1), lv(Side::Ask, 200, 1)], &mut {
+            e
+        })
+        .unwrap()
+    });
+    assert_eq!(okx(&mut s, 0, 50, 3), [SyncEvent::Updated { update_id: 3 }]);
+    assert!(okx(&mut s, 1, 50, 3).is_empty(), "line 1's copy");
+    assert_eq!(okx(&mut s, 1, 3, 4), [SyncEvent::Updated { update_id: 4 }]);
 }
