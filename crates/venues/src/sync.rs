@@ -632,6 +632,9 @@ impl BookSync {
                     Ok(())
                 } else if self.duplicate(last, seq.last) {
                     Ok(())
+                } else if self.stuck() {
+                    self.invalidate(Resync::Sequence { expected, got }, emit);
+                    self.push(seq, levels)
                 } else if old {
                     self.old_diffs += 1;
                     Ok(())

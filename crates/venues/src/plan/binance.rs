@@ -239,7 +239,12 @@ pub fn plan(
                 pace,
                 ping: None,
                 max_silence: silence,
-                max_lifetime: Some(Duration::from_secs(23 * 3600 + 55 * 60)),
+                // "A single connection to stream.binance.com is only valid
+                // for 24 hours; expect to be disconnected at the 24 hour
+                // mark" (Spot WebSocket Streams, General WSS information;
+                // the futures docs say the same of theirs). The feed
+                // replaces it before then.
+                max_lifetime: Some(Duration::from_secs(24 * 3600)),
                 instruments,
                 max_message: DEFAULT_MAX_MESSAGE,
             });

@@ -80,7 +80,8 @@ pub struct ConnectionPlan {
     /// Longer than this without any message means the connection is dead
     /// (the venue's heartbeat or ping interval, with a margin): reconnect.
     pub max_silence: Duration,
-    /// The venue closes connections after this long; reconnect before.
+    /// The venue closes connections after this long (the feed opens a
+    /// replacement before then, make-before-break).
     pub max_lifetime: Option<Duration>,
     /// Indices (into the instruments given) carried by this connection.
     pub instruments: Vec<usize>,

@@ -83,7 +83,14 @@ pub(crate) struct LineState {
     /// diff it holds already is that line catching up, until the line's
     /// first diff applied.
     catching_up: bool,
+    /// Copies in a row while catching up.
+    copies: u32,
 }
+
+/// A line that brings more copies in a row than this while it catches up
+/// is not behind but on another chain (a venue that restarted its ids on
+/// that connection alone): the book gaps rather than stand still.
+const MOST_COPIES: u32 = 64;
 
 /// A book kept from the other line's messages alone.
 #[derive(Debug)]
@@ -226,6 +233,7 @@ impl BookSync {
                 // At most behind: its copies of what the book holds are
                 // dropped until it catches up.
                 self.lines.catching_up = true;
+                self.lines.copies = 0;
             } else {
                 // It never showed it carries this book (still subscribing,
                 // refused, ahead): the book cannot be said in step.
@@ -309,9 +317,26 @@ impl BookSync {
             && sequenced(self.chain)
             && last <= last_applied
         {
+            if self.lines.catching_up && !self.lines.both() {
+                self.lines.copies += 1;
+                if self.lines.copies > MOST_COPIES {
+                    return false;
+                }
+            }
             self.duplicate_diffs += 1;
             self.lines.skipped = true;
             self.in_step(Arrival::Duplicate(last));
+            return true;
+        }
+        false
+    }
+
+    /// The line catching up has brought nothing but copies for too long
+    /// ([`MOST_COPIES`]): it is on another chain.
+    pub(super) fn stuck(&mut self) -> bool {
+        if self.lines.catching_up && self.lines.copies > MOST_COPIES {
+            self.lines.catching_up = false;
+            self.lines.copies = 0;
             return true;
         }
         false
@@ -321,6 +346,7 @@ impl BookSync {
     pub(super) fn in_step(&mut self, arrival: Arrival) {
         if matches!(arrival, Arrival::Applied(_)) {
             self.lines.catching_up = false;
+            self.lines.copies = 0;
         }
         let l = self.lines.from as usize;
         self.lines.heard[l] = true;

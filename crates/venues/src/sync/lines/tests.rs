@@ -373,3 +373,22 @@ fn a_reset_of_the_venues_ids_chains_with_both_lines_open() {
     assert!(okx(&mut s, 1, 50, 3).is_empty(), "line 1's copy");
     assert_eq!(okx(&mut s, 1, 3, 4), [SyncEvent::Updated { update_id: 4 }]);
 }
+
+/// A line that brings nothing but copies after taking the book over is on
+/// another chain (its ids restarted): the book gaps, never stands still.
+#[test]
+fn a_line_of_copies_alone_is_a_gap_not_a_frozen_book() {
+    let mut s = two_lines();
+    // Line 1 in step (a copy of 10), then the leader goes down.
+    diff(&mut s, 1, 10, 10, 90);
+    run(&mut s, |s, e| s.lines_changed([false, true], &mut { e }));
+    // Line 1 restarted its ids: 1, 2, 3... all at or below 10, for ever.
+    let mut said = Vec::new();
+    for n in 1..=MOST_COPIES as u64 + 1 {
+        said.extend(diff(&mut s, 1, n % 10 + 1, n % 10 + 1, 80));
+    }
+    assert!(
+        matches!(said[..], [SyncEvent::Gap(_), SyncEvent::SnapshotNeeded]),
+        "{said:?}"
+    );
+}
