@@ -10,6 +10,14 @@ use crate::json::Levels;
 use crate::plan::BookShape;
 use crate::sync::{Arrival, BookSync, Chain, Line, Resync, SyncConfig, SyncEvent};
 
+mod lines;
+mod venue;
+
+use lines::Carried;
+pub use lines::Lead;
+pub use venue::VenueAdapter;
+pub(crate) use venue::venue_adapter;
+
 /// What an adapter made of one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -36,41 +44,6 @@ pub(crate) struct Instrument {
     pub(crate) sync: Option<BookSync>,
     /// Its trades' and quotes' lines ([`crate::sync::lines`]).
     lines: Carried,
-}
-
-/// The two lines an instrument's trades and quotes may come on, and what
-/// tells a second arrival from a first: the venue's trade and quote ids,
-/// which grow on each instrument. What has no id (0) is taken from the
-/// leading line alone while both are open.
-#[derive(Clone, Copy, Debug, Default)]
-struct Carried {
-    open: [bool; 2],
-    leader: Line,
-    /// The highest trade id and quote id emitted.
-    trade: u64,
-    quote: u64,
-    /// The highest trade id before the message being handled, and which
-    /// message that is ([`Instruments::message`]).
-    floor: u64,
-    floor_of: u64,
-    /// The last first arrival (a trade's or a book diff's id, its receive
-    /// stamp, its line), to measure the other line's copy against.
-    first: (u64, u64, Line),
-}
-
-impl Carried {
-    fn both(&self) -> bool {
-        self.open[0] && self.open[1]
-    }
-}
-
-/// By how much one line's copy of a message came before the other's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Lead {
-    /// The line whose copy came first.
-    pub winner: Line,
-    /// Between the two copies' receive stamps (TSC ticks in tickwire-net).
-    pub ticks: u64,
 }
 
 /// The instruments of one adapter, with their books, all allocated when the
@@ -128,108 +101,6 @@ impl Instruments {
             message: 0,
             lead: None,
         }
-    }
-
-    /// The next messages came on `line`.
-    #[inline]
-    pub(crate) fn set_line(&mut self, line: Line) {
-        self.from = line & 1;
-    }
-
-    /// The line the message being handled came on.
-    pub(crate) fn line(&self) -> Line {
-        self.from
-    }
-
-    /// The latest second arrival's lead, taken.
-    pub(crate) fn take_lead(&mut self) -> Option<Lead> {
-        self.lead.take()
-    }
-
-    /// A first arrival of `key` on instrument `i`, or the other line's
-    /// copy of the last one (its lead noted).
-    fn arrived(&mut self, i: usize, key: u64, recv_tsc: u64, first: bool) {
-        let c = &mut self.list[i].lines;
-        if first {
-            c.first = (key, recv_tsc, self.from);
-        } else if c.first.0 == key && c.first.2 != self.from {
-            self.lead = Some(Lead {
-                winner: c.first.2,
-                ticks: recv_tsc.saturating_sub(c.first.1),
-            });
-        }
-    }
-
-    /// Which of the two lines carrying `instruments` are open now: see
-    /// [`BookSync::lines_changed`]. With neither open, `Disconnected`
-    /// first (for the first of them), as at a disconnect.
-    pub(crate) fn lines_changed(
-        &mut self,
-        instruments: &[usize],
-        open: [bool; 2],
-        recv_tsc: u64,
-        emit: &mut impl FnMut(Event),
-    ) {
-        if !open[0] && !open[1] {
-            emit(Event {
-                instrument: InstrumentId(instruments.first().copied().unwrap_or(0) as u32),
-                exchange_ns: 0,
-                recv_tsc,
-                kind: Kind::Disconnected,
-            });
-        }
-        for &i in instruments {
-            let Some(instrument) = self.list.get_mut(i) else {
-                continue;
-            };
-            let c = &mut instrument.lines;
-            if !open[c.leader as usize] {
-                c.leader = 1 - c.leader;
-            }
-            c.open = open;
-            if let Some(sync) = instrument.sync.as_mut() {
-                book_verdict(i, sync, recv_tsc, emit, |sync, on| {
-                    sync.lines_changed(open, &mut { on })
-                });
-            }
-        }
-    }
-
-    /// Whether `line` could carry every book of `instruments` alone
-    /// ([`BookSync::line_ready`]).
-    pub(crate) fn line_ready(&self, instruments: &[usize], line: Line) -> bool {
-        instruments.iter().all(|&i| {
-            self.list
-                .get(i)
-                .and_then(|inst| inst.sync.as_ref())
-                .is_none_or(|sync| sync.line_ready(line))
-        })
-    }
-
-    /// Whether `line` has lost a book of `instruments` to a fault of its
-    /// own ([`BookSync::line_broken`]).
-    pub(crate) fn line_broken(&self, instruments: &[usize], line: Line) -> bool {
-        instruments.iter().any(|&i| {
-            self.list
-                .get(i)
-                .and_then(|inst| inst.sync.as_ref())
-                .is_some_and(|sync| sync.line_broken(line))
-        })
-    }
-
-    /// Whether a trade or quote with venue id `id` (0: none) that came on
-    /// the current line is new, given the highest id emitted, `seen`:
-    /// while one line is open everything is; while both are, an id not
-    /// above the highest is the other line's copy, and what has no id is
-    /// taken from the leader alone.
-    fn fresh(c: &Carried, from: Line, id: u64, seen: u64) -> bool {
-        if !c.both() {
-            return true;
-        }
-        if id == 0 {
-            return from == c.leader;
-        }
-        id > seen
     }
 
     #[inline]
@@ -777,149 +648,6 @@ fn names(text: &str, symbol: &str) -> bool {
     }
     false
 }
-
-/// What every venue's adapter does, for code that handles several venues
-/// alike (a feed handler, a test). Each adapter also has the same methods
-/// inherently, generic over `emit` (no indirect call per event).
-pub trait VenueAdapter {
-    /// Decodes one text message, `buf[..len]` followed by
-    /// [`INPUT_PADDING`](crate::json::INPUT_PADDING) writable bytes, and
-    /// emits its events.
-    fn on_message(
-        &mut self,
-        buf: &mut [u8],
-        len: usize,
-        recv_tsc: u64,
-        emit: &mut dyn FnMut(Event),
-    ) -> Result<Outcome, DecodeError>;
-
-    /// The connection went down: `Disconnected`, then `Gap` and `Resync`
-    /// for every book that was valid.
-    fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut dyn FnMut(Event));
-
-    /// The instrument the venue calls `symbol`.
-    fn instrument(&self, symbol: &str) -> Option<InstrumentId>;
-
-    /// An instrument's book, while it is valid.
-    fn book(&self, id: InstrumentId) -> Option<&Book>;
-
-    /// The venue's own words on the last request it refused
-    /// ([`Outcome::Rejected`]); empty before any.
-    fn rejection(&self) -> &str;
-
-    /// The next messages come on `line` (0 or 1) of the two connections
-    /// that can carry the same subscriptions: a planned reconnect's
-    /// replacement, or a warm standby line ([`crate::sync::lines`]).
-    /// Messages are taken as line 0's until told otherwise.
-    fn set_line(&mut self, line: Line);
-
-    /// Which of the two lines carrying `instruments` (indices, as a
-    /// connection plan lists them) are open now. A line that opens makes
-    /// messages come twice, and duplicates are dropped; one that goes down
-    /// leaves its books to the other, with no gap where the other can
-    /// carry them. Neither open: `Disconnected`, then as
-    /// [`on_disconnect`](Self::on_disconnect) for these books alone.
-    fn lines_changed(
-        &mut self,
-        instruments: &[usize],
-        open: [bool; 2],
-        recv_tsc: u64,
-        emit: &mut dyn FnMut(Event),
-    );
-
-    /// Whether `line` could carry every book of `instruments` alone: a
-    /// replacement is in step, and the old line may be closed.
-    fn line_ready(&self, instruments: &[usize], line: Line) -> bool;
-
-    /// Whether `line`, the one the books of `instruments` do not follow,
-    /// has lost a shadow book to a fault of its own (Kraken's checksum, a
-    /// gap in Coinbase's `sequence_num`) and should be opened again to
-    /// bring a snapshot of its own.
-    fn line_broken(&self, instruments: &[usize], line: Line) -> bool;
-
-    /// The lead of the latest message that came on both lines, taken.
-    fn take_lead(&mut self) -> Option<Lead>;
-}
-
-macro_rules! venue_adapter {
-    ($t:ty) => {
-        $crate::adapter::venue_adapter!($t, |_a: &mut $t, _open: [bool; 2]| {});
-    };
-    ($t:ty, $on_lines:expr) => {
-        impl $t {
-            /// The instrument the venue calls `symbol`.
-            pub fn instrument(&self, symbol: &str) -> Option<$crate::event::InstrumentId> {
-                self.instruments.find(symbol)
-            }
-
-            /// An instrument's book, while it is valid.
-            pub fn book(&self, id: $crate::event::InstrumentId) -> Option<&$crate::book::Book> {
-                self.instruments.book(id)
-            }
-        }
-
-        impl $crate::adapter::VenueAdapter for $t {
-            fn on_message(
-                &mut self,
-                buf: &mut [u8],
-                len: usize,
-                recv_tsc: u64,
-                mut emit: &mut dyn FnMut($crate::event::Event),
-            ) -> Result<$crate::adapter::Outcome, $crate::DecodeError> {
-                <$t>::on_message(self, buf, len, recv_tsc, &mut emit)
-            }
-
-            fn on_disconnect(
-                &mut self,
-                recv_tsc: u64,
-                mut emit: &mut dyn FnMut($crate::event::Event),
-            ) {
-                <$t>::on_disconnect(self, recv_tsc, &mut emit)
-            }
-
-            fn instrument(&self, symbol: &str) -> Option<$crate::event::InstrumentId> {
-                <$t>::instrument(self, symbol)
-            }
-
-            fn book(&self, id: $crate::event::InstrumentId) -> Option<&$crate::book::Book> {
-                <$t>::book(self, id)
-            }
-
-            fn rejection(&self) -> &str {
-                self.instruments.rejection()
-            }
-
-            fn set_line(&mut self, line: $crate::sync::Line) {
-                self.instruments.set_line(line);
-            }
-
-            fn lines_changed(
-                &mut self,
-                instruments: &[usize],
-                open: [bool; 2],
-                recv_tsc: u64,
-                mut emit: &mut dyn FnMut($crate::event::Event),
-            ) {
-                ($on_lines)(self, open);
-                self.instruments
-                    .lines_changed(instruments, open, recv_tsc, &mut emit);
-            }
-
-            fn line_ready(&self, instruments: &[usize], line: $crate::sync::Line) -> bool {
-                self.instruments.line_ready(instruments, line)
-            }
-
-            fn line_broken(&self, instruments: &[usize], line: $crate::sync::Line) -> bool {
-                self.instruments.line_broken(instruments, line)
-            }
-
-            fn take_lead(&mut self) -> Option<$crate::adapter::Lead> {
-                self.instruments.take_lead()
-            }
-        }
-    };
-}
-pub(crate) use venue_adapter;
 
 /// What the adapters' unit tests share.
 #[cfg(test)]

@@ -1,0 +1,147 @@
+//! An adapter's instruments on two lines (a planned reconnect's
+//! replacement, a standby): the trades and quotes both lines bring are
+//! emitted once, by the venue's ids; the books' lines are the sync
+//! engine's ([`crate::sync::lines`]); the lead of each first copy.
+
+use super::{Instruments, book_verdict};
+use crate::event::{Event, InstrumentId, Kind};
+use crate::sync::Line;
+
+/// The two lines an instrument's trades and quotes may come on, and what
+/// tells a second arrival from a first: the venue's trade and quote ids,
+/// which grow on each instrument. What has no id (0) is taken from the
+/// leading line alone while both are open.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Carried {
+    pub(super) open: [bool; 2],
+    pub(super) leader: Line,
+    /// The highest trade id and quote id emitted.
+    pub(super) trade: u64,
+    pub(super) quote: u64,
+    /// The highest trade id before the message being handled, and which
+    /// message that is ([`Instruments::message`]).
+    pub(super) floor: u64,
+    pub(super) floor_of: u64,
+    /// The last first arrival (a trade's or a book diff's id, its receive
+    /// stamp, its line), to measure the other line's copy against.
+    pub(super) first: (u64, u64, Line),
+}
+
+impl Carried {
+    pub(super) fn both(&self) -> bool {
+        self.open[0] && self.open[1]
+    }
+}
+
+/// By how much one line's copy of a message came before the other's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lead {
+    /// The line whose copy came first.
+    pub winner: Line,
+    /// Between the two copies' receive stamps (TSC ticks in tickwire-net).
+    pub ticks: u64,
+}
+
+impl Instruments {
+    /// The next messages came on `line`.
+    #[inline]
+    pub(crate) fn set_line(&mut self, line: Line) {
+        self.from = line & 1;
+    }
+
+    /// The line the message being handled came on.
+    pub(crate) fn line(&self) -> Line {
+        self.from
+    }
+
+    /// The latest second arrival's lead, taken.
+    pub(crate) fn take_lead(&mut self) -> Option<Lead> {
+        self.lead.take()
+    }
+
+    /// A first arrival of `key` on instrument `i`, or the other line's
+    /// copy of the last one (its lead noted).
+    pub(super) fn arrived(&mut self, i: usize, key: u64, recv_tsc: u64, first: bool) {
+        let c = &mut self.list[i].lines;
+        if first {
+            c.first = (key, recv_tsc, self.from);
+        } else if c.first.0 == key && c.first.2 != self.from {
+            self.lead = Some(Lead {
+                winner: c.first.2,
+                ticks: recv_tsc.saturating_sub(c.first.1),
+            });
+        }
+    }
+
+    /// Which of the two lines carrying `instruments` are open now: see
+    /// [`BookSync::lines_changed`]. With neither open, `Disconnected`
+    /// first (for the first of them), as at a disconnect.
+    pub(crate) fn lines_changed(
+        &mut self,
+        instruments: &[usize],
+        open: [bool; 2],
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) {
+        if !open[0] && !open[1] {
+            emit(Event {
+                instrument: InstrumentId(instruments.first().copied().unwrap_or(0) as u32),
+                exchange_ns: 0,
+                recv_tsc,
+                kind: Kind::Disconnected,
+            });
+        }
+        for &i in instruments {
+            let Some(instrument) = self.list.get_mut(i) else {
+                continue;
+            };
+            let c = &mut instrument.lines;
+            if !open[c.leader as usize] {
+                c.leader = 1 - c.leader;
+            }
+            c.open = open;
+            if let Some(sync) = instrument.sync.as_mut() {
+                book_verdict(i, sync, recv_tsc, emit, |sync, on| {
+                    sync.lines_changed(open, &mut { on })
+                });
+            }
+        }
+    }
+
+    /// Whether `line` could carry every book of `instruments` alone
+    /// ([`BookSync::line_ready`]).
+    pub(crate) fn line_ready(&self, instruments: &[usize], line: Line) -> bool {
+        instruments.iter().all(|&i| {
+            self.list
+                .get(i)
+                .and_then(|inst| inst.sync.as_ref())
+                .is_none_or(|sync| sync.line_ready(line))
+        })
+    }
+
+    /// Whether `line` has lost a book of `instruments` to a fault of its
+    /// own ([`BookSync::line_broken`]).
+    pub(crate) fn line_broken(&self, instruments: &[usize], line: Line) -> bool {
+        instruments.iter().any(|&i| {
+            self.list
+                .get(i)
+                .and_then(|inst| inst.sync.as_ref())
+                .is_some_and(|sync| sync.line_broken(line))
+        })
+    }
+
+    /// Whether a trade or quote with venue id `id` (0: none) that came on
+    /// the current line is new, given the highest id emitted, `seen`:
+    /// while one line is open everything is; while both are, an id not
+    /// above the highest is the other line's copy, and what has no id is
+    /// taken from the leader alone.
+    pub(super) fn fresh(c: &Carried, from: Line, id: u64, seen: u64) -> bool {
+        if !c.both() {
+            return true;
+        }
+        if id == 0 {
+            return from == c.leader;
+        }
+        id > seen
+    }
+}
