@@ -8,11 +8,11 @@ fn seq(first: u64, last: u64) -> Seq {
     }
 }
 
-fn lv(side: Side, p: i64, q: i64) -> LevelResult {
+pub(super) fn lv(side: Side, p: i64, q: i64) -> LevelResult {
     Ok((side, Level::new(p, q)))
 }
 
-fn engine(chain: Chain) -> BookSync {
+pub(super) fn engine(chain: Chain) -> BookSync {
     BookSync::new(
         chain,
         SyncConfig {
@@ -25,7 +25,7 @@ fn engine(chain: Chain) -> BookSync {
     )
 }
 
-fn run(
+pub(super) fn run(
     s: &mut BookSync,
     f: impl FnOnce(&mut BookSync, &mut dyn FnMut(SyncEvent)),
 ) -> Vec<SyncEvent> {

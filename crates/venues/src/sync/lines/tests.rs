@@ -1,32 +1,7 @@
 use super::*;
-use crate::book::{Level, Side, Window};
-use crate::sync::{Seq, SyncConfig};
-
-fn lv(side: Side, p: i64, q: i64) -> LevelResult {
-    Ok((side, Level::new(p, q)))
-}
-
-fn run(
-    s: &mut BookSync,
-    f: impl FnOnce(&mut BookSync, &mut dyn FnMut(SyncEvent)),
-) -> Vec<SyncEvent> {
-    let mut ev = Vec::new();
-    f(s, &mut |e| ev.push(e));
-    ev
-}
-
-fn engine(chain: Chain) -> BookSync {
-    BookSync::new(
-        chain,
-        SyncConfig {
-            depth: 10,
-            keep: 10,
-            window: Window::Client,
-            max_buffered_diffs: 4,
-            max_buffered_levels: 16,
-        },
-    )
-}
+use crate::book::Side;
+use crate::sync::Seq;
+use crate::sync::tests::{engine, lv, run};
 
 /// A Binance spot diff with one bid level: ids `first..=last`.
 fn diff(s: &mut BookSync, line: Line, first: u64, last: u64, price: i64) -> Vec<SyncEvent> {
