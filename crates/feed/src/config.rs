@@ -37,6 +37,10 @@
 //! endpoint = "wss://localhost:9443"   # instead of the venue's host (optional)
 //! rest = "https://localhost:9443"     # REST snapshots from here (optional)
 //! rest_weight_limit = 6000            # REST weight a minute the venue allows (optional; the feed spends half)
+//! standby = true                      # a warm standby line beside each connection (optional)
+//! standby_endpoint = "wss://localhost:9444"   # the standby line connects here (optional)
+//! connection_lifetime_s = 86400       # the venue ends connections this long after they open (optional;
+//!                                     # default the venue's own); each is replaced before, make-before-break
 //! ```
 //!
 //! Every key can be overridden from the environment:
@@ -55,7 +59,7 @@ use tickwire_net::{Endpoint, PollMode};
 use tickwire_venues::InstrumentSpec;
 use tickwire_venues::plan::Channels;
 
-use crate::live::{VenueSetup, plans, rest_limit_problem};
+use crate::live::{LineSetup, VenueSetup, plans, rest_limit_problem};
 use crate::replay::Venue;
 
 /// A configuration that cannot be used: which key, and what is wrong.
@@ -156,6 +160,9 @@ struct RawVenue {
     endpoint: Option<String>,
     rest: Option<String>,
     rest_weight_limit: Option<u32>,
+    standby: Option<bool>,
+    standby_endpoint: Option<String>,
+    connection_lifetime_s: Option<u64>,
 }
 
 /// The metrics exporter's settings.
@@ -514,9 +521,27 @@ impl FeedConfig {
             if !(channels.trades || channels.quotes || channels.books) {
                 return Err(error(key("trades"), "trades, quotes and books are all off"));
             }
-            for (k, url) in [("endpoint", &v.endpoint), ("rest", &v.rest)] {
+            let standby = v.standby.unwrap_or(false);
+            if v.standby_endpoint.is_some() && !standby {
+                return Err(error(
+                    key("standby_endpoint"),
+                    "a standby endpoint without `standby = true`",
+                ));
+            }
+            if v.connection_lifetime_s.is_some_and(|s| s < 2) {
+                return Err(error(
+                    key("connection_lifetime_s"),
+                    "at least 2 (seconds): a replacement needs time to come in step",
+                ));
+            }
+            for (k, url) in [
+                ("endpoint", &v.endpoint),
+                ("rest", &v.rest),
+                ("standby_endpoint", &v.standby_endpoint),
+            ] {
                 if let Some(url) = url {
-                    let scheme_ok = if k == "endpoint" {
+                    let stream = k != "rest";
+                    let scheme_ok = if stream {
                         url.starts_with("wss://") || url.starts_with("ws://")
                     } else {
                         url.starts_with("https://") || url.starts_with("http://")
@@ -529,7 +554,7 @@ impl FeedConfig {
                             key(k),
                             format!(
                                 "`{url}`: expected {}",
-                                if k == "endpoint" {
+                                if stream {
                                     "wss:// or ws://"
                                 } else {
                                     "https:// or http://"
@@ -555,7 +580,11 @@ impl FeedConfig {
                 endpoint: v.endpoint.clone(),
                 rest: v.rest.clone(),
                 rest_weight_limit: v.rest_weight_limit,
-                lines: Default::default(),
+                lines: LineSetup {
+                    standby,
+                    standby_endpoint: v.standby_endpoint.clone(),
+                    max_lifetime: v.connection_lifetime_s.map(std::time::Duration::from_secs),
+                },
             });
         }
         let mut threads = Vec::new();

@@ -51,6 +51,31 @@ fn a_good_file_is_read_whole() {
 }
 
 #[test]
+fn a_standby_line_and_a_lifetime_are_read() {
+    let c = parse(
+        GOOD,
+        &[
+            ("TICKWIRE_FEED_VENUE_BN_STANDBY", "true"),
+            (
+                "TICKWIRE_FEED_VENUE_BN_STANDBY_ENDPOINT",
+                "wss://localhost:9444",
+            ),
+            ("TICKWIRE_FEED_VENUE_BN_CONNECTION_LIFETIME_S", "600"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        c.venues[0].lines,
+        LineSetup {
+            standby: true,
+            standby_endpoint: Some("wss://localhost:9444".into()),
+            max_lifetime: Some(std::time::Duration::from_secs(600)),
+        }
+    );
+    assert_eq!(c.venues[1].lines, LineSetup::default());
+}
+
+#[test]
 fn environment_variables_override_the_file() {
     let c = parse(
         GOOD,
@@ -104,6 +129,27 @@ fn bad_values_name_their_key() {
             GOOD,
             &[("TICKWIRE_FEED_VENUE_BN_REST", "wss://x")],
             "venue[0].rest",
+        ),
+        (
+            GOOD,
+            &[(
+                "TICKWIRE_FEED_VENUE_BN_STANDBY_ENDPOINT",
+                "wss://localhost:9444",
+            )],
+            "venue[0].standby_endpoint",
+        ),
+        (
+            GOOD,
+            &[
+                ("TICKWIRE_FEED_VENUE_BN_STANDBY", "true"),
+                ("TICKWIRE_FEED_VENUE_BN_STANDBY_ENDPOINT", "https://x"),
+            ],
+            "venue[0].standby_endpoint",
+        ),
+        (
+            GOOD,
+            &[("TICKWIRE_FEED_VENUE_BN_CONNECTION_LIFETIME_S", "1")],
+            "venue[0].connection_lifetime_s",
         ),
         // Smaller than twice a 1000-level spot snapshot's weight (50).
         (
