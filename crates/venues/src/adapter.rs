@@ -13,8 +13,8 @@ use crate::sync::{Arrival, BookSync, Chain, Line, Resync, SyncConfig, SyncEvent}
 mod lines;
 mod venue;
 
-use lines::Carried;
 pub use lines::Lead;
+use lines::{Carried, What};
 pub use venue::VenueAdapter;
 pub(crate) use venue::venue_adapter;
 
@@ -153,7 +153,7 @@ impl Instruments {
             let c = *c;
             let fresh = Self::fresh(&c, self.from, t.trade_id, c.floor);
             if c.both() && t.trade_id != 0 {
-                self.arrived(i, t.trade_id, recv_tsc, fresh);
+                self.arrived(i, What::Trade, t.trade_id, recv_tsc, fresh);
             }
             if !fresh {
                 outcome = Outcome::Data;
@@ -294,8 +294,12 @@ impl Instruments {
         verdict.finish(sync);
         if both {
             match sync.arrival() {
-                Arrival::Applied(key) => self.arrived(id.0 as usize, key, recv_tsc, true),
-                Arrival::Duplicate(key) => self.arrived(id.0 as usize, key, recv_tsc, false),
+                Arrival::Applied(key) => {
+                    self.arrived(id.0 as usize, What::Diff, key, recv_tsc, true)
+                }
+                Arrival::Duplicate(key) => {
+                    self.arrived(id.0 as usize, What::Diff, key, recv_tsc, false)
+                }
                 Arrival::Other => {}
             }
         }

@@ -154,3 +154,33 @@ fn a_batch_out_of_id_order_is_emitted_whole() {
     assert!(ids(feed(&mut a, 1, &batch(&[5, 4]), 2)).is_empty());
     assert_eq!(ids(feed(&mut a, 1, &batch(&[7, 6]), 3)), [7, 6]);
 }
+
+/// A trade's two copies are paired even with a book diff between them.
+#[test]
+fn a_diff_between_a_trades_copies_does_not_hide_its_lead() {
+    let mut a = adapter();
+    feed(&mut a, 0, &depth(10, 10, "99.0"), 1);
+    let body = r#"{"lastUpdateId":9,"bids":[["100.0","1.0"]],"asks":[["101.0","1.0"]]}"#;
+    let mut buf = body.as_bytes().to_vec();
+    buf.resize(body.len() + INPUT_PADDING, b' ');
+    a.on_snapshot_at(
+        InstrumentId(0),
+        Limit::Whole,
+        &mut buf,
+        body.len(),
+        2,
+        &mut |_| {},
+    )
+    .unwrap();
+    a.lines_changed(&[0], [true, true], 3, &mut |_| {});
+    feed(&mut a, 1, &trade(5), 100);
+    feed(&mut a, 1, &depth(11, 11, "98.0"), 110);
+    feed(&mut a, 0, &trade(5), 140);
+    assert_eq!(
+        a.take_lead(),
+        Some(Lead {
+            winner: 1,
+            ticks: 40
+        })
+    );
+}

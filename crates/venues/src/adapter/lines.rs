@@ -22,9 +22,18 @@ pub(super) struct Carried {
     /// message that is ([`Instruments::message`]).
     pub(super) floor: u64,
     pub(super) floor_of: u64,
-    /// The last first arrival (a trade's or a book diff's id, its receive
-    /// stamp, its line), to measure the other line's copy against.
-    pub(super) first: (u64, u64, Line),
+    /// The last first arrival of a trade and of a book diff (its id, its
+    /// receive stamp, its line), to measure the other line's copy against:
+    /// apart, so that a diff between a trade's two copies does not hide
+    /// them.
+    pub(super) first: [(u64, u64, Line); 2],
+}
+
+/// What arrived on a line, for its lead ([`Instruments::arrived`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum What {
+    Trade = 0,
+    Diff = 1,
 }
 
 impl Carried {
@@ -61,14 +70,18 @@ impl Instruments {
 
     /// A first arrival of `key` on instrument `i`, or the other line's
     /// copy of the last one (its lead noted).
-    pub(super) fn arrived(&mut self, i: usize, key: u64, recv_tsc: u64, first: bool) {
-        let c = &mut self.list[i].lines;
+    pub(super) fn arrived(&mut self, i: usize, what: What, key: u64, recv_tsc: u64, first: bool) {
+        // Without an id (Kraken's books), nothing to pair.
+        if key == 0 {
+            return;
+        }
+        let last = &mut self.list[i].lines.first[what as usize];
         if first {
-            c.first = (key, recv_tsc, self.from);
-        } else if c.first.0 == key && c.first.2 != self.from {
+            *last = (key, recv_tsc, self.from);
+        } else if last.0 == key && last.2 != self.from {
             self.lead = Some(Lead {
-                winner: c.first.2,
-                ticks: recv_tsc.saturating_sub(c.first.1),
+                winner: last.2,
+                ticks: recv_tsc.saturating_sub(last.1),
             });
         }
     }
