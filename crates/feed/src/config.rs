@@ -390,6 +390,33 @@ fn key_of_serde(e: &toml::de::Error) -> String {
 }
 
 impl FeedConfig {
+    /// The output files this configuration names by a relative path: the
+    /// latency log, the JSON lines (not `-`), the recording.
+    fn outputs_mut(&mut self) -> impl Iterator<Item = &mut PathBuf> {
+        let jsonl = self.sinks.jsonl.as_mut().filter(|p| p.as_os_str() != "-");
+        [
+            self.metrics.hlog.as_mut(),
+            jsonl,
+            self.record.as_mut().map(|r| &mut r.path),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|p| p.is_relative())
+    }
+
+    /// Whether any output file is named by a relative path (the binary
+    /// puts those in a new run directory: [`crate::runs`]).
+    pub fn relative_outputs(&mut self) -> bool {
+        self.outputs_mut().next().is_some()
+    }
+
+    /// Puts every output named by a relative path under `dir`.
+    pub fn place_outputs(&mut self, dir: &Path) {
+        for path in self.outputs_mut() {
+            *path = dir.join(&*path);
+        }
+    }
+
     /// Reads `path`, applies the process's `TICKWIRE_FEED_*` variables, checks.
     pub fn load(path: &Path) -> Result<FeedConfig, ConfigError> {
         let text = std::fs::read_to_string(path)

@@ -10,6 +10,8 @@
 
 //! - [`replay`]: a recording through the venue adapters, as fast as
 //!   possible or at its own pace.
+//! - [`runs`]: where a command's outputs go: a new `runs/<time>-<command>/`
+//!   for each run, never overwritten, ignored by git.
 //! - [`shm`]: the shared-memory event ring (one writer, any number of
 //!   readers in other processes, overruns detected and counted).
 
@@ -22,6 +24,7 @@ pub mod mirror;
 pub mod recording;
 pub mod replay;
 pub mod runner;
+pub mod runs;
 #[allow(unsafe_code)]
 pub mod shm;
 pub mod sink;

@@ -51,9 +51,11 @@ enum Command {
         /// The configuration file.
         #[arg(long)]
         config: PathBuf,
-        /// The recording's base name (overrides `[record] path`).
+        /// The recording's base name (overrides `[record] path`) [default:
+        /// `[record] path`, or `rec` in the run's directory]. Files that
+        /// exist are never overwritten.
         #[arg(long)]
-        out: PathBuf,
+        out: Option<PathBuf>,
         /// Rotate after this many MiB.
         #[arg(long, default_value_t = 256)]
         max_file_mb: u64,
@@ -75,9 +77,11 @@ enum Command {
         /// Steps sent back to back at each tick.
         #[arg(long, default_value_t = 1)]
         burst: u32,
-        /// Write the throw-away CA certificate that clients must trust here.
-        #[arg(long, default_value = "sim-ca.pem")]
-        ca_out: PathBuf,
+        /// Write the throw-away CA certificate that clients must trust here
+        /// [default: `sim-ca.pem` in a new `runs/<time>-sim/`, also
+        /// reachable as `runs/latest-sim/sim-ca.pem`].
+        #[arg(long)]
+        ca_out: Option<PathBuf>,
         /// Serve plain ws:// and http:// instead of TLS.
         #[arg(long)]
         plain: bool,
@@ -175,9 +179,10 @@ struct DemoArgs {
     /// Spin on the sockets instead of blocking in epoll (burns the core).
     #[arg(long)]
     busy_poll: bool,
-    /// Where to write the latency log (the plot goes next to it, `.svg`).
-    #[arg(long, default_value = "tickwire-demo.hlog")]
-    hlog: PathBuf,
+    /// Where to write the latency log (the plot goes next to it, `.svg`)
+    /// [default: `demo.hlog` in a new `runs/<time>-demo/`].
+    #[arg(long)]
+    hlog: Option<PathBuf>,
     /// Simulate these venues, each with its own simulator, all on the
     /// feed's one thread: `all`, or a comma-separated list (binance-spot,
     /// binance-usdm, binance-coinm, okx, bybit-spot, bybit-linear,
@@ -254,7 +259,7 @@ impl Default for DemoArgs {
             max: None,
             core: None,
             busy_poll: false,
-            hlog: PathBuf::from("tickwire-demo.hlog"),
+            hlog: None,
             venues: None,
             faults: false,
             depth: 20,
@@ -282,6 +287,19 @@ fn demo(args: &DemoArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let hlog = match &args.hlog {
+        Some(path) => path.clone(),
+        None => match tickwire_feed::runs::create("demo") {
+            Ok(dir) => dir.join("demo.hlog"),
+            Err(e) => {
+                eprintln!(
+                    "tickwire-feed demo: cannot make its run directory under {}/: {e}",
+                    tickwire_feed::runs::ROOT
+                );
+                return ExitCode::FAILURE;
+            }
+        },
+    };
     let config = DemoConfig {
         duration: Duration::from_secs(args.seconds),
         rate: args.rate,
@@ -289,7 +307,7 @@ fn demo(args: &DemoArgs) -> ExitCode {
         pregenerate: args.max,
         core: args.core,
         busy_poll: args.busy_poll,
-        hlog: args.hlog.clone(),
+        hlog: hlog.clone(),
         svg: true,
         venues: args.venues.clone().map(|v| v.0).unwrap_or_default(),
         faults: args.faults,
@@ -356,8 +374,8 @@ fn demo(args: &DemoArgs) -> ExitCode {
             }
             println!(
                 "latency log: {}  plot: {}",
-                args.hlog.display(),
-                args.hlog.with_extension("svg").display()
+                hlog.display(),
+                hlog.with_extension("svg").display()
             );
             println!(
                 "stages: exchange = simulator send -> feed read (the wire, TLS write included); \
@@ -392,7 +410,7 @@ fn demo(args: &DemoArgs) -> ExitCode {
     }
 }
 
-fn run(path: &std::path::Path, record: Option<(PathBuf, u64)>, check: bool) -> ExitCode {
+fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bool) -> ExitCode {
     let mut config = match FeedConfig::load(path) {
         Ok(c) => c,
         Err(e) => {
@@ -400,15 +418,39 @@ fn run(path: &std::path::Path, record: Option<(PathBuf, u64)>, check: bool) -> E
             return ExitCode::from(2);
         }
     };
-    if let Some((out, mb)) = record {
+    let command = if record.is_some() { "record" } else { "run" };
+    let mut out = None;
+    if let Some((given, mb)) = record {
         if !(1..=1 << 20).contains(&mb) {
             eprintln!("tickwire-feed record: --max-file-mb {mb}: must be between 1 and 1048576");
             return ExitCode::from(2);
         }
+        let configured = config.record.as_ref().map(|r| r.path.clone());
         config.record = Some(tickwire_feed::config::RecordConfig {
-            path: out,
+            path: configured.unwrap_or_else(|| PathBuf::from("rec")),
             max_file_bytes: mb << 20,
         });
+        out = given;
+    }
+    // The configuration's relative output paths go into a new run
+    // directory; a path given on the command line is used as given.
+    if !check && config.relative_outputs() {
+        match tickwire_feed::runs::create(command) {
+            Ok(dir) => {
+                config.place_outputs(&dir);
+                eprintln!("outputs in {}", dir.display());
+            }
+            Err(e) => {
+                eprintln!(
+                    "tickwire-feed {command}: cannot make its run directory under {}/: {e}",
+                    tickwire_feed::runs::ROOT
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let (Some(out), Some(r)) = (out, config.record.as_mut()) {
+        r.path = out;
     }
     for (n, t) in config.threads.iter().enumerate() {
         let venues: Vec<&str> = t
@@ -499,7 +541,7 @@ struct SimArgs {
     venues: Vec<Venue>,
     rate: u32,
     burst: u32,
-    ca_out: PathBuf,
+    ca_out: Option<PathBuf>,
     plain: bool,
     seed: u64,
     seconds: Option<u64>,
@@ -519,6 +561,20 @@ fn serve_sim(args: SimArgs) -> ExitCode {
         seconds,
         replay,
     } = args;
+    let ca_out = match ca_out {
+        Some(path) => path,
+        None if plain => PathBuf::new(),
+        None => match tickwire_feed::runs::create("sim") {
+            Ok(dir) => dir.join("sim-ca.pem"),
+            Err(e) => {
+                eprintln!(
+                    "tickwire-feed sim: cannot make its run directory under {}/: {e}",
+                    tickwire_feed::runs::ROOT
+                );
+                return ExitCode::FAILURE;
+            }
+        },
+    };
     let ca_out = ca_out.as_path();
     let stop = match stop_on_signals() {
         Ok(s) => s,

@@ -291,7 +291,8 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Starts `<base>.0.twrec` (replacing it if it exists).
+    /// Starts `<base>.0.twrec`; an error if it exists (a recording is never
+    /// overwritten).
     pub fn create(
         base: impl Into<PathBuf>,
         max_file_bytes: u64,
@@ -360,7 +361,23 @@ fn file_name(base: &Path, index: u32) -> PathBuf {
 }
 
 fn start_file(path: &Path, header: Header) -> Result<BufWriter<File>, RecordingError> {
-    let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    // A recording is never overwritten: a file that exists is an error
+    // that names it.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => io::Error::new(
+                e.kind(),
+                format!(
+                    "{} exists: a recording is never overwritten (choose another name)",
+                    path.display()
+                ),
+            ),
+            _ => e,
+        })?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut h = [0u8; FILE_HEADER];
     h[..8].copy_from_slice(&MAGIC);
     h[8..12].copy_from_slice(&VERSION.to_le_bytes());

@@ -351,9 +351,15 @@ fn a_recording_is_served_as_one_venue_only() {
 fn the_example_configs_check_clean() {
     // What the README tells a new user to run first, before connecting.
     let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    // sim.toml trusts the CA that `tickwire-feed sim` writes where it runs.
+    // sim.toml trusts the CA that `tickwire-feed sim` writes in its run
+    // directory.
     let dir = temp_dir("examples");
-    std::fs::write(dir.join("sim-ca.pem"), sim::self_signed().unwrap().1).unwrap();
+    std::fs::create_dir_all(dir.join("runs/latest-sim")).unwrap();
+    std::fs::write(
+        dir.join("runs/latest-sim/sim-ca.pem"),
+        sim::self_signed().unwrap().1,
+    )
+    .unwrap();
     for name in ["feed.toml", "sim.toml"] {
         let mut cmd = bin();
         cmd.current_dir(&dir)

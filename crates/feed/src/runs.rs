@@ -1,0 +1,143 @@
+//! Where a command's outputs go when the command line does not say: one
+//! new directory per run, `runs/<UTC time>-<command>/` under the current
+//! directory, never reused, so no run overwrites another's files.
+//!
+//! - `runs/latest-<command>` is a symbolic link to the newest run of that
+//!   command (replaced atomically), so a second program can find, say,
+//!   the CA certificate of the simulator that is running now
+//!   (`runs/latest-sim/sim-ca.pem`, as `examples/sim.toml` does).
+//! - `runs/.gitignore` ignores everything under `runs/`, so a run inside
+//!   any git checkout leaves `git status` clean.
+//! - A path the user gives (`--hlog`, `--out`, an absolute path in the
+//!   configuration) is used as given; a relative output path in a
+//!   configuration file goes inside the run's directory.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The directory under which every run's directory is made.
+pub const ROOT: &str = "runs";
+
+/// Makes a new run directory for `command` under [`ROOT`] (in the current
+/// directory) and points `runs/latest-<command>` at it.
+pub fn create(command: &str) -> io::Result<PathBuf> {
+    create_in(Path::new(ROOT), command, SystemTime::now())
+}
+
+/// [`create`] under `root`, stamped with `now`.
+pub fn create_in(root: &Path, command: &str, now: SystemTime) -> io::Result<PathBuf> {
+    std::fs::create_dir_all(root)?;
+    let ignore = root.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(
+            &ignore,
+            "# Outputs of tickwire-feed runs; see its README.\n*\n",
+        )?;
+    }
+    let stamp = utc_stamp(now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()));
+    // Two runs in one second get `-2`, `-3`, ...: `create_dir` fails on a
+    // directory that exists, so none is ever shared.
+    let mut n = 1u32;
+    let dir = loop {
+        let name = match n {
+            1 => format!("{stamp}-{command}"),
+            _ => format!("{stamp}-{command}-{n}"),
+        };
+        let dir = root.join(name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => break dir,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    point_latest(root, command, &dir)?;
+    Ok(dir)
+}
+
+/// Replaces `root/latest-<command>` with a link to `dir`: a new link is
+/// made beside it and renamed over it, so a reader never finds none.
+#[cfg(unix)]
+fn point_latest(root: &Path, command: &str, dir: &Path) -> io::Result<()> {
+    let Some(name) = dir.file_name() else {
+        return Ok(());
+    };
+    let link = root.join(format!("latest-{command}"));
+    let temp = root.join(format!(".latest-{command}.{}", std::process::id()));
+    let _ = std::fs::remove_file(&temp);
+    std::os::unix::fs::symlink(name, &temp)?;
+    std::fs::rename(&temp, &link)
+}
+
+#[cfg(not(unix))]
+fn point_latest(_root: &Path, _command: &str, _dir: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+/// `YYYYMMDD-HHMMSS` (UTC) of seconds since the Unix epoch.
+fn utc_stamp(secs: u64) -> String {
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// The proleptic Gregorian date of a day count from 1970-01-01 (Howard
+/// Hinnant's `civil_from_days` algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn stamps_are_utc_dates() {
+        assert_eq!(utc_stamp(0), "19700101-000000");
+        // 2024-02-29 23:59:59 UTC: a leap day.
+        assert_eq!(utc_stamp(1_709_251_199), "20240229-235959");
+        assert_eq!(utc_stamp(1_709_251_200), "20240301-000000");
+    }
+
+    #[test]
+    fn runs_never_share_a_directory_and_latest_follows() {
+        let root = std::env::temp_dir().join(format!("tickwire-runs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let at = UNIX_EPOCH + Duration::from_secs(1_709_251_200);
+        let a = create_in(&root, "demo", at).unwrap();
+        std::fs::write(a.join("out"), "first").unwrap();
+        let b = create_in(&root, "demo", at).unwrap();
+        assert_ne!(a, b);
+        assert!(b.ends_with("20240301-000000-demo-2"), "{}", b.display());
+        assert_eq!(std::fs::read_to_string(a.join("out")).unwrap(), "first");
+        #[cfg(unix)]
+        assert_eq!(
+            std::fs::canonicalize(root.join("latest-demo")).unwrap(),
+            std::fs::canonicalize(&b).unwrap()
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join(".gitignore"))
+                .unwrap()
+                .lines()
+                .last(),
+            Some("*")
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

@@ -1,0 +1,92 @@
+//! A first run as a new user makes it, from the binary: every output goes
+//! into a new run directory under `runs/` (ignored by git, never reused),
+//! nothing lands beside it, and a recording is never overwritten.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tickwire-first-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn two_demos_write_into_two_run_directories_and_nowhere_else() {
+    let cwd = temp_dir("demo");
+    for _ in 0..2 {
+        let out = bin()
+            .current_dir(&cwd)
+            .args(["demo", "--seconds", "1", "--rate", "2000"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+    }
+    assert_eq!(names(&cwd), ["runs"]);
+    let runs = cwd.join("runs");
+    let all = names(&runs);
+    // `<time>-demo`, `<time>-demo-2`: beside `latest-demo` and `.gitignore`.
+    let demos: Vec<&String> = all
+        .iter()
+        .filter(|n| n.starts_with(|c: char| c.is_ascii_digit()) && n.contains("-demo"))
+        .collect();
+    assert_eq!(demos.len(), 2, "{all:?}");
+    for d in &demos {
+        assert_eq!(names(&runs.join(d)), ["demo.hlog", "demo.svg"], "{d}");
+    }
+    assert!(all.contains(&".gitignore".to_string()), "{all:?}");
+    assert!(all.contains(&"latest-demo".to_string()), "{all:?}");
+    // `latest-demo` is the newer of the two (names sort by time, then by
+    // `-2` for a second run in the same second).
+    let newest = demos
+        .iter()
+        .max_by_key(|n| (n.len(), n.to_string()))
+        .unwrap();
+    assert_eq!(
+        std::fs::canonicalize(runs.join("latest-demo")).unwrap(),
+        std::fs::canonicalize(runs.join(newest)).unwrap()
+    );
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
+
+#[test]
+fn record_never_overwrites_a_recording() {
+    let cwd = temp_dir("record");
+    std::fs::write(cwd.join("mine.0.twrec"), b"yesterday's").unwrap();
+    let config = cwd.join("feed.toml");
+    // Nothing listens there: the recording is opened before any connection.
+    std::fs::write(
+        &config,
+        "[[venue]]\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT\"]\n\
+         endpoint = \"wss://127.0.0.1:1\"\nrest = \"https://127.0.0.1:1\"\n",
+    )
+    .unwrap();
+    let out = bin()
+        .current_dir(&cwd)
+        .args(["record", "--config", "feed.toml", "--out", "mine"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("mine.0.twrec exists"), "{stderr}");
+    assert_eq!(
+        std::fs::read(cwd.join("mine.0.twrec")).unwrap(),
+        b"yesterday's"
+    );
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
