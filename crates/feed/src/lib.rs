@@ -1,6 +1,12 @@
-//! The pieces of the `tickwire-feed` binary that other programs (and the
-//! fuzz targets) use too.
+//! The feed handler as a library: the engine the `tickwire-feed` binary
+//! runs, for a bot to embed, and the pieces other programs (and the fuzz
+//! targets) use too.
 //!
+//! - [`Feed`] and [`FeedBuilder`]: venues by name, instruments as the
+//!   configuration writes them, polled on the caller's thread; each
+//!   message's events reach the handler with the books as the message
+//!   left them ([`Update`]); snapshots, resubscriptions, reconnects and
+//!   standby lines are inside. `examples/book_top.rs` is a whole bot.
 //! - [`recording`]: the binary log `tickwire-feed record` writes and
 //!   `replay` reads: every message received or sent, with its receive TSC
 //!   and wall-clock time, CRC-checked, in rotated files.
@@ -17,6 +23,7 @@
 
 #![deny(unsafe_code)]
 
+mod builder;
 pub mod config;
 pub mod demo;
 pub mod live;
@@ -27,5 +34,9 @@ pub mod runner;
 pub mod runs;
 #[allow(unsafe_code)]
 pub mod shm;
+mod simulated;
 pub mod sink;
 pub mod threads;
+
+pub use builder::FeedBuilder;
+pub use live::{Feed, FeedError, Fixed, NoHandler, OnEvent, Update};

@@ -23,6 +23,7 @@ use super::lines::{Line, PlanLines};
 use super::log::{BadInput, Failures, Site, tickwire_log};
 use super::recovery::{Need, Recovery};
 use super::stats::{FeedStats, VenueStats};
+use super::update::{NoHandler, OnEvent, Update};
 use super::{Sinks, VenueSetup};
 use crate::recording::{self, Record};
 
@@ -146,8 +147,9 @@ impl VenueState {
     }
 }
 
-/// The handler: every venue's state, the sinks and the counters.
-pub(crate) struct Core {
+/// The handler: every venue's state, the sinks and the counters, and the
+/// embedding program's handler of events, `user`.
+pub(crate) struct Core<H = NoHandler> {
     pub(crate) venues: Vec<VenueState>,
     pub(crate) links: HashMap<ConnId, Link>,
     pub(crate) sinks: Sinks,
@@ -183,6 +185,13 @@ pub(crate) struct Core {
     /// `Opened` record: a reconnect records `Opened` again, so a recording
     /// read on its own says what every connection was.
     pub(crate) stream_urls: HashMap<ConnId, (String, bool)>,
+    /// The embedding program's handler: each message's events, after the
+    /// message is applied to the books ([`Core::deliver`]).
+    pub(crate) user: H,
+    /// The events of the message being handled, for `user` (unused when
+    /// it wants none); its capacity is kept, so it stops allocating once
+    /// it has held the most events one message brings.
+    pub(crate) batch: Vec<Event>,
 }
 
 fn wall_ns() -> u64 {
@@ -195,7 +204,7 @@ fn conn_number(id: ConnId) -> u32 {
     id.index() as u32
 }
 
-impl Core {
+impl<H: OnEvent> Core<H> {
     pub(crate) fn record(&mut self, kind: recording::Kind, id: ConnId, tsc: u64, payload: &[u8]) {
         if let Some(w) = self.sinks.recording.as_mut() {
             let r = Record {
@@ -224,6 +233,9 @@ struct Emitter<'a> {
     /// The venue's books whose snapshot is wanted or being fetched.
     snapshot_wanted: &'a mut [bool],
     sinks: &'a mut Sinks,
+    /// Where the events go for the embedding program's handler, if it
+    /// wants them.
+    batch: Option<&'a mut Vec<Event>>,
     stats: &'a FeedStats,
     venue_stats: &'a VenueStats,
     valid: &'a mut [bool],
@@ -326,15 +338,19 @@ impl Emitter<'_> {
         if let Some(q) = &self.sinks.queue {
             q.publish(e);
         }
+        if let Some(batch) = self.batch.as_mut() {
+            batch.push(e);
+        }
     }
 }
 
-impl Core {
+impl<H: OnEvent> Core<H> {
     /// Venue `v`'s adapter, and an emitter for its events.
     fn split(&mut self, v: usize) -> (&mut Adapter, Emitter<'_>) {
         let Core {
             venues,
             sinks,
+            batch,
             stats,
             valid,
             recovery,
@@ -357,6 +373,7 @@ impl Core {
             was_valid,
             snapshot_wanted,
             sinks,
+            batch: H::EVENTS.then_some(batch),
             stats,
             venue_stats: &stats.venues[v],
             valid,
@@ -369,6 +386,24 @@ impl Core {
             stopping: *stopping,
         };
         (adapter, emitter)
+    }
+
+    /// Hands the events venue `v`'s adapter just emitted (one message's,
+    /// or a snapshot's, or a line's going down) to the embedding
+    /// program's handler, with the venue's books as they are now.
+    fn deliver(&mut self, v: usize, recv_tsc: u64) {
+        if !H::EVENTS || self.batch.is_empty() {
+            return;
+        }
+        let Core {
+            venues,
+            user,
+            batch,
+            ..
+        } = self;
+        let state = &venues[v];
+        user.on_update(&Update::new(batch, state, v, recv_tsc));
+        batch.clear();
     }
 
     /// The venue refused a request on connection (plan) `p`: said once per
@@ -426,6 +461,7 @@ impl Core {
             .adapter()
             .lines_changed(&instruments, open, tsc, &mut |e| out.emit(e));
         self.venues[v].plans[p].instruments = instruments;
+        self.deliver(v, tsc);
     }
 
     /// The fetch of book `instrument`'s snapshot answered, with one (`ok`)
@@ -460,7 +496,7 @@ fn stamp_key(e: &Event) -> Option<(StreamKind, u64)> {
     }
 }
 
-impl Handler for Core {
+impl<H: OnEvent> Handler for Core<H> {
     fn on_open(&mut self, conn: &mut Conn<'_>) {
         let Some(&Link::Stream(v, p, line)) = self.links.get(&conn.id()) else {
             return;
@@ -578,9 +614,12 @@ impl Handler for Core {
         stamps.handled = clock.now();
         state.recorder.record(&stamps);
         state.recorder.count_message(len);
-        if state.lines[p].both()
-            && let Some(lead) = state.adapter.adapter().take_lead()
-        {
+        let lead = if state.lines[p].both() {
+            state.adapter.adapter().take_lead()
+        } else {
+            None
+        };
+        if let Some(lead) = lead {
             // Which line's copy came first, and by how much.
             let venue = &stats.venues[v];
             FeedStats::add(&venue.line_wins[lead.winner as usize & 1], 1);
@@ -588,6 +627,7 @@ impl Handler for Core {
                 .recorder
                 .record_ns(Stage::Lead, calibration.to_ns(lead.ticks));
         }
+        self.deliver(v, stamps.read_end);
     }
 
     fn on_response(&mut self, id: ConnId, head: ResponseHead, body: &mut [u8], len: usize) {
@@ -664,6 +704,7 @@ impl Handler for Core {
                     .note(&setup.name, &setup.instruments, v, e, len);
             }
         }
+        self.deliver(v, tsc);
     }
 
     fn on_close(&mut self, id: ConnId, _role: Role, reason: &Disconnect) -> Reconnect {

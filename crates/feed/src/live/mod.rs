@@ -33,6 +33,7 @@ mod log;
 mod recovery;
 mod stats;
 mod streams;
+mod update;
 
 use self::budget::{Admit, RestBudget};
 pub(crate) use self::core::Adapter;
@@ -42,6 +43,7 @@ use self::log::{BadInput, Failures};
 use self::recovery::{Due, Need, Recovery};
 pub use self::stats::{FeedStats, LostBy, VenueStats};
 use self::streams::{PingTimer, StreamTarget};
+pub use self::update::{Fixed, NoHandler, OnEvent, Update};
 
 /// The connections a venue's instruments need.
 pub fn plans(
@@ -173,10 +175,12 @@ impl fmt::Display for FeedError {
 
 impl std::error::Error for FeedError {}
 
-/// A feed: venues on one driver. Build it with [`Feed::new`], run it with
-/// [`Feed::run`] on the thread it should live on.
-pub struct Feed {
-    driver: Driver<Core>,
+/// A feed: venues on one driver. Build it with [`Feed::builder`] (or
+/// [`Feed::new`]), then call [`Feed::poll`] in a loop, or [`Feed::run`],
+/// on the thread it should live on. `H` gets each message's events with
+/// the books as the message left them ([`Update`]).
+pub struct Feed<H = NoHandler> {
+    driver: Driver<Core<H>>,
     pings: Vec<PingTimer>,
     /// Where each venue's (by position) plans connect, and how.
     targets: Vec<Vec<StreamTarget>>,
@@ -196,9 +200,12 @@ pub struct Feed {
     /// Recoveries due, taken from the handler each poll (allocated once,
     /// one entry for each book and connection).
     due: Vec<(usize, Due)>,
+    /// What lives as long as the feed: the simulators it was built
+    /// against ([`FeedBuilder::simulated`]).
+    pub(crate) keep: Vec<Box<dyn std::any::Any + Send>>,
 }
 
-impl fmt::Debug for Feed {
+impl<H> fmt::Debug for Feed<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Feed")
             .field("instruments", &self.names.len())
@@ -327,7 +334,8 @@ fn feed_net(mut net: NetConfig, venues: &[VenueSetup], streams: usize) -> NetCon
 
 impl Feed {
     /// Plans every venue's connections, allocates every adapter, book,
-    /// recorder and connection slot, and starts connecting.
+    /// recorder and connection slot, and starts connecting. Its events go
+    /// to `sinks` only.
     pub fn new(
         venues: Vec<VenueSetup>,
         net: NetConfig,
@@ -337,6 +345,33 @@ impl Feed {
         send_stamps: Option<(Arc<SendStamps>, Vec<String>)>,
         first_instrument: u32,
     ) -> Result<Feed, FeedError> {
+        Feed::with_handler(
+            venues,
+            net,
+            tls,
+            metrics,
+            sinks,
+            send_stamps,
+            first_instrument,
+            NoHandler,
+        )
+    }
+}
+
+impl<H: OnEvent> Feed<H> {
+    /// [`Feed::new`] with a handler that gets each message's events, on
+    /// the feed's thread, after the books took them.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_handler(
+        venues: Vec<VenueSetup>,
+        net: NetConfig,
+        tls: &TlsConfig,
+        metrics: &Metrics,
+        sinks: Sinks,
+        send_stamps: Option<(Arc<SendStamps>, Vec<String>)>,
+        first_instrument: u32,
+        user: H,
+    ) -> Result<Feed<H>, FeedError> {
         let mut states = Vec::new();
         let mut names = Vec::new();
         let mut fetches = Vec::new();
@@ -479,6 +514,10 @@ impl Feed {
             failures: Failures::new(tls.describe()),
             record_errors: 0,
             stream_urls: HashMap::new(),
+            user,
+            // The most events one message brings, in the venues' usual
+            // messages; a larger one grows it once.
+            batch: Vec::with_capacity(if H::EVENTS { 4096 } else { 0 }),
         };
         let driver = Driver::new(net, tls, core).map_err(|e| FeedError::Setup(e.to_string()))?;
         let mut targets = Vec::new();
@@ -502,6 +541,7 @@ impl Feed {
             fetch_wait: None,
             names,
             due: Vec::with_capacity(recoveries),
+            keep: Vec::new(),
         };
         for v in 0..feed.targets.len() {
             for p in 0..feed.targets[v].len() {
@@ -529,6 +569,33 @@ impl Feed {
         &self.names
     }
 
+    /// The handler given to the builder.
+    pub fn handler(&self) -> &H {
+        &self.driver.handler().user
+    }
+
+    /// The handler given to the builder, to change between polls.
+    pub fn handler_mut(&mut self) -> &mut H {
+        &mut self.driver.handler_mut().user
+    }
+
+    /// A book by its venue's name and its symbol, while valid.
+    pub fn book_of(&self, venue: &str, symbol: &str) -> Option<&tickwire_venues::book::Book> {
+        let (v, state) = self
+            .driver
+            .handler()
+            .venues
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.setup.name == venue)?;
+        let i = state
+            .setup
+            .instruments
+            .iter()
+            .position(|i| i.symbol == symbol)?;
+        self.book(v, InstrumentId(i as u32))
+    }
+
     /// A venue's (by position) instrument's book, while valid.
     pub fn book(
         &self,
@@ -554,10 +621,16 @@ impl Feed {
             .map_or("", |v| v.adapter.adapter_ref().rejection())
     }
 
-    /// One poll of the driver, then the chores: snapshot fetches asked for,
+    /// One poll of the driver (waiting at most 10 ms, or not at all when
+    /// the network configuration busy-polls), the handler called for each
+    /// message, then the chores: snapshot fetches asked for,
     /// resubscriptions due and application pings due.
     pub fn poll(&mut self) -> std::io::Result<()> {
-        self.driver.poll_timeout(Duration::from_millis(10))?;
+        if self.driver.config().poll_mode.spins() {
+            self.driver.poll_once()?;
+        } else {
+            self.driver.poll_timeout(Duration::from_millis(10))?;
+        }
         self.chores();
         Ok(())
     }
@@ -733,14 +806,8 @@ impl Feed {
     /// waits up to `linger` for the closes to complete. Returns the sinks
     /// (flush or finish them).
     pub fn run(mut self, stop: &AtomicBool, linger: Duration) -> std::io::Result<Sinks> {
-        let spin = self.driver.config().poll_mode.spins();
         while !stop.load(Ordering::Relaxed) {
-            if spin {
-                self.driver.poll_once()?;
-            } else {
-                self.driver.poll_timeout(Duration::from_millis(10))?;
-            }
-            self.chores();
+            self.poll()?;
         }
         self.shutdown(linger)
     }

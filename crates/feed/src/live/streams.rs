@@ -11,7 +11,7 @@ use tickwire_venues::plan::ConnectionPlan;
 use super::core::Link;
 use super::lines::{self, Line};
 use super::log::tickwire_log;
-use super::{Feed, FeedError, VenueSetup, split_base};
+use super::{Feed, FeedError, OnEvent, VenueSetup, split_base};
 use crate::recording;
 
 /// How often the lines are looked at: a replacement is opened or retired
@@ -71,7 +71,7 @@ impl StreamTarget {
     }
 }
 
-impl Feed {
+impl<H: OnEvent> Feed<H> {
     /// Connects line `line` of venue `v`'s plan `p`: its subscriptions are
     /// sent when it opens, paced as the plan says (the venue's limit on
     /// incoming messages), with its application pings.

@@ -51,6 +51,8 @@ fn binance_core() -> Core {
         rest: vec![RestBudget::unlimited(Instant::now())],
         record_errors: 0,
         stream_urls: HashMap::new(),
+        user: NoHandler,
+        batch: Vec::new(),
     }
 }
 

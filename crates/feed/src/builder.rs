@@ -1,0 +1,285 @@
+//! The embeddable feed's front door: a [`FeedBuilder`] from venue names
+//! and instruments as the configuration file writes them (or from the
+//! file's text itself), to a [`Feed`] that runs on the caller's thread.
+//!
+//! ```no_run
+//! use tickwire_feed::{Feed, Update};
+//!
+//! let mut feed = Feed::builder()
+//!     .venue("binance-spot", &["BTCUSDT:20"])
+//!     .build_with(|u: &Update<'_>| {
+//!         for (id, book) in u.books() {
+//!             if let Some((bid, ask)) = book.top() {
+//!                 println!("{} {}", u.price(id, bid.price), u.price(id, ask.price));
+//!             }
+//!         }
+//!     })?;
+//! loop {
+//!     feed.poll()?; // snapshots, resubscriptions, reconnects: all inside
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::path::PathBuf;
+
+use tickwire_net::{Config as NetConfig, PollMode, TlsConfig};
+use tickwire_tsc::{HistogramConfig, Metrics};
+use tickwire_venues::plan::Channels;
+use tickwire_venues::{InstrumentSpec, Venue};
+
+use crate::config::{self, ConfigError, FeedConfig};
+use crate::live::{Feed, FeedError, LineSetup, NoHandler, OnEvent, Sinks, VenueSetup};
+
+/// Builds a [`Feed`]: its venues, their instruments, and how it connects.
+/// Errors (an unknown venue, a bad instrument) are reported by
+/// [`build`](Self::build), naming what was wrong.
+pub struct FeedBuilder {
+    venues: Vec<VenueSetup>,
+    /// The first mistake, reported at build.
+    error: Option<String>,
+    net: NetConfig,
+    ca_file: Option<PathBuf>,
+    simulated: bool,
+    metrics: Option<Metrics>,
+    sinks: Sinks,
+}
+
+impl Feed {
+    /// A feed of the venues and options the builder is told, on the
+    /// caller's thread.
+    pub fn builder() -> FeedBuilder {
+        FeedBuilder::new()
+    }
+}
+
+impl std::fmt::Debug for FeedBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FeedBuilder")
+            .field("venues", &self.venues)
+            .field("simulated", &self.simulated)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for FeedBuilder {
+    fn default() -> FeedBuilder {
+        FeedBuilder::new()
+    }
+}
+
+impl FeedBuilder {
+    /// No venue yet; the network's defaults; the public certificate roots.
+    pub fn new() -> FeedBuilder {
+        FeedBuilder {
+            venues: Vec::new(),
+            error: None,
+            net: NetConfig::default(),
+            ca_file: None,
+            simulated: false,
+            metrics: None,
+            sinks: Sinks::default(),
+        }
+    }
+
+    /// Every venue of a configuration (see `examples/feed.toml`): its
+    /// venues with their options, its poll mode and extra CA. Its threads,
+    /// sinks and metrics are the binary's and are not used here: this
+    /// feed runs all its venues on the thread that polls it.
+    pub fn from_config(config: &FeedConfig) -> FeedBuilder {
+        let mut b = FeedBuilder::new();
+        b.venues = config.venues.clone();
+        b.net.poll_mode = config.poll;
+        b.ca_file = config.ca_file.clone();
+        b
+    }
+
+    /// [`from_config`](Self::from_config) of a configuration's TOML text
+    /// (no `TICKWIRE_FEED_*` overrides: the text alone).
+    pub fn from_toml(text: &str) -> Result<FeedBuilder, ConfigError> {
+        Ok(FeedBuilder::from_config(&FeedConfig::parse(
+            text,
+            std::iter::empty(),
+        )?))
+    }
+
+    /// A venue by its name (`binance-spot`, `okx`, `bybit-linear`,
+    /// `kraken`, `coinbase`, `deribit`, ...) with its instruments as the
+    /// configuration writes them: `SYMBOL[:BOOK_DEPTH]` or
+    /// `SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:BOOK_DEPTH]`. Trades, quotes
+    /// and books, named after the venue.
+    pub fn venue(mut self, venue: &str, instruments: &[&str]) -> FeedBuilder {
+        let v: Venue = match venue.parse() {
+            Ok(v) => v,
+            Err(e) => return self.fail(format!("venue `{venue}`: {e}")),
+        };
+        let mut specs: Vec<InstrumentSpec> = Vec::new();
+        for text in instruments {
+            match config::parse_instrument(text) {
+                Ok(arg) => specs.push(arg.spec(v)),
+                Err(e) => return self.fail(format!("venue `{venue}`: instrument {e}")),
+            }
+        }
+        if specs.is_empty() {
+            return self.fail(format!("venue `{venue}`: no instrument"));
+        }
+        self.venues.push(VenueSetup {
+            name: v.name().to_owned(),
+            venue: v,
+            instruments: specs,
+            channels: Channels::default(),
+            endpoint: None,
+            rest: None,
+            rest_weight_limit: None,
+            lines: LineSetup::default(),
+        });
+        self
+    }
+
+    /// A venue set up in full (its own name, channels, endpoints, lines).
+    pub fn setup(mut self, setup: VenueSetup) -> FeedBuilder {
+        self.venues.push(setup);
+        self
+    }
+
+    /// A warm standby line beside every venue's connections: the first
+    /// copy of each message wins, and a fault on one line costs no gap.
+    pub fn standby(mut self, on: bool) -> FeedBuilder {
+        for v in &mut self.venues {
+            v.lines.standby = on;
+        }
+        self
+    }
+
+    /// Spin on the sockets instead of blocking in epoll (lowest latency;
+    /// burns the core).
+    pub fn busy_poll(mut self, on: bool) -> FeedBuilder {
+        self.net.poll_mode = if on {
+            PollMode::BusyRead
+        } else {
+            PollMode::Blocking
+        };
+        self
+    }
+
+    /// The network's settings in full (timeouts, pings, buffer sizes).
+    pub fn net(mut self, net: NetConfig) -> FeedBuilder {
+        self.net = net;
+        self
+    }
+
+    /// Trust this CA (PEM file) too, besides the public roots.
+    pub fn ca_file(mut self, path: impl Into<PathBuf>) -> FeedBuilder {
+        self.ca_file = Some(path.into());
+        self
+    }
+
+    /// Record each venue's per-stage latency into these metrics (the
+    /// binary exports them; by default they are kept and not exported).
+    pub fn metrics(mut self, metrics: Metrics) -> FeedBuilder {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Publish events to these sinks too (a JSON Lines queue, the
+    /// shared-memory ring, a recording).
+    pub fn sinks(mut self, sinks: Sinks) -> FeedBuilder {
+        self.sinks = sinks;
+        self
+    }
+
+    /// With `true`, connect every venue to an exchange simulator started
+    /// in this process, over TLS on loopback, speaking that venue's
+    /// protocol, instead of the venue itself: no network needed. The
+    /// simulators stop with the feed.
+    pub fn simulated(mut self, on: bool) -> FeedBuilder {
+        self.simulated = on;
+        self
+    }
+
+    fn fail(mut self, e: String) -> FeedBuilder {
+        self.error.get_or_insert(e);
+        self
+    }
+
+    /// The feed, connecting, with no handler: read its books between polls
+    /// ([`Feed::book_of`]), or its sinks.
+    pub fn build(self) -> Result<Feed, FeedError> {
+        self.build_with(NoHandler)
+    }
+
+    /// The feed, connecting; `handler` gets each message's events on the
+    /// polling thread, after the books took them.
+    pub fn build_with<H: OnEvent>(mut self, handler: H) -> Result<Feed<H>, FeedError> {
+        if let Some(e) = self.error.take() {
+            return Err(FeedError::Setup(e));
+        }
+        if self.venues.is_empty() {
+            return Err(FeedError::Setup("no venue: add one with `venue`".into()));
+        }
+        let mut tls = TlsConfig::webpki_roots();
+        if let Some(ca) = &self.ca_file {
+            tls.add_ca_file(ca)
+                .map_err(|e| FeedError::Setup(format!("CA file {}: {e}", ca.display())))?;
+        }
+        let mut keep: Vec<Box<dyn std::any::Any + Send>> = Vec::new();
+        if self.simulated {
+            let (sims, ca) = crate::simulated::start(&mut self.venues)?;
+            tls = TlsConfig::empty();
+            tls.add_ca_pem(ca.as_bytes())
+                .map_err(|e| FeedError::Setup(e.to_string()))?;
+            keep.extend(sims);
+        }
+        let metrics = self
+            .metrics
+            .unwrap_or_else(|| Metrics::new(HistogramConfig::default()));
+        let mut feed = Feed::with_handler(
+            self.venues,
+            self.net,
+            &tls,
+            &metrics,
+            self.sinks,
+            None,
+            0,
+            handler,
+        )?;
+        feed.keep = keep;
+        Ok(feed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mistakes_are_reported_at_build_naming_them() {
+        let e = Feed::builder()
+            .venue("binance-spot", &["BTCUSDT:x"])
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("BTCUSDT:x"), "{e}");
+        let e = Feed::builder()
+            .venue("nasdaq", &["AAPL"])
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nasdaq"), "{e}");
+        let e = Feed::builder().build().unwrap_err().to_string();
+        assert!(e.contains("no venue"), "{e}");
+    }
+
+    #[test]
+    fn a_toml_text_gives_its_venues() {
+        let b = FeedBuilder::from_toml(
+            "poll = \"busy-read\"\n[[venue]]\nvenue = \"okx\"\ninstruments = [\"BTC-USDT:5\"]\n",
+        )
+        .unwrap();
+        assert_eq!(b.venues.len(), 1);
+        assert_eq!(b.venues[0].venue, Venue::Okx);
+        assert_eq!(b.venues[0].instruments[0].depth, 5);
+        assert_eq!(b.net.poll_mode, PollMode::BusyRead);
+        let e = FeedBuilder::from_toml("[[venue]]\nvenue = 3\n").unwrap_err();
+        assert!(e.to_string().contains("venue"), "{e}");
+    }
+}

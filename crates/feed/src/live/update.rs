@@ -1,0 +1,215 @@
+//! What an embedding program sees of the feed, on the feed's thread: each
+//! message's events, with the books as that message left them.
+//!
+//! A [`Feed`](super::Feed) built with a handler ([`OnEvent`], or any
+//! `FnMut(&Update)`) calls it once per message that brought events (and
+//! once per REST snapshot applied, and once when a line going down ends
+//! books), after the message is applied: [`Update::book`] is the book as
+//! of that message, never a later one. Nothing here allocates or copies
+//! a book: an update borrows the venue's state for the call.
+
+use std::fmt;
+
+use tickwire_venues::book::Book;
+use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind};
+
+use super::core::VenueState;
+
+/// The embedding program's handler of the feed's updates.
+pub trait OnEvent {
+    /// Whether it wants updates at all (a feed that only publishes to its
+    /// sinks keeps no event for it).
+    const EVENTS: bool = true;
+
+    /// One message's events (or a snapshot's, or a line's end), after the
+    /// books took them.
+    fn on_update(&mut self, update: &Update<'_>);
+}
+
+impl<F: FnMut(&Update<'_>)> OnEvent for F {
+    fn on_update(&mut self, update: &Update<'_>) {
+        self(update)
+    }
+}
+
+/// The handler of a feed that only publishes to its sinks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoHandler;
+
+impl OnEvent for NoHandler {
+    const EVENTS: bool = false;
+
+    fn on_update(&mut self, _update: &Update<'_>) {}
+}
+
+/// One message's events from one venue, with that venue's books as the
+/// message left them. Instrument ids are the feed's (the ones in
+/// [`Feed::instruments`](super::Feed::instruments)).
+pub struct Update<'a> {
+    events: &'a [Event],
+    state: &'a VenueState,
+    venue: usize,
+    recv_tsc: u64,
+}
+
+impl<'a> Update<'a> {
+    pub(crate) fn new(
+        events: &'a [Event],
+        state: &'a VenueState,
+        venue: usize,
+        recv_tsc: u64,
+    ) -> Update<'a> {
+        Update {
+            events,
+            state,
+            venue,
+            recv_tsc,
+        }
+    }
+
+    /// The events, in the order the venue's message gave them.
+    pub fn events(&self) -> &'a [Event] {
+        self.events
+    }
+
+    /// The venue's name (`binance-spot`, or the one it was given).
+    pub fn venue(&self) -> &'a str {
+        &self.state.setup.name
+    }
+
+    /// The venue's position in the feed.
+    pub fn venue_index(&self) -> usize {
+        self.venue
+    }
+
+    /// When the message was read: the TSC stamp of the read's end (ticks;
+    /// [`tickwire_tsc::calibration`] turns ticks into nanoseconds).
+    pub fn recv_tsc(&self) -> u64 {
+        self.recv_tsc
+    }
+
+    /// The venue's own index of a feed instrument id, if it is this venue's.
+    fn local(&self, id: InstrumentId) -> Option<usize> {
+        let i = id.0.checked_sub(self.state.base)? as usize;
+        (i < self.state.setup.instruments.len()).then_some(i)
+    }
+
+    /// An instrument's spec: symbol, scales, depth.
+    pub fn spec(&self, id: InstrumentId) -> Option<&'a InstrumentSpec> {
+        self.state.setup.instruments.get(self.local(id)?)
+    }
+
+    /// An instrument's symbol as the venue writes it (empty if it is not
+    /// this venue's).
+    pub fn symbol(&self, id: InstrumentId) -> &'a str {
+        self.spec(id).map_or("", |s| s.symbol.as_str())
+    }
+
+    /// An instrument's book as this message left it, while valid.
+    pub fn book(&self, id: InstrumentId) -> Option<&'a Book> {
+        let local = InstrumentId(self.local(id)? as u32);
+        self.state.adapter.adapter_ref().book(local)
+    }
+
+    /// Every instrument whose book this update changed (a snapshot, a
+    /// delta, the book valid again), with the book, while it is valid;
+    /// each instrument once when its events come together, as a venue's
+    /// message brings them.
+    pub fn books(&self) -> impl Iterator<Item = (InstrumentId, &'a Book)> + 'a {
+        let events = self.events;
+        let this = *self;
+        events
+            .iter()
+            .enumerate()
+            .filter(move |(n, e)| {
+                matches!(
+                    e.kind,
+                    Kind::BookSnapshot { .. } | Kind::BookDelta { .. } | Kind::BookValid { .. }
+                ) && events[*n + 1..]
+                    .first()
+                    .is_none_or(|next| next.instrument != e.instrument)
+            })
+            .filter_map(move |(_, e)| Some((e.instrument, this.book(e.instrument)?)))
+    }
+
+    /// A price of an instrument, in its ticks, as an exact decimal.
+    pub fn price(&self, id: InstrumentId, ticks: i64) -> Fixed {
+        Fixed::new(ticks, self.spec(id).map_or(0, |s| s.price_scale))
+    }
+
+    /// A size of an instrument, in its lots, as an exact decimal.
+    pub fn size(&self, id: InstrumentId, lots: i64) -> Fixed {
+        Fixed::new(lots, self.spec(id).map_or(0, |s| s.size_scale))
+    }
+}
+
+impl Clone for Update<'_> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl Copy for Update<'_> {}
+
+impl fmt::Debug for Update<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Update")
+            .field("venue", &self.venue())
+            .field("events", &self.events)
+            .finish()
+    }
+}
+
+/// An integer and its number of decimals: prints as the exact decimal
+/// (`Fixed::new(6000012, 2)` is `60000.12`), without floating point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fixed {
+    /// The value in units of 10^-scale.
+    pub value: i64,
+    /// Decimal places.
+    pub scale: u8,
+}
+
+impl Fixed {
+    /// `value` × 10^-`scale`.
+    pub fn new(value: i64, scale: u8) -> Fixed {
+        Fixed { value, scale }
+    }
+
+    /// The nearest `f64` (for arithmetic where exactness does not matter).
+    pub fn to_f64(self) -> f64 {
+        self.value as f64 / 10f64.powi(i32::from(self.scale))
+    }
+}
+
+impl fmt::Display for Fixed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = if self.value < 0 { "-" } else { "" };
+        let v = self.value.unsigned_abs();
+        if self.scale == 0 {
+            return write!(f, "{sign}{v}");
+        }
+        let unit = 10u64.pow(u32::from(self.scale.min(19)));
+        write!(
+            f,
+            "{sign}{}.{:0width$}",
+            v / unit,
+            v % unit,
+            width = usize::from(self.scale.min(19))
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fixed;
+
+    #[test]
+    fn fixed_prints_exact_decimals() {
+        assert_eq!(Fixed::new(6_000_012, 2).to_string(), "60000.12");
+        assert_eq!(Fixed::new(5, 3).to_string(), "0.005");
+        assert_eq!(Fixed::new(-5, 3).to_string(), "-0.005");
+        assert_eq!(Fixed::new(42, 0).to_string(), "42");
+        assert_eq!(Fixed::new(i64::MIN, 2).to_string(), "-92233720368547758.08");
+    }
+}

@@ -1,0 +1,61 @@
+//! Exchange simulators started in this process for a feed that asked for
+//! them ([`crate::FeedBuilder::simulated`]): one per venue, over TLS on
+//! loopback, speaking that venue's protocol, with the venue's
+//! instruments. The feed's venues are pointed at them.
+
+use std::any::Any;
+
+use tickwire_sim::{SimConfig, SimInstrument, Simulator};
+
+use crate::live::{FeedError, VenueSetup};
+
+/// Market steps a second each simulator makes (about 1.6 messages each):
+/// a lively market whose every update a person can still watch scroll.
+const RATE: u32 = 200;
+
+/// Starts a simulator for each of `venues` and points the venue at it
+/// (stream, standby and REST endpoints); returns the simulators (they
+/// stop when dropped) and the CA certificate (PEM) to trust.
+pub(crate) fn start(
+    venues: &mut [VenueSetup],
+) -> Result<(Vec<Box<dyn Any + Send>>, String), FeedError> {
+    let (tls, ca) = tickwire_sim::self_signed().map_err(FeedError::Setup)?;
+    let mut sims: Vec<Box<dyn Any + Send>> = Vec::new();
+    for setup in venues.iter_mut() {
+        let known = SimInstrument::pair(setup.venue);
+        let instruments: Vec<SimInstrument> = setup
+            .instruments
+            .iter_mut()
+            .map(|spec| {
+                // The venue's own instrument of that name if the simulator
+                // has one; else the first one's market under this name.
+                let mut sim = known
+                    .iter()
+                    .find(|i| i.symbol == spec.symbol)
+                    .unwrap_or(&known[0])
+                    .clone();
+                sim.symbol.clone_from(&spec.symbol);
+                // The feed's decimals must hold what the simulator sends.
+                spec.price_scale = spec.price_scale.max(sim.price_scale);
+                spec.size_scale = spec.size_scale.max(sim.size_scale);
+                sim
+            })
+            .collect();
+        let sim = Simulator::start(SimConfig {
+            venue: setup.venue,
+            tls: Some(tls.clone()),
+            instruments,
+            rate: RATE,
+            ..SimConfig::default()
+        })
+        .map_err(|e| FeedError::Setup(format!("simulator of {}: {e}", setup.name)))?;
+        let port = sim.addr().port();
+        setup.endpoint = Some(format!("wss://localhost:{port}"));
+        setup.rest = Some(format!("https://localhost:{port}"));
+        if setup.lines.standby {
+            setup.lines.standby_endpoint = setup.endpoint.clone();
+        }
+        sims.push(Box::new(sim));
+    }
+    Ok((sims, ca))
+}

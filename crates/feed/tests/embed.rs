@@ -1,0 +1,133 @@
+//! The feed embedded in a bot, as `examples/book_top.rs` uses it: built by
+//! venue name against in-process simulators, polled on the test's thread,
+//! each message's events handed over with the books as that message left
+//! them. Once warm, polling allocates nothing on the bot's thread.
+
+use std::time::{Duration, Instant};
+
+use tickwire_feed::{Feed, FeedBuilder, Update};
+use tickwire_venues::Kind;
+
+#[global_allocator]
+static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
+
+/// What the bot's handler saw.
+#[derive(Default)]
+struct Seen {
+    updates: u64,
+    /// Updates that changed a valid book.
+    book_updates: u64,
+    /// Each venue's and symbol's last best bid and ask, as printed.
+    tops: Vec<(String, String, String)>,
+    /// A book handed over crossed (never, while valid).
+    crossed: u64,
+    /// Trades seen.
+    trades: u64,
+}
+
+fn poll_until<H: tickwire_feed::OnEvent>(
+    feed: &mut Feed<H>,
+    what: &str,
+    mut done: impl FnMut(&Feed<H>) -> bool,
+) {
+    // A deadline only: generous for a debug build on a busy machine.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !done(feed) {
+        assert!(Instant::now() < deadline, "never: {what}");
+        feed.poll().unwrap();
+    }
+}
+
+#[test]
+fn venues_named_hold_valid_books_read_by_name() {
+    let venues: [(&str, &str); 4] = [
+        ("binance-spot", "BTCUSDT:10"),
+        ("okx", "BTC-USDT:10"),
+        ("kraken", "BTC/USD:10"),
+        ("bybit-linear", "BTCUSDT:10"),
+    ];
+    let mut b = FeedBuilder::new().simulated(true);
+    for (venue, instrument) in venues {
+        b = b.venue(venue, &[instrument]);
+    }
+    // No handler: the bot looks at the books by name between polls.
+    let mut feed = b.build().unwrap();
+    poll_until(&mut feed, "every venue's book valid", |f| {
+        venues.iter().all(|(venue, instrument)| {
+            let symbol = instrument.split(':').next().unwrap();
+            f.book_of(venue, symbol).is_some()
+        })
+    });
+    for (venue, instrument) in venues {
+        let symbol = instrument.split(':').next().unwrap();
+        let book = feed.book_of(venue, symbol).unwrap();
+        let (bid, ask) = book.top().unwrap();
+        assert!(bid.price < ask.price, "{venue} {symbol} crossed");
+        assert_eq!(book.depth(), 10, "{venue} {symbol}");
+    }
+    assert!(feed.book_of("binance-spot", "ETHUSDT").is_none());
+    assert!(feed.book_of("nowhere", "BTCUSDT").is_none());
+}
+
+#[test]
+fn the_handler_sees_each_message_with_its_book_and_polling_allocates_nothing_once_warm() {
+    struct Bot(Seen);
+    impl tickwire_feed::OnEvent for Bot {
+        fn on_update(&mut self, u: &Update<'_>) {
+            let seen = &mut self.0;
+            seen.updates += 1;
+            seen.trades += u
+                .events()
+                .iter()
+                .filter(|e| matches!(e.kind, Kind::Trade { .. }))
+                .count() as u64;
+            for (id, book) in u.books() {
+                seen.book_updates += 1;
+                if book.is_crossed() {
+                    seen.crossed += 1;
+                }
+                if let Some((bid, ask)) = book.top()
+                    && seen.tops.len() < 4
+                {
+                    seen.tops.push((
+                        u.symbol(id).to_owned(),
+                        u.price(id, bid.price).to_string(),
+                        u.price(id, ask.price).to_string(),
+                    ));
+                }
+            }
+        }
+    }
+    let mut feed = Feed::builder()
+        .venue("binance-spot", &["BTCUSDT:20", "ETHUSDT:20"])
+        .simulated(true)
+        .build_with(Bot(Seen::default()))
+        .unwrap();
+    // Warm: both books valid and a few hundred updates through.
+    poll_until(&mut feed, "both books valid and 300 updates", |f| {
+        f.book_of("binance-spot", "BTCUSDT").is_some()
+            && f.book_of("binance-spot", "ETHUSDT").is_some()
+            && f.handler().0.book_updates >= 300
+    });
+    let before = feed.handler().0.updates;
+    let books_before = feed.handler().0.book_updates;
+    let (_, allocations) = tickwire_testkit::allocations(|| {
+        let target = before + 500;
+        poll_until(&mut feed, "500 more updates", |f| {
+            f.handler().0.updates >= target
+        });
+    });
+    let seen = &feed.handler().0;
+    assert_eq!(allocations, 0, "the embedded feed allocated while warm");
+    assert!(seen.book_updates > books_before);
+    assert!(seen.trades > 0, "no trade reached the handler");
+    assert_eq!(seen.crossed, 0);
+    let (symbol, bid, ask) = &seen.tops[0];
+    assert!(symbol == "BTCUSDT" || symbol == "ETHUSDT", "{symbol}");
+    // Exact decimals: Binance's 8 places.
+    assert_eq!(bid.split_once('.').unwrap().1.len(), 8, "{bid}");
+    assert!(
+        bid.parse::<f64>().unwrap() < ask.parse::<f64>().unwrap(),
+        "{bid} {ask}"
+    );
+}
