@@ -378,6 +378,36 @@ fn apply_env(
     Ok(())
 }
 
+/// The dotted key (`sinks.queue`, `venue.standby`) whose value is at byte
+/// `at` of `text`, and its line (1-based): the key before the `=` on that
+/// line, under the nearest table header above it.
+fn key_at(text: &str, at: usize) -> (String, usize) {
+    let before = &text[..at.min(text.len())];
+    let line = before.lines().count().max(1);
+    let start = before.rfind('\n').map_or(0, |n| n + 1);
+    let this = text[start..].lines().next().unwrap_or_default();
+    let Some((key, _)) = this.split_once('=') else {
+        return (String::new(), line);
+    };
+    let key = key.trim().trim_matches('"');
+    let above = &before[..start];
+    let header = above
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['));
+    let key = match header {
+        // An array of tables, `[[venue]]`: which one, as `venue[1]`.
+        Some(h) if h.starts_with("[[") => {
+            let n = above.lines().filter(|l| l.trim() == h).count();
+            format!("{}[{}].{key}", h.trim_matches(['[', ']']).trim(), n - 1)
+        }
+        Some(h) => format!("{}.{key}", h.trim_matches(['[', ']']).trim()),
+        None => key.to_owned(),
+    };
+    (key, line)
+}
+
 /// The key a serde error is about, from its message.
 fn key_of_serde(e: &toml::de::Error) -> String {
     let msg = e.message();
@@ -439,9 +469,30 @@ impl FeedConfig {
                 .unwrap_or_default();
             error(key_of_serde(&e), format!("{}{span}", e.message().trim()))
         })?;
+        // A value of the wrong type in the text: named by its key and line
+        // (the table the overrides go into has no spans).
+        if let Err(e) = toml::from_str::<RawConfig>(text)
+            && let Some(span) = e.span()
+        {
+            let (key, line) = key_at(text, span.start);
+            let key = if key.is_empty() {
+                key_of_serde(&e)
+            } else {
+                key
+            };
+            return Err(error(key, format!("{} (line {line})", e.message().trim())));
+        }
         apply_env(&mut table, env)?;
-        let raw = RawConfig::deserialize(toml::Value::Table(table))
-            .map_err(|e| error(key_of_serde(&e), e.message().trim().to_owned()))?;
+        let raw = RawConfig::deserialize(toml::Value::Table(table)).map_err(|e| {
+            // The text alone is fine: an override made it wrong.
+            error(
+                key_of_serde(&e),
+                format!(
+                    "{} (after the TICKWIRE_FEED_* overrides)",
+                    e.message().trim()
+                ),
+            )
+        })?;
         FeedConfig::check(raw)
     }
 

@@ -71,11 +71,12 @@ enum Command {
         /// The venues to simulate: `all`, or a comma-separated list.
         #[arg(long, value_parser = parse_venues, default_value = "binance-spot")]
         venues: VenueList,
-        /// Market steps per second (about 1.6 messages each).
+        /// Market steps per second (about 1.6 messages each); 0: unlimited,
+        /// as fast as the clients take them.
         #[arg(long, default_value_t = 20_000)]
         rate: u32,
-        /// Steps sent back to back at each tick.
-        #[arg(long, default_value_t = 1)]
+        /// Steps sent back to back at each tick (at least 1).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
         burst: u32,
         /// Write the throw-away CA certificate that clients must trust here
         /// [default: `sim-ca.pem` in a new `runs/<time>-sim/`, also
@@ -159,19 +160,20 @@ enum Command {
 
 #[derive(clap::Args, Clone, Debug)]
 struct DemoArgs {
-    /// How long to run, in seconds.
-    #[arg(long, default_value_t = 10)]
+    /// How long to run, in seconds (at least 1).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     seconds: u64,
-    /// Simulator market steps per second (about 1.6 messages each).
+    /// Simulator market steps per second (about 1.6 messages each); 0:
+    /// unlimited, as fast as the feed takes them.
     #[arg(long, default_value_t = 20_000)]
     rate: u32,
-    /// Simulator steps sent back to back in one write.
-    #[arg(long, default_value_t = 1)]
+    /// Simulator steps sent back to back in one write (at least 1).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     burst: u32,
     /// Measure the feed's ceiling: make this many market steps ahead of
     /// time and send them as fast as the feed takes them (with --burst
     /// messages to a write), then report messages/s with books valid.
-    #[arg(long, value_name = "STEPS")]
+    #[arg(long, value_name = "STEPS", value_parser = at_least_one)]
     max: Option<usize>,
     /// Pin the feed thread to this core [default: the last one].
     #[arg(long)]
@@ -213,6 +215,15 @@ struct DemoArgs {
     /// message wins, and a fault on one line costs no gap.
     #[arg(long, requires = "venues")]
     standby: bool,
+}
+
+/// A count that must not be 0.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// A lifetime in whole seconds, `20` or `20s`, at least 2.
@@ -378,8 +389,14 @@ fn demo(args: &DemoArgs) -> ExitCode {
                 hlog.with_extension("svg").display()
             );
             println!(
-                "stages: exchange = simulator send -> feed read (the wire, TLS write included); \
-                 total = read -> handled"
+                "stages: wake = poll returned -> read starts; read = the read system call; \
+                 tls = in-place decryption; frame = WebSocket frames up to this message; \
+                 json = decoded into events and books; handler = the sinks; \
+                 total = read -> handled; exchange = simulator send -> feed read (the wire)"
+            );
+            println!(
+                "wire-stamped: messages whose simulator send stamp the feed matched, so their \
+                 exchange stage could be measured (the others have none)"
             );
             // With --venues: a venue whose books are not valid and equal to
             // its simulator's at the end, or a fault not recovered from, is
@@ -856,6 +873,17 @@ fn run_replay(
                 secs,
                 stats.messages as f64 / secs
             );
+            // Mostly undecodable: the wrong venue, or decimals too few for
+            // the values it carries. Said, and a failed replay.
+            if stats.messages > 0 && stats.decode_errors * 2 > stats.messages {
+                eprintln!(
+                    "tickwire-feed replay: {} of {} messages could not be decoded: is --venue \
+                     the venue the recording is from, and do the instruments' decimals \
+                     (SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS) hold the prices and sizes it sends?",
+                    stats.decode_errors, stats.messages
+                );
+                return ExitCode::FAILURE;
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -866,6 +894,7 @@ fn run_replay(
 }
 
 fn report(log: &std::path::Path, svg: Option<PathBuf>, no_svg: bool) -> ExitCode {
+    use std::io::Write;
     let report = match Report::read(log) {
         Ok(r) => r,
         Err(e) => {
@@ -873,19 +902,30 @@ fn report(log: &std::path::Path, svg: Option<PathBuf>, no_svg: bool) -> ExitCode
             return ExitCode::FAILURE;
         }
     };
-    print!("{}", report.table());
-    println!(
-        "{} interval histograms, {} series",
-        report.intervals,
-        report.series.len()
-    );
+    // Written, not printed: a reader that stops early (`| head`) ends the
+    // table, not the program with a panic.
+    let mut out = std::io::stdout().lock();
+    let table = write!(out, "{}", report.table()).and_then(|()| {
+        writeln!(
+            out,
+            "{} interval histograms, {} series",
+            report.intervals,
+            report.series.len()
+        )
+    });
+    if let Err(e) = table
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("tickwire-feed report: {e}");
+        return ExitCode::FAILURE;
+    }
     if !no_svg {
         let svg = svg.unwrap_or_else(|| log.with_extension("svg"));
         if let Err(e) = report.write_svg(&svg) {
             eprintln!("tickwire-feed report: {e}");
             return ExitCode::FAILURE;
         }
-        println!("plot written to {}", svg.display());
+        let _ = writeln!(out, "plot written to {}", svg.display());
     }
     ExitCode::SUCCESS
 }

@@ -90,3 +90,54 @@ fn record_never_overwrites_a_recording() {
     );
     std::fs::remove_dir_all(&cwd).unwrap();
 }
+
+#[test]
+fn demo_flags_that_make_no_sense_are_refused_and_zero_rate_is_explained() {
+    for args in [
+        ["demo", "--seconds", "0"],
+        ["demo", "--burst", "0"],
+        ["demo", "--max", "0"],
+    ] {
+        let out = bin().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(args[1]), "{args:?}: {stderr}");
+    }
+    let help = bin().args(["demo", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("0: unlimited"), "{help}");
+}
+
+#[test]
+fn report_into_a_closed_pipe_ends_quietly() {
+    use std::process::Stdio;
+    let dir = temp_dir("report");
+    let log = dir.join("t.hlog");
+    // A latency log to report on, written by a short demo.
+    let out = bin()
+        .current_dir(&dir)
+        .args(["demo", "--seconds", "1", "--rate", "2000", "--hlog"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut child = bin()
+        .args(["report", "--no-svg"])
+        .arg(&log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader is gone before the report has read its log, let alone
+    // written its table, as `| head -n 0` would leave it.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -270,6 +270,33 @@ fn the_replay_command_writes_every_event_as_json_lines() {
 }
 
 #[test]
+fn a_replay_mostly_undecodable_fails_with_a_hint() {
+    let dir = temp_dir("undecodable");
+    let base = dir.join("session");
+    write_session(&base, u64::MAX);
+    // Whole numbers cannot hold the recording's prices and sizes.
+    let run = Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
+        .args([
+            "replay",
+            "--venue",
+            "binance-spot",
+            "--instrument",
+            "BTCUSDT:0:0:100",
+        ])
+        .arg(&base)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("could not be decoded: is --venue"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("PRICE_DECIMALS"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn bad_arguments_name_the_problem_and_exit_2() {
     let feed = env!("CARGO_BIN_EXE_tickwire-feed");
     let run = |args: &[&str]| Command::new(feed).args(args).output().unwrap();

@@ -218,6 +218,22 @@ fn bad_values_name_their_key() {
 }
 
 #[test]
+fn a_value_of_the_wrong_type_names_its_key_and_line() {
+    let text = "poll = \"blocking\"\n[sinks]\nqueue = \"x\"\n";
+    let e = parse(text, &[]).unwrap_err();
+    assert_eq!(e.key, "sinks.queue", "{e}");
+    assert!(e.problem.contains("line 3"), "{e}");
+    let text = "[[venue]]\nvenue = \"okx\"\ninstruments = [\"BTC-USDT\"]\n\
+                [[venue]]\nvenue = \"kraken\"\ninstruments = [\"BTC/USD\"]\nstandby = \"yes\"\n";
+    let e = parse(text, &[]).unwrap_err();
+    assert_eq!(e.key, "venue[1].standby", "{e}");
+    assert!(e.problem.contains("line 7"), "{e}");
+    // From an override: said so.
+    let e = parse(GOOD, &[("TICKWIRE_FEED_SINKS_QUEUE", "\"x\"")]).unwrap_err();
+    assert!(e.problem.contains("TICKWIRE_FEED_"), "{e}");
+}
+
+#[test]
 fn a_syntax_error_says_where() {
     let e = parse("poll = \n", &[]).unwrap_err();
     assert!(e.problem.contains("line 1"), "{e}");
