@@ -5,9 +5,21 @@
 
 use std::any::Any;
 
-use tickwire_sim::{SimConfig, SimInstrument, Simulator};
+use tickwire_sim::{SendStamps, SimConfig, SimInstrument, Simulator, StreamKind};
 
-use crate::live::{FeedError, VenueSetup};
+use crate::live::{FeedError, VenueSetup, WireStamps, WireStream};
+
+/// The simulator's send stamps, for the feed's `exchange` stage.
+impl WireStamps for SendStamps {
+    fn sent(&self, instrument: usize, stream: WireStream, id: u64) -> Option<u64> {
+        let kind = match stream {
+            WireStream::Trade => StreamKind::Trade,
+            WireStream::Quote => StreamKind::BookTicker,
+            WireStream::Depth => StreamKind::Depth,
+        };
+        self.get(instrument, kind, id)
+    }
+}
 
 /// Market steps a second each simulator makes (about 1.6 messages each):
 /// a lively market whose every update a person can still watch scroll.

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup};
+use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup, WireStamps};
 use tickwire_feed::replay::Venue;
 use tickwire_feed::shm;
 use tickwire_feed::sink;
@@ -98,7 +98,7 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
             ring: Some(ring),
             recording: None,
         },
-        Some((simulator.stamps(), symbols)),
+        Some((simulator.stamps() as Arc<dyn WireStamps>, symbols)),
         0,
     )
     .unwrap();

@@ -33,7 +33,7 @@ use tickwire_venues::InstrumentSpec;
 use tickwire_venues::book::Side;
 use tickwire_venues::plan::Channels;
 
-use crate::live::{Feed, FeedStats, LineSetup, Sinks, VenueSetup, VenueStats};
+use crate::live::{Feed, FeedStats, LineSetup, Sinks, VenueSetup, VenueStats, WireStamps};
 use crate::mirror::Mirrors;
 use crate::{sink, threads};
 
@@ -329,7 +329,7 @@ pub fn run(
             .iter()
             .map(|i| i.symbol.clone())
             .collect();
-        (sims[0].sim.stamps(), symbols)
+        (sims[0].sim.stamps() as Arc<dyn WireStamps>, symbols)
     });
     let net = NetConfig {
         send_rate: if plain { None } else { Some(10.0) },

@@ -8,7 +8,6 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tickwire_net::{
     CloseCode, Conn, ConnId, Disconnect, Handler, Payload, Reconnect, ResponseHead, Role, Stamps,
 };
-use tickwire_sim::{SendStamps, StreamKind};
 use tickwire_tsc::{Calibration, Clock, Counter, Recorder, Stage};
 use tickwire_venues::binance::Market;
 use tickwire_venues::book::Limit;
@@ -24,6 +23,7 @@ use super::log::{BadInput, Failures, Site, tickwire_log};
 use super::recovery::{Need, Recovery};
 use super::stats::{FeedStats, VenueStats};
 use super::update::{NoHandler, OnEvent, Update};
+use super::wire::{WireStamps, WireStream};
 use super::{Sinks, VenueSetup};
 use crate::recording::{self, Record};
 
@@ -156,7 +156,7 @@ pub(crate) struct Core<H = NoHandler> {
     pub(crate) stats: Arc<FeedStats>,
     pub(crate) calibration: Calibration,
     pub(crate) clock: Clock,
-    pub(crate) send_stamps: Option<Arc<SendStamps>>,
+    pub(crate) send_stamps: Option<Arc<dyn WireStamps>>,
     /// REST snapshots to fetch: venue, instrument. Each book at most once
     /// ([`VenueState::snapshot_wanted`]): it holds at most one entry per
     /// book, its capacity.
@@ -486,12 +486,12 @@ impl<H: OnEvent> Core<H> {
     }
 }
 
-/// The simulator's key of a message's first event.
-fn stamp_key(e: &Event) -> Option<(StreamKind, u64)> {
+/// The send stamp board's key of a message's first event.
+fn stamp_key(e: &Event) -> Option<(WireStream, u64)> {
     match e.kind {
-        Kind::Trade { trade_id, .. } => Some((StreamKind::Trade, trade_id)),
-        Kind::Quote { update_id, .. } => Some((StreamKind::BookTicker, update_id)),
-        Kind::BookDelta { update_id, .. } => Some((StreamKind::Depth, update_id)),
+        Kind::Trade { trade_id, .. } => Some((WireStream::Trade, trade_id)),
+        Kind::Quote { update_id, .. } => Some((WireStream::Quote, update_id)),
+        Kind::BookDelta { update_id, .. } => Some((WireStream::Depth, update_id)),
         _ => None,
     }
 }
@@ -602,7 +602,7 @@ impl<H: OnEvent> Handler for Core<H> {
             && let Some((kind, id)) = stamp_key(&e)
             // `first` still has the adapter's own (local) instrument id.
             && let Some(Some(n)) = state.sim_index.get(e.instrument.0 as usize)
-            && let Some(sent) = board.get(*n, kind, id)
+            && let Some(sent) = board.sent(*n, kind, id)
         {
             stamps.exchange_unix_ns = calibration.to_unix_ns(sent);
             FeedStats::add(&stats.wire_stamped, 1);

@@ -17,7 +17,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use tickwire_net::{CloseCode, Config as NetConfig, ConnId, Driver, Endpoint, SlotSize, TlsConfig};
-use tickwire_sim::SendStamps;
 use tickwire_tsc::{Clock, Metrics};
 use tickwire_venues::plan::{self, Channels, ConnectionPlan, PlanError};
 use tickwire_venues::{InstrumentId, InstrumentSpec, Venue};
@@ -34,6 +33,7 @@ mod recovery;
 mod stats;
 mod streams;
 mod update;
+mod wire;
 
 use self::budget::{Admit, RestBudget};
 pub(crate) use self::core::Adapter;
@@ -44,6 +44,7 @@ use self::recovery::{Due, Need, Recovery};
 pub use self::stats::{FeedStats, LostBy, VenueStats};
 use self::streams::{PingTimer, StreamTarget};
 pub use self::update::{Fixed, NoHandler, OnEvent, Update};
+pub use self::wire::{WireStamps, WireStream};
 
 /// The connections a venue's instruments need.
 pub fn plans(
@@ -342,7 +343,7 @@ impl Feed {
         tls: &TlsConfig,
         metrics: &Metrics,
         sinks: Sinks,
-        send_stamps: Option<(Arc<SendStamps>, Vec<String>)>,
+        send_stamps: Option<(Arc<dyn WireStamps>, Vec<String>)>,
         first_instrument: u32,
     ) -> Result<Feed, FeedError> {
         Feed::with_handler(
@@ -368,7 +369,7 @@ impl<H: OnEvent> Feed<H> {
         tls: &TlsConfig,
         metrics: &Metrics,
         sinks: Sinks,
-        send_stamps: Option<(Arc<SendStamps>, Vec<String>)>,
+        send_stamps: Option<(Arc<dyn WireStamps>, Vec<String>)>,
         first_instrument: u32,
         user: H,
     ) -> Result<Feed<H>, FeedError> {
