@@ -59,7 +59,14 @@ pub enum Stage {
     /// Where two lines carry the same stream (a standby line, a planned
     /// reconnect's replacement): how long before the second copy of a
     /// message its first copy arrived. Recorded by the application
-    /// ([`Recorder::record_ns`](crate::Recorder::record_ns)), not from
+    #[cfg_attr(
+        feature = "metrics",
+        doc = "([`Recorder::record_ns`](crate::Recorder::record_ns)), not from"
+    )]
+    #[cfg_attr(
+        not(feature = "metrics"),
+        doc = "(`Recorder::record_ns`, with the `metrics` feature), not from"
+    )]
     /// stamps.
     Lead,
 }
