@@ -15,6 +15,7 @@ use tickwire_codec::handshake::{
 };
 use tickwire_codec::{CloseCode, MAX_CONTROL_FRAME_LEN, OpCode, ProtocolError, Role};
 
+use crate::actions::{Actions, Reserve, take_serial, take_slot};
 use crate::config::{Config, Endpoint, PollMode};
 use tickwire_tsc::Clock;
 
@@ -153,7 +154,11 @@ pub struct Driver<H> {
     events: Events,
     ready: Vec<Ready>,
     slots: Vec<Slot>,
+    /// Each slot's (receive buffer, message buffer) sizes, fixed at start.
+    sizes: Vec<(usize, usize)>,
     free: Vec<usize>,
+    /// What callbacks asked for beyond their own connection.
+    actions: Actions,
     listeners: Vec<TcpListener>,
     handler: H,
     config: Config,
@@ -299,12 +304,15 @@ impl<H: Handler> Driver<H> {
             })
             .collect();
         let max_connections = slots.len();
+        let sizes = slots.iter().map(|s| s.sizes).collect();
         Ok(Driver {
             poll,
             events: Events::with_capacity(config.events_capacity.max(1)),
             ready: Vec::with_capacity(config.events_capacity.max(1)),
             slots,
+            sizes,
             free: (0..max_connections).rev().collect(),
+            actions: Actions::new(max_connections, config.outbox_size),
             listeners: Vec::new(),
             handler,
             tls: tls.context().map_err(SetupError::Tls)?,
@@ -372,9 +380,14 @@ impl<H: Handler> Driver<H> {
         fetch: bool,
         need: usize,
     ) -> Result<ConnId, DriverError> {
-        let index = self.take_slot(fetch, need).ok_or(DriverError::NoFreeSlot)?;
-        let serial = self.next_serial;
-        self.next_serial = self.next_serial.wrapping_add(1).max(1);
+        let index =
+            take_slot(&mut self.free, &self.sizes, fetch, need).ok_or(DriverError::NoFreeSlot)?;
+        let serial = take_serial(&mut self.next_serial);
+        Ok(self.start_open(index, serial, endpoint, fetch))
+    }
+
+    /// Starts a client connection or fetch in slot `index`, already taken.
+    fn start_open(&mut self, index: usize, serial: u32, endpoint: Endpoint, fetch: bool) -> ConnId {
         let slot = &mut self.slots[index];
         slot.serial = serial;
         slot.role = Role::Client;
@@ -385,34 +398,29 @@ impl<H: Handler> Driver<H> {
         slot.tx
             .set_pace(self.config.send_rate, self.config.send_burst);
         self.start_connect(index);
-        Ok(self.slots[index].id(index))
+        self.slots[index].id(index)
     }
 
-    /// Takes the smallest free slot whose buffer holds `need` bytes: the
-    /// receive buffer for a fetch (`fetch`), the message buffer for a
-    /// WebSocket. Between slots as large, the one whose other buffer is
-    /// smaller, then the one freed last (its memory is the warmest). A
-    /// server connection asks with `need` 0: a default slot while one is
-    /// free, so that the larger slots stay for the connections sized for
-    /// them.
-    fn take_slot(&mut self, fetch: bool, need: usize) -> Option<usize> {
-        let slots = &self.slots;
-        let size = |i: usize| {
-            let (read, message) = slots[i].sizes;
-            if fetch {
-                (read, message)
-            } else {
-                (message, read)
-            }
-        };
-        let at = self
-            .free
-            .iter()
-            .enumerate()
-            .filter(|&(_, &i)| size(i).0 >= need)
-            .min_by_key(|&(k, &i)| (size(i), std::cmp::Reverse(k)))
-            .map(|(k, _)| k)?;
-        Some(self.free.remove(at))
+    /// Carries out what the last callbacks asked for: the connections and
+    /// fetches whose slots they took, then their messages to other
+    /// connections (one that is not open by now drops its message).
+    fn run_actions(&mut self) {
+        if !self.actions.pending() {
+            return;
+        }
+        while let Some(open) = self.actions.opens.pop() {
+            self.start_open(open.index, open.serial, open.endpoint, open.fetch);
+        }
+        // Taken out while sending (the send borrows the driver), then put
+        // back: the buffers keep their capacity.
+        let mut sends = std::mem::take(&mut self.actions.sends);
+        let bytes = std::mem::take(&mut self.actions.bytes);
+        for q in sends.drain(..) {
+            let _ = self.send(q.id, q.op, &bytes[q.start..q.start + q.len]);
+        }
+        self.actions.sends = sends;
+        self.actions.bytes = bytes;
+        self.actions.bytes.clear();
     }
 
     /// Fetches `endpoint` (`https://host/path?query`, or `http://`) with
@@ -839,7 +847,7 @@ impl<H: Handler> Driver<H> {
                 // Resource exhaustion (EMFILE) and aborted handshakes: try again later.
                 Err(_) => return,
             };
-            let Some(index) = self.take_slot(false, 0) else {
+            let Some(index) = take_slot(&mut self.free, &self.sizes, false, 0) else {
                 drop(stream); // no free slot: refuse
                 continue;
             };
@@ -934,7 +942,11 @@ impl<H: Handler> Driver<H> {
                     Err(e) => return self.end(index, Disconnect::Tls(e)),
                 },
             };
-            if let After::End(reason) = self.process(index) {
+            let after = self.process(index);
+            // What the callbacks asked of other connections, before this
+            // one goes on (or ends).
+            self.run_actions();
+            if let After::End(reason) = after {
                 return self.end(index, reason);
             }
             if matches!(self.slots[index].phase, Phase::Free | Phase::Backoff) {
@@ -1107,9 +1119,16 @@ impl<H: Handler> Driver<H> {
             id,
             out: &mut slot.tx,
             rng: &mut self.rng,
+            reserve: Reserve {
+                free: &mut self.free,
+                sizes: &self.sizes,
+                next_serial: &mut self.next_serial,
+                actions: &mut self.actions,
+            },
         };
         self.handler.on_open(&mut conn);
         self.after_callback(index);
+        self.run_actions();
         After::Continue
     }
 
@@ -1117,6 +1136,10 @@ impl<H: Handler> Driver<H> {
     fn process_frames(&mut self, index: usize) -> After {
         let Driver {
             slots,
+            sizes,
+            free,
+            actions,
+            next_serial,
             handler,
             rng,
             clock,
@@ -1213,6 +1236,12 @@ impl<H: Handler> Driver<H> {
                     id,
                     out: &mut slot.tx,
                     rng,
+                    reserve: Reserve {
+                        free,
+                        sizes,
+                        next_serial,
+                        actions,
+                    },
                 };
                 handler.on_message(&mut conn, payload, stamps);
             }

@@ -11,7 +11,9 @@ use tickwire_codec::{
     CloseCode, EncodeError, OpCode, Role, encode_close, encode_frame, header_len,
 };
 
-use crate::event::ConnId;
+use crate::actions::Reserve;
+use crate::config::Endpoint;
+use crate::event::{ConnId, DriverError};
 use crate::region::Region;
 
 /// Why a send failed.
@@ -251,12 +253,15 @@ fn encode_error(e: EncodeError) -> SendError {
     }
 }
 
-/// A connection, as the handler sees it during a callback: its id, and ways
-/// to send and to close.
+/// A connection, as the handler sees it during a callback: its id, ways
+/// to send and to close, and ways to act on the driver beyond it: fetch,
+/// connect, send to another connection (carried out as soon as the
+/// callback returns, before the driver reads another socket).
 pub struct Conn<'a> {
     pub(crate) id: ConnId,
     pub(crate) out: &'a mut Outgoing,
     pub(crate) rng: &'a mut StdRng,
+    pub(crate) reserve: Reserve<'a>,
 }
 
 impl Conn<'_> {
@@ -293,5 +298,53 @@ impl Conn<'_> {
     pub fn close(&mut self, code: CloseCode, reason: &str) -> Result<(), SendError> {
         self.out.close_request = Some(CloseRequest::new(code, reason)?);
         Ok(())
+    }
+
+    /// Fetches `endpoint` with one GET, as
+    /// [`Driver::fetch`](crate::Driver::fetch) does, from inside the
+    /// callback: its slot is taken now (the id its response will come
+    /// with, in [`Handler::on_response`](crate::Handler::on_response), is
+    /// returned), and it starts as soon as the callback returns. E.g. a
+    /// book's REST snapshot, asked for by the message that found it
+    /// stale.
+    pub fn fetch(&mut self, endpoint: Endpoint) -> Result<ConnId, DriverError> {
+        self.fetch_sized(endpoint, 0)
+    }
+
+    /// [`fetch`](Self::fetch) in a slot whose receive buffer holds a
+    /// response of `max_response` bytes (see
+    /// [`Config::sized_slots`](crate::Config::sized_slots)).
+    pub fn fetch_sized(
+        &mut self,
+        endpoint: Endpoint,
+        max_response: usize,
+    ) -> Result<ConnId, DriverError> {
+        self.reserve
+            .open(endpoint, true, max_response)
+            .ok_or(DriverError::NoFreeSlot)
+    }
+
+    /// Opens another WebSocket connection, as
+    /// [`Driver::connect`](crate::Driver::connect) does, from inside the
+    /// callback: its slot is taken now and it connects as soon as the
+    /// callback returns.
+    pub fn connect(&mut self, endpoint: Endpoint) -> Result<ConnId, DriverError> {
+        self.reserve
+            .open(endpoint, false, 0)
+            .ok_or(DriverError::NoFreeSlot)
+    }
+
+    /// Sends a text message on another connection `id` (or this one) as
+    /// soon as the callback returns; a connection that is not open by then
+    /// drops it. The messages queued by one callback share a buffer the
+    /// size of [`Config::outbox_size`](crate::Config::outbox_size): `Full`
+    /// when it is, `TooLarge` for a message it can never hold.
+    pub fn send_text_to(&mut self, id: ConnId, text: &str) -> Result<(), SendError> {
+        self.reserve.actions.send(id, OpCode::Text, text.as_bytes())
+    }
+
+    /// [`send_text_to`](Self::send_text_to) for a binary message.
+    pub fn send_binary_to(&mut self, id: ConnId, data: &[u8]) -> Result<(), SendError> {
+        self.reserve.actions.send(id, OpCode::Binary, data)
     }
 }

@@ -4,6 +4,7 @@
 #[global_allocator]
 static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
 
+mod actions;
 mod alloc;
 mod fetch;
 mod interop;
