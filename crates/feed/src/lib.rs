@@ -39,4 +39,10 @@ pub mod sink;
 pub mod threads;
 
 pub use builder::FeedBuilder;
+
+/// The README's Rust snippets, compiled (and run where they need no
+/// network) as this crate's doctests, so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeSnippets;
 pub use live::{Feed, FeedError, Fixed, NoHandler, OnEvent, Update};
