@@ -190,7 +190,8 @@ impl FeedBuilder {
     /// With `true`, connect every venue to an exchange simulator started
     /// in this process, over TLS on loopback, speaking that venue's
     /// protocol, instead of the venue itself: no network needed. The
-    /// simulators stop with the feed.
+    /// simulators stop with the feed. Needs the crate's `sim` feature (on
+    /// by default); without it, `build` says so.
     pub fn simulated(mut self, on: bool) -> FeedBuilder {
         self.simulated = on;
         self
@@ -221,13 +222,23 @@ impl FeedBuilder {
             tls.add_ca_file(ca)
                 .map_err(|e| FeedError::Setup(format!("CA file {}: {e}", ca.display())))?;
         }
+        // The simulators, when asked for (none without the `sim` feature).
+        #[cfg_attr(not(feature = "sim"), allow(unused_mut))]
         let mut keep: Vec<Box<dyn std::any::Any + Send>> = Vec::new();
         if self.simulated {
-            let (sims, ca) = crate::simulated::start(&mut self.venues)?;
-            tls = TlsConfig::empty();
-            tls.add_ca_pem(ca.as_bytes())
-                .map_err(|e| FeedError::Setup(e.to_string()))?;
-            keep.extend(sims);
+            #[cfg(feature = "sim")]
+            {
+                let (sims, ca) = crate::simulated::start(&mut self.venues)?;
+                tls = TlsConfig::empty();
+                tls.add_ca_pem(ca.as_bytes())
+                    .map_err(|e| FeedError::Setup(e.to_string()))?;
+                keep.extend(sims);
+            }
+            #[cfg(not(feature = "sim"))]
+            return Err(FeedError::Setup(
+                "simulated: this build of tickwire-feed has no simulator (its `sim` feature)"
+                    .into(),
+            ));
         }
         let metrics = self
             .metrics

@@ -25,6 +25,7 @@
 
 mod builder;
 pub mod config;
+#[cfg(feature = "sim")]
 pub mod demo;
 pub mod live;
 pub mod mirror;
@@ -34,6 +35,7 @@ pub mod runner;
 pub mod runs;
 #[allow(unsafe_code)]
 pub mod shm;
+#[cfg(feature = "sim")]
 mod simulated;
 pub mod sink;
 pub mod threads;

@@ -259,6 +259,7 @@ pub fn replay(
 /// the messages the recording had after it (`snapshots_by`: a feed sent
 /// the script as fast as it takes it buffers no more diffs than the
 /// recorded one did, however long its fetches take).
+#[cfg(feature = "sim")]
 pub fn script(files: &[PathBuf], real_time: bool) -> Result<tickwire_sim::Script, ReplayError> {
     let mut urls: HashMap<u32, String> = HashMap::new();
     let mut fetches: HashSet<u32> = HashSet::new();

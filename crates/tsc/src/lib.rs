@@ -17,12 +17,15 @@
 //! # Features
 //!
 //! - `metrics` (default): the histograms and their export, on
-//!   `hdrhistogram` (with its serialization), `plotters` (SVG), `base64` and
-//!   `httparse`. A library that only stamps (tickwire-net does) depends on
-//!   this crate with `default-features = false` and compiles none of them;
-//!   the workspace's `tickwire-tsc` entry does so too, so a crate of the
+//!   `hdrhistogram` (with its serialization), `base64` and `httparse`. A
+//!   library that only stamps (tickwire-net does) depends on this crate
+//!   with `default-features = false` and compiles none of them; the
+//!   workspace's `tickwire-tsc` entry does so too, so a crate of the
 //!   workspace that records or exports latencies asks for
 //!   `features = ["metrics"]` itself.
+//! - `report` (default; brings `metrics`): `Report`, an `.hlog` read back
+//!   into a percentile table and an SVG plot, on `plotters`. A program
+//!   that exports and never plots leaves it out.
 #![cfg_attr(
     feature = "metrics",
     doc = r#"
@@ -34,8 +37,8 @@ With `metrics`:
 - [`Metrics`] and [`Exporter`]: a thread that collects every interval
   and writes an HdrHistogram interval log (`.hlog`, one tag per stage),
   a Prometheus page on localhost, and a line per stage on stderr.
-- [`Report`]: reads an `.hlog` back into a percentile table and an SVG
-  percentile-distribution plot.
+- `Report` (feature `report`): reads an `.hlog` back into a percentile
+  table and an SVG percentile-distribution plot.
 
 ```no_run
 use tickwire_tsc::{ExportConfig, HistogramConfig, Metrics, Stamps, calibration};
@@ -83,7 +86,7 @@ mod clock;
 mod export;
 #[cfg(feature = "metrics")]
 mod record;
-#[cfg(feature = "metrics")]
+#[cfg(feature = "report")]
 mod report;
 mod stage;
 
@@ -97,6 +100,6 @@ pub use export::{
 };
 #[cfg(feature = "metrics")]
 pub use record::{Collector, Counter, HistogramConfig, Recorder, StageSet};
-#[cfg(feature = "metrics")]
+#[cfg(feature = "report")]
 pub use report::Report;
 pub use stage::{Stage, Stamps};
