@@ -21,6 +21,10 @@
 //! ```
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use tickwire_net::{Config as NetConfig, PollMode, TlsConfig};
 use tickwire_tsc::{HistogramConfig, Metrics};
@@ -28,7 +32,7 @@ use tickwire_venues::plan::Channels;
 use tickwire_venues::{InstrumentSpec, Venue};
 
 use crate::config::{self, ConfigError, FeedConfig};
-use crate::live::{Feed, FeedError, LineSetup, NoHandler, OnEvent, Sinks, VenueSetup};
+use crate::live::{Feed, FeedError, FeedStats, LineSetup, NoHandler, OnEvent, Sinks, VenueSetup};
 
 /// Builds a [`Feed`]: its venues, their instruments, and how it connects.
 /// Errors (an unknown venue, a bad instrument) are reported by
@@ -255,6 +259,84 @@ impl FeedBuilder {
         )?;
         feed.keep = keep;
         Ok(feed)
+    }
+}
+
+impl FeedBuilder {
+    /// The feed on a thread of its own, pinned to `core` (`None`: not
+    /// pinned), polling until [`Running::stop`]; `handler` gets every
+    /// update there. Returns once the feed is built (or could not be).
+    pub fn spawn<H: OnEvent + Send + 'static>(
+        self,
+        core: Option<usize>,
+        handler: H,
+    ) -> Result<Running<H>, FeedError> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (built, is_built) = mpsc::channel::<Result<Arc<FeedStats>, FeedError>>();
+        let thread = {
+            let stop = Arc::clone(&stop);
+            std::thread::Builder::new()
+                .name("tickwire-feed".into())
+                .spawn(move || -> std::io::Result<H> {
+                    if let Some(core) = core {
+                        crate::threads::pin(core)?;
+                    }
+                    let mut feed = match self.build_with(handler) {
+                        Ok(feed) => feed,
+                        Err(e) => {
+                            let _ = built.send(Err(e));
+                            return Err(std::io::Error::other("the feed could not be built"));
+                        }
+                    };
+                    let _ = built.send(Ok(feed.stats()));
+                    while !stop.load(Ordering::Relaxed) {
+                        feed.poll()?;
+                    }
+                    Ok(feed.into_handler(Duration::from_secs(1)))
+                })
+                .map_err(FeedError::Io)?
+        };
+        match is_built.recv() {
+            Ok(Ok(stats)) => Ok(Running {
+                stop,
+                thread,
+                stats,
+            }),
+            Ok(Err(e)) => Err(e),
+            // The thread ended before it said: pinning failed.
+            Err(_) => Err(match thread.join() {
+                Ok(Err(e)) => FeedError::Io(e),
+                _ => FeedError::Setup("the feed thread ended".into()),
+            }),
+        }
+    }
+}
+
+/// A feed running on its own thread ([`FeedBuilder::spawn`]).
+pub struct Running<H> {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<std::io::Result<H>>,
+    stats: Arc<FeedStats>,
+}
+
+impl<H> Running<H> {
+    /// Its counters, live.
+    pub fn stats(&self) -> &FeedStats {
+        &self.stats
+    }
+
+    /// Stops it: its connections closed (1000), its handler handed back.
+    pub fn stop(self) -> std::io::Result<H> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the feed thread panicked")))
+    }
+}
+
+impl<H> std::fmt::Debug for Running<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running").finish_non_exhaustive()
     }
 }
 

@@ -40,7 +40,7 @@ mod simulated;
 pub mod sink;
 pub mod threads;
 
-pub use builder::FeedBuilder;
+pub use builder::{FeedBuilder, Running};
 
 /// The README's Rust snippets, compiled (and run where they need no
 /// network) as this crate's doctests, so they stay true.

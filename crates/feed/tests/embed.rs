@@ -131,3 +131,58 @@ fn the_handler_sees_each_message_with_its_book_and_polling_allocates_nothing_onc
         "{bid} {ask}"
     );
 }
+
+#[test]
+fn a_bot_sends_its_own_request_and_hears_the_venue_refuse_it() {
+    let mut feed = Feed::builder()
+        .venue("binance-spot", &["BTCUSDT:10"])
+        .simulated(true)
+        .build()
+        .unwrap();
+    poll_until(&mut feed, "the book valid", |f| {
+        f.book_of("binance-spot", "BTCUSDT").is_some()
+    });
+    assert!(feed.send("nowhere", "{}").is_err());
+    // A malformed stream name: refused, in the venue's own words.
+    let request = r#"{"method":"SUBSCRIBE","params":["btc usdt"],"id":77}"#;
+    assert_eq!(feed.send("binance-spot", request).unwrap(), 1);
+    let stats = feed.stats();
+    poll_until(&mut feed, "the refusal", |_| {
+        stats.rejections.load(std::sync::atomic::Ordering::Relaxed) > 0
+    });
+    assert!(
+        feed.rejection(0).contains("invalid stream"),
+        "{}",
+        feed.rejection(0)
+    );
+}
+
+#[test]
+fn a_feed_on_its_own_thread_hands_its_handler_back_when_stopped() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let books = Arc::new(AtomicU64::new(0));
+    let seen = Arc::clone(&books);
+    let running = Feed::builder()
+        .venue("okx", &["BTC-USDT:5"])
+        .simulated(true)
+        .spawn(None, move |u: &Update<'_>| {
+            seen.fetch_add(u.books().count() as u64, Ordering::Relaxed);
+        })
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while books.load(Ordering::Relaxed) < 50 {
+        assert!(Instant::now() < deadline, "never 50 book updates");
+        std::thread::yield_now();
+    }
+    assert_eq!(running.stats().books_valid.load(Ordering::Relaxed), 1);
+    let handler = running.stop().unwrap();
+    drop(handler);
+    assert!(books.load(Ordering::Relaxed) >= 50);
+    // A feed that cannot be built says why, from the caller's thread.
+    let e = Feed::builder()
+        .venue("okx", &["BTC-USDT:x"])
+        .spawn(None, |_: &Update<'_>| {})
+        .unwrap_err();
+    assert!(e.to_string().contains("BTC-USDT:x"), "{e}");
+}

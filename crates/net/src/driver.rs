@@ -332,6 +332,12 @@ impl<H: Handler> Driver<H> {
         })
     }
 
+    /// The driver ended, its handler handed back (its connections are
+    /// dropped: close them first for a clean close).
+    pub fn into_handler(self) -> H {
+        self.handler
+    }
+
     /// The handler.
     pub fn handler(&self) -> &H {
         &self.handler

@@ -612,6 +612,37 @@ impl<H: OnEvent> Feed<H> {
             .book(instrument)
     }
 
+    /// Sends `text` on every open connection of venue `venue` (by name),
+    /// both lines of a plan alike, between polls: a request of the bot's
+    /// own (a channel the plan does not subscribe, a venue-specific
+    /// command). It is not sent again after a reconnect: the plan's own
+    /// subscriptions are. Returns the connections it went out on.
+    pub fn send(&mut self, venue: &str, text: &str) -> Result<usize, FeedError> {
+        let v = self
+            .driver
+            .handler()
+            .venues
+            .iter()
+            .position(|s| s.setup.name == venue)
+            .ok_or_else(|| FeedError::Setup(format!("no venue named {venue}")))?;
+        let mut sent = 0;
+        for p in 0..self.driver.handler().venues[v].lines.len() {
+            for line in 0..2 {
+                let lines = &self.driver.handler().venues[v].lines[p];
+                let Some(id) = lines.ids[line].filter(|_| lines.open[line]) else {
+                    continue;
+                };
+                if self.driver.send_text(id, text).is_ok() {
+                    sent += 1;
+                    let core = self.driver.handler_mut();
+                    let tsc = core.clock.now();
+                    core.record(recording::Kind::Sent, id, tsc, text.as_bytes());
+                }
+            }
+        }
+        Ok(sent)
+    }
+
     /// A venue's (by position) own words on the last request it refused;
     /// empty before any.
     pub fn rejection(&self, venue: usize) -> &str {
@@ -813,20 +844,35 @@ impl<H: OnEvent> Feed<H> {
         self.shutdown(linger)
     }
 
+    /// Closes every connection (waiting up to `linger` for the closes) and
+    /// hands back the handler.
+    pub fn into_handler(mut self, linger: Duration) -> H {
+        // A close that cannot be polled to its end is dropped with the
+        // driver: the handler comes back either way.
+        let _ = self.close_all(linger);
+        let Feed { driver, .. } = self;
+        driver.into_handler().user
+    }
+
     /// Closes every connection and hands back the sinks.
     pub fn shutdown(mut self, linger: Duration) -> std::io::Result<Sinks> {
+        self.close_all(linger)?;
+        let core = self.driver.handler_mut();
+        Ok(std::mem::take(&mut core.sinks))
+    }
+
+    /// Closes every connection (1000) and polls until every close
+    /// handshake has ended (and been recorded), or `linger` is up.
+    fn close_all(&mut self, linger: Duration) -> std::io::Result<()> {
         self.driver.handler_mut().stopping = true;
         let ids: Vec<ConnId> = self.driver.handler().links.keys().copied().collect();
         for id in &ids {
             let _ = self.driver.close(*id, CloseCode::NORMAL, "");
         }
-        // Until every close handshake has ended (and been recorded), or
-        // `linger` is up.
         let deadline = Instant::now() + linger;
         while Instant::now() < deadline && ids.iter().any(|id| self.driver.is_live(*id)) {
             self.driver.poll_timeout(Duration::from_millis(5))?;
         }
-        let core = self.driver.handler_mut();
-        Ok(std::mem::take(&mut core.sinks))
+        Ok(())
     }
 }
