@@ -1,0 +1,270 @@
+//! The command line: every command, its arguments and their checks (clap).
+//! What each command does is in `main.rs`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use tickwire_feed::replay::Venue;
+
+#[derive(Parser)]
+#[command(name = "tickwire-feed", version, about)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Run the exchange simulator and the feed together, offline, over TLS
+    /// on loopback: a status line each second, then the per-stage latency
+    /// table, the `.hlog` and its SVG plot. What the binary does when given
+    /// no command.
+    Demo(DemoArgs),
+    /// Run the feed: the venues, instruments, threads, sinks and metrics
+    /// of a TOML file (see examples/feed.toml), overridable with
+    /// TICKWIRE_FEED_* environment variables. Stops cleanly on SIGINT/SIGTERM.
+    /// Exit code 2: the configuration is invalid (nothing was connected).
+    Run {
+        /// The configuration file.
+        #[arg(long)]
+        config: PathBuf,
+        /// Check the configuration, print the plan, and exit.
+        #[arg(long)]
+        check: bool,
+    },
+    /// `run`, recording every frame received and sent (and every REST
+    /// snapshot) to rotated binary files `<out>.<n>.twrec` for `replay`.
+    Record {
+        /// The configuration file.
+        #[arg(long)]
+        config: PathBuf,
+        /// The recording's base name (overrides `[record] path`) [default:
+        /// `[record] path`, or `rec` in the run's directory]. Files that
+        /// exist are never overwritten.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Rotate after this many MiB.
+        #[arg(long, default_value_t = 256)]
+        max_file_mb: u64,
+    },
+    /// Serve the exchange simulator: a venue's WebSocket streams (and its
+    /// REST snapshots, Binance) over TLS, with a random-walk market, until
+    /// SIGINT/SIGTERM. Point a feed at it with `endpoint`, `rest` and
+    /// `tls.ca_file` (see examples/sim.toml).
+    Sim {
+        /// Listen here (several venues: on consecutive ports from here).
+        #[arg(long, default_value = "127.0.0.1:9443")]
+        listen: std::net::SocketAddr,
+        /// The venues to simulate: `all`, or a comma-separated list.
+        #[arg(long, value_parser = parse_venues, default_value = "binance-spot")]
+        venues: VenueList,
+        /// Market steps per second (about 1.6 messages each); 0: unlimited,
+        /// as fast as the clients take them.
+        #[arg(long, default_value_t = 20_000)]
+        rate: u32,
+        /// Steps sent back to back at each tick (at least 1).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        burst: u32,
+        /// Write the throw-away CA certificate that clients must trust here
+        /// [default: `sim-ca.pem` in a new `runs/<time>-sim/`, also
+        /// reachable as `runs/latest-sim/sim-ca.pem`].
+        #[arg(long)]
+        ca_out: Option<PathBuf>,
+        /// Serve plain ws:// and http:// instead of TLS.
+        #[arg(long)]
+        plain: bool,
+        /// The random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Stop after this many seconds (default: at SIGINT/SIGTERM).
+        #[arg(long)]
+        seconds: Option<u64>,
+        /// Serve a recording (a file, or the base name of a rotated series)
+        /// instead of a random market: its stream messages to every
+        /// client, its REST responses as the snapshots.
+        #[arg(long)]
+        replay: Option<PathBuf>,
+        /// With --replay: at the recording's own pace (default: as fast as
+        /// the clients take it).
+        #[arg(long, requires = "replay")]
+        real_time: bool,
+    },
+    /// Print the percentile table of a latency log and plot it to SVG.
+    ///
+    /// The log is an HdrHistogram interval log (`.hlog`) as tickwire's
+    /// exporter writes it: one tag per stream and stage. Every tag's
+    /// intervals are merged.
+    Report {
+        /// The `.hlog` file.
+        log: PathBuf,
+        /// Where to write the SVG percentile plot [default: the log's path
+        /// with the extension `svg`].
+        #[arg(long)]
+        svg: Option<PathBuf>,
+        /// Do not write the plot.
+        #[arg(long, conflicts_with = "svg")]
+        no_svg: bool,
+    },
+    /// Run a recording through a venue's adapter (decoders, books, events)
+    /// as fast as possible, or at its own pace, and print what it did.
+    Replay {
+        /// Recording files, or the base name a recording was written under
+        /// (for all its rotated files, in order).
+        #[arg(required = true)]
+        recordings: Vec<PathBuf>,
+        /// The venue the recording is from: binance-spot, binance-usdm,
+        /// binance-coinm, okx, bybit, kraken, coinbase or deribit.
+        #[arg(long)]
+        venue: Venue,
+        /// An instrument to keep: SYMBOL[:BOOK_DEPTH], or
+        /// SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:BOOK_DEPTH] to set its
+        /// decimals (default: the venue's, which hold every value it sends;
+        /// depth 100). Repeat for each.
+        #[arg(long = "instrument", required = true, value_parser = tickwire_feed::config::parse_instrument)]
+        instruments: Vec<tickwire_feed::config::InstrumentArg>,
+        /// Replay only the connections whose recorded endpoint contains
+        /// this text (e.g. `:9443` or `stream.binance.com`). By default:
+        /// every connection except those to another venue's public host,
+        /// since a feed thread records all its venues together.
+        #[arg(long, value_name = "TEXT")]
+        connections: Option<String>,
+        /// Write every event as JSON Lines to this file (`-`: stdout).
+        #[arg(long)]
+        jsonl: Option<PathBuf>,
+        /// Replay at the recording's own pace instead of as fast as
+        /// possible.
+        #[arg(long)]
+        real_time: bool,
+        /// Also publish every event to a shared-memory ring at this path
+        /// (e.g. /dev/shm/tickwire), for readers in other processes.
+        #[arg(long)]
+        shm: Option<PathBuf>,
+        /// The ring's capacity in events (a power of two; 128 bytes each).
+        #[arg(long, default_value_t = 1 << 16, requires = "shm")]
+        shm_capacity: usize,
+    },
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct DemoArgs {
+    /// How long to run, in seconds (at least 1).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) seconds: u64,
+    /// Simulator market steps per second (about 1.6 messages each); 0:
+    /// unlimited, as fast as the feed takes them.
+    #[arg(long, default_value_t = 20_000)]
+    pub(crate) rate: u32,
+    /// Simulator steps sent back to back in one write (at least 1).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) burst: u32,
+    /// Measure the feed's ceiling: make this many market steps ahead of
+    /// time and send them as fast as the feed takes them (with --burst
+    /// messages to a write), then report messages/s with books valid.
+    #[arg(long, value_name = "STEPS", value_parser = at_least_one)]
+    pub(crate) max: Option<usize>,
+    /// Pin the feed thread to this core [default: the last one].
+    #[arg(long)]
+    pub(crate) core: Option<usize>,
+    /// Spin on the sockets instead of blocking in epoll (burns the core).
+    #[arg(long)]
+    pub(crate) busy_poll: bool,
+    /// Where to write the latency log (the plot goes next to it, `.svg`)
+    /// [default: `demo.hlog` in a new `runs/<time>-demo/`].
+    #[arg(long)]
+    pub(crate) hlog: Option<PathBuf>,
+    /// Simulate these venues, each with its own simulator, all on the
+    /// feed's one thread: `all`, or a comma-separated list (binance-spot,
+    /// binance-usdm, binance-coinm, okx, bybit-spot, bybit-linear,
+    /// bybit-inverse, kraken, coinbase, deribit). Default: Binance spot
+    /// alone.
+    #[arg(long, value_parser = parse_venues)]
+    pub(crate) venues: Option<VenueList>,
+    /// Inject every fault in turn on every venue (network faults through a
+    /// proxy, and the venue's own: checksum mismatch, sequence gap,
+    /// refused subscription), and say which were recovered from.
+    #[arg(long, requires = "venues")]
+    pub(crate) faults: bool,
+    /// Levels each book shows, with --venues.
+    #[arg(long, default_value_t = 20)]
+    pub(crate) depth: usize,
+    /// The REST request weight a minute the simulated venues allow before
+    /// they answer 429 (then 418 to a client that does not wait)
+    /// [default: each venue's documented limit].
+    #[arg(long, value_name = "N")]
+    pub(crate) rest_weight_limit: Option<u32>,
+    /// The simulated venues end every connection this long after it
+    /// opened (as Binance does at 24 h), e.g. `20s`; the feed replaces
+    /// each one before then, make-before-break, with no gap.
+    #[arg(long, value_parser = parse_lifetime, value_name = "SECONDS")]
+    pub(crate) lifetime: Option<Duration>,
+    /// A warm standby line beside every connection, straight to the
+    /// simulator (past the --faults proxy): the first copy of each
+    /// message wins, and a fault on one line costs no gap.
+    #[arg(long, requires = "venues")]
+    pub(crate) standby: bool,
+}
+
+/// A count that must not be 0.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A lifetime in whole seconds, `20` or `20s`, at least 2.
+fn parse_lifetime(s: &str) -> Result<Duration, String> {
+    let n: u64 = s
+        .strip_suffix('s')
+        .unwrap_or(s)
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds (e.g. 20s)"))?;
+    if n < 2 {
+        return Err("a connection lifetime is at least 2 s".into());
+    }
+    Ok(Duration::from_secs(n))
+}
+
+/// Venues named on the command line.
+#[derive(Clone, Debug)]
+pub(crate) struct VenueList(pub(crate) Vec<Venue>);
+
+/// `all`, or venue names separated by commas.
+pub(crate) fn parse_venues(s: &str) -> Result<VenueList, String> {
+    if s == "all" {
+        return Ok(VenueList(Venue::ALL.iter().map(|(_, v)| *v).collect()));
+    }
+    let mut venues = Vec::new();
+    for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let v: Venue = name.parse()?;
+        if !venues.contains(&v) {
+            venues.push(v);
+        }
+    }
+    if venues.is_empty() {
+        return Err("no venue named".into());
+    }
+    Ok(VenueList(venues))
+}
+
+impl Default for DemoArgs {
+    fn default() -> DemoArgs {
+        DemoArgs {
+            seconds: 10,
+            rate: 20_000,
+            burst: 1,
+            max: None,
+            core: None,
+            busy_poll: false,
+            hlog: None,
+            venues: None,
+            faults: false,
+            depth: 20,
+            rest_weight_limit: None,
+            lifetime: None,
+            standby: false,
+        }
+    }
+}
