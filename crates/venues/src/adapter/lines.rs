@@ -5,7 +5,7 @@
 
 use super::{Instruments, book_verdict};
 use crate::event::{Event, InstrumentId, Kind};
-use crate::sync::Line;
+use crate::sync::{BookSync, Line};
 
 /// The two lines an instrument's trades and quotes may come on, and what
 /// tells a second arrival from a first: the venue's trade and quote ids,
@@ -124,23 +124,20 @@ impl Instruments {
     /// Whether `line` could carry every book of `instruments` alone
     /// ([`BookSync::line_ready`]).
     pub(crate) fn line_ready(&self, instruments: &[usize], line: Line) -> bool {
-        instruments.iter().all(|&i| {
-            self.list
-                .get(i)
-                .and_then(|inst| inst.sync.as_ref())
-                .is_none_or(|sync| sync.line_ready(line))
-        })
+        self.syncs(instruments).all(|sync| sync.line_ready(line))
     }
 
     /// Whether `line` has lost a book of `instruments` to a fault of its
     /// own ([`BookSync::line_broken`]).
     pub(crate) fn line_broken(&self, instruments: &[usize], line: Line) -> bool {
-        instruments.iter().any(|&i| {
-            self.list
-                .get(i)
-                .and_then(|inst| inst.sync.as_ref())
-                .is_some_and(|sync| sync.line_broken(line))
-        })
+        self.syncs(instruments).any(|sync| sync.line_broken(line))
+    }
+
+    /// The book engines of `instruments` that keep a book.
+    fn syncs<'a>(&'a self, instruments: &'a [usize]) -> impl Iterator<Item = &'a BookSync> + 'a {
+        instruments
+            .iter()
+            .filter_map(|&i| self.list.get(i)?.sync.as_ref())
     }
 
     /// Whether a trade or quote with venue id `id` (0: none) that came on

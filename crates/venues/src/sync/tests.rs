@@ -34,21 +34,27 @@ pub(super) fn run(
     ev
 }
 
+/// A whole two-level snapshot (a bid at `bid`, the ask at 101) with
+/// update id `id`, and what it made the engine say.
+pub(super) fn snapshot(s: &mut BookSync, id: u64, bid: i64) -> Vec<SyncEvent> {
+    run(s, |s, e| {
+        s.on_snapshot_at(
+            id,
+            Limit::Whole,
+            [lv(Side::Bid, bid, 1), lv(Side::Ask, 101, 1)],
+            &mut { e },
+        )
+        .unwrap()
+    })
+}
+
 /// A valid book on `chain`, up to `last`.
 fn valid(chain: Chain, last: u64) -> BookSync {
     let mut s = engine(chain);
     run(&mut s, |s, e| {
         s.on_diff(seq(last, last), [], &mut { e }).unwrap();
     });
-    let ev = run(&mut s, |s, e| {
-        s.on_snapshot_at(
-            last - 1,
-            Limit::Whole,
-            [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
-            &mut { e },
-        )
-        .unwrap()
-    });
+    let ev = snapshot(&mut s, last - 1, 100);
     assert!(s.is_valid(), "{ev:?}");
     s
 }
@@ -67,15 +73,7 @@ fn a_disconnect_asks_for_a_rest_snapshot_only_once_the_stream_is_back() {
             .unwrap()
     });
     assert_eq!(ev, [SyncEvent::SnapshotNeeded]);
-    let ev = run(&mut s, |s, e| {
-        s.on_snapshot_at(
-            51,
-            Limit::Whole,
-            [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
-            &mut { e },
-        )
-        .unwrap()
-    });
+    let ev = snapshot(&mut s, 51, 100);
     assert_eq!(ev, [SyncEvent::Valid { update_id: 52 }]);
 
     // In band: the venue resends the snapshot on resubscription, so the
@@ -108,15 +106,7 @@ fn a_snapshot_is_requested_once_and_only_for_a_book_waiting_for_one() {
             .unwrap()
     });
     assert!(ev.is_empty(), "{ev:?}");
-    let ev = run(&mut s, |s, e| {
-        s.on_snapshot_at(
-            0,
-            Limit::Whole,
-            [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
-            &mut { e },
-        )
-        .unwrap()
-    });
+    let ev = snapshot(&mut s, 0, 100);
     assert_eq!(ev, [SyncEvent::Valid { update_id: 0 }]);
     assert_eq!(s.old_diffs, 1, "the one real diff");
     // A valid book needs no snapshot: left as it is.
@@ -147,15 +137,7 @@ fn spot_buffers_bridges_and_chains() {
     });
     assert!(s.book().is_none(), "nothing before the snapshot");
     // Snapshot at 10: diff 5-8 is old, 9-12 bridges (9 <= 11 <= 12).
-    let ev = run(&mut s, |s, e| {
-        s.on_snapshot_at(
-            10,
-            Limit::Whole,
-            [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
-            &mut { e },
-        )
-        .unwrap()
-    });
+    let ev = snapshot(&mut s, 10, 100);
     assert_eq!(ev, [SyncEvent::Valid { update_id: 12 }]);
     assert_eq!(s.old_diffs, 1);
     let book = s.book().unwrap();

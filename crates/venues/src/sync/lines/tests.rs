@@ -1,7 +1,7 @@
 use super::*;
 use crate::book::Side;
 use crate::sync::Seq;
-use crate::sync::tests::{engine, lv, run};
+use crate::sync::tests::{engine, lv, run, snapshot};
 
 /// A Binance spot diff with one bid level: ids `first..=last`.
 fn diff(s: &mut BookSync, line: Line, first: u64, last: u64, price: i64) -> Vec<SyncEvent> {
@@ -22,15 +22,7 @@ fn two_lines() -> BookSync {
     let mut s = engine(Chain::BinanceSpot);
     assert!(run(&mut s, |s, e| s.lines_changed([true, false], &mut { e })).is_empty());
     diff(&mut s, 0, 10, 10, 90);
-    run(&mut s, |s, e| {
-        s.on_snapshot_at(
-            9,
-            Limit::Whole,
-            [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
-            &mut { e },
-        )
-        .unwrap()
-    });
+    snapshot(&mut s, 9, 100);
     assert!(s.is_valid());
     assert!(run(&mut s, |s, e| s.lines_changed([true, true], &mut { e })).is_empty());
     s
@@ -256,15 +248,7 @@ fn a_rest_snapshot_bridges_the_leaders_buffered_diffs_whatever_came_last() {
     diff(&mut s, 0, 11, 11, 91);
     // The last message came on line 1 (ignored: the book is not valid).
     diff(&mut s, 1, 11, 11, 91);
-    let ev = run(&mut s, |s, e| {
-        s.on_snapshot_at(
-            10,
-            Limit::Whole,
-            [lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
-            &mut { e },
-        )
-        .unwrap()
-    });
+    let ev = snapshot(&mut s, 10, 100);
     assert_eq!(ev, [SyncEvent::Valid { update_id: 11 }]);
 }
 
@@ -289,15 +273,7 @@ fn a_line_behind_catches_up_and_a_line_never_heard_takes_nothing_over() {
     let mut s = engine(Chain::BinanceFutures);
     run(&mut s, |s, e| s.lines_changed([true, false], &mut { e }));
     futures(&mut s, 0, 9, 10);
-    run(&mut s, |s, e| {
-        s.on_snapshot_at(
-            10,
-            Limit::Whole,
-            [lv(Side::Bid, 1, 1), lv(Side::Ask, 101, 1)],
-            &mut { e },
-        )
-        .unwrap()
-    });
+    snapshot(&mut s, 10, 1);
     assert!(s.is_valid());
     run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
     futures(&mut s, 1, 9, 10);
