@@ -1,7 +1,9 @@
 //! A bot's side of the shared-memory ring: reads the feed's events from
 //! another process, without a system call per event, and prints them
 //! (or, with `--count`, only how many of each kind arrived and how many
-//! were lost because this reader fell a lap behind).
+//! were lost because this reader fell a lap behind). When the feed
+//! restarts, its new ring replaces the old at the path: the reader reads
+//! what the old one still holds, then moves over, and says so.
 //!
 //! ```text
 //! cargo run --release -p tickwire-feed --example shm_reader -- /dev/shm/tickwire [--count] [--seconds 10] [--from-oldest]
@@ -39,6 +41,7 @@ fn main() {
     let until = Instant::now() + Duration::from_secs(seconds);
     let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
     let mut lost = 0;
+    let mut reattached = 0;
     while Instant::now() < until {
         match reader.read() {
             Read::Event(e) if count_only => {
@@ -48,6 +51,13 @@ fn main() {
             }
             Read::Event(e) => println!("{e:?}"),
             Read::Lost(n) => lost += n,
+            Read::Reattached { generation } => {
+                reattached += 1;
+                println!(
+                    "reattached: the feed restarted; reading its new ring \
+                     (generation {generation:016x}) from its first event"
+                );
+            }
             // A bot would spin here on its own core; an example naps.
             Read::Empty => std::thread::sleep(Duration::from_micros(50)),
         }
@@ -58,4 +68,9 @@ fn main() {
         }
     }
     println!("lost (lapped by the writer): {lost}");
+    println!(
+        "reattached (the feed restarted): {reattached}; the ring now: generation {:016x}, {:?}",
+        reader.generation(),
+        reader.state()
+    );
 }

@@ -19,7 +19,8 @@
 //! - [`runs`]: where a command's outputs go: a new `runs/<time>-<command>/`
 //!   for each run, never overwritten, ignored by git.
 //! - [`shm`]: the shared-memory event ring (one writer, any number of
-//!   readers in other processes, overruns detected and counted).
+//!   readers in other processes, overruns detected and counted, followed
+//!   across feed restarts).
 
 #![deny(unsafe_code)]
 

@@ -240,6 +240,7 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
             }
             shm::Read::Empty => break,
             shm::Read::Lost(n) => panic!("lost {n}"),
+            shm::Read::Reattached { generation } => panic!("reattached to {generation:x}"),
         }
     }
     assert_eq!(from_ring.len(), text.len());

@@ -168,7 +168,7 @@ pub struct Feed<H = NoHandler> {
     /// one entry for each book and connection).
     due: Vec<(usize, Due)>,
     /// What lives as long as the feed: the simulators it was built
-    /// against ([`FeedBuilder::simulated`]).
+    /// against (`FeedBuilder::simulated`).
     pub(crate) keep: Vec<Box<dyn std::any::Any + Send>>,
 }
 

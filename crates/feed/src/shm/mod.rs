@@ -1,0 +1,795 @@
+//! A shared-memory ring of events (a file in `/dev/shm`): one writer, the
+//! feed, and any number of readers in other processes, none of which
+//! makes a system call or waits for another per event. A reader that
+//! falls more than a lap behind learns how many events it lost; it never
+//! reads a torn one. A feed that restarts puts a new ring in place of the
+//! old, and its readers follow it there ([`Read::Reattached`]).
+//!
+//! # Layout
+//!
+//! Version 2, in 64-bit words (native order: writer and readers share one
+//! machine):
+//!
+//! ```text
+//! header, 16 words (128 bytes)
+//!   0      magic       "twring01" as a little-endian word
+//!   1      version     2
+//!   2      capacity    slots, a power of two, at least 2
+//!   3      generation  the writer that made this ring: nonzero, new at
+//!                      every start (random)
+//!   4      state       1 live, 2 ended (its writer was closed),
+//!                      3 superseded (a newer ring took its path)
+//!   5      successor   when superseded, the generation that did it
+//!   6, 7   reserved, 0
+//!   8      published   events written so far
+//!   9..15  reserved, 0
+//! slots, `capacity` of them from word 16, 16 words (128 bytes) each
+//!   0      sequence
+//!   1..8   the event (see `encode`)
+//!   9..15  padding
+//! ```
+//!
+//! Each slot is a sequence lock: the writer of event `n` sets its
+//! sequence to `2n + 1`, writes the event, then sets it to `2n + 2`, and
+//! only then counts the event as published. A reader of event `n` checks
+//! the sequence is `2n + 2` before and after copying the event out. The
+//! event's words are atomics (relaxed), so a reader racing the writer
+//! reads stale or mixed words, which the sequence check then rejects,
+//! rather than undefined behaviour.
+//!
+//! # The ring file's lifecycle
+//!
+//! - **Created** by [`Writer::create`], never in place: the writer makes
+//!   a new file beside the path (`.<name>.<generation>.tmp`, in the same
+//!   directory), sizes it, writes its header (state live), marks the ring
+//!   it is about to replace, if the path holds one of this version,
+//!   superseded (naming itself as the successor), and then `rename`s the
+//!   new file over the path: an atomic replacement, so whoever opens the
+//!   path finds one whole ring or the other.
+//! - **Never truncated or resized** once it has a name: a mapping of it
+//!   stays whole for as long as it is mapped, so a reader never takes a
+//!   SIGBUS (unless something other than tickwire truncates the file).
+//! - **Ended**: a [`Writer`] dropped (the feed exiting cleanly) marks its
+//!   ring ended. The file stays: its readers read what is left, then find
+//!   nothing new; a reader opened later can [`rewind`](Reader::rewind).
+//! - **Abandoned**: a writer that crashes leaves its ring live. Its
+//!   readers find nothing new until a new writer supersedes the ring.
+//! - **Replaced**: a new writer on the path (the feed restarting, with
+//!   any capacity) supersedes the old ring as above, whether it ended or
+//!   was abandoned. The old file lives on, nameless, while anyone maps it.
+//!   Its readers read the events still in it, then move to the new file
+//!   and read it from its first event: [`Reader::read`] returns
+//!   [`Read::Reattached`] once, then the new writer's events (or
+//!   [`Read::Lost`] first, if it has already lapped them).
+//! - **Removed**: never by tickwire. Delete it (a reboot clears
+//!   `/dev/shm`) when no feed will write it again; readers mapping it read
+//!   on, then find nothing new. A writer that dies while creating a ring
+//!   leaves its `.tmp` file behind, which can be deleted too.
+//!
+//! A reader notices a replacement only when it finds nothing new to
+//! read: it then loads the state word (in the header line it loads
+//! anyway), and if the ring was superseded it looks for the new one at
+//! the path (a `stat`, at most every millisecond until it is there). Also
+//! every 100 ms of such idleness ([`Reader::set_recheck`]), whatever the
+//! state says, it compares the file at the path with its own, which
+//! catches a ring replaced without the mark (by a writer that could not
+//! open the old file for writing, or by hand).
+//!
+//! One writer per path: a second one started while the first still runs
+//! takes the path from it, and the first goes on writing to a ring no new
+//! reader opens (its readers move to the second once the first pauses).
+//!
+//! **This module holds the crate's only `unsafe`**: the view of a ring's
+//! memory as atomic words (`Region::words`), which the tests also run
+//! on a heap-backed ring, under Miri.
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::hash::{BuildHasher, RandomState};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering, fence};
+#[cfg(test)]
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use memmap2::{MmapOptions, MmapRaw};
+use tickwire_venues::event::Event;
+
+mod codec;
+#[cfg(test)]
+mod tests;
+
+pub use codec::{decode, encode};
+
+/// `"twring01"`, as a little-endian word.
+const MAGIC: u64 = u64::from_le_bytes(*b"twring01");
+const VERSION: u64 = 2;
+const HEADER_WORDS: usize = 16;
+const SLOT_WORDS: usize = 16;
+const EVENT_WORDS: usize = 8;
+
+// The header's words.
+const W_MAGIC: usize = 0;
+const W_VERSION: usize = 1;
+const W_CAPACITY: usize = 2;
+const W_GENERATION: usize = 3;
+const W_STATE: usize = 4;
+const W_SUCCESSOR: usize = 5;
+const W_PUBLISHED: usize = 8;
+
+// The state word's values.
+const LIVE: u64 = 1;
+const ENDED: u64 = 2;
+const SUPERSEDED: u64 = 3;
+
+/// How often an idle reader of a superseded ring looks for its successor
+/// at the path (at most; see [`Reader::set_recheck`]).
+const FOLLOW: Duration = Duration::from_millis(1);
+/// An idle reader of a ring not superseded reads the clock once in this
+/// many empty polls, to see whether a recheck is due.
+const CLOCK_EVERY: u32 = 64;
+
+/// What a ring's writer has done, as the ring's state word says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Writing, or crashed without saying so.
+    Live,
+    /// Its writer was closed (dropped) and wrote nothing more.
+    Ended,
+    /// A newer ring took its path; its readers move there.
+    Superseded,
+}
+
+impl State {
+    fn of(word: u64) -> State {
+        match word {
+            ENDED => State::Ended,
+            SUPERSEDED => State::Superseded,
+            _ => State::Live,
+        }
+    }
+}
+
+/// What keeps a ring's memory alive: a mapping of its file or, in the
+/// tests (which run under Miri), the heap.
+enum Owner {
+    Map(MmapRaw),
+    #[cfg(test)]
+    Heap(Arc<[AtomicU64]>),
+}
+
+/// A ring's words (or its header's alone), wherever they live.
+struct Region {
+    owner: Owner,
+    words: usize,
+}
+
+impl Region {
+    fn map(map: MmapRaw) -> Region {
+        assert_eq!(
+            map.as_ptr().align_offset(align_of::<AtomicU64>()),
+            0,
+            "a mapping starts on a page"
+        );
+        Region {
+            words: map.len() / 8,
+            owner: Owner::Map(map),
+        }
+    }
+
+    #[cfg(test)]
+    fn heap(words: Arc<[AtomicU64]>) -> Region {
+        Region {
+            words: words.len(),
+            owner: Owner::Heap(words),
+        }
+    }
+
+    /// The words, as atomics: the only view of a ring's memory this
+    /// module makes, and its only `unsafe`.
+    #[inline]
+    fn words(&self) -> &[AtomicU64] {
+        let start: *const AtomicU64 = match &self.owner {
+            Owner::Map(map) => map.as_mut_ptr().cast(),
+            #[cfg(test)]
+            Owner::Heap(words) => Arc::as_ptr(words).cast(),
+        };
+        // SAFETY: `start` is the mapping's (or the heap slice's) own raw
+        // pointer, not derived from any reference to these bytes, so no
+        // `&[u8]` forbids the writes made through the atomics. It is
+        // aligned for `AtomicU64` (a mapping starts on a page, asserted in
+        // `map`; the heap slice is of `AtomicU64`). The `self.words` words
+        // are inside the mapping (its length, rounded down) or the slice,
+        // which `self.owner` keeps alive for as long as `self` is
+        // borrowed; this module never truncates a ring's file (see the
+        // lifecycle), and a truncation from outside would be a SIGBUS, not
+        // a read of freed memory. `AtomicU64` has the size of a `u64` and
+        // every bit pattern is valid. Every access to these words, here
+        // and in the other processes running this module, is atomic, so
+        // sharing them races with nothing; on a read-only mapping (a
+        // reader's) they are only ever loaded, which std allows for a
+        // lock-free atomic no larger than a pointer.
+        unsafe { std::slice::from_raw_parts(start, self.words) }
+    }
+
+    fn word(&self, i: usize) -> &AtomicU64 {
+        &self.words()[i]
+    }
+
+    /// The capacity of the ring this is the header of, if it is a whole
+    /// ring of this version `file_words` long.
+    fn check(&self, file_words: u64) -> Option<u64> {
+        let h = self.words();
+        if h.len() < HEADER_WORDS
+            || h[W_MAGIC].load(Ordering::Acquire) != MAGIC
+            || h[W_VERSION].load(Ordering::Relaxed) != VERSION
+            || h[W_GENERATION].load(Ordering::Relaxed) == 0
+        {
+            return None;
+        }
+        let capacity = h[W_CAPACITY].load(Ordering::Relaxed);
+        let whole = capacity
+            .checked_mul(SLOT_WORDS as u64)
+            .and_then(|w| w.checked_add(HEADER_WORDS as u64));
+        (capacity >= 2 && capacity.is_power_of_two() && whole == Some(file_words))
+            .then_some(capacity)
+    }
+}
+
+/// A ring whose header has been checked.
+struct Ring {
+    region: Region,
+    mask: u64,
+    capacity: u64,
+    /// Its file's identity (device, inode), or the heap slice's address.
+    id: Option<(u64, u64)>,
+}
+
+impl Ring {
+    fn attach(region: Region, id: Option<(u64, u64)>) -> Result<Ring, RingError> {
+        let capacity = region
+            .check(region.words as u64)
+            .ok_or(RingError::NotARing)?;
+        Ok(Ring {
+            region,
+            mask: capacity - 1,
+            capacity,
+            id,
+        })
+    }
+
+    fn generation(&self) -> u64 {
+        self.region.word(W_GENERATION).load(Ordering::Relaxed)
+    }
+
+    fn state(&self) -> u64 {
+        self.region.word(W_STATE).load(Ordering::Acquire)
+    }
+
+    fn published(&self) -> u64 {
+        self.region.word(W_PUBLISHED).load(Ordering::Acquire)
+    }
+
+    /// The words of slot `n`'s sequence and event, in `all`.
+    #[inline]
+    fn slot_in<'a>(&self, all: &'a [AtomicU64], n: u64) -> &'a [AtomicU64] {
+        let at = HEADER_WORDS + (n & self.mask) as usize * SLOT_WORDS;
+        &all[at..at + 1 + EVENT_WORDS]
+    }
+
+    #[inline]
+    fn slot(&self, n: u64) -> &[AtomicU64] {
+        self.slot_in(self.region.words(), n)
+    }
+
+    /// Writes event `n` and counts it published.
+    #[inline]
+    fn put(&self, n: u64, payload: [u64; EVENT_WORDS]) {
+        let all = self.region.words();
+        let slot = self.slot_in(all, n);
+        slot[0].store(2 * n + 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        for (word, v) in slot[1..].iter().zip(payload) {
+            word.store(v, Ordering::Relaxed);
+        }
+        slot[0].store(2 * n + 2, Ordering::Release);
+        all[W_PUBLISHED].store(n + 1, Ordering::Release);
+    }
+
+    /// Event `n`'s words; `None` if its slot holds another event (a later
+    /// lap's, whole or half written).
+    #[inline]
+    fn get(&self, n: u64) -> Option<[u64; EVENT_WORDS]> {
+        let slot = self.slot(n);
+        let before = slot[0].load(Ordering::Acquire);
+        let mut payload = [0u64; EVENT_WORDS];
+        for (v, word) in payload.iter_mut().zip(&slot[1..]) {
+            *v = word.load(Ordering::Relaxed);
+        }
+        fence(Ordering::Acquire);
+        let after = slot[0].load(Ordering::Relaxed);
+        (before == 2 * n + 2 && after == before).then_some(payload)
+    }
+}
+
+/// Fills in a new ring's header (its slots are zeros, which no event's
+/// sequence is); the magic last, so that a reader that sees it sees the
+/// rest.
+fn init(h: &[AtomicU64], capacity: u64, generation: u64) {
+    h[W_VERSION].store(VERSION, Ordering::Relaxed);
+    h[W_CAPACITY].store(capacity, Ordering::Relaxed);
+    h[W_GENERATION].store(generation, Ordering::Relaxed);
+    h[W_STATE].store(LIVE, Ordering::Relaxed);
+    h[W_SUCCESSOR].store(0, Ordering::Relaxed);
+    h[W_PUBLISHED].store(0, Ordering::Relaxed);
+    h[W_MAGIC].store(MAGIC, Ordering::Release);
+}
+
+/// A new writer's generation: random, nonzero, and not `old`'s.
+fn fresh_generation(old: Option<u64>) -> u64 {
+    static STARTS: AtomicU64 = AtomicU64::new(0);
+    loop {
+        // Per-process random keys (and a new key for each `RandomState`),
+        // hashing this process's count of starts.
+        let g = RandomState::new()
+            .hash_one((STARTS.fetch_add(1, Ordering::Relaxed), std::process::id()));
+        if g != 0 && Some(g) != old {
+            return g;
+        }
+    }
+}
+
+/// A file's identity: a new file at the path has another one.
+#[cfg(unix)]
+fn file_id(meta: &fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+/// Unknown here: every recheck opens the path and compares generations.
+#[cfg(not(unix))]
+fn file_id(_: &fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// Where a ring lives: a path or, in the tests, a heap slot that stands
+/// for one.
+enum Place {
+    Path(PathBuf),
+    #[cfg(test)]
+    Heap(HeapPath),
+}
+
+/// A test's stand-in for a path: whichever heap ring was last put there.
+#[cfg(test)]
+#[derive(Clone, Default)]
+struct HeapPath(Arc<Mutex<Option<Arc<[AtomicU64]>>>>);
+
+/// A new ring, not yet at its place.
+enum Staged {
+    Temp(PathBuf),
+    #[cfg(test)]
+    Heap(Arc<[AtomicU64]>),
+}
+
+impl Place {
+    /// The header of the ring at this place, writable, if it is a whole
+    /// ring of this version (one a new writer can mark superseded).
+    fn current(&self) -> Option<Region> {
+        match self {
+            Place::Path(path) => {
+                let file = OpenOptions::new().read(true).write(true).open(path).ok()?;
+                let len = file.metadata().ok()?.len();
+                if len < (HEADER_WORDS * 8) as u64 {
+                    return None;
+                }
+                // The header alone: the file is at least that long, and
+                // no writer ever shortens it.
+                let map = MmapOptions::new()
+                    .len(HEADER_WORDS * 8)
+                    .map_raw(&file)
+                    .ok()?;
+                let header = Region::map(map);
+                header.check(len / 8).map(|_| header)
+            }
+            #[cfg(test)]
+            Place::Heap(h) => {
+                let words = h.0.lock().unwrap().clone()?;
+                let file_words = words.len() as u64;
+                let header = Region::heap(words);
+                header.check(file_words).map(|_| header)
+            }
+        }
+    }
+
+    /// A new ring of `capacity` slots, its header written, not yet at
+    /// this place.
+    fn stage(&self, capacity: usize, generation: u64) -> Result<(Ring, Staged), RingError> {
+        let words = capacity
+            .checked_mul(SLOT_WORDS)
+            .and_then(|w| w.checked_add(HEADER_WORDS))
+            .filter(|w| w.checked_mul(8).is_some())
+            .ok_or(RingError::Capacity(capacity))?;
+        match self {
+            Place::Path(path) => {
+                let mut name = OsString::from(".");
+                name.push(path.file_name().ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::InvalidInput, "a ring's path names a file")
+                })?);
+                name.push(format!(".{generation:016x}.tmp"));
+                let temp = path.with_file_name(name);
+                let file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .open(&temp)?;
+                let made = (|| {
+                    // Whoever could read the ring replaced can read this one.
+                    if let Ok(old) = fs::metadata(path) {
+                        let _ = file.set_permissions(old.permissions());
+                    }
+                    // A new file, which no one else maps yet.
+                    file.set_len((words * 8) as u64)?;
+                    let region = Region::map(MmapOptions::new().map_raw(&file)?);
+                    init(region.words(), capacity as u64, generation);
+                    Ring::attach(region, file_id(&file.metadata()?))
+                })();
+                match made {
+                    Ok(ring) => Ok((ring, Staged::Temp(temp))),
+                    Err(e) => {
+                        let _ = fs::remove_file(&temp);
+                        Err(e)
+                    }
+                }
+            }
+            #[cfg(test)]
+            Place::Heap(_) => {
+                let heap: Arc<[AtomicU64]> = (0..words).map(|_| AtomicU64::new(0)).collect();
+                let region = Region::heap(heap.clone());
+                init(region.words(), capacity as u64, generation);
+                let id = Some((0, Arc::as_ptr(&heap).cast::<AtomicU64>().addr() as u64));
+                Ok((Ring::attach(region, id)?, Staged::Heap(heap)))
+            }
+        }
+    }
+
+    /// Puts `staged` at this place, in place of whatever was there.
+    fn install(&self, staged: Staged) -> Result<(), RingError> {
+        match (self, staged) {
+            (Place::Path(path), Staged::Temp(temp)) => fs::rename(&temp, path).map_err(|e| {
+                let _ = fs::remove_file(&temp);
+                RingError::Io(e)
+            }),
+            #[cfg(test)]
+            (Place::Heap(h), Staged::Heap(words)) => {
+                *h.0.lock().unwrap() = Some(words);
+                Ok(())
+            }
+            #[cfg(test)]
+            _ => unreachable!("staged elsewhere"),
+        }
+    }
+
+    /// The ring at this place, for reading.
+    fn open(&self) -> Result<Ring, RingError> {
+        match self {
+            Place::Path(path) => {
+                let file = File::open(path)?;
+                let meta = file.metadata()?;
+                if meta.len() < (HEADER_WORDS * 8) as u64 || !meta.len().is_multiple_of(8) {
+                    return Err(RingError::NotARing);
+                }
+                Ring::attach(
+                    Region::map(MmapOptions::new().map_raw_read_only(&file)?),
+                    file_id(&meta),
+                )
+            }
+            #[cfg(test)]
+            Place::Heap(h) => {
+                let words = h.0.lock().unwrap().clone().ok_or(RingError::NotARing)?;
+                let id = Some((0, Arc::as_ptr(&words).cast::<AtomicU64>().addr() as u64));
+                Ring::attach(Region::heap(words), id)
+            }
+        }
+    }
+
+    /// The ring at this place, if it is another than `than` (a newer
+    /// writer's).
+    fn newer(&self, than: &Ring) -> Option<Ring> {
+        let now = match self {
+            Place::Path(path) => file_id(&fs::metadata(path).ok()?),
+            #[cfg(test)]
+            Place::Heap(h) => {
+                let words = h.0.lock().unwrap();
+                Some((
+                    0,
+                    Arc::as_ptr(words.as_ref()?).cast::<AtomicU64>().addr() as u64,
+                ))
+            }
+        };
+        if now.is_some() && now == than.id {
+            return None;
+        }
+        let ring = self.open().ok()?;
+        (ring.generation() != than.generation()).then_some(ring)
+    }
+}
+
+/// Why a ring could not be opened.
+#[derive(Debug)]
+pub enum RingError {
+    /// The file could not be created, sized, opened, mapped or renamed.
+    Io(io::Error),
+    /// The file is not an event ring of this version.
+    NotARing,
+    /// The capacity is not a power of two of at least 2.
+    Capacity(usize),
+}
+
+impl std::fmt::Display for RingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RingError::Io(e) => write!(f, "{e}"),
+            RingError::NotARing => write!(f, "not a tickwire event ring (or another version)"),
+            RingError::Capacity(c) => {
+                write!(
+                    f,
+                    "ring capacity {c}: it must be a power of two, at least 2"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for RingError {}
+
+impl From<io::Error> for RingError {
+    fn from(e: io::Error) -> RingError {
+        RingError::Io(e)
+    }
+}
+
+/// The feed's end: publishes events. One per ring; dropped, it marks its
+/// ring ended.
+pub struct Writer {
+    ring: Ring,
+    next: u64,
+}
+
+impl Writer {
+    /// Creates a ring of `capacity` slots (a power of two; 128 bytes
+    /// each) and puts it at `path`, in place of the ring there, which it
+    /// marks superseded (see the [lifecycle](self#the-ring-files-lifecycle)).
+    pub fn create(path: impl AsRef<Path>, capacity: usize) -> Result<Writer, RingError> {
+        Writer::start(&Place::Path(path.as_ref().to_owned()), capacity)
+    }
+
+    fn start(place: &Place, capacity: usize) -> Result<Writer, RingError> {
+        if capacity < 2 || !capacity.is_power_of_two() {
+            return Err(RingError::Capacity(capacity));
+        }
+        let old = place.current();
+        let generation = fresh_generation(
+            old.as_ref()
+                .map(|h| h.word(W_GENERATION).load(Ordering::Relaxed)),
+        );
+        let (ring, staged) = place.stage(capacity, generation)?;
+        // The old ring's readers learn that it will have no more events
+        // (whatever its writer's state: ended, crashed, or still going).
+        let prior = old.as_ref().map(|h| {
+            h.word(W_SUCCESSOR).store(generation, Ordering::Relaxed);
+            h.word(W_STATE).swap(SUPERSEDED, Ordering::Release)
+        });
+        if let Err(e) = place.install(staged) {
+            // Not replaced after all: undo the mark, unless another new
+            // writer has made it since.
+            if let (Some(h), Some(prior)) = (&old, prior)
+                && h.word(W_SUCCESSOR).load(Ordering::Relaxed) == generation
+            {
+                let _ = h.word(W_STATE).compare_exchange(
+                    SUPERSEDED,
+                    prior,
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                );
+            }
+            return Err(e);
+        }
+        Ok(Writer { ring, next: 0 })
+    }
+
+    /// Publishes `event` (never waits, never allocates). `false` for a kind
+    /// this version cannot encode, which is skipped.
+    #[inline]
+    pub fn publish(&mut self, event: &Event) -> bool {
+        let Some(payload) = encode(event) else {
+            return false;
+        };
+        self.ring.put(self.next, payload);
+        self.next += 1;
+        true
+    }
+
+    /// Events published so far.
+    pub fn published(&self) -> u64 {
+        self.next
+    }
+
+    /// This writer's generation, which its readers see in
+    /// [`Read::Reattached`].
+    pub fn generation(&self) -> u64 {
+        self.ring.generation()
+    }
+}
+
+impl Drop for Writer {
+    /// Marks the ring ended, unless a newer writer superseded it.
+    fn drop(&mut self) {
+        let _ = self.ring.region.word(W_STATE).compare_exchange(
+            LIVE,
+            ENDED,
+            Ordering::Release,
+            Ordering::Relaxed,
+        );
+    }
+}
+
+/// What [`Reader::read`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Read {
+    /// The next event.
+    Event(Event),
+    /// Nothing new yet.
+    Empty,
+    /// The writer lapped this reader: this many events were overwritten
+    /// before they could be read. Reading goes on from the oldest still
+    /// there.
+    Lost(u64),
+    /// A new writer (the feed restarted) replaced the ring at the path
+    /// with its own, of this generation: every event of the old ring has
+    /// been read (or counted lost), and reading goes on from the new
+    /// one's first. What a reader built from the old writer's events
+    /// (books, sequences) starts over.
+    Reattached {
+        /// The new ring's generation ([`Writer::generation`]).
+        generation: u64,
+    },
+}
+
+/// A consumer's end, in any process: reads events in order, following
+/// the ring's replacements at its path.
+pub struct Reader {
+    ring: Ring,
+    place: Place,
+    next: u64,
+    /// A newer ring, found while this one still had events to read.
+    successor: Option<Ring>,
+    /// Empty polls, counted to space out the clock's reads.
+    idle: u32,
+    checked: Instant,
+    recheck: Duration,
+}
+
+impl Reader {
+    /// Opens the ring at `path`, positioned after the last event published
+    /// (only new events are read; see [`rewind`](Self::rewind)).
+    pub fn open(path: impl AsRef<Path>) -> Result<Reader, RingError> {
+        Reader::attach(Place::Path(path.as_ref().to_owned()))
+    }
+
+    fn attach(place: Place) -> Result<Reader, RingError> {
+        let ring = place.open()?;
+        Ok(Reader {
+            next: ring.published(),
+            ring,
+            place,
+            successor: None,
+            idle: 0,
+            checked: Instant::now(),
+            recheck: Duration::from_millis(100),
+        })
+    }
+
+    /// Goes back to the oldest event still in the ring.
+    pub fn rewind(&mut self) {
+        self.next = self.ring.published().saturating_sub(self.ring.capacity);
+    }
+
+    /// The generation of the ring being read.
+    pub fn generation(&self) -> u64 {
+        self.ring.generation()
+    }
+
+    /// The state of the ring being read.
+    pub fn state(&self) -> State {
+        State::of(self.ring.state())
+    }
+
+    /// How often, at most, a reader with nothing to read compares the
+    /// file at its path with its own (100 ms unless set): that finds a
+    /// ring replaced without being marked superseded. A superseded ring's
+    /// successor is looked for every millisecond, or this often if less.
+    pub fn set_recheck(&mut self, every: Duration) {
+        self.recheck = every;
+    }
+
+    /// The next event, if the writer has published one; never waits.
+    #[inline]
+    pub fn read(&mut self) -> Read {
+        let published = self.ring.published();
+        if self.next < published {
+            return self.take(published);
+        }
+        self.idle()
+    }
+
+    fn take(&mut self, published: u64) -> Read {
+        if published - self.next > self.ring.capacity {
+            return self.lapped(published);
+        }
+        let n = self.next;
+        let Some(payload) = self.ring.get(n) else {
+            // Overwritten (or being overwritten) by a later lap.
+            return self.lapped(self.ring.published());
+        };
+        self.next = n + 1;
+        match decode(&payload) {
+            Some(e) => Read::Event(e),
+            // Words no version writes: skip them, as lost.
+            None => Read::Lost(1),
+        }
+    }
+
+    /// Nothing to read: has the ring been replaced?
+    fn idle(&mut self) -> Read {
+        let successor = match self.successor.take() {
+            Some(ring) => ring,
+            None => {
+                self.idle = self.idle.wrapping_add(1);
+                let due = if self.ring.state() == SUPERSEDED {
+                    self.due(self.recheck.min(FOLLOW))
+                } else {
+                    self.idle.is_multiple_of(CLOCK_EVERY) && self.due(self.recheck)
+                };
+                match due.then(|| self.place.newer(&self.ring)).flatten() {
+                    Some(ring) => ring,
+                    None => return Read::Empty,
+                }
+            }
+        };
+        // The old writer's last events (stored before it was marked, or
+        // by a writer still going) come first.
+        let published = self.ring.published();
+        if self.next < published {
+            self.successor = Some(successor);
+            return self.take(published);
+        }
+        self.ring = successor;
+        self.next = 0;
+        self.idle = 0;
+        Read::Reattached {
+            generation: self.ring.generation(),
+        }
+    }
+
+    fn due(&mut self, every: Duration) -> bool {
+        let now = Instant::now();
+        if now.saturating_duration_since(self.checked) < every {
+            return false;
+        }
+        self.checked = now;
+        true
+    }
+
+    /// Jumps to the oldest event that a writer at `published` cannot
+    /// overwrite before it is read, and says how many were skipped.
+    fn lapped(&mut self, published: u64) -> Read {
+        // Half a lap of slack, so the next read is not lapped again at
+        // once by a writer that keeps going.
+        let oldest = published.saturating_sub(self.ring.capacity / 2);
+        let lost = oldest.saturating_sub(self.next).max(1);
+        self.next = oldest.max(self.next + 1);
+        Read::Lost(lost)
+    }
+}

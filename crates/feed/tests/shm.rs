@@ -1,0 +1,277 @@
+//! The shared-memory ring as files: a writer restarted (after a clean end
+//! or a crash) replaces the ring at its path, and a reader of the old one
+//! reads what is left there, then follows. (The ring's logic alone is
+//! tested on the heap, under Miri too, in `src/shm/tests.rs`.)
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tickwire_feed::shm::{Read, Reader, RingError, State, Writer};
+use tickwire_venues::book::Side;
+use tickwire_venues::event::{Event, InstrumentId, Kind};
+
+#[global_allocator]
+static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tickwire-shm-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Event `n`: its fields all derive from `n`.
+fn nth(n: u64) -> Event {
+    Event {
+        instrument: InstrumentId(n as u32 % 5),
+        exchange_ns: n * 3,
+        recv_tsc: n,
+        kind: Kind::BookDelta {
+            side: if n.is_multiple_of(2) {
+                Side::Bid
+            } else {
+                Side::Ask
+            },
+            price: n as i64 * 7,
+            size: -(n as i64),
+            update_id: n * 11,
+            last: n.is_multiple_of(3),
+        },
+    }
+}
+
+/// A ring file's size for `capacity` slots.
+fn ring_bytes(capacity: u64) -> u64 {
+    128 + capacity * 128
+}
+
+/// The next read that is not `Empty`, polling until `within` has passed.
+fn next_read(r: &mut Reader, within: Duration) -> Read {
+    let deadline = Instant::now() + within;
+    loop {
+        match r.read() {
+            Read::Empty if Instant::now() < deadline => std::thread::yield_now(),
+            Read::Empty => panic!("nothing to read within {within:?}"),
+            other => return other,
+        }
+    }
+}
+
+#[cfg(unix)]
+fn inode(meta: &fs::Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(meta)
+}
+
+/// The files in `dir`: only the ring, no temporary file left.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A writer of 64 slots publishes 40 events, its reader reads 30; the
+/// writer ends (`crash`: vanishes without a word), a new writer of 16
+/// slots starts on the path and publishes 10. The reader reads the old
+/// ring's last 10 (slots past the new file's end: the old file was not
+/// truncated under it), then reattaches, then reads the new writer's 10
+/// from its first, and nothing is lost or skipped.
+fn restart(crash: bool) {
+    let dir = temp_dir(if crash { "crash" } else { "end" });
+    let path = dir.join("ring");
+    let mut old = Writer::create(&path, 64).unwrap();
+    let mut reader = Reader::open(&path).unwrap();
+    assert_eq!(reader.generation(), old.generation());
+    for n in 0..40 {
+        assert!(old.publish(&nth(n)));
+    }
+    for n in 0..30 {
+        assert_eq!(reader.read(), Read::Event(nth(n)));
+    }
+    let old_file = File::open(&path).unwrap();
+    assert_eq!(old_file.metadata().unwrap().len(), ring_bytes(64));
+    let first = old.generation();
+    if crash {
+        std::mem::forget(old);
+        assert_eq!(reader.state(), State::Live);
+    } else {
+        drop(old);
+        assert_eq!(reader.state(), State::Ended);
+    }
+
+    let mut new = Writer::create(&path, 16).unwrap();
+    assert_ne!(new.generation(), first);
+    assert_eq!(reader.state(), State::Superseded);
+    for n in 1000..1010 {
+        assert!(new.publish(&nth(n)));
+    }
+    // The old file is whole, and no longer at the path.
+    assert_eq!(old_file.metadata().unwrap().len(), ring_bytes(64));
+    let at_path = fs::metadata(&path).unwrap();
+    assert_eq!(at_path.len(), ring_bytes(16));
+    #[cfg(unix)]
+    assert_ne!(inode(&old_file.metadata().unwrap()), inode(&at_path));
+    assert_eq!(names_in(&dir), ["ring"]);
+
+    for n in 30..40 {
+        assert_eq!(reader.read(), Read::Event(nth(n)));
+    }
+    assert_eq!(
+        next_read(&mut reader, Duration::from_secs(10)),
+        Read::Reattached {
+            generation: new.generation()
+        }
+    );
+    assert_eq!(
+        (reader.generation(), reader.state()),
+        (new.generation(), State::Live)
+    );
+    for n in 1000..1010 {
+        assert_eq!(reader.read(), Read::Event(nth(n)));
+    }
+    assert_eq!(reader.read(), Read::Empty);
+    // And on: the new writer's next events, as they come.
+    new.publish(&nth(1010));
+    assert_eq!(reader.read(), Read::Event(nth(1010)));
+    // A reader opened now is on the new ring.
+    let mut late = Reader::open(&path).unwrap();
+    late.rewind();
+    assert_eq!(late.read(), Read::Event(nth(1000)));
+    drop(new);
+    assert_eq!(reader.state(), State::Ended);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_reader_follows_a_writer_restarted_after_a_clean_end() {
+    restart(false);
+}
+
+#[test]
+fn a_reader_follows_a_writer_restarted_after_a_crash() {
+    restart(true);
+}
+
+/// A ring renamed over the path by hand (the old one never marked) is
+/// found by the reader's recheck of the path.
+#[test]
+fn a_ring_put_in_place_without_the_mark_is_found_by_the_recheck() {
+    let dir = temp_dir("unmarked");
+    let path = dir.join("ring");
+    let mut old = Writer::create(&path, 8).unwrap();
+    let mut reader = Reader::open(&path).unwrap();
+    reader.set_recheck(Duration::from_millis(20));
+    let mut new = Writer::create(dir.join("other"), 8).unwrap();
+    new.publish(&nth(5));
+    fs::rename(dir.join("other"), &path).unwrap();
+    old.publish(&nth(4));
+    assert_eq!(reader.read(), Read::Event(nth(4)));
+    assert_eq!(reader.state(), State::Live);
+    assert_eq!(
+        next_read(&mut reader, Duration::from_secs(10)),
+        Read::Reattached {
+            generation: new.generation()
+        }
+    );
+    assert_eq!(reader.read(), Read::Event(nth(5)));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Two processes' view: the writer's mapping and the reader's are two
+/// mappings of one file, raced from two threads.
+#[test]
+fn a_reader_racing_the_writer_through_the_file_never_sees_a_torn_event() {
+    const N: u64 = 500_000;
+    let dir = temp_dir("race");
+    let path = dir.join("ring");
+    let mut w = Writer::create(&path, 64).unwrap();
+    let mut r = Reader::open(&path).unwrap();
+    let reader = std::thread::spawn(move || {
+        let (mut read, mut lost, mut last) = (0u64, 0u64, None);
+        while read + lost < N {
+            match r.read() {
+                Read::Event(e) => {
+                    let n = e.recv_tsc;
+                    assert_eq!(e, nth(n), "torn");
+                    assert!(last.is_none_or(|l| n > l), "out of order");
+                    last = Some(n);
+                    read += 1;
+                }
+                Read::Lost(k) => lost += k,
+                Read::Empty => std::hint::spin_loop(),
+                Read::Reattached { .. } => panic!("nothing replaced the ring"),
+            }
+        }
+        (read, lost, last)
+    });
+    for n in 0..N {
+        w.publish(&nth(n));
+    }
+    let (read, lost, last) = reader.join().unwrap();
+    assert_eq!(read + lost, N, "{read} read, {lost} lost");
+    assert_eq!(last, Some(N - 1));
+    assert!(read > 0);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn publishing_to_and_reading_from_a_file_allocate_nothing() {
+    let dir = temp_dir("alloc");
+    let path = dir.join("ring");
+    let mut w = Writer::create(&path, 1024).unwrap();
+    let mut r = Reader::open(&path).unwrap();
+    let ((), allocations) = tickwire_testkit::allocations(|| {
+        for n in 0..1000 {
+            w.publish(&nth(n));
+            assert_eq!(r.read(), Read::Event(nth(n)));
+            assert_eq!(r.read(), Read::Empty);
+        }
+    });
+    assert_eq!(allocations, 0);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn foreign_files_and_bad_capacities_are_refused() {
+    let dir = temp_dir("foreign");
+    let path = dir.join("ring");
+    assert!(matches!(
+        Writer::create(&path, 6),
+        Err(RingError::Capacity(6))
+    ));
+    assert!(matches!(Reader::open(&path), Err(RingError::Io(_))));
+    fs::write(&path, [7u8; 4096]).unwrap();
+    assert!(matches!(Reader::open(&path), Err(RingError::NotARing)));
+    // A version-1 ring (the magic, then version 1) is another version.
+    let mut v1 = vec![0u8; 64 + 16 * 128];
+    v1[..8].copy_from_slice(b"twring01");
+    v1[8] = 1;
+    v1[16] = 16;
+    fs::write(&path, &v1).unwrap();
+    assert!(matches!(Reader::open(&path), Err(RingError::NotARing)));
+    // A writer replaces a foreign file (without touching it: a reader of
+    // it would not have been told anything), and keeps its permissions.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+    }
+    let foreign = File::open(&path).unwrap();
+    let mut w = Writer::create(&path, 16).unwrap();
+    assert_eq!(fs::read(&path).unwrap().len() as u64, ring_bytes(16));
+    assert_eq!(foreign.metadata().unwrap().len(), v1.len() as u64);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+    }
+    let mut r = Reader::open(&path).unwrap();
+    w.publish(&nth(1));
+    assert_eq!(r.read(), Read::Event(nth(1)));
+    assert_eq!(names_in(&dir), ["ring"]);
+    fs::remove_dir_all(&dir).unwrap();
+}
