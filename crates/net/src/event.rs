@@ -224,7 +224,9 @@ pub enum Reconnect {
 /// [`Driver::poll_once`](crate::Driver::poll_once) on the driver's thread.
 ///
 /// Only `on_message` is required. Callbacks must not block: every connection
-/// on the driver waits for them.
+/// on the driver waits for them. A callback that panics leaves the driver
+/// part way through a read (a payload's padding not put back, actions not
+/// carried out): drop the driver rather than poll it again.
 pub trait Handler {
     /// A connection completed its handshakes (or, in the server role,
     /// accepted one). Send subscriptions here: they are paced by

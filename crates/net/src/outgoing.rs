@@ -329,16 +329,28 @@ impl Conn<'_> {
     /// callback: its slot is taken now and it connects as soon as the
     /// callback returns.
     pub fn connect(&mut self, endpoint: Endpoint) -> Result<ConnId, DriverError> {
+        self.connect_sized(endpoint, 0)
+    }
+
+    /// [`connect`](Self::connect) in a slot whose message buffer holds
+    /// `max_message` bytes (see
+    /// [`Config::sized_slots`](crate::Config::sized_slots)).
+    pub fn connect_sized(
+        &mut self,
+        endpoint: Endpoint,
+        max_message: usize,
+    ) -> Result<ConnId, DriverError> {
         self.reserve
-            .open(endpoint, false, 0)
+            .open(endpoint, false, max_message)
             .ok_or(DriverError::NoFreeSlot)
     }
 
     /// Sends a text message on another connection `id` (or this one) as
-    /// soon as the callback returns; a connection that is not open by then
-    /// drops it. The messages queued by one callback share a buffer the
-    /// size of [`Config::outbox_size`](crate::Config::outbox_size): `Full`
-    /// when it is, `TooLarge` for a message it can never hold.
+    /// soon as the callback returns (the frames after this message wait
+    /// for it); a connection that is not open by then drops it. The
+    /// messages one callback queues (at most 64) share a buffer the size
+    /// of [`Config::outbox_size`](crate::Config::outbox_size): `Full` when
+    /// it is, `TooLarge` for a message it can never hold.
     pub fn send_text_to(&mut self, id: ConnId, text: &str) -> Result<(), SendError> {
         self.reserve.actions.send(id, OpCode::Text, text.as_bytes())
     }

@@ -5,8 +5,8 @@
 
 use tickwire_codec::OpCode;
 use tickwire_net::{
-    Conn, ConnId, Disconnect, Driver, Endpoint, Handler, Payload, Reconnect, ResponseHead, Role,
-    SendError, Stamps,
+    Conn, ConnId, Disconnect, Driver, DriverError, Endpoint, Handler, Payload, Reconnect,
+    ResponseHead, Role, SendError, Stamps,
 };
 
 use crate::util::{Ev, TestServer, pki, run_until, test_config, test_tls};
@@ -22,9 +22,11 @@ struct Bot {
     orders_url: String,
     /// The id `Conn::fetch` returned, and the one the response came with.
     asked: Option<ConnId>,
-    answered: Option<(ConnId, u16, String)>,
+    answered: Vec<(ConnId, u16, String)>,
     opened: Vec<ConnId>,
-    too_many: Option<SendError>,
+    too_large: Option<SendError>,
+    full: Option<(usize, SendError)>,
+    no_slot: Option<(usize, DriverError)>,
 }
 
 impl Handler for Bot {
@@ -45,14 +47,37 @@ impl Handler for Bot {
         let orders = self.orders.unwrap();
         conn.send_text_to(orders, "cancel all").unwrap();
         // The queue is bounded and never grows: a message larger than it
-        // is refused at once.
+        // is refused at once, and so is the 65th message of a callback.
         let huge = "x".repeat(test_config().outbox_size + 1);
-        self.too_many = conn.send_text_to(orders, &huge).err();
+        self.too_large = conn.send_text_to(orders, &huge).err();
+        let mut queued = 1;
+        while queued < 100 {
+            match conn.send_text_to(orders, "") {
+                Ok(()) => queued += 1,
+                Err(e) => {
+                    self.full = Some((queued, e));
+                    break;
+                }
+            }
+        }
+        // Every slot taken: a fetch more is refused, the slots taken so far
+        // are kept.
+        let mut fetches = 0;
+        loop {
+            let snapshot = Endpoint::parse(&self.snapshot).unwrap();
+            match conn.fetch(snapshot) {
+                Ok(_) => fetches += 1,
+                Err(e) => {
+                    self.no_slot = Some((fetches, e));
+                    break;
+                }
+            }
+        }
     }
 
     fn on_response(&mut self, id: ConnId, head: ResponseHead, body: &mut [u8], len: usize) {
         let text = String::from_utf8_lossy(&body[..len]).into_owned();
-        self.answered = Some((id, head.status, text));
+        self.answered.push((id, head.status, text));
     }
 
     fn on_close(&mut self, _id: ConnId, _role: Role, _reason: &Disconnect) -> Reconnect {
@@ -101,19 +126,25 @@ fn a_handler_fetches_connects_and_sends_to_another_connection_from_its_callbacks
         b.opened.len() == 2
     });
     go_tx.send(()).unwrap();
-    run_until(&mut driver, "the snapshot", |b| b.answered.is_some());
+    // The one asked for, and the one that took the last free slot.
+    run_until(&mut driver, "both snapshots", |b| b.answered.len() == 2);
     let bot = driver.handler();
-    let (answered, status, body) = bot.answered.clone().unwrap();
-    assert_eq!(
-        Some(answered),
-        bot.asked,
-        "the response came with the id fetch gave"
-    );
-    assert_eq!((status, body.as_str()), (200, "{\"book\":\"ok\"}"));
+    let asked = bot.asked.unwrap();
+    let (_, status, body) = bot
+        .answered
+        .iter()
+        .find(|(id, ..)| *id == asked)
+        .expect("the response came with the id fetch gave");
+    assert_eq!((*status, body.as_str()), (200, "{\"book\":\"ok\"}"));
     assert_eq!(snapshots.next_log(), "GET /depth?limit=5 HTTP/1.1");
     assert_eq!(
         orders.next_log(),
         format!("{:?}", Ev::Text("cancel all".into()))
     );
-    assert_eq!(bot.too_many, Some(SendError::TooLarge));
+    assert_eq!(bot.too_large, Some(SendError::TooLarge));
+    assert_eq!(bot.full, Some((64, SendError::Full)));
+    // Two slots are the stream's and the orders'; the first fetch is the
+    // one whose response came.
+    let slots = test_config().max_connections;
+    assert_eq!(bot.no_slot, Some((slots - 3, DriverError::NoFreeSlot)));
 }

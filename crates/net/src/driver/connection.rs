@@ -254,15 +254,25 @@ impl<H: Handler> Driver<H> {
                     Err(e) => return self.end(index, Disconnect::Tls(e)),
                 },
             };
-            let after = self.process(index);
-            // What the callbacks asked of other connections, before this
-            // one goes on (or ends).
-            self.run_actions();
-            if let After::End(reason) = after {
-                return self.end(index, reason);
+            // What a callback asked of other connections is carried out
+            // as soon as it returns: the frames after its message wait.
+            let mut after = self.process(index);
+            loop {
+                self.run_actions();
+                if !matches!(after, After::Act)
+                    || matches!(self.slots[index].phase, Phase::Free | Phase::Backoff)
+                {
+                    break;
+                }
+                after = self.process(index);
             }
+            // An action may have ended this connection already (a send to
+            // itself that could not be flushed): not a second time.
             if matches!(self.slots[index].phase, Phase::Free | Phase::Backoff) {
                 return;
+            }
+            if let After::End(reason) = after {
+                return self.end(index, reason);
             }
             if close_notify {
                 // The peer will send nothing more: like the end of the stream.
@@ -300,7 +310,7 @@ impl<H: Handler> Driver<H> {
         if self.slots[index].fetch && self.slots[index].phase == Phase::Handshaking {
             let reason = match self.process_fetch(index, true) {
                 After::End(reason) => reason,
-                After::Continue => Disconnect::Fetch(crate::FetchError::Truncated),
+                After::Continue | After::Act => Disconnect::Fetch(crate::FetchError::Truncated),
             };
             return self.end(index, reason);
         }
@@ -327,7 +337,7 @@ impl<H: Handler> Driver<H> {
         );
         match after {
             After::End(reason) => self.end(index, reason),
-            After::Continue => {
+            After::Continue | After::Act => {
                 if let Err(reason) = self.flush(index) {
                     self.end(index, reason);
                 }

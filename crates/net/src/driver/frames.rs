@@ -13,7 +13,7 @@ impl<H: Handler> Driver<H> {
         if self.slots[index].phase == Phase::Handshaking {
             match self.process_handshake(index) {
                 After::Continue => {}
-                end @ After::End(_) => return end,
+                other @ (After::End(_) | After::Act) => return other,
             }
         }
         match self.slots[index].phase {
@@ -255,6 +255,11 @@ impl<H: Handler> Driver<H> {
             // A handler callback may have asked to close.
             if let Some(request) = slot.tx.close_request.take() {
                 begin_close(slot, rng, *now, config, request, timers_dirty);
+            }
+            // And for actions beyond this connection: carried out now, the
+            // frames after this one wait (`on_readable`).
+            if actions.pending() {
+                return After::Act;
             }
         }
     }

@@ -31,14 +31,14 @@ use crate::resolve::{Lookup, ResolveError, Resolved, Resolver};
 use crate::tls::record::{MAX_PLAINTEXT, MAX_RECORD};
 use crate::tls::{Mode, TlsConfig, TlsConfigError, TlsContext, TlsSession};
 
-/// The waker's token; listener `i` is `LISTENER_BASE - i`; slot tokens are
-/// `(generation << 16) | index` with a 15-bit generation, so they stay
-/// below both on 32-bit targets too.
 mod connection;
 mod frames;
 
 use self::connection::{begin_close, fail_slot};
 
+/// The waker's token; listener `i` is `LISTENER_BASE - i`; slot tokens are
+/// `(generation << 16) | index` with a 15-bit generation, so they stay
+/// below both on 32-bit targets too.
 const WAKER: Token = Token(usize::MAX);
 const LISTENER_BASE: usize = usize::MAX - 1;
 const MAX_SLOTS: usize = 1 << 16;
@@ -145,6 +145,9 @@ impl Slot {
 enum After {
     Continue,
     End(Disconnect),
+    /// A callback asked for actions ([`Actions`]): they are carried out
+    /// before the frames after its message are handed over.
+    Act,
 }
 
 /// A single-threaded WebSocket engine: many connections on one mio `Poll`.
@@ -419,9 +422,12 @@ impl<H: Handler> Driver<H> {
         if !self.actions.pending() {
             return;
         }
-        while let Some(open) = self.actions.opens.pop() {
+        // In the order they were asked for.
+        let mut opens = std::mem::take(&mut self.actions.opens);
+        for open in opens.drain(..) {
             self.start_open(open.index, open.serial, open.endpoint, open.fetch);
         }
+        self.actions.opens = opens;
         // Taken out while sending (the send borrows the driver), then put
         // back: the buffers keep their capacity.
         let mut sends = std::mem::take(&mut self.actions.sends);
