@@ -18,7 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .simulated(!real)
         .build_with(|u: &Update<'_>| {
             for (id, book) in u.books() {
-                if let Some((bid, ask)) = book.top() {
+                if let Some((bid, ask)) = book.and_then(|b| b.top()) {
                     let (venue, symbol) = (u.venue(), u.symbol(id));
                     let bid = format!("{} x {}", u.price(id, bid.price), u.size(id, bid.size));
                     let ask = format!("{} x {}", u.price(id, ask.price), u.size(id, ask.size));

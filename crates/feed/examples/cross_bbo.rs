@@ -39,8 +39,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut last = String::new();
     let mut feed = builder.build_with(move |u: &Update<'_>| {
         for (id, book) in u.books() {
+            // None: the venue's book is not valid now, so it has no top.
             tops[u.venue_index()] = book
-                .top()
+                .and_then(|b| b.top())
                 .map(|(bid, ask)| (u.price(id, bid.price), u.price(id, ask.price)));
         }
         let line = best(&tops);

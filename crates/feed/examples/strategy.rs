@@ -31,7 +31,7 @@ impl OnEvent for Strategy {
     fn on_update(&mut self, u: &Update<'_>) {
         let now = self.clock.now();
         for (_, book) in u.books() {
-            if let Some((bid, ask)) = book.top() {
+            if let Some((bid, ask)) = book.and_then(|b| b.top()) {
                 // The strategy: here, only the spread.
                 self.widest = self.widest.max(ask.price - bid.price);
                 let ns = self.calibration.ns_between(u.recv_tsc(), now);

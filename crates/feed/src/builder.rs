@@ -9,7 +9,7 @@
 //!     .venue("binance-spot", &["BTCUSDT:20"])
 //!     .build_with(|u: &Update<'_>| {
 //!         for (id, book) in u.books() {
-//!             if let Some((bid, ask)) = book.top() {
+//!             if let Some((bid, ask)) = book.and_then(|b| b.top()) {
 //!                 println!("{} {}", u.price(id, bid.price), u.price(id, ask.price));
 //!             }
 //!         }
@@ -42,6 +42,10 @@ pub struct FeedBuilder {
     /// The first mistake, reported at build.
     error: Option<String>,
     net: NetConfig,
+    /// Set by `busy_poll`, applied at build (after `net`).
+    poll_mode: Option<PollMode>,
+    /// Set by `standby`, applied at build to every venue.
+    standby: Option<bool>,
     ca_file: Option<PathBuf>,
     simulated: bool,
     metrics: Option<Metrics>,
@@ -78,6 +82,8 @@ impl FeedBuilder {
             venues: Vec::new(),
             error: None,
             net: NetConfig::default(),
+            poll_mode: None,
+            standby: None,
             ca_file: None,
             simulated: false,
             metrics: None,
@@ -145,27 +151,27 @@ impl FeedBuilder {
         self
     }
 
-    /// A warm standby line beside every venue's connections: the first
-    /// copy of each message wins, and a fault on one line costs no gap.
+    /// A warm standby line beside every venue's connections (those added
+    /// before or after this call): the first copy of each message wins,
+    /// and a fault on one line costs no gap.
     pub fn standby(mut self, on: bool) -> FeedBuilder {
-        for v in &mut self.venues {
-            v.lines.standby = on;
-        }
+        self.standby = Some(on);
         self
     }
 
     /// Spin on the sockets instead of blocking in epoll (lowest latency;
-    /// burns the core).
+    /// burns the core), whatever [`net`](Self::net) says.
     pub fn busy_poll(mut self, on: bool) -> FeedBuilder {
-        self.net.poll_mode = if on {
+        self.poll_mode = Some(if on {
             PollMode::BusyRead
         } else {
             PollMode::Blocking
-        };
+        });
         self
     }
 
-    /// The network's settings in full (timeouts, pings, buffer sizes).
+    /// The network's settings in full (timeouts, pings, buffer sizes;
+    /// its poll mode unless [`busy_poll`](Self::busy_poll) says).
     pub fn net(mut self, net: NetConfig) -> FeedBuilder {
         self.net = net;
         self
@@ -201,6 +207,19 @@ impl FeedBuilder {
         self
     }
 
+    /// The options that apply to the whole feed, whatever the order they
+    /// were given in: `standby` to every venue, `busy_poll` over `net`.
+    fn settle(&mut self) {
+        if let Some(on) = self.standby {
+            for v in &mut self.venues {
+                v.lines.standby = on;
+            }
+        }
+        if let Some(mode) = self.poll_mode {
+            self.net.poll_mode = mode;
+        }
+    }
+
     fn fail(mut self, e: String) -> FeedBuilder {
         self.error.get_or_insert(e);
         self
@@ -221,6 +240,7 @@ impl FeedBuilder {
         if self.venues.is_empty() {
             return Err(FeedError::Setup("no venue: add one with `venue`".into()));
         }
+        self.settle();
         let mut tls = TlsConfig::webpki_roots();
         if let Some(ca) = &self.ca_file {
             tls.add_ca_file(ca)
@@ -232,10 +252,17 @@ impl FeedBuilder {
         if self.simulated {
             #[cfg(feature = "sim")]
             {
+                // The simulators' CA is the one to trust (and `ca_file`,
+                // if given, too).
                 let (sims, ca) = crate::simulated::start(&mut self.venues)?;
                 tls = TlsConfig::empty();
                 tls.add_ca_pem(ca.as_bytes())
                     .map_err(|e| FeedError::Setup(e.to_string()))?;
+                if let Some(file) = &self.ca_file {
+                    tls.add_ca_file(file).map_err(|e| {
+                        FeedError::Setup(format!("CA file {}: {e}", file.display()))
+                    })?;
+                }
                 keep.extend(sims);
             }
             #[cfg(not(feature = "sim"))]
@@ -299,7 +326,7 @@ impl FeedBuilder {
         match is_built.recv() {
             Ok(Ok(stats)) => Ok(Running {
                 stop,
-                thread,
+                thread: Some(thread),
                 stats,
             }),
             Ok(Err(e)) => Err(e),
@@ -315,7 +342,8 @@ impl FeedBuilder {
 /// A feed running on its own thread ([`FeedBuilder::spawn`]).
 pub struct Running<H> {
     stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<std::io::Result<H>>,
+    /// Taken by `stop` (or by the drop).
+    thread: Option<std::thread::JoinHandle<std::io::Result<H>>>,
     stats: Arc<FeedStats>,
 }
 
@@ -326,11 +354,25 @@ impl<H> Running<H> {
     }
 
     /// Stops it: its connections closed (1000), its handler handed back.
-    pub fn stop(self) -> std::io::Result<H> {
+    pub fn stop(mut self) -> std::io::Result<H> {
         self.stop.store(true, Ordering::Relaxed);
-        self.thread
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("the feed thread panicked")))
+        match self.thread.take() {
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the feed thread panicked"))),
+            None => Err(std::io::Error::other("the feed was stopped already")),
+        }
+    }
+}
+
+/// Dropped without [`Running::stop`]: stopped all the same (its
+/// connections closed, its thread joined), its handler dropped.
+impl<H> Drop for Running<H> {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 
@@ -360,6 +402,19 @@ mod tests {
         assert!(e.contains("nasdaq"), "{e}");
         let e = Feed::builder().build().unwrap_err().to_string();
         assert!(e.contains("no venue"), "{e}");
+    }
+
+    #[test]
+    fn whole_feed_options_hold_whatever_their_order() {
+        let mut b = FeedBuilder::new()
+            .standby(true)
+            .busy_poll(true)
+            .venue("okx", &["BTC-USDT"])
+            .net(NetConfig::default())
+            .venue("kraken", &["BTC/USD"]);
+        b.settle();
+        assert!(b.venues.iter().all(|v| v.lines.standby));
+        assert_eq!(b.net.poll_mode, PollMode::BusyRead);
     }
 
     #[test]

@@ -23,6 +23,8 @@ struct Seen {
     crossed: u64,
     /// Trades seen.
     trades: u64,
+    /// Books the handler was told are no longer valid.
+    invalidated: u64,
 }
 
 fn poll_until<H: tickwire_feed::OnEvent>(
@@ -82,6 +84,10 @@ fn the_handler_sees_each_message_with_its_book_and_polling_allocates_nothing_onc
                 .filter(|e| matches!(e.kind, Kind::Trade { .. }))
                 .count() as u64;
             for (id, book) in u.books() {
+                let Some(book) = book else {
+                    seen.invalidated += 1;
+                    continue;
+                };
                 seen.book_updates += 1;
                 if book.is_crossed() {
                     seen.crossed += 1;
@@ -111,6 +117,15 @@ fn the_handler_sees_each_message_with_its_book_and_polling_allocates_nothing_onc
     });
     let before = feed.handler().0.updates;
     let books_before = feed.handler().0.book_updates;
+    let stats = feed.stats();
+    let counts = |s: &tickwire_feed::live::FeedStats| {
+        let n = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+        (n(&s.reconnects), n(&s.resyncs), n(&s.gaps))
+    };
+    let recoveries = counts(&stats);
+    // Before: each book's first resync (a Binance book asks for its REST
+    // snapshot), told as a book not valid.
+    let invalidated = feed.handler().0.invalidated;
     let (_, allocations) = tickwire_testkit::allocations(|| {
         let target = before + 500;
         poll_until(&mut feed, "500 more updates", |f| {
@@ -118,7 +133,18 @@ fn the_handler_sees_each_message_with_its_book_and_polling_allocates_nothing_onc
         });
     });
     let seen = &feed.handler().0;
+    // A recovery in the window (a machine starved long enough for a
+    // stall) would be a different failure than an allocation: said apart.
+    assert_eq!(
+        counts(&stats),
+        recoveries,
+        "a reconnect, resync or gap in the window"
+    );
     assert_eq!(allocations, 0, "the embedded feed allocated while warm");
+    assert_eq!(
+        seen.invalidated, invalidated,
+        "a book went invalid in the window"
+    );
     assert!(seen.book_updates > books_before);
     assert!(seen.trades > 0, "no trade reached the handler");
     assert_eq!(seen.crossed, 0);
@@ -167,7 +193,8 @@ fn a_feed_on_its_own_thread_hands_its_handler_back_when_stopped() {
         .venue("okx", &["BTC-USDT:5"])
         .simulated(true)
         .spawn(None, move |u: &Update<'_>| {
-            seen.fetch_add(u.books().count() as u64, Ordering::Relaxed);
+            let valid = u.books().filter(|(_, b)| b.is_some()).count();
+            seen.fetch_add(valid as u64, Ordering::Relaxed);
         })
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -185,4 +212,77 @@ fn a_feed_on_its_own_thread_hands_its_handler_back_when_stopped() {
         .spawn(None, |_: &Update<'_>| {})
         .unwrap_err();
     assert!(e.to_string().contains("BTC-USDT:x"), "{e}");
+}
+
+#[test]
+fn a_gap_reaches_the_handler_as_a_book_no_longer_valid_then_valid_again() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use tickwire_sim::{SimConfig, Simulator, VenueFault};
+    use tickwire_venues::Venue;
+    // A simulator of our own, to arm a fault on it.
+    let (tls, ca) = tickwire_sim::self_signed().unwrap();
+    let dir = std::env::temp_dir().join(format!("tickwire-embed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca).unwrap();
+    let sim = Simulator::start(SimConfig {
+        tls: Some(tls),
+        rate: 500,
+        ..SimConfig::new(Venue::Okx)
+    })
+    .unwrap();
+    // From the configuration's text, as a bot reading its own file would.
+    let url = format!("wss://localhost:{}", sim.addr().port());
+    let toml = format!(
+        "[[venue]]\nvenue = \"okx\"\ninstruments = [\"BTC-USDT:5\"]\nendpoint = \"{url}\"\n"
+    );
+    let invalid = std::sync::Arc::new(AtomicBool::new(false));
+    let told = std::sync::Arc::clone(&invalid);
+    let mut feed = FeedBuilder::from_toml(&toml)
+        .unwrap()
+        .ca_file(&ca_file)
+        .build_with(move |u: &Update<'_>| {
+            for (_, book) in u.books() {
+                if book.is_none() {
+                    told.store(true, Ordering::Relaxed);
+                }
+            }
+        })
+        .unwrap();
+    poll_until(&mut feed, "the book valid", |f| {
+        f.book_of("okx", "BTC-USDT").is_some()
+    });
+    // BTC-USDT is the simulator's first instrument.
+    assert!(sim.fault(0, VenueFault::SequenceGap));
+    poll_until(&mut feed, "the handler told of the gap", |_| {
+        invalid.load(Ordering::Relaxed)
+    });
+    poll_until(&mut feed, "the book valid again", |f| {
+        f.book_of("okx", "BTC-USDT").is_some()
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_feed_whose_handler_panicked_refuses_to_poll_again() {
+    let mut feed = Feed::builder()
+        .venue("okx", &["BTC-USDT:5"])
+        .simulated(true)
+        .build_with(|u: &Update<'_>| {
+            if u.books().any(|(_, b)| b.is_some()) {
+                panic!("the bot's own bug");
+            }
+        })
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let caught = loop {
+        assert!(Instant::now() < deadline, "the handler never ran");
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| feed.poll()));
+        if polled.is_err() {
+            break true;
+        }
+    };
+    assert!(caught);
+    let e = feed.poll().unwrap_err();
+    assert!(e.to_string().contains("panicked"), "{e}");
 }

@@ -141,7 +141,7 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
     assert_eq!(FeedStats::get(&stats.snapshots), 2);
     for (n, spec) in specs.iter().enumerate() {
         let (_, bids, asks) = simulator.book(n, spec.depth).unwrap();
-        let book = feed.book(0, InstrumentId(n as u32)).expect("valid");
+        let book = feed.venue_book(0, InstrumentId(n as u32)).expect("valid");
         let ours = |side| -> Vec<(i64, i64)> {
             book.levels(side)
                 .iter()

@@ -192,6 +192,10 @@ pub(crate) struct Core<H = NoHandler> {
     /// it wants none); its capacity is kept, so it stops allocating once
     /// it has held the most events one message brings.
     pub(crate) batch: Vec<Event>,
+    /// Set while `user` runs: still set after a poll only if it panicked
+    /// (and the caller caught it), which leaves the feed's state part way
+    /// through a message: [`Feed::poll`](super::Feed::poll) refuses then.
+    pub(crate) in_handler: bool,
 }
 
 fn wall_ns() -> u64 {
@@ -399,10 +403,15 @@ impl<H: OnEvent> Core<H> {
             venues,
             user,
             batch,
+            in_handler,
             ..
         } = self;
         let state = &venues[v];
-        user.on_update(&Update::new(batch, state, v, recv_tsc));
+        let adapter = state.adapter.adapter_ref();
+        let update = Update::new(batch, &state.setup, adapter, state.base, (v, recv_tsc));
+        *in_handler = true;
+        user.on_update(&update);
+        *in_handler = false;
         batch.clear();
     }
 

@@ -127,6 +127,8 @@ pub enum FeedError {
     Setup(String),
     /// A socket or poll call failed.
     Io(std::io::Error),
+    /// No venue of the feed has this name.
+    NoVenue(String),
 }
 
 impl fmt::Display for FeedError {
@@ -136,6 +138,7 @@ impl fmt::Display for FeedError {
             FeedError::Url(u, e) => write!(f, "{u}: {e}"),
             FeedError::Setup(e) => write!(f, "cannot start: {e}"),
             FeedError::Io(e) => write!(f, "{e}"),
+            FeedError::NoVenue(v) => write!(f, "no venue named {v} in this feed"),
         }
     }
 }
@@ -389,6 +392,7 @@ impl<H: OnEvent> Feed<H> {
             // The most events one message brings, in the venues' usual
             // messages; a larger one grows it once.
             batch: Vec::with_capacity(if H::EVENTS { 4096 } else { 0 }),
+            in_handler: false,
         };
         let driver = Driver::new(net, tls, core).map_err(|e| FeedError::Setup(e.to_string()))?;
         let mut targets = Vec::new();
@@ -464,14 +468,27 @@ impl<H: OnEvent> Feed<H> {
             .instruments
             .iter()
             .position(|i| i.symbol == symbol)?;
-        self.book(v, InstrumentId(i as u32))
+        self.venue_book(v, InstrumentId(i as u32))
     }
 
-    /// A venue's (by position) instrument's book, while valid.
-    pub fn book(
+    /// A book by its feed-wide instrument id (the one events carry, and
+    /// [`instruments`](Self::instruments) lists), while valid.
+    pub fn book(&self, id: InstrumentId) -> Option<&tickwire_venues::book::Book> {
+        let state = self.driver.handler().venues.iter().find(|s| {
+            id.0.checked_sub(s.base)
+                .is_some_and(|i| (i as usize) < s.setup.instruments.len())
+        })?;
+        let local = InstrumentId(id.0 - state.base);
+        state.adapter.adapter_ref().book(local)
+    }
+
+    /// A venue's (by position) book by the venue's own index of the
+    /// instrument (its place in the venue's instruments, not the
+    /// feed-wide id events carry: see [`book`](Self::book)), while valid.
+    pub fn venue_book(
         &self,
         venue: usize,
-        instrument: InstrumentId,
+        local: InstrumentId,
     ) -> Option<&tickwire_venues::book::Book> {
         self.driver
             .handler()
@@ -479,7 +496,7 @@ impl<H: OnEvent> Feed<H> {
             .get(venue)?
             .adapter
             .adapter_ref()
-            .book(instrument)
+            .book(local)
     }
 
     /// Sends `text` on every open connection of venue `venue` (by name),
@@ -494,7 +511,7 @@ impl<H: OnEvent> Feed<H> {
             .venues
             .iter()
             .position(|s| s.setup.name == venue)
-            .ok_or_else(|| FeedError::Setup(format!("no venue named {venue}")))?;
+            .ok_or_else(|| FeedError::NoVenue(venue.to_owned()))?;
         let mut sent = 0;
         for p in 0..self.driver.handler().venues[v].lines.len() {
             for line in 0..2 {
@@ -526,8 +543,16 @@ impl<H: OnEvent> Feed<H> {
     /// One poll of the driver (waiting at most 10 ms, or not at all when
     /// the network configuration busy-polls), the handler called for each
     /// message, then the chores: snapshot fetches asked for,
-    /// resubscriptions due and application pings due.
+    /// resubscriptions due and application pings due. A handler that
+    /// panicked (and was caught) left a message half handled: every poll
+    /// after it is an error; build a new feed.
     pub fn poll(&mut self) -> std::io::Result<()> {
+        if self.driver.handler().in_handler {
+            return Err(std::io::Error::other(
+                "the feed's handler panicked in an earlier poll: its state is not whole; \
+                 build a new feed",
+            ));
+        }
         if self.driver.config().poll_mode.spins() {
             self.driver.poll_once()?;
         } else {

@@ -11,9 +11,9 @@
 use std::fmt;
 
 use tickwire_venues::book::Book;
-use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind};
+use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, VenueAdapter};
 
-use super::core::VenueState;
+use super::VenueSetup;
 
 /// The embedding program's handler of the feed's updates.
 pub trait OnEvent {
@@ -47,7 +47,11 @@ impl OnEvent for NoHandler {
 /// [`Feed::instruments`](super::Feed::instruments)).
 pub struct Update<'a> {
     events: &'a [Event],
-    state: &'a VenueState,
+    setup: &'a VenueSetup,
+    /// The venue's adapter: its books.
+    books: &'a dyn VenueAdapter,
+    /// The feed-wide id of the venue's first instrument.
+    base: u32,
     venue: usize,
     recv_tsc: u64,
 }
@@ -55,13 +59,16 @@ pub struct Update<'a> {
 impl<'a> Update<'a> {
     pub(crate) fn new(
         events: &'a [Event],
-        state: &'a VenueState,
-        venue: usize,
-        recv_tsc: u64,
+        setup: &'a VenueSetup,
+        books: &'a dyn VenueAdapter,
+        base: u32,
+        (venue, recv_tsc): (usize, u64),
     ) -> Update<'a> {
         Update {
             events,
-            state,
+            setup,
+            books,
+            base,
             venue,
             recv_tsc,
         }
@@ -74,7 +81,7 @@ impl<'a> Update<'a> {
 
     /// The venue's name (`binance-spot`, or the one it was given).
     pub fn venue(&self) -> &'a str {
-        &self.state.setup.name
+        &self.setup.name
     }
 
     /// The venue's position in the feed.
@@ -83,20 +90,22 @@ impl<'a> Update<'a> {
     }
 
     /// When the message was read: the TSC stamp of the read's end (ticks;
-    /// [`tickwire_tsc::calibration`] turns ticks into nanoseconds).
+    /// [`tickwire_tsc::calibration`] turns ticks into nanoseconds). For a
+    /// REST snapshot's update, when the response was handled; for a line
+    /// going down, when that was noticed.
     pub fn recv_tsc(&self) -> u64 {
         self.recv_tsc
     }
 
     /// The venue's own index of a feed instrument id, if it is this venue's.
     fn local(&self, id: InstrumentId) -> Option<usize> {
-        let i = id.0.checked_sub(self.state.base)? as usize;
-        (i < self.state.setup.instruments.len()).then_some(i)
+        let i = id.0.checked_sub(self.base)? as usize;
+        (i < self.setup.instruments.len()).then_some(i)
     }
 
     /// An instrument's spec: symbol, scales, depth.
     pub fn spec(&self, id: InstrumentId) -> Option<&'a InstrumentSpec> {
-        self.state.setup.instruments.get(self.local(id)?)
+        self.setup.instruments.get(self.local(id)?)
     }
 
     /// An instrument's symbol as the venue writes it (empty if it is not
@@ -108,28 +117,29 @@ impl<'a> Update<'a> {
     /// An instrument's book as this message left it, while valid.
     pub fn book(&self, id: InstrumentId) -> Option<&'a Book> {
         let local = InstrumentId(self.local(id)? as u32);
-        self.state.adapter.adapter_ref().book(local)
+        self.books.book(local)
     }
 
-    /// Every instrument whose book this update changed (a snapshot, a
-    /// delta, the book valid again), with the book, while it is valid;
-    /// each instrument once when its events come together, as a venue's
-    /// message brings them.
-    pub fn books(&self) -> impl Iterator<Item = (InstrumentId, &'a Book)> + 'a {
+    /// Every instrument whose book this update touched, with its book as
+    /// the message left it: `Some` while valid, `None` when the update
+    /// made it invalid (a gap, a resync, its line gone). Each instrument
+    /// once per run of its book events (a venue's message brings one
+    /// instrument's together), so a bot that keeps a top of book clears
+    /// it on `None` rather than keep a stale one.
+    pub fn books(&self) -> impl Iterator<Item = (InstrumentId, Option<&'a Book>)> + 'a {
         let events = self.events;
         let this = *self;
         events
             .iter()
             .enumerate()
             .filter(move |(n, e)| {
-                matches!(
-                    e.kind,
-                    Kind::BookSnapshot { .. } | Kind::BookDelta { .. } | Kind::BookValid { .. }
-                ) && events[*n + 1..]
-                    .first()
-                    .is_none_or(|next| next.instrument != e.instrument)
+                is_book(&e.kind)
+                    && events[*n + 1..]
+                        .iter()
+                        .find(|next| is_book(&next.kind))
+                        .is_none_or(|next| next.instrument != e.instrument)
             })
-            .filter_map(move |(_, e)| Some((e.instrument, this.book(e.instrument)?)))
+            .map(move |(_, e)| (e.instrument, this.book(e.instrument)))
     }
 
     /// A price of an instrument, in its ticks, as an exact decimal.
@@ -158,6 +168,18 @@ impl fmt::Debug for Update<'_> {
             .field("events", &self.events)
             .finish()
     }
+}
+
+/// Whether an event is about an instrument's book.
+fn is_book(kind: &Kind) -> bool {
+    matches!(
+        kind,
+        Kind::BookSnapshot { .. }
+            | Kind::BookDelta { .. }
+            | Kind::BookValid { .. }
+            | Kind::Gap { .. }
+            | Kind::Resync
+    )
 }
 
 /// An integer and its number of decimals: prints as the exact decimal

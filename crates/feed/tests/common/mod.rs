@@ -451,7 +451,7 @@ impl Rig {
 
     /// Book `n` as the feed keeps it, while valid: its bids and asks.
     fn feed_book(&self, n: usize) -> Option<(Levels, Levels)> {
-        let book = self.feed.book(n, InstrumentId(0))?;
+        let book = self.feed.venue_book(n, InstrumentId(0))?;
         let side = |side| {
             book.levels(side)
                 .iter()

@@ -53,6 +53,7 @@ fn binance_core() -> Core {
         stream_urls: HashMap::new(),
         user: NoHandler,
         batch: Vec::new(),
+        in_handler: false,
     }
 }
 
