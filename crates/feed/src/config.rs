@@ -383,7 +383,7 @@ fn apply_env(
 /// line, under the nearest table header above it.
 fn key_at(text: &str, at: usize) -> (String, usize) {
     let before = &text[..at.min(text.len())];
-    let line = before.lines().count().max(1);
+    let line = before.matches('\n').count() + 1;
     let start = before.rfind('\n').map_or(0, |n| n + 1);
     let this = text[start..].lines().next().unwrap_or_default();
     let Some((key, _)) = this.split_once('=') else {
@@ -391,11 +391,7 @@ fn key_at(text: &str, at: usize) -> (String, usize) {
     };
     let key = key.trim().trim_matches('"');
     let above = &before[..start];
-    let header = above
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('['));
+    let header = above.lines().rev().map(str::trim).find(|l| is_header(l));
     let key = match header {
         // An array of tables, `[[venue]]`: which one, as `venue[1]`.
         Some(h) if h.starts_with("[[") => {
@@ -406,6 +402,22 @@ fn key_at(text: &str, at: usize) -> (String, usize) {
         None => key.to_owned(),
     };
     (key, line)
+}
+
+/// Whether a (trimmed) line is a table header, `[name]` or `[[name]]`
+/// (maybe with a comment), not a line of a multi-line array.
+fn is_header(line: &str) -> bool {
+    let line = line.split('#').next().unwrap_or_default().trim_end();
+    let name = line
+        .strip_prefix("[[")
+        .and_then(|l| l.strip_suffix("]]"))
+        .or_else(|| line.strip_prefix('[').and_then(|l| l.strip_suffix(']')));
+    name.is_some_and(|n| {
+        !n.trim().is_empty()
+            && n.trim()
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '"'))
+    })
 }
 
 /// The key a serde error is about, from its message.
@@ -469,29 +481,29 @@ impl FeedConfig {
                 .unwrap_or_default();
             error(key_of_serde(&e), format!("{}{span}", e.message().trim()))
         })?;
-        // A value of the wrong type in the text: named by its key and line
-        // (the table the overrides go into has no spans).
-        if let Err(e) = toml::from_str::<RawConfig>(text)
-            && let Some(span) = e.span()
-        {
-            let (key, line) = key_at(text, span.start);
-            let key = if key.is_empty() {
-                key_of_serde(&e)
-            } else {
-                key
-            };
-            return Err(error(key, format!("{} (line {line})", e.message().trim())));
-        }
         apply_env(&mut table, env)?;
         let raw = RawConfig::deserialize(toml::Value::Table(table)).map_err(|e| {
-            // The text alone is fine: an override made it wrong.
-            error(
-                key_of_serde(&e),
-                format!(
-                    "{} (after the TICKWIRE_FEED_* overrides)",
-                    e.message().trim()
+            // The table has no spans: the text alone, read again, says
+            // where a value of the wrong type (or a missing key) is. If
+            // the text alone is fine, an override made it wrong.
+            match toml::from_str::<RawConfig>(text) {
+                Err(t) if t.message() == e.message() && t.span().is_some() => {
+                    let (key, line) = key_at(text, t.span().map_or(0, |s| s.start));
+                    let key = if key.is_empty() {
+                        key_of_serde(&e)
+                    } else {
+                        key
+                    };
+                    error(key, format!("{} (line {line})", e.message().trim()))
+                }
+                _ => error(
+                    key_of_serde(&e),
+                    format!(
+                        "{} (after the TICKWIRE_FEED_* overrides)",
+                        e.message().trim()
+                    ),
                 ),
-            )
+            }
         })?;
         FeedConfig::check(raw)
     }

@@ -299,6 +299,18 @@ impl Writer {
         header: Header,
     ) -> Result<Writer, RecordingError> {
         let base = base.into();
+        // No file of another series under this name either: a rotation
+        // would meet it later.
+        if let Some(taken) = series_files(&base).into_iter().next() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} exists: a recording is never overwritten (choose another name)",
+                    taken.display()
+                ),
+            )
+            .into());
+        }
         let out = start_file(&file_name(&base, 0), header)?;
         Ok(Writer {
             base,
@@ -317,8 +329,11 @@ impl Writer {
         let size = (RECORD_HEADER + record.payload.len()) as u64;
         if self.written > FILE_HEADER as u64 && self.written + size > self.max_file_bytes {
             self.out.flush()?;
+            // The number moves on only once its file is started: a file
+            // that cannot be is the same error at every record, not a
+            // series with holes.
+            self.out = start_file(&file_name(&self.base, self.index + 1), self.header)?;
             self.index += 1;
-            self.out = start_file(&file_name(&self.base, self.index), self.header)?;
             self.written = FILE_HEADER as u64;
         }
         let mut h = [0u8; RECORD_HEADER];
@@ -352,6 +367,31 @@ impl Writer {
         self.out.get_ref().sync_data()?;
         Ok(())
     }
+}
+
+/// Every `<base>.<n>.twrec` in `base`'s directory, whatever `n`.
+fn series_files(base: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(stem)) = (base.parent(), base.file_name()) else {
+        return Vec::new();
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let stem = stem.to_string_lossy();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| {
+            let name = e.ok()?.file_name();
+            let n = name.to_str()?.strip_prefix(&*stem)?.strip_prefix('.')?;
+            let n = n.strip_suffix(".twrec")?;
+            n.parse::<u32>().ok()?;
+            Some(dir.join(&name))
+        })
+        .collect()
 }
 
 fn file_name(base: &Path, index: u32) -> PathBuf {

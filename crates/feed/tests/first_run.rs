@@ -88,6 +88,19 @@ fn record_never_overwrites_a_recording() {
         std::fs::read(cwd.join("mine.0.twrec")).unwrap(),
         b"yesterday's"
     );
+    // A later file of a series under the name is refused too: a rotation
+    // would meet it.
+    std::fs::remove_file(cwd.join("mine.0.twrec")).unwrap();
+    std::fs::write(cwd.join("mine.3.twrec"), b"older").unwrap();
+    let out = bin()
+        .current_dir(&cwd)
+        .args(["record", "--config", "feed.toml", "--out", "mine"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("mine.3.twrec exists"), "{stderr}");
+    assert!(!cwd.join("mine.0.twrec").exists());
     std::fs::remove_dir_all(&cwd).unwrap();
 }
 

@@ -231,6 +231,24 @@ fn a_value_of_the_wrong_type_names_its_key_and_line() {
     // From an override: said so.
     let e = parse(GOOD, &[("TICKWIRE_FEED_SINKS_QUEUE", "\"x\"")]).unwrap_err();
     assert!(e.problem.contains("TICKWIRE_FEED_"), "{e}");
+    // A wrong value in the file that an override puts right is no error;
+    // nor is a key the file leaves to an override.
+    let fixed = "[[venue]]\nname = \"bn\"\nvenue = \"binance-spot\"\n\
+                 instruments = [\"BTCUSDT\"]\nstandby = \"yes\"\n";
+    let c = parse(fixed, &[("TICKWIRE_FEED_VENUE_BN_STANDBY", "true")]).unwrap();
+    assert!(c.venues[0].lines.standby);
+    let missing = "[[venue]]\nname = \"bn\"\nvenue = \"binance-spot\"\n";
+    let c = parse(
+        missing,
+        &[("TICKWIRE_FEED_VENUE_BN_INSTRUMENTS", "[\"ETHUSDT\"]")],
+    )
+    .unwrap();
+    assert_eq!(c.venues[0].instruments[0].symbol, "ETHUSDT");
+    // A line of a multi-line array is no table header.
+    let text = "[[venue]]\nvenue = \"okx\"\ninstruments = [\n  \"BTC-USDT\",\n]\nbooks = 3\n";
+    let e = parse(text, &[]).unwrap_err();
+    assert_eq!(e.key, "venue[0].books", "{e}");
+    assert!(e.problem.contains("line 6"), "{e}");
 }
 
 #[test]
