@@ -15,7 +15,6 @@ out=target/ci-ring
 rm -rf "$out"
 mkdir -p "$out"
 ring="$out/ring"
-port=19443
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
@@ -35,14 +34,16 @@ until_true() {
 }
 lines_at_least() { [ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ]; }
 
-"$bin" sim --listen "127.0.0.1:$port" --rate 2000 > "$out/sim.log" 2>&1 &
+# A port the system picks (no fixed port to collide with on a shared
+# host), read back from the simulator's line.
+"$bin" sim --listen 127.0.0.1:0 --rate 2000 --ca-out "$out/sim-ca.pem" > "$out/sim.log" 2>&1 &
 pids+=($!)
-until_true 60 "simulator CA" test -s runs/latest-sim/sim-ca.pem
-# The simulator wrote its CA before it listens: wait for its line.
-until_true 60 "simulator listening" grep -q "wss://localhost:$port" "$out/sim.log"
+until_true 60 "simulator listening" grep -q 'wss://localhost:[0-9]' "$out/sim.log"
+port=$(grep -o 'wss://localhost:[0-9]*' "$out/sim.log" | head -n 1 | cut -d: -f3)
 
 start_feed() {
     TICKWIRE_FEED_SINKS_SHM="$ring" \
+    TICKWIRE_FEED_TLS_CA_FILE="$out/sim-ca.pem" \
     TICKWIRE_FEED_VENUE_SIM_ENDPOINT="wss://localhost:$port" \
     TICKWIRE_FEED_VENUE_SIM_REST="https://localhost:$port" \
         "$bin" run --config examples/sim.toml > "$out/feed-$1.log" 2>&1 &

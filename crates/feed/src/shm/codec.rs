@@ -85,7 +85,9 @@ pub fn encode(e: &Event) -> Option<[u64; EVENT_WORDS]> {
                 Resync::Checksum { expected, got } => (4, i(expected), i(got)),
                 Resync::Disconnected => (5, 0, 0),
                 Resync::DepthExhausted => (6, 0, 0),
-                _ => return None,
+                // A reason this version of the ring does not name: still a
+                // gap (the book is not valid), read back as `Disconnected`.
+                _ => (UNKNOWN_REASON, 0, 0),
             };
             (head(6, sub, 0), [a, b, 0, 0, 0])
         }
@@ -97,6 +99,9 @@ pub fn encode(e: &Event) -> Option<[u64; EVENT_WORDS]> {
     };
     Some([h, e.exchange_ns, e.recv_tsc, f[0], f[1], f[2], f[3], f[4]])
 }
+
+/// A gap's reason this version does not know (see `encode`).
+const UNKNOWN_REASON: u8 = 255;
 
 /// The inverse of [`encode`]; `None` for words no version wrote.
 pub fn decode(w: &[u64; EVENT_WORDS]) -> Option<Event> {
@@ -162,6 +167,7 @@ pub fn decode(w: &[u64; EVENT_WORDS]) -> Option<Event> {
                 },
                 5 => Resync::Disconnected,
                 6 => Resync::DepthExhausted,
+                UNKNOWN_REASON => Resync::Disconnected,
                 _ => return None,
             },
         },

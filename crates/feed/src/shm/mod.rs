@@ -190,6 +190,9 @@ impl Region {
     /// module makes, and its only `unsafe`.
     #[inline]
     fn words(&self) -> &[AtomicU64] {
+        // Loads from a read-only mapping are sound only for an atomic no
+        // larger than a pointer (std's rule): a 64-bit target's.
+        const { assert!(usize::BITS >= 64, "the ring needs 64-bit atomic loads") };
         let start: *const AtomicU64 = match &self.owner {
             Owner::Map(map) => map.as_mut_ptr().cast(),
             #[cfg(test)]
@@ -209,7 +212,7 @@ impl Region {
         // and in the other processes running this module, is atomic, so
         // sharing them races with nothing; on a read-only mapping (a
         // reader's) they are only ever loaded, which std allows for a
-        // lock-free atomic no larger than a pointer.
+        // lock-free atomic no larger than a pointer (asserted above).
         unsafe { std::slice::from_raw_parts(start, self.words) }
     }
 
