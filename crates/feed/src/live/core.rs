@@ -18,10 +18,11 @@ use tickwire_venues::{
 };
 
 use super::budget::{Refusal, RestBudget};
+use super::emitter::Emitter;
 use super::lines::{Line, PlanLines};
 use super::log::{BadInput, Failures, Site, tickwire_log};
-use super::recovery::{Need, Recovery};
-use super::stats::{FeedStats, VenueStats};
+use super::recovery::Recovery;
+use super::stats::FeedStats;
 use super::update::{NoHandler, OnEvent, Update};
 use super::wire::{WireStamps, WireStream};
 use super::{Sinks, VenueSetup};
@@ -222,128 +223,6 @@ impl<H: OnEvent> Core<H> {
             if w.write(&r).is_err() {
                 self.record_errors += 1;
             }
-        }
-    }
-}
-
-/// Hands one adapter's events on: global ids, book validity, counters,
-/// recovery, the ring, the queue. Borrows the parts of [`Core`] the
-/// adapter does not.
-struct Emitter<'a> {
-    /// The venue's instruments whose refusal was logged.
-    logged_refusals: &'a mut [bool],
-    /// The venue's books that have been valid at least once.
-    was_valid: &'a mut [bool],
-    /// The venue's books whose snapshot is wanted or being fetched.
-    snapshot_wanted: &'a mut [bool],
-    sinks: &'a mut Sinks,
-    /// Where the events go for the embedding program's handler, if it
-    /// wants them.
-    batch: Option<&'a mut Vec<Event>>,
-    stats: &'a FeedStats,
-    venue_stats: &'a VenueStats,
-    valid: &'a mut [bool],
-    recovery: &'a mut Recovery,
-    refused: &'a mut Vec<InstrumentId>,
-    /// The venue (index) the events come from.
-    venue: usize,
-    /// Its books come from REST snapshots.
-    rest: bool,
-    /// The venue's first instrument id.
-    base: u32,
-    /// The feed's first instrument id.
-    first: u32,
-    /// The feed is shutting down: its books end (`Disconnected`, `Gap`
-    /// still go out), but that is not a gap to count.
-    stopping: bool,
-}
-
-impl Emitter<'_> {
-    fn emit(&mut self, mut e: Event) {
-        let (stats, venue) = (self.stats, self.venue_stats);
-        let local = e.instrument;
-        e.instrument = InstrumentId(self.base + local.0);
-        let slot = self.valid.get_mut((e.instrument.0 - self.first) as usize);
-        match e.kind {
-            Kind::BookValid { .. } => {
-                if let Some(v) = slot
-                    && !*v
-                {
-                    *v = true;
-                    FeedStats::add(&stats.books_valid, 1);
-                    FeedStats::add(&venue.books_valid, 1);
-                }
-                self.recovery.valid(self.venue, local.0 as usize);
-                if let Some(r) = self.logged_refusals.get_mut(local.0 as usize) {
-                    *r = false;
-                }
-                if let Some(w) = self.was_valid.get_mut(local.0 as usize) {
-                    *w = true;
-                }
-            }
-            Kind::Gap { .. } | Kind::Disconnected => {
-                if let Some(v) = slot
-                    && *v
-                {
-                    *v = false;
-                    FeedStats::sub(&stats.books_valid, 1);
-                    FeedStats::sub(&venue.books_valid, 1);
-                }
-                if matches!(e.kind, Kind::Gap { .. }) && !self.stopping {
-                    FeedStats::add(&stats.gaps, 1);
-                    FeedStats::add(&venue.gaps, 1);
-                }
-            }
-            Kind::Resync => {
-                // A book's first snapshot is no resync: only one after the
-                // book was valid once.
-                let recovering = self.was_valid.get(local.0 as usize).copied() == Some(true);
-                if recovering && !self.stopping {
-                    FeedStats::add(&stats.resyncs, 1);
-                    FeedStats::add(&venue.resyncs, 1);
-                }
-                if self.rest {
-                    // One fetch per book: a book whose snapshot is due,
-                    // queued or on its way takes that one. Fetched after
-                    // the book's backoff: at once the first time since it
-                    // was valid.
-                    if let Some(w) = self.snapshot_wanted.get_mut(local.0 as usize)
-                        && !*w
-                    {
-                        *w = true;
-                        self.recovery
-                            .fetch(self.venue, local.0 as usize, Instant::now());
-                    }
-                } else {
-                    // Sent only if the connection is open: after a
-                    // disconnect, the reconnect subscribes it again.
-                    let now = Instant::now();
-                    self.recovery
-                        .ask(self.venue, local.0 as usize, Need::Resubscribe, now);
-                }
-            }
-            Kind::Rejected { .. } => {
-                if self.refused.len() < self.refused.capacity() {
-                    self.refused.push(local);
-                }
-                self.recovery.ask(
-                    self.venue,
-                    local.0 as usize,
-                    Need::Subscribe,
-                    Instant::now(),
-                );
-            }
-            _ => {}
-        }
-        FeedStats::add(&stats.events, 1);
-        if let Some(ring) = self.sinks.ring.as_mut() {
-            ring.publish(&e);
-        }
-        if let Some(q) = &self.sinks.queue {
-            q.publish(e);
-        }
-        if let Some(batch) = self.batch.as_mut() {
-            batch.push(e);
         }
     }
 }

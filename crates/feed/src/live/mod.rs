@@ -27,6 +27,7 @@ use crate::sink::{self, Publisher};
 
 mod budget;
 mod core;
+mod emitter;
 mod lines;
 mod log;
 mod recovery;

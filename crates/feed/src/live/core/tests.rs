@@ -4,6 +4,7 @@ use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::plan::Channels;
 
 use super::super::recovery::Due;
+use super::super::stats::VenueStats;
 use super::*;
 
 /// A handler with one Binance venue of two books, as `Feed::new`
