@@ -76,14 +76,19 @@ fn record_never_overwrites_a_recording() {
          endpoint = \"wss://127.0.0.1:1\"\nrest = \"https://127.0.0.1:1\"\n",
     )
     .unwrap();
-    let out = bin()
-        .current_dir(&cwd)
-        .args(["record", "--config", "feed.toml", "--out", "mine"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
-    assert!(stderr.contains("mine.0.twrec exists"), "{stderr}");
+    // `record --out mine` refuses, naming the file in its way, and
+    // starts none of its own.
+    let refused = |taken: &str| {
+        let out = bin()
+            .current_dir(&cwd)
+            .args(["record", "--config", "feed.toml", "--out", "mine"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(stderr.contains(&format!("{taken} exists")), "{stderr}");
+    };
+    refused("mine.0.twrec");
     assert_eq!(
         std::fs::read(cwd.join("mine.0.twrec")).unwrap(),
         b"yesterday's"
@@ -92,14 +97,7 @@ fn record_never_overwrites_a_recording() {
     // would meet it.
     std::fs::remove_file(cwd.join("mine.0.twrec")).unwrap();
     std::fs::write(cwd.join("mine.3.twrec"), b"older").unwrap();
-    let out = bin()
-        .current_dir(&cwd)
-        .args(["record", "--config", "feed.toml", "--out", "mine"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
-    assert!(stderr.contains("mine.3.twrec exists"), "{stderr}");
+    refused("mine.3.twrec");
     assert!(!cwd.join("mine.0.twrec").exists());
     std::fs::remove_dir_all(&cwd).unwrap();
 }
