@@ -11,6 +11,7 @@
 use std::fmt;
 
 use tickwire_venues::book::Book;
+use tickwire_venues::decimal::format_wire;
 use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, VenueAdapter};
 
 use super::VenueSetup;
@@ -206,19 +207,10 @@ impl Fixed {
 
 impl fmt::Display for Fixed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sign = if self.value < 0 { "-" } else { "" };
-        let v = self.value.unsigned_abs();
-        if self.scale == 0 {
-            return write!(f, "{sign}{v}");
-        }
-        let unit = 10u64.pow(u32::from(self.scale.min(19)));
-        write!(
-            f,
-            "{sign}{}.{:0width$}",
-            v / unit,
-            v % unit,
-            width = usize::from(self.scale.min(19))
-        )
+        // The venues' own exact formatter, every decimal kept.
+        let mut buf = [0u8; 48];
+        let (n, _) = format_wire(self.value, self.scale, self.scale, &mut buf);
+        f.write_str(std::str::from_utf8(&buf[..n]).map_err(|_| fmt::Error)?)
     }
 }
 
