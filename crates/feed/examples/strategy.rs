@@ -4,10 +4,10 @@
 //! HdrHistogram and printed as percentiles at the end. The "strategy"
 //! here only watches the spread; put yours where it is.
 //!
-//!     cargo run --release --example strategy [-- --real] [--seconds N]
+//!     cargo run --release --example strategy [-- --real] [--seconds N] [--updates N]
 //!
 //! By default against an exchange simulator started in this process, for
-//! 10 s.
+//! 10 s, or until `--updates` book updates have been timed.
 
 #![allow(clippy::print_stdout)] // It prints: that is what it is for.
 
@@ -44,11 +44,12 @@ impl OnEvent for Strategy {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let real = args.iter().any(|a| a == "--real");
-    let seconds = args
-        .iter()
-        .position(|a| a == "--seconds")
-        .and_then(|i| args.get(i + 1)?.parse().ok())
-        .unwrap_or(10);
+    let arg = |name: &str| {
+        let at = args.iter().position(|a| a == name)?;
+        args.get(at + 1)?.parse::<u64>().ok()
+    };
+    let seconds = arg("--seconds").unwrap_or(10);
+    let updates = arg("--updates").unwrap_or(u64::MAX);
     let calibration = tickwire_tsc::calibration();
     let strategy = Strategy {
         clock: calibration.clock(),
@@ -61,7 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .simulated(!real)
         .build_with(strategy)?;
     let end = Instant::now() + Duration::from_secs(seconds);
-    while Instant::now() < end {
+    while Instant::now() < end && feed.handler().latency.len() < updates {
         feed.poll()?;
     }
     let s = feed.handler();

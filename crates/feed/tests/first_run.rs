@@ -28,10 +28,12 @@ fn names(dir: &Path) -> Vec<String> {
 #[test]
 fn two_demos_write_into_two_run_directories_and_nowhere_else() {
     let cwd = temp_dir("demo");
+    // `--max`: each demo ends once its pregenerated market has all
+    // arrived (300 s is a deadline only).
     for _ in 0..2 {
         let out = bin()
             .current_dir(&cwd)
-            .args(["demo", "--seconds", "1", "--rate", "2000"])
+            .args(["demo", "--max", "3000", "--seconds", "300"])
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -127,7 +129,7 @@ fn report_into_a_closed_pipe_ends_quietly() {
     // A latency log to report on, written by a short demo.
     let out = bin()
         .current_dir(&dir)
-        .args(["demo", "--seconds", "1", "--rate", "2000", "--hlog"])
+        .args(["demo", "--max", "3000", "--seconds", "300", "--hlog"])
         .arg(&log)
         .output()
         .unwrap();
