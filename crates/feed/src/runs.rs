@@ -16,6 +16,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use tickwire_venues::time::Utc;
+
 /// The directory under which every run's directory is made.
 pub const ROOT: &str = "runs";
 
@@ -76,30 +78,11 @@ fn point_latest(_root: &Path, _command: &str, _dir: &Path) -> io::Result<()> {
 
 /// `YYYYMMDD-HHMMSS` (UTC) of seconds since the Unix epoch.
 fn utc_stamp(secs: u64) -> String {
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days as i64);
+    let t = Utc::from_secs(secs);
     format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        "{:04}{:02}{:02}-{:02}{:02}{:02}",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
     )
-}
-
-/// The proleptic Gregorian date of a day count from 1970-01-01 (Howard
-/// Hinnant's `civil_from_days` algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
 //! Venue timestamps to nanoseconds since the Unix epoch, without
 //! allocating and without a calendar crate: venues send either integers
-//! (ms, µs) or RFC 3339 UTC text (`2023-09-25T07:48:36.925533Z`).
+//! (ms, µs) or RFC 3339 UTC text (`2023-09-25T07:48:36.925533Z`). And
+//! back: [`Utc`], the calendar date and time of day of an instant (the
+//! simulator writes venues' timestamps with it, the feed names its run
+//! directories).
 
 /// Parses an RFC 3339 UTC timestamp, `YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z` (or
 /// `+00:00` for `Z`), as ns since the Unix epoch. `None` for anything
@@ -63,10 +66,111 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// A UTC date and time of day, to the second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Utc {
+    /// The year (proleptic Gregorian).
+    pub year: i64,
+    /// 1 to 12.
+    pub month: u32,
+    /// 1 to 31.
+    pub day: u32,
+    /// 0 to 23.
+    pub hour: u64,
+    /// 0 to 59.
+    pub minute: u64,
+    /// 0 to 59 (Unix time has no leap second).
+    pub second: u64,
+}
+
+impl Utc {
+    /// `secs` seconds after 1970-01-01T00:00:00Z (UTC has no leap seconds
+    /// in Unix time).
+    pub fn from_secs(secs: u64) -> Utc {
+        let (days, time) = (secs / 86_400, secs % 86_400);
+        let (year, month, day) = date(days as i64);
+        Utc {
+            year,
+            month,
+            day,
+            hour: time / 3600,
+            minute: time / 60 % 60,
+            second: time % 60,
+        }
+    }
+}
+
+/// The proleptic Gregorian date (year, month, day) `days` after
+/// 1970-01-01, in constant time: counted in 400-year eras of 146 097 days,
+/// each year starting on 1 March so that the leap day falls at its end
+/// (Howard Hinnant's `civil_from_days`, the inverse of the
+/// `days_from_civil` that [`rfc3339_ns`] parses with).
+pub fn date(days: i64) -> (i64, u32, u32) {
+    let from_march = days + 719_468; // 0000-03-01 to 1970-01-01
+    let era = from_march.div_euclid(146_097);
+    let day_of_era = from_march - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * month_from_march + 2) / 5 + 1) as u32;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Every day from 1970 to beyond 2400 against a count of the calendar
+    /// a day at a time (leap years by the Gregorian rule).
+    #[test]
+    fn dates_follow_the_calendar_day_by_day() {
+        let leap = |y: i64| y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+        let (mut year, mut month, mut day) = (1970i64, 1u32, 1u32);
+        for days in 0..160_000 {
+            assert_eq!(date(days), (year, month, day), "day {days}");
+            let length = match month {
+                2 if leap(year) => 29,
+                2 => 28,
+                4 | 6 | 9 | 11 => 30,
+                _ => 31,
+            };
+            day += 1;
+            if day > length {
+                day = 1;
+                month += 1;
+                if month > 12 {
+                    month = 1;
+                    year += 1;
+                }
+            }
+        }
+        assert!(year > 2400);
+    }
+
+    #[test]
+    fn times_of_day() {
+        assert_eq!(
+            Utc::from_secs(1_696_613_755),
+            Utc {
+                year: 2023,
+                month: 10,
+                day: 6,
+                hour: 17,
+                minute: 35,
+                second: 55
+            }
+        );
+        assert_eq!(Utc::from_secs(951_782_399).day, 28);
+        assert_eq!(Utc::from_secs(951_782_400).day, 29);
+    }
 
     #[test]
     fn known_instants() {
