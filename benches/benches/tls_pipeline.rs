@@ -1,15 +1,19 @@
 //! `tls_pipeline`: TLS 1.3 records in memory -> decrypt -> WebSocket frames
 //! -> a handler that reads every payload byte. Nanoseconds per message,
-//! tickwire (in-place record layer + codec, as `Driver` runs them) against
-//! rustls's buffered `ClientConnection` + tungstenite, on the same frames.
+//! tickwire's `Driver` against rustls's buffered `ClientConnection` +
+//! tungstenite, on the same frames.
 //!
-//! Each run: a fresh in-memory TLS 1.3 handshake with a rustls server forced
-//! to one suite, then the server encrypts N ~200-byte text frames, either
-//! one record per message (what exchange servers send: each message is
-//! written, and so sealed, on its own) or in 64 KiB writes (16 KiB records of
-//! about 80 messages each). The client is timed while it consumes the
-//! ciphertext in 64 KiB "socket reads". The handler reads every payload byte
-//! (a word-wise checksum), the same for both. Median of R runs.
+//! Each run: a fresh TLS 1.3 handshake and WebSocket upgrade in memory with
+//! a rustls server forced to one suite, then the server encrypts N ~200-byte
+//! text frames, either one record per message (what exchange servers send:
+//! each message is written, and so sealed, on its own) or in 64 KiB writes
+//! (16 KiB records of about 80 messages each). The client is timed while it
+//! consumes the ciphertext in 64 KiB "socket reads". tickwire is the real
+//! `Driver` over an in-memory stream (`internals::connect_memory`): the
+//! receive buffer, the record layer, the frames and the handler call are
+//! the code it runs on a socket; only the system call is missing. The
+//! handler reads every payload byte (a word-wise checksum), the same for
+//! both. Median of R runs.
 //!
 //! `cargo bench -p tickwire-benches --bench tls_pipeline [-- N R]`
 //! (`cargo test --benches` runs it once, small.)
@@ -22,9 +26,12 @@ use std::time::Instant;
 
 use rustls::{ServerConnection, SupportedCipherSuite};
 use tickwire_benches::tls::{Pki, client, frames, pki, server};
-use tickwire_net::TlsConfig;
-use tickwire_net::internals::Pipeline;
-use tungstenite::protocol::{Message, Role, WebSocket};
+use tickwire_net::internals::{accept_memory, connect_memory, deliver};
+use tickwire_net::{
+    Config, Conn, ConnId, Disconnect, Driver, Endpoint, Handler, Payload, Reconnect, Role, Stamps,
+    TlsConfig,
+};
+use tungstenite::protocol::{Message, Role as WsRole, WebSocket};
 
 const READ: usize = 64 * 1024;
 
@@ -51,23 +58,47 @@ fn checksum(sum: u64, bytes: &[u8]) -> u64 {
         .fold(sum, |a, &b| a.rotate_left(5) ^ u64::from(b))
 }
 
+/// The handler: a checksum of every payload byte.
+#[derive(Default)]
+struct Sum {
+    sum: u64,
+    messages: usize,
+}
+
+impl Handler for Sum {
+    fn on_message(&mut self, _conn: &mut Conn<'_>, payload: Payload<'_>, _stamps: Stamps) {
+        self.sum = checksum(self.sum, payload.as_bytes());
+        self.messages += 1;
+    }
+
+    fn on_close(&mut self, _id: ConnId, _role: Role, reason: &Disconnect) -> Reconnect {
+        panic!("the in-memory connection ended: {reason}");
+    }
+}
+
 fn tickwire(pki: &Pki, suite: SupportedCipherSuite, plain: &[u8], n: usize, write: usize) -> f64 {
     let mut tls = TlsConfig::empty();
     tls.add_ca_pem(pki.ca_pem.as_bytes()).unwrap();
+    let config = Config {
+        ping_interval: None,
+        stale_timeout: None,
+        max_connections: 1,
+        ..Config::default()
+    };
+    let mut driver = Driver::new(config, &tls, Sum::default()).unwrap();
+    let endpoint = Endpoint::parse("wss://localhost/").unwrap();
+    let id = connect_memory(&mut driver, endpoint, 0).unwrap();
     let mut server = server(pki, suite);
-    let mut pipeline = Pipeline::connect(&tls, &mut server, "localhost");
+    accept_memory(&mut driver, id, &mut server);
     let wire = encrypt(&mut server, plain, write);
-    let mut sum = 0u64;
+    let mut reads: Vec<Vec<u8>> = wire.chunks(READ).map(<[u8]>::to_vec).collect();
     let start = Instant::now();
-    let mut got = 0;
-    for read in wire.chunks(READ) {
-        got += pipeline
-            .read(read, |payload| sum = checksum(sum, payload.as_bytes()))
-            .unwrap();
+    for read in &mut reads {
+        deliver(&mut driver, id, read).unwrap();
     }
     let ns = start.elapsed().as_nanos() as f64 / n as f64;
-    assert_eq!(got, n);
-    black_box(sum);
+    assert_eq!(driver.handler().messages, n);
+    black_box(driver.handler().sum);
     ns
 }
 
@@ -124,7 +155,7 @@ fn rustls_tungstenite(
     }
     let wire = encrypt(&mut server, plain, write);
     let stream = rustls::StreamOwned::new(client, Replay { data: wire, pos: 0 });
-    let mut ws = WebSocket::from_raw_socket(stream, Role::Client, None);
+    let mut ws = WebSocket::from_raw_socket(stream, WsRole::Client, None);
     let mut sum = 0u64;
     let start = Instant::now();
     for _ in 0..n {

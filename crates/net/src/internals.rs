@@ -2,11 +2,15 @@
 //! `--cfg fuzzing`, which cargo-fuzz sets) and benchmarks (the `internals`
 //! feature). Not part of the API.
 
+use std::io::{Read, Write};
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::payload::{Frame, Payload, next_frame};
-use crate::receive::{Incoming, open_tls};
+use tickwire_codec::handshake::{RequestStatus, ServerHandshake, write_response};
+
+use crate::config::Endpoint;
+use crate::driver::Driver;
+use crate::event::{ConnId, DriverError, Handler};
 use crate::region::Region;
 use crate::tls::record::{KeySchedule, RecordError, RecordLayer, TrafficKey};
 use crate::tls::{Mode, TlsConfig, TlsSession};
@@ -71,68 +75,118 @@ pub fn handshake(tls: &TlsConfig, mut server: rustls::ServerConnection, host: &s
     }
 }
 
-/// The driver's receive path without a socket: TLS 1.3 records decrypted
-/// in place, then WebSocket frames decoded, as `Driver` does them.
-pub struct Pipeline {
-    session: TlsSession,
-    rx: Incoming,
-    out: Region,
+/// A client connection of a real [`Driver`] to `endpoint` over an
+/// in-memory stream whose reads return at most `max_read` bytes (0: as
+/// many as the receive buffer takes). Its TLS handshake and upgrade request
+/// are written at once; [`accept_memory`] plays the server's side.
+pub fn connect_memory<H: Handler>(
+    driver: &mut Driver<H>,
+    endpoint: Endpoint,
+    max_read: usize,
+) -> Result<ConnId, DriverError> {
+    driver.memory_open(endpoint, max_read, None)
 }
 
-impl Pipeline {
-    /// Handshakes in memory with `server` (which then encrypts what the
-    /// pipeline will read) and prepares buffers the size the driver's defaults use.
-    pub fn connect(tls: &TlsConfig, server: &mut rustls::ServerConnection, host: &str) -> Pipeline {
-        Pipeline {
-            session: handshake_session(tls, server, host),
-            rx: Incoming::new(256 * 1024, 1 << 20, 1024),
-            out: Region::new(64 * 1024),
-        }
-    }
+/// The peer sends `bytes` on an in-memory connection: the driver reads and
+/// processes them as it would a socket's (receive buffer, TLS in place,
+/// frames, handler). `bytes` is lent, not copied, and comes back as it was
+/// unless the connection ended meanwhile.
+pub fn deliver<H: Handler>(
+    driver: &mut Driver<H>,
+    id: ConnId,
+    bytes: &mut Vec<u8>,
+) -> Result<(), DriverError> {
+    driver.memory_deliver(id, bytes)
+}
 
-    /// One socket read's worth of ciphertext: copied into the receive buffer
-    /// (as `read()` would), decrypted in place, decoded, and every data
-    /// message handed to `on_message`. Returns how many there were.
-    pub fn read(
-        &mut self,
-        bytes: &[u8],
-        mut on_message: impl FnMut(Payload<'_>),
-    ) -> Result<usize, String> {
-        let mut fed = 0;
-        let mut messages = 0;
-        while fed < bytes.len() {
-            self.rx.compact();
-            let n = (self.rx.cap - self.rx.cipher_end).min(bytes.len() - fed);
-            let at = self.rx.cipher_end;
-            self.rx.buf[at..at + n].copy_from_slice(&bytes[fed..fed + n]);
-            self.rx.cipher_end += n;
-            fed += n;
-            open_tls(&mut self.session, &mut self.rx, &mut self.out).map_err(|e| e.to_string())?;
-            loop {
-                let Incoming {
-                    buf,
-                    start,
-                    end,
-                    decoder,
-                    restore,
-                    ..
-                } = &mut self.rx;
-                let (consumed, frame) =
-                    next_frame(decoder, buf, *start, *end, restore).map_err(|e| e.to_string())?;
-                *start += consumed;
-                match frame {
-                    None => break,
-                    Some(Frame::Data(payload)) => {
-                        on_message(payload);
-                        self.rx.restore.apply(&mut self.rx.buf);
-                        messages += 1;
-                    }
-                    Some(_) => {}
-                }
+/// Appends what the driver wrote on an in-memory connection since the last
+/// call to `out`.
+pub fn written<H: Handler>(
+    driver: &mut Driver<H>,
+    id: ConnId,
+    out: &mut Vec<u8>,
+) -> Result<(), DriverError> {
+    driver.memory_written(id, out)
+}
+
+/// Ends the in-memory connection `id` at once (the handler hears
+/// [`Disconnect::Io`](crate::Disconnect::Io)) and frees its slot.
+pub fn end_memory<H: Handler>(driver: &mut Driver<H>, id: ConnId) -> Result<(), DriverError> {
+    driver.memory_end(id)
+}
+
+/// Plays `server` (TLS) and a WebSocket server's upgrade on the in-memory
+/// connection `id` until the driver has it open.
+pub fn accept_memory<H: Handler>(
+    driver: &mut Driver<H>,
+    id: ConnId,
+    server: &mut rustls::ServerConnection,
+) {
+    let mut wire = Vec::new();
+    let mut request = Vec::new();
+    let mut upgrade = ServerHandshake::new();
+    let mut answered = false;
+    for _ in 0..32 {
+        if driver.is_open(id) {
+            return;
+        }
+        wire.clear();
+        written(driver, id, &mut wire).expect("a live connection");
+        let mut pending = &wire[..];
+        while !pending.is_empty() {
+            server.read_tls(&mut pending).expect("the server reads");
+        }
+        server.process_new_packets().expect("the server accepts");
+        if !answered {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = server.reader().read(&mut chunk) {
+                request.extend_from_slice(&chunk[..n]);
+            }
+            if let Ok(RequestStatus::Complete { request, .. }) = upgrade.parse_request(&request) {
+                let accept = *request.accept();
+                let mut out = [0u8; 256];
+                let n = write_response(&mut out, &accept, None).expect("room for the response");
+                server
+                    .writer()
+                    .write_all(&out[..n])
+                    .expect("the server takes it");
+                answered = true;
             }
         }
-        Ok(messages)
+        let mut reply = Vec::new();
+        while server.wants_write() {
+            server.write_tls(&mut reply).expect("the server writes");
+        }
+        if !reply.is_empty() {
+            deliver(driver, id, &mut reply).expect("a live connection");
+        }
     }
+    assert!(driver.is_open(id), "the in-memory handshake completes");
+}
+
+/// An open connection of a real [`Driver`] over an in-memory stream, its
+/// TLS 1.3 session keyed from `secrets` (the upgrade taken as done), its
+/// later keys from the stand-in schedule that [`Peer`] shares: the peer's
+/// records, key updates included, reach the driver's receive path.
+pub fn connect_memory_established<H: Handler>(
+    driver: &mut Driver<H>,
+    endpoint: Endpoint,
+    secrets: &Secrets,
+    max_read: usize,
+) -> Result<ConnId, DriverError> {
+    let keys = (
+        secrets.rx.clone(),
+        secrets.rx_seq,
+        secrets.tx.clone(),
+        secrets.tx_seq,
+    );
+    let schedule = Schedule {
+        base: secrets.rx.clone(),
+        rx: 0,
+        tx: 0,
+    };
+    let session = TlsSession::established_with(keys, Box::new(schedule));
+    driver.memory_open(endpoint, max_read, Some(session))
 }
 
 /// Derives successive update keys the same way for both ends.
@@ -164,98 +218,47 @@ impl KeySchedule for Schedule {
     }
 }
 
-/// Our record layer and a peer that seals records for it, both starting from
-/// the keys of a real handshake. Key updates after that use a stand-in
-/// schedule that both ends share.
-pub struct Records {
-    ours: RecordLayer,
-    our_keys: Schedule,
-    peer: RecordLayer,
-    peer_keys: Schedule,
-    out: Region,
+/// The server's side of a connection made by [`connect_memory_established`]:
+/// it seals records for the driver with the keys of a real handshake, and
+/// after key updates with the stand-in schedule the driver's session shares.
+pub struct Peer {
+    records: RecordLayer,
+    keys: Schedule,
 }
 
-/// What [`Records::open`] returned.
-pub struct Opened {
-    pub plain_end: usize,
-    pub cipher_start: usize,
-    pub close_notify: bool,
-}
-
-impl Records {
-    pub fn new(s: &Secrets) -> Records {
-        let ours = RecordLayer::new(&s.rx, s.rx_seq, &s.tx, s.tx_seq).expect("valid keys");
-        let peer = RecordLayer::new(&s.tx, s.tx_seq, &s.rx, s.rx_seq).expect("valid keys");
-        Records {
-            ours,
-            our_keys: Schedule {
+impl Peer {
+    pub fn new(s: &Secrets) -> Peer {
+        Peer {
+            records: RecordLayer::new(&s.tx, s.tx_seq, &s.rx, s.rx_seq).expect("valid keys"),
+            // The peer's send keys must match the driver's receive keys
+            // after updates.
+            keys: Schedule {
                 base: s.rx.clone(),
                 rx: 0,
                 tx: 0,
             },
-            peer,
-            // The peer's send keys must match our receive keys after updates.
-            peer_keys: Schedule {
-                base: s.rx.clone(),
-                rx: 0,
-                tx: 0,
-            },
-            out: Region::new(1 << 16),
         }
     }
 
-    /// The peer seals `content` as one record of inner type `content_type`
-    /// followed by `padding` zero bytes, appended to `wire`.
-    pub fn peer_record(
-        &mut self,
-        content_type: u8,
-        content: &[u8],
-        padding: usize,
-        wire: &mut Vec<u8>,
-    ) {
+    /// Seals `content` as one record of inner type `content_type` followed
+    /// by `padding` zero bytes, appended to `wire`.
+    pub fn record(&mut self, content_type: u8, content: &[u8], padding: usize, wire: &mut Vec<u8>) {
         let mut region = Region::new(content.len() + padding + 64);
         let mut inner = content.to_vec();
         inner.push(content_type);
         inner.resize(content.len() + 1 + padding, 0);
-        if self.peer.seal_raw(&inner, &mut region).is_ok() {
+        if self.records.seal_raw(&inner, &mut region).is_ok() {
             wire.extend_from_slice(region.pending());
         }
     }
 
-    /// The peer sends a KeyUpdate and rotates its send key (matching the
-    /// key our receive side will derive).
-    pub fn peer_key_update(&mut self, requested: bool, wire: &mut Vec<u8>) {
-        self.peer_record(22, &[24, 0, 0, 1, u8::from(requested)], 0, wire);
-        let next = derive(&self.peer_keys.base, self.peer_keys.rx.wrapping_add(1));
-        self.peer_keys.rx = self.peer_keys.rx.wrapping_add(1);
-        self.peer.set_tx_key(&next);
-    }
-
-    /// Runs our record layer over `buf[cipher]`, appending plaintext at
-    /// `plain_end`; `None` when the record layer failed the connection.
-    pub fn open(
-        &mut self,
-        buf: &mut [u8],
-        plain_end: usize,
-        cipher: Range<usize>,
-    ) -> Option<Opened> {
-        self.out.clear();
-        self.ours
-            .open(buf, plain_end, cipher, &mut self.our_keys, &mut self.out)
-            .ok()
-            .map(|o| Opened {
-                plain_end: o.plain_end,
-                cipher_start: o.cipher_start,
-                close_notify: o.close_notify,
-            })
-    }
-
-    /// Seals application data with our record layer.
-    pub fn seal(&mut self, data: &[u8]) -> usize {
-        self.out.clear();
-        self.ours
-            .seal(data, &mut self.our_keys, &mut self.out)
-            .unwrap_or(0)
+    /// Sends a KeyUpdate and rotates the send key (to the key the driver's
+    /// receive side will derive).
+    pub fn key_update(&mut self, requested: bool, wire: &mut Vec<u8>) {
+        self.record(22, &[24, 0, 0, 1, u8::from(requested)], 0, wire);
+        let next = derive(&self.keys.base, self.keys.rx.wrapping_add(1));
+        self.keys.rx = self.keys.rx.wrapping_add(1);
+        self.records.set_tx_key(&next);
     }
 }
 

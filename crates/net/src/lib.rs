@@ -59,6 +59,7 @@ mod receive;
 mod region;
 mod resolve;
 pub mod server;
+mod socket;
 mod tls;
 
 pub use config::{

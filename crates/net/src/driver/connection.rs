@@ -69,14 +69,14 @@ impl<H: Handler> Driver<H> {
         ) {
             return self.end(index, Disconnect::Io(e.kind()));
         }
-        slot.socket = Some(stream);
+        slot.socket = Some(Socket::Tcp(stream));
         slot.phase = Phase::Connecting;
     }
 
     /// A connecting socket became ready: see whether the connect succeeded.
     pub(super) fn finish_connect(&mut self, index: usize) {
         let slot = &mut self.slots[index];
-        let Some(stream) = slot.socket.as_mut() else {
+        let Some(stream) = slot.socket.as_mut().and_then(Socket::tcp) else {
             return;
         };
         match stream.take_error() {
@@ -91,6 +91,13 @@ impl<H: Handler> Driver<H> {
         if let Err(e) = stream.set_nodelay(true) {
             return self.end(index, Disconnect::Io(e.kind()));
         }
+        self.start_session(index);
+    }
+
+    /// The stream is connected: TLS (if any) and the upgrade request, or
+    /// the fetch's request, start.
+    pub(super) fn start_session(&mut self, index: usize) {
+        let slot = &mut self.slots[index];
         let now = self.now;
         slot.phase = Phase::Handshaking;
         slot.deadline = Some(now + self.config.handshake_timeout);
@@ -184,7 +191,7 @@ impl<H: Handler> Driver<H> {
             slot.endpoint = None;
             slot.local_close = false;
             slot.reason = None;
-            slot.socket = Some(stream);
+            slot.socket = Some(Socket::Tcp(stream));
             slot.tls = None;
             slot.server_hs = ServerHandshake::new();
             slot.phase = Phase::Handshaking;
@@ -489,9 +496,10 @@ impl<H: Handler> Driver<H> {
                 let _ = socket.write(slot.tls_out.pending());
             }
         }
-        if let Some(mut socket) = slot.socket.take() {
-            let _ = self.poll.registry().deregister(&mut socket);
-            let _ = socket.shutdown(Shutdown::Both);
+        let mut dialable = true;
+        if let Some(socket) = slot.socket.take() {
+            dialable = socket.dialable();
+            socket.close(self.poll.registry());
         }
         slot.tls = None;
         slot.client_hs = None;
@@ -508,7 +516,8 @@ impl<H: Handler> Driver<H> {
             && !slot.local_close
             && decision == Reconnect::Yes
             && !matches!(reason, Disconnect::Local { .. } | Disconnect::Fetched)
-            && was_connection;
+            && was_connection
+            && dialable;
         if reconnect {
             slot.attempt = slot.attempt.saturating_add(1);
             let delay = self

@@ -106,11 +106,18 @@ impl<H: Handler> Driver<H> {
                 }
             },
         };
+        self.slots[index].rx.start += consumed;
+        self.opened(index);
+        After::Continue
+    }
+
+    /// The upgrade is done: the connection is open, its timers start, and
+    /// the handler hears of it.
+    pub(super) fn opened(&mut self, index: usize) {
         let now = self.now;
         let ping = self.config.ping_interval;
         let stale = self.config.stale_timeout;
         let slot = &mut self.slots[index];
-        slot.rx.start += consumed;
         slot.phase = Phase::Open;
         slot.deadline = None;
         slot.attempt = 0;
@@ -134,7 +141,6 @@ impl<H: Handler> Driver<H> {
         self.handler.on_open(&mut conn);
         self.after_callback(index);
         self.run_actions();
-        After::Continue
     }
 
     /// Decodes and dispatches every complete frame in the receive buffer.

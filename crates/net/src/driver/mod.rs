@@ -1,7 +1,7 @@
 //! The driver: one mio `Poll`, and a slab of connection slots allocated once.
 
-use std::io::{self, Read, Write};
-use std::net::{IpAddr, Shutdown, SocketAddr};
+use std::io;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,11 +28,14 @@ use crate::payload::{Frame, PAYLOAD_PADDING, next_frame};
 use crate::receive::{Incoming, open_tls};
 use crate::region::Region;
 use crate::resolve::{Lookup, ResolveError, Resolved, Resolver};
+use crate::socket::Socket;
 use crate::tls::record::{MAX_PLAINTEXT, MAX_RECORD};
 use crate::tls::{Mode, TlsConfig, TlsConfigError, TlsContext, TlsSession};
 
 mod connection;
 mod frames;
+#[cfg(any(fuzzing, feature = "internals"))]
+mod memory;
 
 use self::connection::{begin_close, fail_slot};
 
@@ -84,7 +87,7 @@ struct Slot {
     /// The current phase's deadline (connect, handshake, close, backoff end).
     deadline: Option<Instant>,
     endpoint: Option<Endpoint>,
-    socket: Option<TcpStream>,
+    socket: Option<Socket>,
     tls: Option<TlsSession>,
     /// TLS records waiting for the socket (handshake flights and sealed
     /// application data).

@@ -294,7 +294,9 @@ enum State {
     Handshaking(Box<UnbufferedClientConnection>),
     Tls13 {
         records: RecordLayer,
-        keys: Kernel,
+        /// rustls's key schedule ([`Kernel`]), or under `internals` a
+        /// stand-in one a test's peer shares.
+        keys: Box<dyn KeySchedule + Send>,
     },
     Tls12(Box<UnbufferedClientConnection>),
     /// After a failure or a conversion gone wrong; every call errs.
@@ -431,9 +433,25 @@ impl TlsSession {
         let records = RecordLayer::new(&rx, rx_seq, &tx, tx_seq).map_err(TlsError::from_record)?;
         self.state = State::Tls13 {
             records,
-            keys: Kernel(kernel),
+            keys: Box::new(Kernel(kernel)),
         };
         Ok(())
+    }
+
+    /// A TLS 1.3 session already established with these traffic keys, and
+    /// `keys` for what follows (key updates): for the fuzz targets, whose
+    /// peer seals records with keys both ends derive alike.
+    #[cfg(any(fuzzing, feature = "internals"))]
+    pub(crate) fn established_with(
+        (rx, rx_seq, tx, tx_seq): (TrafficKey, u64, TrafficKey, u64),
+        keys: Box<dyn KeySchedule + Send>,
+    ) -> TlsSession {
+        let records = RecordLayer::new(&rx, rx_seq, &tx, tx_seq).expect("valid keys");
+        TlsSession {
+            state: State::Tls13 { records, keys },
+            scratch: Vec::new(),
+            secrets: Some((rx, rx_seq, tx, tx_seq)),
+        }
     }
 
     /// Decrypts the complete records in `buf[cipher]`, appending their
@@ -448,7 +466,7 @@ impl TlsSession {
     ) -> Result<Opened, TlsError> {
         match &mut self.state {
             State::Tls13 { records, keys } => records
-                .open(buf, plain_end, cipher, keys, out)
+                .open(buf, plain_end, cipher, keys.as_mut(), out)
                 .map_err(TlsError::from_record),
             State::Tls12(conn) => open_tls12(conn, &mut self.scratch, buf, plain_end, cipher, out),
             State::Handshaking(_) | State::Failed => Err(TlsError::general(
@@ -462,7 +480,7 @@ impl TlsSession {
     pub(crate) fn seal(&mut self, plaintext: &[u8], out: &mut Region) -> Result<usize, TlsError> {
         match &mut self.state {
             State::Tls13 { records, keys } => records
-                .seal(plaintext, keys, out)
+                .seal(plaintext, keys.as_mut(), out)
                 .map_err(TlsError::from_record),
             State::Tls12(conn) => seal_tls12(conn, plaintext, out),
             State::Handshaking(_) | State::Failed => Ok(0),
