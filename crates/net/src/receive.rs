@@ -7,6 +7,10 @@ use crate::region::Region;
 use crate::tls::record::MAX_RECORD;
 use crate::tls::{Mode, TlsError, TlsSession};
 
+/// The most left of a read that is moved to the buffer's front before the
+/// next read only to keep the reads in the same memory ([`Incoming::compact`]).
+const SMALL_TAIL: usize = 8 * 1024;
+
 /// The receive side of a slot.
 ///
 /// ```text
@@ -66,22 +70,29 @@ impl Incoming {
     }
 
     /// Makes room to read at the end: drops consumed bytes, closes the gap.
-    /// Called before every read.
-    pub(crate) fn compact(&mut self) {
+    /// Called before every read of at most `max_read` bytes.
+    pub(crate) fn compact(&mut self, max_read: usize) {
         if self.start == self.end && self.cipher_start == self.cipher_end {
             self.clear();
             return;
         }
-        // Compact before the free end gets small, not when it is gone: every
-        // read should be large (one read of 8 bytes at the end of the buffer
-        // costs a whole system call).
         let free = self.cap - self.cipher_end;
-        if free >= self.cap / 4 {
-            return;
-        }
-        let freed = self.start + (self.cipher_start - self.end);
-        if free > 0 && freed < self.cap / 8 {
-            return; // moving would free little: read into what is left
+        let kept = (self.end - self.start) + (self.cipher_end - self.cipher_start);
+        // What is left of the last read is small (the start of a record or
+        // a frame): moved to the front, so that every read lands in the same
+        // few KiB, which stay in cache, rather than walking the buffer.
+        let small = kept <= (max_read / 8).min(SMALL_TAIL) && self.start > 0;
+        if !small {
+            // Compact before the free end gets small, not when it is gone:
+            // every read should be large (one read of 8 bytes at the end of
+            // the buffer costs a whole system call).
+            if free >= (self.cap / 4).min(max_read) {
+                return;
+            }
+            let freed = self.start + (self.cipher_start - self.end);
+            if free > 0 && freed < self.cap / 8 {
+                return; // moving would free little: read into what is left
+            }
         }
         let plain = self.end - self.start;
         self.buf.copy_within(self.start..self.end, 0);

@@ -50,7 +50,9 @@ pub(crate) struct Instrument {
 /// adapter is made.
 pub(crate) struct Instruments {
     list: Vec<Instrument>,
-    index: HashMap<Box<str>, u32>,
+    /// Read on every message: a fast hasher (the symbols are the
+    /// venue's, not an attacker's).
+    index: HashMap<Box<str>, u32, foldhash::fast::RandomState>,
     /// The venue's own words on the last rejected request (at most
     /// [`REJECTION_TEXT`] bytes, allocated once).
     rejection: String,

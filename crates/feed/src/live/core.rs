@@ -152,7 +152,8 @@ impl VenueState {
 /// embedding program's handler of events, `user`.
 pub(crate) struct Core<H = NoHandler> {
     pub(crate) venues: Vec<VenueState>,
-    pub(crate) links: HashMap<ConnId, Link>,
+    /// Read on every message: a fast hasher.
+    pub(crate) links: HashMap<ConnId, Link, foldhash::fast::RandomState>,
     pub(crate) sinks: Sinks,
     pub(crate) stats: Arc<FeedStats>,
     pub(crate) calibration: Calibration,
@@ -185,7 +186,7 @@ pub(crate) struct Core<H = NoHandler> {
     /// Each stream's URL, and whether it was closed since its last
     /// `Opened` record: a reconnect records `Opened` again, so a recording
     /// read on its own says what every connection was.
-    pub(crate) stream_urls: HashMap<ConnId, (String, bool)>,
+    pub(crate) stream_urls: HashMap<ConnId, (String, bool), foldhash::fast::RandomState>,
     /// The embedding program's handler: each message's events, after the
     /// message is applied to the books ([`Core::deliver`]).
     pub(crate) user: H,

@@ -375,7 +375,7 @@ impl<H: OnEvent> Feed<H> {
             ),
             refused_now: Vec::with_capacity(most),
             venues: states,
-            links: HashMap::new(),
+            links: HashMap::default(),
             sinks,
             stats: Arc::clone(&stats),
             calibration: tickwire_tsc::calibration(),
@@ -388,7 +388,7 @@ impl<H: OnEvent> Feed<H> {
             bad_input: BadInput::new(Arc::clone(&stats)),
             failures: Failures::new(tls.describe()),
             record_errors: 0,
-            stream_urls: HashMap::new(),
+            stream_urls: HashMap::default(),
             user,
             // The most events one message brings, in the venues' usual
             // messages; a larger one grows it once.

@@ -217,10 +217,11 @@ impl<H: Handler> Driver<H> {
     /// edge is the last, and the loop reads on to the end of the stream.
     pub(super) fn on_readable(&mut self, index: usize, closed: bool) {
         self.slots[index].read_turn = self.turn;
+        let max_read = self.config.max_read;
         let mut reads = 0;
         loop {
             let slot = &mut self.slots[index];
-            slot.rx.compact();
+            slot.rx.compact(max_read);
             if slot.rx.cipher_end == slot.rx.cap {
                 if slot.fetch {
                     return self.end(index, Disconnect::Fetch(crate::FetchError::TooLarge));
@@ -233,9 +234,9 @@ impl<H: Handler> Driver<H> {
                 return;
             };
             let rx = &mut slot.rx;
-            let offered = rx.cap - rx.cipher_end;
+            let offered = (rx.cap - rx.cipher_end).min(max_read);
             let read_start = self.clock.now();
-            let n = match socket.read(&mut rx.buf[rx.cipher_end..rx.cap]) {
+            let n = match socket.read(&mut rx.buf[rx.cipher_end..rx.cipher_end + offered]) {
                 Ok(0) => return self.on_eof(index),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,

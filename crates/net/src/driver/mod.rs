@@ -260,6 +260,9 @@ impl<H: Handler> Driver<H> {
                 "read_buffer_size must be at least 32 KiB",
             ));
         }
+        if config.max_read < 4 * 1024 {
+            return Err(SetupError::Config("max_read must be at least 4 KiB"));
+        }
         if config.write_buffer_size < 2 * MAX_CONTROL_FRAME_LEN {
             return Err(SetupError::Config(
                 "write_buffer_size must be at least 262 bytes",

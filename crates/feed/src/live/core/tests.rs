@@ -35,7 +35,7 @@ fn binance_core() -> Core {
     Core {
         recovery: Recovery::new([(2, state.plans.len())]),
         venues: vec![state],
-        links: HashMap::new(),
+        links: HashMap::default(),
         sinks: Sinks::default(),
         stats: Arc::clone(&stats),
         calibration: tickwire_tsc::calibration(),
@@ -51,7 +51,7 @@ fn binance_core() -> Core {
         failures: Failures::new(String::new()),
         rest: vec![RestBudget::unlimited(Instant::now())],
         record_errors: 0,
-        stream_urls: HashMap::new(),
+        stream_urls: HashMap::default(),
         user: NoHandler,
         batch: Vec::new(),
         in_handler: false,
