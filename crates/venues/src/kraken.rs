@@ -13,7 +13,7 @@ use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
 use crate::book::{Book, Side};
-use crate::decimal::{ZEROS, format_wire};
+use crate::crc_text;
 use crate::error::DecodeError;
 use crate::json::Levels;
 use crate::sync::{BookSync, SyncEvent};
@@ -132,46 +132,18 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
 /// the top 10 bids, each as its price then its volume, written as sent with
 /// the decimal point removed and leading zeros stripped.
 pub fn checksum(book: &Book, price_scale: u8, size_scale: u8) -> u32 {
-    let mut crc = crc32fast::Hasher::new();
     // The whole string in one stack buffer, one CRC update.
-    let mut text = [0u8; 2048];
-    let mut n = 0;
-    for side in [Side::Ask, Side::Bid] {
-        for level in book.kept(side).iter().take(10) {
-            for (v, scale, digits) in [
-                (level.price, price_scale, level.price_digits),
-                (level.size, size_scale, level.size_digits),
-            ] {
-                if text.len() - n < 50 {
-                    crc.update(&text[..n]);
-                    n = 0;
-                }
-                let mut buf = [0u8; 48];
-                let (len, mut zeros) = format_wire(v, scale, digits, &mut buf);
+    crc_text::crc32::<512>(|text| {
+        let mut side = |side| {
+            for level in book.kept(side).iter().take(10) {
                 // Digits without the point, leading zeros stripped.
-                let mut leading = true;
-                for &d in buf[..len].iter().filter(|&&b| b != b'.') {
-                    if leading && d == b'0' {
-                        continue;
-                    }
-                    leading = false;
-                    text[n] = d;
-                    n += 1;
-                }
-                if !leading && zeros > 0 {
-                    crc.update(&text[..n]);
-                    n = 0;
-                    while zeros > 0 {
-                        let k = zeros.min(ZEROS.len());
-                        crc.update(&ZEROS[..k]);
-                        zeros -= k;
-                    }
-                }
+                text.digits(level.price, price_scale, level.price_digits);
+                text.digits(level.size, size_scale, level.size_digits);
             }
-        }
-    }
-    crc.update(&text[..n]);
-    crc.finalize()
+        };
+        side(Side::Ask);
+        side(Side::Bid);
+    })
 }
 
 /// Feeds a book message into `sync` (chain [`Chain::Kraken`](crate::sync::Chain::Kraken),
@@ -265,6 +237,34 @@ mod tests {
             })
         )));
         assert!(sync.book().is_none());
+    }
+
+    proptest::proptest! {
+        /// The checksum is the CRC32 of the strings as sent (trailing
+        /// zeros included) with the point removed and leading zeros
+        /// stripped, asks then bids, top 10 each, for books of any shape
+        /// and values of any length at scales 0 to 9.
+        #[test]
+        fn checksum_is_the_crc_of_the_strings_as_sent(
+            bids in proptest::collection::btree_map(1i64..1_000_000_000, (1i64..100_000_000_000, 0u8..3, 0u8..3), 0..20),
+            asks in proptest::collection::btree_map(1i64..1_000_000_000, (1i64..100_000_000_000, 0u8..3, 0u8..3), 0..20),
+            price_scale in 0u8..=9,
+            size_scale in 0u8..=9,
+        ) {
+            let (book, bids, asks) =
+                crate::okx::tests::book_as_sent(&bids, &asks, price_scale, size_scale);
+            let mut want = String::new();
+            for (p, s) in asks.iter().take(10).chain(bids.iter().take(10)) {
+                for v in [p, s] {
+                    let digits: String = v.chars().filter(|&c| c != '.').collect();
+                    want += digits.trim_start_matches('0');
+                }
+            }
+            proptest::prop_assert_eq!(
+                checksum(&book, price_scale, size_scale),
+                crc32fast::hash(want.as_bytes())
+            );
+        }
     }
 
     #[test]

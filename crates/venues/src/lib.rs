@@ -68,6 +68,7 @@ pub mod binance;
 pub mod book;
 pub mod bybit;
 pub mod coinbase;
+mod crc_text;
 pub mod decimal;
 pub mod deribit;
 mod error;

@@ -7,8 +7,8 @@ use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
 use crate::adapter::{Instruments, Outcome, WireQuote, WireTrade, best, ms_to_ns, taker};
-use crate::book::{Book, Limit, Side};
-use crate::decimal::{ZEROS, format_wire};
+use crate::book::{Book, Level, Limit, Side};
+use crate::crc_text;
 use crate::error::DecodeError;
 use crate::event::{Event, InstrumentSpec};
 use crate::json::str_field as str_of;
@@ -346,44 +346,25 @@ impl Decoder {
 /// Rebuilt from the book's values and wire digit counts, without
 /// allocating.
 pub fn checksum(book: &Book, price_scale: u8, size_scale: u8) -> i64 {
-    let mut crc = crc32fast::Hasher::new();
-    // The whole string in one stack buffer, one CRC update (CRC32 over
-    // many small pieces costs twice as much).
-    let mut text = [0u8; 4096];
-    let mut n = 0;
     let (bids, asks) = (book.kept(Side::Bid), book.kept(Side::Ask));
-    for i in 0..25 {
-        for level in [bids.get(i), asks.get(i)].into_iter().flatten() {
-            for (v, scale, digits) in [
-                (level.price, price_scale, level.price_digits),
-                (level.size, size_scale, level.size_digits),
-            ] {
-                if text.len() - n < 50 {
-                    crc.update(&text[..n]);
-                    n = 0;
-                }
-                let mut buf = [0u8; 48];
-                let (len, mut zeros) = format_wire(v, scale, digits, &mut buf);
-                text[n..n + len].copy_from_slice(&buf[..len]);
-                n += len;
-                if zeros > 0 {
-                    // Rare: more trailing zeros than the scale keeps.
-                    crc.update(&text[..n]);
-                    n = 0;
-                    while zeros > 0 {
-                        let k = zeros.min(ZEROS.len());
-                        crc.update(&ZEROS[..k]);
-                        zeros -= k;
-                    }
-                }
-                text[n] = b':';
-                n += 1;
-            }
+    let both = bids.len().min(asks.len()).min(25);
+    // The longer side's levels past the shorter one's.
+    let rest = if bids.len() > both { bids } else { asks };
+    // The whole string in one stack buffer, one CRC update.
+    let crc = crc_text::crc32::<2048>(|text| {
+        let mut level = |l: &Level| {
+            text.wire(l.price, price_scale, l.price_digits, b':');
+            text.wire(l.size, size_scale, l.size_digits, b':');
+        };
+        for (bid, ask) in bids.iter().zip(asks.iter()).take(both) {
+            level(bid);
+            level(ask);
         }
-    }
-    // Every field was followed by a ':'; the last one is not part of it.
-    crc.update(&text[..n.saturating_sub(1)]);
-    i64::from(crc.finalize() as i32)
+        rest.iter().skip(both).take(25 - both).for_each(level);
+        // Every field was followed by a ':'; the last one is not part of it.
+        text.unbyte();
+    });
+    i64::from(crc as i32)
 }
 
 /// How many levels a side the book channel's window holds, which OKX keeps
@@ -557,4 +538,4 @@ impl Adapter {
 crate::adapter::venue_adapter!(Adapter);
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
