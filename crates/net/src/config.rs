@@ -99,9 +99,10 @@ pub struct Config {
     pub read_buffer_size: usize,
     /// The most one read system call asks for. Smaller reads keep what was
     /// read in the CPU's cache until it has been decrypted and framed (a
-    /// 256 KiB read runs the ciphertext, then the plaintext, out of L1 and
-    /// L2 before they are used); each read is a system call. Default:
-    /// 256 KiB; at least 4 KiB.
+    /// 256 KiB read runs the ciphertext, then the plaintext, out of L1
+    /// before they are used); each read is a system call. Default: 32 KiB
+    /// (the `loopback` bench, BENCHMARKS.md: 8-10 % more messages a second
+    /// than 256 KiB reads); at least 4 KiB.
     pub max_read: usize,
     /// Per-connection message buffer for fragmented messages and frames
     /// larger than the receive buffer; also the largest message accepted.
@@ -150,7 +151,7 @@ pub struct Config {
     /// theirs: a connection that never drains (a firehose, or a peer
     /// faster than this thread) cannot starve the other connections or the
     /// timers. The rest is read on the next turn, which then does not wait
-    /// in `epoll_wait`. Default: 4 (with the default read buffer, 1 MiB).
+    /// in `epoll_wait`. Default: 32 (with the default `max_read`, 1 MiB).
     pub max_reads_per_turn: u32,
 }
 
@@ -159,7 +160,7 @@ impl Default for Config {
         Config {
             max_connections: 16,
             read_buffer_size: 256 * 1024,
-            max_read: 256 * 1024,
+            max_read: 32 * 1024,
             max_message_size: 1024 * 1024,
             max_fragments: 1024,
             write_buffer_size: 64 * 1024,
@@ -176,7 +177,7 @@ impl Default for Config {
             poll_mode: PollMode::Blocking,
             events_capacity: 256,
             sized_slots: Vec::new(),
-            max_reads_per_turn: 4,
+            max_reads_per_turn: 32,
         }
     }
 }
