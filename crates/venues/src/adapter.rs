@@ -50,8 +50,8 @@ pub(crate) struct Instrument {
 /// adapter is made.
 pub(crate) struct Instruments {
     list: Vec<Instrument>,
-    /// Read on every message: a fast hasher (the symbols are the
-    /// venue's, not an attacker's).
+    /// Read on every message (with more than a few instruments): a fast
+    /// hasher (the symbols are the venue's, not an attacker's).
     index: HashMap<Box<str>, u32, foldhash::fast::RandomState>,
     /// The venue's own words on the last rejected request (at most
     /// [`REJECTION_TEXT`] bytes, allocated once).
@@ -107,6 +107,13 @@ impl Instruments {
 
     #[inline]
     pub(crate) fn find(&self, symbol: &str) -> Option<InstrumentId> {
+        // A few instruments: comparing the symbols is cheaper than hashing
+        // (the last of a symbol listed twice, as in the index).
+        if self.list.len() <= 4 {
+            return (self.list.iter())
+                .rposition(|i| i.spec.symbol == symbol)
+                .map(|i| InstrumentId(i as u32));
+        }
         self.index.get(symbol).map(|&i| InstrumentId(i))
     }
 
@@ -676,5 +683,47 @@ pub(crate) mod testutil {
         let mut events = Vec::new();
         let outcome = a.on_message(&mut buf, text.len(), recv_tsc, &mut |e| events.push(e));
         (outcome, events)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A few instruments are found by comparing symbols, more through the
+    /// hashed index: the same answers, the last of a symbol listed twice.
+    #[test]
+    fn symbols_are_found_in_small_and_large_tables() {
+        let symbols = [
+            "BTCUSDT",
+            "ETHUSDT",
+            "BTCUSDT",
+            "A",
+            "BTC-USD-SWAP",
+            "XBT/USD",
+            "ETH-PERPETUAL",
+            "",
+        ];
+        for n in 1..=symbols.len() {
+            let specs: Vec<InstrumentSpec> = symbols[..n]
+                .iter()
+                .map(|s| InstrumentSpec::new(s, 2, 8, 0))
+                .collect();
+            let table = Instruments::new(&specs, Chain::BinanceSpot, |_| BookShape {
+                keep: 0,
+                window: crate::book::Window::Client,
+            });
+            for (i, s) in symbols[..n].iter().enumerate() {
+                let last = symbols[..n].iter().rposition(|t| t == s).unwrap();
+                assert_eq!(
+                    table.find(s),
+                    Some(InstrumentId(last as u32)),
+                    "{n}: {s} ({i})"
+                );
+            }
+            for absent in ["BTCUSD", "BTCUSDT ", "btcusdt", "ETH-PERPETUAL2"] {
+                assert_eq!(table.find(absent), None, "{n}: {absent}");
+            }
+        }
     }
 }

@@ -42,7 +42,10 @@
 //! [`Resync::DepthExhausted`](crate::sync::Resync::DepthExhausted) gap.
 
 use core::cmp::Ordering;
-use std::collections::VecDeque;
+
+mod ladder;
+
+use ladder::Ladder;
 
 /// A side of the book.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -113,101 +116,11 @@ pub enum Limit {
     Unknown,
 }
 
-/// One side: levels sorted best first, in a ring buffer so that a change
-/// near the top moves only the levels above it (`VecDeque` shifts the
-/// shorter side), not the whole book below.
-///
-/// A side holds up to twice its `keep` while a message is applied, and is
-/// cut back to `keep` when the message is done ([`Ladder::settle`]): OKX
-/// and Bybit send the difference between two states of their window, a
-/// message apart, so a level pushed below the window by an insert may be
-/// pulled back up by a delete later in the same message, and is not sent
-/// again. Kraken's guide reads "All price level updates in a book message
-/// should be processed before the checksum is calculated ... after each
-/// update, the book should be truncated to your subscribed depth as you
-/// won't receive "qty": 0 for price levels that fall out of scope" ("Spot
-/// WebSocket v2 book checksum"); its window is taken to be kept the same
-/// way, at the message's end, as the simulator models it (not checked
-/// against live Kraken traffic: none is recorded in the samples).
-#[derive(Clone, Debug)]
-struct Ladder {
-    levels: VecDeque<Level>,
-    /// Levels kept between messages.
-    keep: usize,
-    side: Side,
-    /// The worst price up to which every level is known; `None`: the
-    /// whole side is known.
-    horizon: Option<i64>,
-}
-
-impl Ladder {
-    fn new(side: Side, keep: usize) -> Ladder {
-        Ladder {
-            levels: VecDeque::with_capacity(2 * keep),
-            keep,
-            side,
-            horizon: None,
-        }
-    }
-
-    /// Where `price` is, or would go, in best-first order.
-    #[inline]
-    fn find(&self, price: i64) -> Result<usize, usize> {
-        match self.side {
-            Side::Bid => self.levels.binary_search_by(|l| price.cmp(&l.price)),
-            Side::Ask => self.levels.binary_search_by(|l| l.price.cmp(&price)),
-        }
-    }
-
-    /// Whether `price` is within what the side knows.
-    #[inline]
-    fn known(&self, price: i64) -> bool {
-        self.horizon.is_none_or(|h| !self.side.better(h, price))
-    }
-
-    /// Sets the level at `price` to `size` (0 removes it). A change beyond
-    /// the horizon is ignored: nothing is known there.
-    #[inline]
-    fn set(&mut self, level: Level) {
-        if !self.known(level.price) {
-            return;
-        }
-        match self.find(level.price) {
-            Ok(i) if level.size == 0 => {
-                self.levels.remove(i);
-            }
-            Ok(i) => self.levels[i] = level,
-            Err(_) if level.size == 0 => {} // deleting an unknown level is normal
-            Err(i) if self.levels.len() < 2 * self.keep => self.levels.insert(i, level),
-            Err(i) => {
-                // More inserts in one message than the side has room for:
-                // the worst level goes, and what lay below it is unknown.
-                if i < self.levels.len() {
-                    self.levels.pop_back();
-                    self.levels.insert(i, level);
-                }
-                self.horizon = self.levels.back().map(|l| l.price);
-            }
-        }
-    }
-
-    /// The end of a message: back to `keep` levels. Unless the venue keeps
-    /// exactly what the side keeps complete (`tracks` false), the side then
-    /// knows only down to its new worst level.
-    fn settle(&mut self, tracks: bool) {
-        if self.levels.len() > self.keep {
-            self.levels.truncate(self.keep);
-            if tracks || self.horizon.is_some() {
-                self.horizon = self.levels.back().map(|l| l.price);
-            }
-        }
-    }
-}
-
 /// The levels a book shows on one side, best first: at most its depth.
 #[derive(Clone, Copy, Debug)]
 pub struct Levels<'a> {
-    all: &'a VecDeque<Level>,
+    /// Every level of the side, worst first.
+    all: &'a [Level],
     len: usize,
 }
 
@@ -223,22 +136,25 @@ impl<'a> Levels<'a> {
     }
 
     /// The `i`-th best level.
+    #[inline]
     pub fn get(&self, i: usize) -> Option<&'a Level> {
-        (i < self.len).then(|| &self.all[i])
+        (i < self.len).then(|| &self.all[self.all.len() - 1 - i])
     }
 
     /// Every level shown, best first.
+    #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &'a Level> + DoubleEndedIterator + use<'a> {
-        self.all.range(..self.len)
+        self.into_iter()
     }
 }
 
 impl<'a> IntoIterator for Levels<'a> {
     type Item = &'a Level;
-    type IntoIter = std::collections::vec_deque::Iter<'a, Level>;
+    type IntoIter = core::iter::Rev<core::slice::Iter<'a, Level>>;
 
+    #[inline]
     fn into_iter(self) -> Self::IntoIter {
-        self.all.range(..self.len)
+        self.all[self.all.len() - self.len..].iter().rev()
     }
 }
 
@@ -284,10 +200,8 @@ impl Book {
 
     /// Empties the book (keeps its memory); every side known again.
     pub fn clear(&mut self) {
-        for l in [&mut self.bids, &mut self.asks] {
-            l.levels.clear();
-            l.horizon = None;
-        }
+        self.bids.clear();
+        self.asks.clear();
     }
 
     /// Sets one level (size 0 removes it).
@@ -356,18 +270,18 @@ impl Book {
             let cut = match limit {
                 _ if !client => false,
                 Limit::Whole => false,
-                Limit::Levels(n) => l.levels.len() >= n,
+                Limit::Levels(n) => l.len() >= n,
                 Limit::Unknown => true,
             };
-            if cut || (tracks && l.levels.len() >= l.keep) {
-                l.horizon = l.levels.back().map(|l| l.price);
+            if cut || (tracks && l.len() >= l.keep) {
+                l.horizon = l.worst().map(|l| l.price);
             }
         }
     }
 
     /// The levels of `side` shown, best first (at most [`depth`](Self::depth)).
     pub fn levels(&self, side: Side) -> Levels<'_> {
-        let all = &self.ladder(side).levels;
+        let all = self.ladder(side).worst_first();
         Levels {
             all,
             len: all.len().min(self.depth),
@@ -376,13 +290,17 @@ impl Book {
 
     /// Every level kept on `side`, best first: the shown ones and those
     /// below them (a venue's checksum may cover more levels than shown).
-    pub fn kept(&self, side: Side) -> &VecDeque<Level> {
-        &self.ladder(side).levels
+    pub fn kept(&self, side: Side) -> Levels<'_> {
+        let all = self.ladder(side).worst_first();
+        Levels {
+            all,
+            len: all.len(),
+        }
     }
 
     /// The best bid and ask, if both sides have a level.
     pub fn top(&self) -> Option<(Level, Level)> {
-        Some((*self.bids.levels.front()?, *self.asks.levels.front()?))
+        Some((*self.bids.get(0)?, *self.asks.get(0)?))
     }
 
     /// Whether the best bid is at or above the best ask.
@@ -397,7 +315,7 @@ impl Book {
     pub fn is_exact(&self) -> bool {
         let full = self.full_side();
         [&self.bids, &self.asks].iter().all(|l| {
-            let n = l.levels.len();
+            let n = l.len();
             n >= self.depth || (l.horizon.is_none() && n < full)
         })
     }
@@ -420,8 +338,10 @@ impl Book {
     /// The price of the last shown level of `side` when the side shows a
     /// full `depth` levels: a change beyond it is not shown.
     pub fn edge(&self, side: Side) -> Option<i64> {
-        let levels = &self.ladder(side).levels;
-        (levels.len() >= self.depth && self.depth > 0).then(|| levels[self.depth - 1].price)
+        let ladder = self.ladder(side);
+        (self.depth > 0)
+            .then(|| ladder.get(self.depth - 1).map(|l| l.price))
+            .flatten()
     }
 
     /// What a message changed in the shown levels, as the deltas a
@@ -453,7 +373,7 @@ impl Book {
         for side in [Side::Bid, Side::Ask] {
             let (old, new) = (edges[side as usize], self.edge(side));
             let ladder = self.ladder(side);
-            let shown = ladder.levels.len().min(self.depth);
+            let shown = ladder.len().min(self.depth);
             // Set by the message, shown now, and shown before too (or the
             // side showed fewer than `depth` levels).
             for &(s, level) in applied {
@@ -462,8 +382,9 @@ impl Book {
                 }
                 if let Ok(i) = ladder.find(level.price)
                     && i < shown
+                    && let Some(level) = ladder.get(i)
                 {
-                    emit(side, ladder.levels[i]);
+                    emit(side, *level);
                 }
             }
             // Shown now but below what was shown: pulled up by removals
@@ -473,7 +394,7 @@ impl Book {
                     Ok(i) => i + 1,
                     Err(i) => i,
                 };
-                for level in ladder.levels.range(first.min(shown)..shown) {
+                for level in self.levels(side).iter().take(shown).skip(first) {
                     emit(side, *level);
                 }
             }

@@ -50,6 +50,194 @@ const POW10: [i64; 19] = {
 /// `10^-scale` units, exactly.
 #[inline]
 pub fn parse_scaled(s: &[u8], scale: u8) -> Result<i64, DecimalError> {
+    match parse_fast(s, scale) {
+        Some((v, _)) => Ok(v),
+        None => parse_scaled_slow(s, scale),
+    }
+}
+
+/// Whether the 8 bytes of `x` are all ASCII digits.
+#[inline]
+fn eight_digits(x: u64) -> bool {
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    (x & HIGH) | (((x.wrapping_add(0x0606_0606_0606_0606)) & HIGH) >> 4) == 0x3333_3333_3333_3333
+}
+
+/// The value of 8 ASCII digits, the first in the lowest byte (a
+/// little-endian load of the string).
+#[inline]
+fn eight_digit_value(x: u64) -> u64 {
+    let x = x.wrapping_sub(0x3030_3030_3030_3030);
+    let x = x.wrapping_mul(10).wrapping_add(x >> 8);
+    const MASK: u64 = 0x0000_00FF_0000_00FF;
+    (((x & MASK).wrapping_mul(100 + (1_000_000 << 32)))
+        .wrapping_add(((x >> 16) & MASK).wrapping_mul(1 + (10_000 << 32))))
+        >> 32
+}
+
+/// Bytes of 1 each in a word.
+const ONES: u64 = u64::MAX / 255;
+
+/// The value of the `k` (1 to 8) ASCII digits in the low bytes of `w`
+/// (the first in the lowest byte; the bytes above them are ignored), or
+/// `None` if one is not a digit.
+#[inline(always)]
+fn digits_value(w: u64, k: usize) -> Option<u64> {
+    let pad = 8 * (8 - k as u32);
+    let y = (w << pad) | ((ONES * u64::from(b'0')) & ((1u64 << pad) - 1));
+    eight_digits(y).then(|| eight_digit_value(y))
+}
+
+/// Where the first `.` is among the bytes of `w` (8: none).
+#[inline(always)]
+fn first_point(w: u64) -> usize {
+    let t = w ^ (ONES * u64::from(b'.'));
+    ((t.wrapping_sub(ONES) & !t & (ONES << 7)).trailing_zeros() / 8) as usize
+}
+
+/// `w` without its byte `at` (below 8): the bytes above it move down.
+#[inline(always)]
+fn without_byte(w: u64, at: usize) -> u64 {
+    let below = (1u64 << (8 * at)) - 1;
+    (w & below) | ((w >> 8) & !below)
+}
+
+/// `s` at `scale` and its fractional digit count ([`scale_of`]), for the
+/// strings venues send: unsigned, at most 19 bytes, at most 18 digits at
+/// the scale. `None` for anything else, valid or not:
+/// [`parse_scaled_slow`] decides. Strings of 4 to 16 bytes (nearly all)
+/// are read a word at a time, without a loop.
+#[inline]
+fn parse_fast(s: &[u8], scale: u8) -> Option<(i64, u8)> {
+    let len = s.len();
+    if !(4..=16).contains(&len) || scale > MAX_SCALE {
+        return parse_bytes(s, scale);
+    }
+    let word = |at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
+    let (v, digits, frac) = if len <= 8 {
+        // The string in the low bytes: two overlapping loads.
+        let half = |at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or_default());
+        let w = u64::from(half(0)) | (u64::from(half(len - 4)) << (8 * (len - 4)));
+        match first_point(w) {
+            dot if dot < len => (
+                digits_value(without_byte(w, dot), len - 1)?,
+                len - 1,
+                len - dot - 1,
+            ),
+            _ => (digits_value(w, len)?, len, 0),
+        }
+    } else {
+        // The first 8 bytes, and the other `len - 8` in the low bytes of
+        // the second word.
+        let (lo, hi) = (word(0), word(len - 8) >> (8 * (16 - len)));
+        let m = len - 8;
+        match (first_point(lo), first_point(hi)) {
+            (dot, _) if dot < 8 => (
+                digits_value(without_byte(lo, dot), 7)? * POW10[m] as u64 + digits_value(hi, m)?,
+                len - 1,
+                len - dot - 1,
+            ),
+            (_, dot) if dot < m => {
+                let after = match m - 1 {
+                    0 => 0,
+                    k => digits_value(without_byte(hi, dot), k)?,
+                };
+                (
+                    digits_value(lo, 8)? * POW10[m - 1] as u64 + after,
+                    len - 1,
+                    m - 1 - dot,
+                )
+            }
+            _ => (
+                digits_value(lo, 8)? * POW10[m] as u64 + digits_value(hi, m)?,
+                len,
+                0,
+            ),
+        }
+    };
+    at_scale(v, digits, frac, scale)
+}
+
+/// [`parse_fast`] byte by byte, for strings of 1 to 3 or 17 to 19 bytes.
+#[inline(never)]
+fn parse_bytes(s: &[u8], scale: u8) -> Option<(i64, u8)> {
+    // At most 19 digits: they fit a u64.
+    if s.len() > 19 || scale > MAX_SCALE {
+        return None;
+    }
+    let mut v: u64 = 0;
+    let mut dot = usize::MAX;
+    let mut k = 0;
+    while let Some(&b) = s.get(k) {
+        // After the point, 8 digits at once where there are 8.
+        if dot != usize::MAX
+            && let Some(c) = s.get(k..k + 8)
+        {
+            let x = u64::from_le_bytes(c.try_into().ok()?);
+            if eight_digits(x) {
+                v = v * 100_000_000 + eight_digit_value(x);
+                k += 8;
+                continue;
+            }
+        }
+        let d = b.wrapping_sub(b'0');
+        if d <= 9 {
+            v = v * 10 + u64::from(d);
+        } else if b == b'.' && dot == usize::MAX {
+            dot = k;
+        } else {
+            return None;
+        }
+        k += 1;
+    }
+    let (frac, digits) = match dot {
+        usize::MAX => (0, s.len()),
+        dot => (s.len() - dot - 1, s.len() - 1),
+    };
+    at_scale(v, digits, frac, scale)
+}
+
+/// `v`, a number of `digits` digits of which `frac` are fractional, at
+/// `scale`: `None` where it does not fit 18 digits, or drops a digit that
+/// is not 0.
+#[inline(always)]
+fn at_scale(v: u64, digits: usize, frac: usize, scale: u8) -> Option<(i64, u8)> {
+    let scale = usize::from(scale);
+    if digits == 0 || digits - frac + scale > 18 {
+        return None;
+    }
+    let v = if frac > scale {
+        // Digits past the scale: zeros, or the slow path says which error.
+        let (q, r) = div_pow10(v, frac - scale);
+        if r != 0 {
+            return None;
+        }
+        q
+    } else {
+        v * POW10[scale - frac] as u64
+    };
+    // At most 18 digits: fits an i64.
+    Some((v as i64, frac as u8))
+}
+
+/// `v / 10^n` and `v % 10^n` (`n` < 19), by constants.
+#[inline]
+fn div_pow10(v: u64, n: usize) -> (u64, u64) {
+    macro_rules! by {
+        ($($n:literal)*) => {
+            match n {
+                $($n => (v / 10u64.pow($n), v % 10u64.pow($n)),)*
+                _ => (v / 10u64.pow(18), v % 10u64.pow(18)),
+            }
+        };
+    }
+    by!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17)
+}
+
+/// [`parse_scaled`] of any string: what the fast path leaves (signs,
+/// more than 18 digits, errors) and what it is checked against.
+#[cold]
+fn parse_scaled_slow(s: &[u8], scale: u8) -> Result<i64, DecimalError> {
     let (negative, digits) = match s.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, s),
@@ -119,7 +307,30 @@ pub fn scaled(field: &'static str, text: &str, scale: u8) -> Result<i64, crate::
 
 /// A book level from its wire strings: exact values at the scales, and the
 /// strings' fractional digit counts.
+#[inline]
 pub fn level(
+    price: &str,
+    size: &str,
+    price_scale: u8,
+    size_scale: u8,
+) -> Result<crate::book::Level, crate::DecodeError> {
+    // One pass over each string in the usual case.
+    if let (Some((price, price_digits)), Some((size, size_digits))) = (
+        parse_fast(price.as_bytes(), price_scale),
+        parse_fast(size.as_bytes(), size_scale),
+    ) {
+        return Ok(crate::book::Level {
+            price,
+            size,
+            price_digits,
+            size_digits,
+        });
+    }
+    level_slow(price, size, price_scale, size_scale)
+}
+
+#[cold]
+fn level_slow(
     price: &str,
     size: &str,
     price_scale: u8,
@@ -231,6 +442,24 @@ mod tests {
         );
         assert_eq!(parse_scaled(b"1", 19), Err(DecimalError::Syntax));
         assert_eq!(scale_of(b"0.01000"), 5);
+        // Each length the word-wide path reads, and around it.
+        for (text, scale, want) in [
+            ("1", 2, Some((100, 0))),
+            ("1.5", 2, Some((150, 1))),
+            ("12.5", 2, Some((1250, 1))),
+            ("0.002", 3, Some((2, 3))),
+            ("61737.6", 8, Some((6_173_760_000_000, 1))),
+            ("61737.63000000", 2, Some((6_173_763, 8))),
+            ("61737.63000000", 8, Some((6_173_763_000_000, 8))),
+            ("1234567890.12345", 8, Some((123_456_789_012_345_000, 5))),
+            ("1234567890123456", 0, Some((1_234_567_890_123_456, 0))),
+            ("12345678901234567", 0, Some((12_345_678_901_234_567, 0))),
+            ("61737.63000001", 2, None),
+            ("6173.7.6", 2, None),
+            ("-61737.6", 2, None),
+        ] {
+            assert_eq!(parse_fast(text.as_bytes(), scale), want, "{text}");
+        }
         assert_eq!(scale_of(b"42"), 0);
     }
 
@@ -257,6 +486,28 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The one-pass path agrees with the general one wherever it
+        /// answers, digit counts included, on strings of digits, points,
+        /// signs and other bytes; and answers for plain wire decimals.
+        #[test]
+        fn the_fast_path_agrees(text in "[-0-9.aé\u{0}/:]{0,30}", plain in "[0-9]{1,9}(\\.[0-9]{0,12})?", scale in 0u8..=20) {
+            for t in [text.as_str(), plain.as_str()] {
+                let b = t.as_bytes();
+                if let Some((v, digits)) = parse_fast(b, scale) {
+                    proptest::prop_assert_eq!(parse_scaled_slow(b, scale), Ok(v), "{}", t);
+                    proptest::prop_assert_eq!(digits, scale_of(b), "{}", t);
+                }
+                proptest::prop_assert_eq!(parse_scaled(b, scale), parse_scaled_slow(b, scale), "{}", t);
+            }
+            let b = plain.as_bytes();
+            let frac = b.len() - b.iter().position(|&c| c == b'.').map_or(b.len(), |d| d + 1);
+            let fits = b.len() - frac - usize::from(frac > 0 || b.contains(&b'.')) + usize::from(scale) <= 18;
+            let exact = b.iter().rev().take(frac.saturating_sub(usize::from(scale))).all(|&c| c == b'0');
+            if fits && exact && b.len() <= 19 {
+                proptest::prop_assert!(parse_fast(b, scale).is_some(), "{}", plain);
+            }
+        }
+
         /// Against an i128 reference computed digit by digit: exact, or
         /// the right error, for any decimal string and scale.
         #[test]
