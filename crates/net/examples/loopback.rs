@@ -45,7 +45,8 @@ impl Handler for Demo {
                 }
             }
             Role::Client => {
-                let ns = tickwire_tsc::calibration().ns_between(stamps.read_end, stamps.decoded);
+                let clock = tickwire_tsc::calibration();
+                let ns = clock.ns_between(stamps.read_end, clock.clock().now());
                 println!(
                     "client got {} ({ns} ns from read to handler)",
                     String::from_utf8_lossy(payload.as_bytes())

@@ -12,7 +12,7 @@ use crate::outgoing::{Conn, SendError};
 use crate::payload::Payload;
 use crate::tls::TlsError;
 /// The clock readings taken for a message, handed to
-/// [`Handler::on_message`]; tickwire-net fills `poll` to `decoded`.
+/// [`Handler::on_message`]; tickwire-net fills `poll` to `decrypted` (once per read; `decoded` is the handler's to stamp).
 pub use tickwire_tsc::Stamps;
 
 /// Identifies one logical connection: the same id across its reconnects.

@@ -461,8 +461,7 @@ impl Handler for Recorder {
             stamps.poll <= stamps.read_start
                 && stamps.read_start <= stamps.read_end
                 && (stamps.decrypted == 0 || stamps.read_end <= stamps.decrypted)
-                && stamps.decrypted <= stamps.decoded
-                && stamps.read_end <= stamps.decoded
+                && stamps.decoded == 0
                 && stamps.poll != 0
                 && stamps.parsed == 0,
             "{stamps:?}"

@@ -416,6 +416,9 @@ impl<H: OnEvent> Handler for Core<H> {
     }
 
     fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, mut stamps: Stamps) {
+        // The frame was decoded just now: the driver leaves this stamp to
+        // the handlers that use it.
+        stamps.decoded = self.clock.now();
         let Some(&Link::Stream(v, p, line)) = self.links.get(&conn.id()) else {
             return;
         };

@@ -153,7 +153,6 @@ impl<H: Handler> Driver<H> {
             next_serial,
             handler,
             rng,
-            clock,
             poll_stamp,
             now,
             config,
@@ -240,7 +239,7 @@ impl<H: Handler> Driver<H> {
                     read_start: slot.read_start,
                     read_end: slot.read_end,
                     decrypted: slot.decrypted,
-                    decoded: clock.now(),
+                    // Not read per message (see `Stamps::decoded`).
                     ..Stamps::default()
                 };
                 let mut conn = Conn {
