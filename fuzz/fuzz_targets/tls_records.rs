@@ -5,7 +5,8 @@
 //! (types, padding, handshake messages, alerts, key updates), and
 //! well-formed frames, cut into arbitrary reads and deliveries.
 //!
-//! Input: a seed byte (read sizes and delivery cuts), then operations, each
+//! Input: a seed byte (the driver's read size, the stream's chunks and the
+//! delivery cuts), then operations, each
 //! a tag byte:
 //! - `0, n, bytes[n]`: raw bytes on the wire;
 //! - `1, type, padding, n, bytes[n]`: a record sealed by the peer;
@@ -48,20 +49,25 @@ impl Handler for Collect {
     }
 }
 
+/// A driver whose reads ask for at most `max_read` bytes.
+fn driver(max_read: usize) -> RefCell<Driver<Collect>> {
+    let config = Config {
+        max_connections: 1,
+        read_buffer_size: 32 * 1024,
+        max_read,
+        max_message_size: 64 * 1024,
+        ping_interval: None,
+        stale_timeout: None,
+        ..Config::default()
+    };
+    RefCell::new(Driver::new(config, &fuzzing::tls_config(ca_pem()), Collect::default()).unwrap())
+}
+
 thread_local! {
-    /// One driver for the whole run (it starts a resolver thread): each
-    /// input opens a connection in it and ends it.
-    static DRIVER: RefCell<Driver<Collect>> = RefCell::new({
-        let config = Config {
-            max_connections: 1,
-            read_buffer_size: 32 * 1024,
-            max_message_size: 64 * 1024,
-            ping_interval: None,
-            stale_timeout: None,
-            ..Config::default()
-        };
-        Driver::new(config, &fuzzing::tls_config(ca_pem()), Collect::default()).unwrap()
-    });
+    /// Drivers for the whole run (each starts a resolver thread), with
+    /// the smallest reads and with the default ones: each input opens a
+    /// connection in one of them and ends it.
+    static DRIVERS: [RefCell<Driver<Collect>>; 2] = [driver(4 * 1024), driver(32 * 1024)];
 }
 
 fn pki() -> &'static (String, Secrets) {
@@ -171,13 +177,14 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
-    DRIVER.with_borrow_mut(|driver| {
+    DRIVERS.with(|drivers| {
+        let driver = &mut *drivers[usize::from(seed & 0x10 != 0)].borrow_mut();
         let handler = driver.handler_mut();
         handler.messages.clear();
         handler.ended = None;
         let endpoint = Endpoint::parse("wss://localhost/").unwrap();
-        let max_read = usize::from(seed % 16) * 997; // 0: whatever fits
-        let id = fuzzing::connect_memory_established(driver, endpoint, secrets, max_read).unwrap();
+        let chunk = usize::from(seed % 16) * 997; // 0: whatever the read asks for
+        let id = fuzzing::connect_memory_established(driver, endpoint, secrets, chunk).unwrap();
         let mut state = u32::from(seed) | 1;
         let mut at = 0;
         while at < wire.len() && driver.is_live(id) {

@@ -76,15 +76,15 @@ pub fn handshake(tls: &TlsConfig, mut server: rustls::ServerConnection, host: &s
 }
 
 /// A client connection of a real [`Driver`] to `endpoint` over an
-/// in-memory stream whose reads return at most `max_read` bytes (0: as
-/// many as the receive buffer takes). Its TLS handshake and upgrade request
+/// in-memory stream whose reads return at most `chunk` bytes (0: as
+/// many as the driver asks for). Its TLS handshake and upgrade request
 /// are written at once; [`accept_memory`] plays the server's side.
 pub fn connect_memory<H: Handler>(
     driver: &mut Driver<H>,
     endpoint: Endpoint,
-    max_read: usize,
+    chunk: usize,
 ) -> Result<ConnId, DriverError> {
-    driver.memory_open(endpoint, max_read, None)
+    driver.memory_open(endpoint, chunk, None)
 }
 
 /// The peer sends `bytes` on an in-memory connection: the driver reads and
@@ -172,7 +172,7 @@ pub fn connect_memory_established<H: Handler>(
     driver: &mut Driver<H>,
     endpoint: Endpoint,
     secrets: &Secrets,
-    max_read: usize,
+    chunk: usize,
 ) -> Result<ConnId, DriverError> {
     let keys = (
         secrets.rx.clone(),
@@ -186,7 +186,7 @@ pub fn connect_memory_established<H: Handler>(
         tx: 0,
     };
     let session = TlsSession::established_with(keys, Box::new(schedule));
-    driver.memory_open(endpoint, max_read, Some(session))
+    driver.memory_open(endpoint, chunk, Some(session))
 }
 
 /// Derives successive update keys the same way for both ends.
@@ -256,8 +256,8 @@ impl Peer {
     /// receive side will derive).
     pub fn key_update(&mut self, requested: bool, wire: &mut Vec<u8>) {
         self.record(22, &[24, 0, 0, 1, u8::from(requested)], 0, wire);
-        let next = derive(&self.keys.base, self.keys.rx.wrapping_add(1));
-        self.keys.rx = self.keys.rx.wrapping_add(1);
+        // The key the driver's receive side derives next.
+        let next = self.keys.next_rx_key().expect("the stand-in never fails");
         self.records.set_tx_key(&next);
     }
 }

@@ -125,3 +125,60 @@ pub(crate) fn open_tls(
     rx.cipher_start = opened.cipher_start;
     Ok(opened.close_notify)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Incoming, SMALL_TAIL};
+
+    /// A buffer of `cap` whose plaintext is `plain` and ciphertext `cipher`
+    /// (as offsets), each byte its offset's low bits.
+    fn incoming(cap: usize, plain: (usize, usize), cipher: (usize, usize)) -> Incoming {
+        let mut rx = Incoming::new(cap, 64 * 1024, 16);
+        for (i, b) in rx.buf.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        (rx.start, rx.end) = plain;
+        (rx.cipher_start, rx.cipher_end) = cipher;
+        rx
+    }
+
+    #[test]
+    fn a_small_tail_moves_to_the_front_before_the_next_read() {
+        let cap = 256 * 1024;
+        // A read of 32 KiB left 10 bytes of plaintext and 200 of a record.
+        let mut rx = incoming(cap, (40_000, 40_010), (40_100, 40_300));
+        rx.compact(32 * 1024);
+        assert_eq!((rx.start, rx.end), (0, 10));
+        assert_eq!((rx.cipher_start, rx.cipher_end), (10, 210));
+        let expect: Vec<u8> = (40_000..40_010)
+            .chain(40_100..40_300)
+            .map(|i: usize| i as u8)
+            .collect();
+        assert_eq!(&rx.buf[..210], &expect[..]);
+    }
+
+    #[test]
+    fn a_large_remainder_stays_while_a_read_fits() {
+        let cap = 256 * 1024;
+        let kept = SMALL_TAIL + 1;
+        let mut rx = incoming(cap, (1000, 1000), (1000, 1000 + kept));
+        rx.compact(32 * 1024);
+        assert_eq!((rx.cipher_start, rx.cipher_end), (1000, 1000 + kept));
+        // Less free than a read: moved.
+        let end = cap - 16 * 1024;
+        let mut rx = incoming(cap, (end - kept, end - kept), (end - kept, end));
+        rx.compact(32 * 1024);
+        assert_eq!((rx.start, rx.end, rx.cipher_start), (0, 0, 0));
+        assert_eq!(rx.cipher_end, kept);
+    }
+
+    #[test]
+    fn everything_consumed_starts_over_at_the_front() {
+        let mut rx = incoming(64 * 1024, (5000, 5000), (5000, 5000));
+        rx.compact(32 * 1024);
+        assert_eq!(
+            (rx.start, rx.end, rx.cipher_start, rx.cipher_end),
+            (0, 0, 0, 0)
+        );
+    }
+}

@@ -47,9 +47,10 @@ impl Socket {
         }
     }
 
-    /// Whether the connection can be dialled again (an in-memory one
-    /// cannot: the caller plays its peer).
-    pub(crate) fn dialable(&self) -> bool {
+    /// Whether this is a TCP socket: one the poll watches, that can be
+    /// dialled again (an in-memory stream is neither: the caller plays its
+    /// peer and hands it bytes).
+    pub(crate) fn is_tcp(&self) -> bool {
         matches!(self, Socket::Tcp(_))
     }
 
@@ -71,9 +72,9 @@ pub(crate) struct Pipe {
     /// What the peer sent; the driver has read `incoming[..read_at]`.
     pub(crate) incoming: Vec<u8>,
     pub(crate) read_at: usize,
-    /// The most one read returns (0: as much as the buffer takes), as a
-    /// kernel hands out what it has queued.
-    pub(crate) max_read: usize,
+    /// The most one read returns (0: as much as it asks for), as a kernel
+    /// hands out what it has queued.
+    pub(crate) chunk: usize,
     /// What the driver wrote, for the peer to take.
     pub(crate) written: Vec<u8>,
 }
@@ -86,8 +87,8 @@ impl Pipe {
             return Err(io::ErrorKind::WouldBlock.into());
         }
         let mut n = left.len().min(buf.len());
-        if self.max_read > 0 {
-            n = n.min(self.max_read);
+        if self.chunk > 0 {
+            n = n.min(self.chunk);
         }
         buf[..n].copy_from_slice(&left[..n]);
         self.read_at += n;

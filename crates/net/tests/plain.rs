@@ -342,7 +342,7 @@ fn many_connections_on_one_driver() {
 /// without a read budget, one turn of the poll loop would read it for as
 /// long as it keeps writing, and every other connection and timer would
 /// wait. With `max_reads_per_turn`, each turn (one `Stamps::poll`) reads at
-/// most that many buffers of it.
+/// most that many reads' worth of it (`max_read`, or the buffer if smaller).
 #[test]
 fn a_socket_that_never_drains_is_read_a_budget_per_turn() {
     use std::collections::BTreeMap;
@@ -376,7 +376,8 @@ fn a_socket_that_never_drains_is_read_a_budget_per_turn() {
         max_reads_per_turn: 2,
         ..test_config()
     };
-    let read_buffer = config.read_buffer_size;
+    // One read takes at most this much.
+    let read_buffer = config.read_buffer_size.min(config.max_read);
     let mut driver = Driver::new(config, &TlsConfig::empty(), Turns::default()).unwrap();
     driver
         .connect(Endpoint::parse(&server.url(false, "/")).unwrap())
@@ -394,7 +395,7 @@ fn a_socket_that_never_drains_is_read_a_budget_per_turn() {
     // Two reads a turn, plus a frame begun in the turn before.
     assert!(
         most <= 2 * read_buffer + 1024,
-        "{most} bytes in one turn (read buffer {read_buffer})"
+        "{most} bytes in one turn (reads of {read_buffer})"
     );
     assert!(
         turns.len() >= MESSAGES * 1024 / (2 * read_buffer + 1024),
@@ -605,4 +606,51 @@ fn a_server_connection_takes_a_default_slot_before_a_sized_one() {
     }
     let accepted = server.handler().opened[0];
     assert!(accepted.index() < 2, "a default slot: {}", accepted.index());
+}
+
+/// Sizes the driver cannot work with are refused when it is made, by name.
+#[test]
+fn a_config_out_of_range_is_refused_by_name() {
+    let refused = |config: Config, name: &str| {
+        let Err(e) = Driver::new(
+            config,
+            &TlsConfig::empty(),
+            Recorder::default(),
+        ) else {
+            panic!("{name}: accepted");
+        };
+        assert!(e.to_string().contains(name), "{name}: {e}");
+    };
+    refused(
+        Config {
+            max_read: 4 * 1024 - 1,
+            ..test_config()
+        },
+        "max_read",
+    );
+    refused(
+        Config {
+            read_buffer_size: 16 * 1024,
+            ..test_config()
+        },
+        "read_buffer_size",
+    );
+    refused(
+        Config {
+            max_connections: 0,
+            ..test_config()
+        },
+        "max_connections",
+    );
+    assert!(
+        Driver::new(
+            Config {
+                max_read: 4 * 1024,
+                ..test_config()
+            },
+            &TlsConfig::empty(),
+            Recorder::default(),
+        )
+        .is_ok()
+    );
 }

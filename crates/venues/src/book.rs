@@ -116,7 +116,8 @@ pub enum Limit {
     Unknown,
 }
 
-/// The levels a book shows on one side, best first: at most its depth.
+/// Levels of one side of a book, best first: the shown ones ([`Book::levels`])
+/// or every kept one ([`Book::kept`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Levels<'a> {
     /// Every level of the side, worst first.

@@ -292,10 +292,12 @@ impl<H: Handler> Driver<H> {
             reads += 1;
             if reads >= self.config.max_reads_per_turn.max(1) {
                 // Budget spent. Busy-read mode reads every open socket each
-                // turn anyway; otherwise the backlog brings it back.
+                // turn anyway; otherwise the backlog brings it back (an
+                // in-memory stream's caller reads it again itself).
                 let busy_read = self.config.poll_mode == PollMode::BusyRead;
                 let slot = &self.slots[index];
-                if !(busy_read && slot.phase == Phase::Open) {
+                let polled = slot.socket.as_ref().is_some_and(Socket::is_tcp);
+                if polled && !(busy_read && slot.phase == Phase::Open) {
                     self.backlog.push((index, slot.generation, closed));
                 }
                 break;
@@ -499,7 +501,7 @@ impl<H: Handler> Driver<H> {
         }
         let mut dialable = true;
         if let Some(socket) = slot.socket.take() {
-            dialable = socket.dialable();
+            dialable = socket.is_tcp();
             socket.close(self.poll.registry());
         }
         slot.tls = None;

@@ -11,14 +11,14 @@ use crate::socket::Pipe;
 
 impl<H: Handler> Driver<H> {
     /// A client connection to `endpoint` over an in-memory stream whose
-    /// reads return at most `max_read` bytes (0: as many as fit). Without
+    /// reads return at most `chunk` bytes (0: as many as the read asks for). Without
     /// `session`, its TLS handshake (for `wss`) and upgrade request start
     /// at once, as after a TCP connect; with one, the connection is open
     /// already, over that session.
     pub(crate) fn memory_open(
         &mut self,
         endpoint: Endpoint,
-        max_read: usize,
+        chunk: usize,
         session: Option<TlsSession>,
     ) -> Result<ConnId, DriverError> {
         let index =
@@ -37,9 +37,12 @@ impl<H: Handler> Driver<H> {
         slot.tx
             .set_pace(self.config.send_rate, self.config.send_burst);
         slot.socket = Some(Socket::Memory(Pipe {
-            max_read,
+            chunk,
             ..Pipe::default()
         }));
+        // Taken now: starting may already end the slot (the handler was
+        // told this id either way).
+        let id = slot.id(index);
         match session {
             None => self.start_session(index),
             Some(session) => {
@@ -54,11 +57,11 @@ impl<H: Handler> Driver<H> {
                 self.opened(index);
             }
         }
-        Ok(self.slots[index].id(index))
+        Ok(id)
     }
 
     /// The peer sends `bytes`: the driver reads them (in reads of at most
-    /// the stream's `max_read`) and processes each read as it processes a
+    /// the stream's `chunk` and `Config::max_read`) and processes each read as it processes a
     /// socket's. `bytes` is lent to the stream, not copied, and handed back
     /// as it was, unless the connection ended meanwhile.
     pub(crate) fn memory_deliver(
@@ -112,5 +115,58 @@ impl<H: Handler> Driver<H> {
         let index = self.lookup(id)?;
         self.end(index, Disconnect::Io(io::ErrorKind::ConnectionAborted));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::{
+        Config, Conn, ConnId, Disconnect, Driver, Endpoint, Handler, Payload, Reconnect, Role,
+        Stamps, TlsConfig,
+    };
+
+    /// A handler that always asks for a reconnect.
+    #[derive(Default)]
+    struct Retry {
+        closed: Vec<String>,
+        reconnecting: usize,
+    }
+
+    impl Handler for Retry {
+        fn on_message(&mut self, _: &mut Conn<'_>, _: Payload<'_>, _: Stamps) {}
+
+        fn on_close(&mut self, _: ConnId, _: Role, reason: &Disconnect) -> Reconnect {
+            self.closed.push(reason.to_string());
+            Reconnect::Yes
+        }
+
+        fn on_reconnecting(&mut self, _: ConnId, _: u32, _: Duration) {
+            self.reconnecting += 1;
+        }
+    }
+
+    /// There is nothing to dial for an in-memory stream: a handler asking
+    /// to reconnect one gets a free slot, not a TCP connect to its host.
+    #[test]
+    fn an_in_memory_connection_is_never_dialled_again() {
+        let config = Config {
+            max_connections: 1,
+            ..Config::default()
+        };
+        let mut driver = Driver::new(config, &TlsConfig::empty(), Retry::default()).unwrap();
+        let endpoint = Endpoint::parse("ws://localhost/").unwrap();
+        let id = driver.memory_open(endpoint, 0, None).unwrap();
+        let mut request = Vec::new();
+        driver.memory_written(id, &mut request).unwrap();
+        assert!(request.starts_with(b"GET / HTTP/1.1\r\n"), "{request:?}");
+        let mut refusal = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n".to_vec();
+        driver.memory_deliver(id, &mut refusal).unwrap();
+        let handler = driver.handler();
+        assert_eq!(handler.closed.len(), 1, "{:?}", handler.closed);
+        assert!(handler.closed[0].contains("503"), "{:?}", handler.closed);
+        assert_eq!(handler.reconnecting, 0);
+        assert!(!driver.is_live(id));
     }
 }
