@@ -612,11 +612,7 @@ fn a_server_connection_takes_a_default_slot_before_a_sized_one() {
 #[test]
 fn a_config_out_of_range_is_refused_by_name() {
     let refused = |config: Config, name: &str| {
-        let Err(e) = Driver::new(
-            config,
-            &TlsConfig::empty(),
-            Recorder::default(),
-        ) else {
+        let Err(e) = Driver::new(config, &TlsConfig::empty(), Recorder::default()) else {
             panic!("{name}: accepted");
         };
         assert!(e.to_string().contains(name), "{name}: {e}");

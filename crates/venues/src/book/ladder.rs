@@ -7,7 +7,6 @@ use super::{Level, Side};
 
 /// How many of the best levels a search looks at first.
 const NEAR: usize = 8;
-
 /// One side: levels sorted worst first in `slots[start..end]`, with free
 /// room on both sides of the block. An insert or delete moves whichever
 /// part of the block is shorter (the part above it, near the top); when
@@ -302,6 +301,37 @@ mod tests {
     }
 
     proptest! {
+        /// Deep sides (past the best levels searched first): every price,
+        /// on the levels, between and around them, is found where a plain
+        /// binary search finds it.
+        #[test]
+        fn deep_sides_find_every_price(
+            bid in any::<bool>(),
+            gaps in proptest::collection::vec(prop_oneof![8 => 1i64..3, 1 => 3i64..400], 16..300),
+        ) {
+            let side = if bid { Side::Bid } else { Side::Ask };
+            let mut ladder = Ladder::new(side, gaps.len());
+            let mut prices = Vec::new();
+            let mut p = 1_000;
+            for g in &gaps {
+                p += g;
+                prices.push(p);
+                ladder.set(Level::new(p, 1));
+            }
+            // Best first.
+            if side == Side::Bid {
+                prices.reverse();
+            }
+            let last = prices.iter().copied().max().unwrap_or(0) + 3;
+            for q in 995..last {
+                let want = match side {
+                    Side::Bid => prices.binary_search_by(|&x| q.cmp(&x)),
+                    Side::Ask => prices.binary_search_by(|&x| x.cmp(&q)),
+                };
+                prop_assert_eq!(ladder.find(q), want, "{}", q);
+            }
+        }
+
         /// Against the `VecDeque` it replaces, after every operation: the
         /// same levels best first, the same horizon, the same answers.
         #[test]
