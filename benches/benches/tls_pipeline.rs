@@ -8,7 +8,9 @@
 //! text frames, either one record per message (what exchange servers send:
 //! each message is written, and so sealed, on its own) or in 64 KiB writes
 //! (16 KiB records of about 80 messages each). The client is timed while it
-//! consumes the ciphertext in 64 KiB "socket reads". tickwire is the real
+//! consumes the ciphertext, handed over 64 KiB at a time (tickwire's driver
+//! reads each in reads of its `Config::max_read`; tungstenite's stream in
+//! reads of up to 64 KiB). tickwire is the real
 //! `Driver` over an in-memory stream (`internals::connect_memory`): the
 //! receive buffer, the record layer, the frames and the handler call are
 //! the code it runs on a socket; only the system call is missing. The

@@ -24,18 +24,11 @@ impl<H: Handler> Driver<H> {
         let index =
             take_slot(&mut self.free, &self.sizes, false, 0).ok_or(DriverError::NoFreeSlot)?;
         let serial = take_serial(&mut self.next_serial);
+        self.claim_client(index, serial, endpoint, false);
         let slot = &mut self.slots[index];
-        slot.serial = serial;
         slot.generation = slot.generation.wrapping_add(1) & 0x7fff;
-        slot.role = Role::Client;
-        slot.endpoint = Some(endpoint);
-        slot.attempt = 0;
-        slot.fetch = false;
-        slot.local_close = false;
         slot.reason = None;
         slot.clear_timers();
-        slot.tx
-            .set_pace(self.config.send_rate, self.config.send_burst);
         slot.socket = Some(Socket::Memory(Pipe {
             chunk,
             ..Pipe::default()

@@ -408,6 +408,14 @@ impl<H: Handler> Driver<H> {
 
     /// Starts a client connection or fetch in slot `index`, already taken.
     fn start_open(&mut self, index: usize, serial: u32, endpoint: Endpoint, fetch: bool) -> ConnId {
+        self.claim_client(index, serial, endpoint, fetch);
+        self.start_connect(index);
+        self.slots[index].id(index)
+    }
+
+    /// Slot `index`, already taken, becomes a client connection (or fetch)
+    /// to `endpoint`, not yet started.
+    fn claim_client(&mut self, index: usize, serial: u32, endpoint: Endpoint, fetch: bool) {
         let slot = &mut self.slots[index];
         slot.serial = serial;
         slot.role = Role::Client;
@@ -417,8 +425,6 @@ impl<H: Handler> Driver<H> {
         slot.local_close = false;
         slot.tx
             .set_pace(self.config.send_rate, self.config.send_burst);
-        self.start_connect(index);
-        self.slots[index].id(index)
     }
 
     /// Carries out what the last callbacks asked for: the connections and
