@@ -347,6 +347,50 @@ pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// One side of a book for the checksum tests: up to `max` levels as
+    /// `price -> (size, price zeros, size zeros)` ([`book_as_sent`]).
+    pub(crate) fn sent_side(
+        max: usize,
+    ) -> impl Strategy<Value = std::collections::BTreeMap<i64, (i64, u8, u8)>> {
+        proptest::collection::btree_map(
+            1i64..1_000_000_000,
+            (1i64..100_000_000_000, 0u8..3, 0u8..3),
+            0..max,
+        )
+    }
+
+    /// A side's levels as sent: price and size strings, best first.
+    pub(crate) type SentSide = Vec<(String, String)>;
+
+    /// A book from levels given as `(price, (size, price zeros, size zeros))`
+    /// a side, each value sent as a string (with trailing zeros as asked),
+    /// read back as the feed reads it; and those strings, best first.
+    pub(crate) fn book_as_sent(
+        bids: &std::collections::BTreeMap<i64, (i64, u8, u8)>,
+        asks: &std::collections::BTreeMap<i64, (i64, u8, u8)>,
+        price_scale: u8,
+        size_scale: u8,
+    ) -> (crate::book::Book, SentSide, SentSide) {
+        let mut book = crate::book::Book::new(40);
+        let mut sides = [Vec::new(), Vec::new()];
+        for (i, side, levels, offset) in [
+            (0, crate::book::Side::Bid, bids, 0),
+            (1, crate::book::Side::Ask, asks, 1_000_000_000),
+        ] {
+            for (&p, &(s, pz, sz)) in levels {
+                let (p, s) = (sent(p + offset, price_scale, pz), sent(s, size_scale, sz));
+                book.set_level(
+                    side,
+                    crate::decimal::level(&p, &s, price_scale, size_scale).unwrap(),
+                );
+                sides[i].push((p, s));
+            }
+        }
+        sides[0].reverse();
+        let [bids, asks] = sides;
+        (book, bids, asks)
+    }
+
     /// `v` at `scale` as a venue sends it, with `format!`: the fraction
     /// digits it needs, then `zeros` more (`"0.5000"`); no point if it
     /// needs none and `zeros` is 0.

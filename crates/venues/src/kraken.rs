@@ -246,13 +246,13 @@ mod tests {
         /// and values of any length at scales 0 to 9.
         #[test]
         fn checksum_is_the_crc_of_the_strings_as_sent(
-            bids in proptest::collection::btree_map(1i64..1_000_000_000, (1i64..100_000_000_000, 0u8..3, 0u8..3), 0..20),
-            asks in proptest::collection::btree_map(1i64..1_000_000_000, (1i64..100_000_000_000, 0u8..3, 0u8..3), 0..20),
+            bids in crc_text::tests::sent_side(20),
+            asks in crc_text::tests::sent_side(20),
             price_scale in 0u8..=9,
             size_scale in 0u8..=9,
         ) {
             let (book, bids, asks) =
-                crate::okx::tests::book_as_sent(&bids, &asks, price_scale, size_scale);
+                crc_text::tests::book_as_sent(&bids, &asks, price_scale, size_scale);
             let mut want = String::new();
             for (p, s) in asks.iter().take(10).chain(bids.iter().take(10)) {
                 for v in [p, s] {

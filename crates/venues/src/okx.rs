@@ -538,4 +538,4 @@ impl Adapter {
 crate::adapter::venue_adapter!(Adapter);
 
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;

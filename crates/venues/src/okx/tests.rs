@@ -1,4 +1,5 @@
 use super::*;
+use crate::crc_text::tests::{book_as_sent, sent_side};
 use crate::event::Kind;
 use crate::sync::{Chain, Resync, SyncConfig};
 
@@ -246,37 +247,6 @@ fn errors_carry_their_code_and_words() {
     });
 }
 
-/// A side's levels as sent: price and size strings, best first.
-type SentSide = Vec<(String, String)>;
-
-/// A book from levels given as `(price, (size, price zeros, size zeros))`
-/// a side, each value sent as a string (with trailing zeros as asked),
-/// read back as the feed reads it; and those strings, best first.
-pub(crate) fn book_as_sent(
-    bids: &std::collections::BTreeMap<i64, (i64, u8, u8)>,
-    asks: &std::collections::BTreeMap<i64, (i64, u8, u8)>,
-    price_scale: u8,
-    size_scale: u8,
-) -> (Book, SentSide, SentSide) {
-    use crate::crc_text::tests::sent;
-    let mut book = Book::new(40);
-    let mut sides = [Vec::new(), Vec::new()];
-    for (i, side, levels, offset) in [(0, Side::Bid, bids, 0), (1, Side::Ask, asks, 1_000_000_000)]
-    {
-        for (&p, &(s, pz, sz)) in levels {
-            let (p, s) = (sent(p + offset, price_scale, pz), sent(s, size_scale, sz));
-            book.set_level(
-                side,
-                crate::decimal::level(&p, &s, price_scale, size_scale).unwrap(),
-            );
-            sides[i].push((p, s));
-        }
-    }
-    sides[0].reverse();
-    let [bids, asks] = sides;
-    (book, bids, asks)
-}
-
 proptest::proptest! {
     /// The checksum is the CRC32 of the documented string built from the
     /// strings as sent (trailing zeros included), `format!`-joined, for
@@ -284,8 +254,8 @@ proptest::proptest! {
     /// values of any length at scales 0 to 9.
     #[test]
     fn checksum_is_the_crc_of_the_strings_as_sent(
-        bids in proptest::collection::btree_map(1i64..1_000_000_000, (1i64..100_000_000_000, 0u8..3, 0u8..3), 0..40),
-        asks in proptest::collection::btree_map(1i64..1_000_000_000, (1i64..100_000_000_000, 0u8..3, 0u8..3), 0..40),
+        bids in sent_side(40),
+        asks in sent_side(40),
         price_scale in 0u8..=9,
         size_scale in 0u8..=9,
     ) {
