@@ -101,7 +101,7 @@ pub struct Config {
     /// read in the CPU's cache until it has been decrypted and framed (a
     /// 256 KiB read runs the ciphertext, then the plaintext, out of L1
     /// before they are used); each read is a system call. Default: 32 KiB
-    /// (the `loopback` bench, BENCHMARKS.md: 8-10 % more messages a second
+    /// (the `loopback` bench, BENCHMARKS.md: 8-9 % more messages a second
     /// than 256 KiB reads); at least 4 KiB.
     pub max_read: usize,
     /// Per-connection message buffer for fragmented messages and frames
