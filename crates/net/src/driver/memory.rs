@@ -54,8 +54,8 @@ impl<H: Handler> Driver<H> {
     }
 
     /// The peer sends `bytes`: the driver reads them (in reads of at most
-    /// the stream's `chunk` and `Config::max_read`) and processes each read as it processes a
-    /// socket's. `bytes` is lent to the stream, not copied, and handed back
+    /// the stream's `chunk` and `Config::max_read`) and processes each read
+    /// as it processes a socket's. `bytes` is lent to the stream, not copied, and handed back
     /// as it was, unless the connection ended meanwhile.
     pub(crate) fn memory_deliver(
         &mut self,
