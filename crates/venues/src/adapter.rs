@@ -600,7 +600,11 @@ impl<'e, E: FnMut(Event)> Verdict<'e, E> {
                     last,
                 }))
             };
-            book.shown_changes(applied, sync.edges_before(), |side, level| {
+            let at = |k: usize| {
+                let a = applied[k];
+                (a.side, a.level, a.rank as usize)
+            };
+            book.shown_changes_ranked(applied.len(), at, sync.edges_before(), |side, level| {
                 if let Some((s, l)) = held.replace((side, level)) {
                     out(s, l, false);
                 }

@@ -215,6 +215,14 @@ impl Book {
     /// may hold up to twice its kept levels until [`settle`](Self::settle).
     #[inline]
     pub fn set_level(&mut self, side: Side, level: Level) {
+        self.set_ranked(side, level);
+    }
+
+    /// [`set_level`](Self::set_level), returning the rank best first the
+    /// price has (or would have) now: a hint for
+    /// [`shown_changes_ranked`](Self::shown_changes_ranked).
+    #[inline]
+    pub(crate) fn set_ranked(&mut self, side: Side, level: Level) -> usize {
         match side {
             Side::Bid => self.bids.set(level),
             Side::Ask => self.asks.set(level),
@@ -360,14 +368,37 @@ impl Book {
         &self,
         applied: &[(Side, Level)],
         edges: [Option<i64>; 2],
+        emit: impl FnMut(Side, Level),
+    ) {
+        self.shown_changes_ranked(
+            applied.len(),
+            |k| (applied[k].0, applied[k].1, usize::MAX),
+            edges,
+            emit,
+        )
+    }
+
+    /// [`shown_changes`](Self::shown_changes) over `count` levels, the
+    /// `k`-th given by `applied(k)` with the rank [`set_ranked`](Self::set_ranked)
+    /// returned for it: where nothing better was set after it, the rank
+    /// is still right and saves a search (checked, so a stale one costs
+    /// only the check).
+    pub(crate) fn shown_changes_ranked(
+        &self,
+        count: usize,
+        applied: impl Fn(usize) -> (Side, Level, usize),
+        edges: [Option<i64>; 2],
         mut emit: impl FnMut(Side, Level),
     ) {
         let within =
             |side: Side, edge: Option<i64>, price: i64| edge.is_none_or(|e| !side.better(e, price));
         // Removed from what was shown.
-        for &(side, level) in applied {
+        for k in 0..count {
+            let (side, level, rank) = applied(k);
             let edge = edges[side as usize];
-            if within(side, edge, level.price) && self.ladder(side).find(level.price).is_err() {
+            if within(side, edge, level.price)
+                && self.ladder(side).find_near(level.price, rank).is_err()
+            {
                 emit(side, Level::new(level.price, 0));
             }
         }
@@ -377,11 +408,12 @@ impl Book {
             let shown = ladder.len().min(self.depth);
             // Set by the message, shown now, and shown before too (or the
             // side showed fewer than `depth` levels).
-            for &(s, level) in applied {
+            for k in 0..count {
+                let (s, level, rank) = applied(k);
                 if s != side || !within(side, new, level.price) || !within(side, old, level.price) {
                     continue;
                 }
-                if let Ok(i) = ladder.find(level.price)
+                if let Ok(i) = ladder.find_near(level.price, rank)
                     && i < shown
                     && let Some(level) = ladder.get(i)
                 {
@@ -546,16 +578,28 @@ mod tests {
     ) {
         let edges = [book.edge(Side::Bid), book.edge(Side::Ask)];
         let mut applied = Vec::new();
+        let mut ranks = Vec::new();
         for &(side, price, size) in ops {
-            book.set(side, price, size);
+            let rank = book.set_ranked(side, Level::new(price, size));
             let deep = edges[side as usize].is_some_and(|e| side.better(e, price));
             if !(leave_out_deep && deep) {
                 applied.push((side, Level::new(price, size)));
+                ranks.push(rank);
             }
         }
         book.settle();
         let depth = book.depth();
-        book.shown_changes(&applied, edges, |side, level| {
+        // The ranks `set_ranked` returned only save searches: the deltas
+        // are the same without them.
+        let mut plain = Vec::new();
+        book.shown_changes(&applied, edges, |side, level| plain.push((side, level)));
+        let mut ranked = Vec::new();
+        let at = |k: usize| (applied[k].0, applied[k].1, ranks[k]);
+        book.shown_changes_ranked(applied.len(), at, edges, |side, level| {
+            ranked.push((side, level));
+        });
+        assert_eq!(plain, ranked);
+        for (side, level) in ranked {
             let c = &mut consumer[side as usize];
             if level.size == 0 {
                 c.remove(&level.price);
@@ -569,7 +613,7 @@ mod tests {
                 };
                 c.remove(&worst);
             }
-        });
+        }
     }
 
     fn shown(book: &Book, side: Side) -> Vec<(i64, i64)> {

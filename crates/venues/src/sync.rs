@@ -188,7 +188,7 @@ impl SyncConfig {
         2 * 2 * self.keep.max(self.depth) * level
             + 2 * (self.max_buffered_diffs * size_of::<(Seq, usize, usize)>()
                 + self.max_buffered_levels * buffered)
-            + applied_capacity(self.depth) * buffered
+            + applied_capacity(self.depth) * size_of::<Applied>()
     }
 }
 
@@ -258,12 +258,21 @@ pub struct BookSync {
     /// The levels the last applied diff set within the shown edges, in
     /// order (up to its capacity, allocated here): what the adapters emit
     /// as deltas, without parsing the message again.
-    applied: Vec<(Side, Level)>,
+    applied: Vec<Applied>,
     /// The last diff had more levels than `applied` holds.
     applied_overflow: bool,
     /// The shown edge of each side ([`Book::edge`]) before the last diff
     /// applied: what a consumer showed, for [`Book::shown_changes`].
     edges: [Option<i64>; 2],
+}
+
+/// A level a diff set within the shown edges, and the rank best first
+/// its price had once set ([`Book::shown_changes_ranked`]'s hint).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Applied {
+    pub(crate) side: Side,
+    pub(crate) level: Level,
+    pub(crate) rank: u32,
 }
 
 /// A level as an adapter hands it over: its side and value, or why it
@@ -309,7 +318,7 @@ impl BookSync {
 
     /// The levels of the last diff applied within the old shown edges, in
     /// order, unless it had more than are kept for this.
-    pub(crate) fn last_applied(&self) -> Option<&[(Side, Level)]> {
+    pub(crate) fn last_applied(&self) -> Option<&[Applied]> {
         (!self.applied_overflow).then_some(&self.applied[..])
     }
 
@@ -662,7 +671,7 @@ impl BookSync {
         for level in levels {
             match level {
                 Ok((side, level)) => {
-                    self.book.set_level(side, level);
+                    let rank = self.book.set_ranked(side, level);
                     // Only levels within what was shown can change what is
                     // shown but through the ladder (`Book::shown_changes`
                     // walks it for the levels pulled up): a diff deep in
@@ -672,7 +681,11 @@ impl BookSync {
                         continue;
                     }
                     if self.applied.len() < self.applied.capacity() {
-                        self.applied.push((side, level));
+                        self.applied.push(Applied {
+                            side,
+                            level,
+                            rank: u32::try_from(rank).unwrap_or(u32::MAX),
+                        });
                     } else {
                         self.applied_overflow = true;
                     }

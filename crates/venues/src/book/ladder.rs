@@ -113,6 +113,31 @@ impl Ladder {
         }
     }
 
+    /// [`find`](Self::find), first trying `hint`: the rank `price` had
+    /// (or would have had) best first when it was set. Two comparisons
+    /// with its neighbours prove the hint still right (nothing better was
+    /// inserted or removed since); otherwise this is `find`.
+    #[inline]
+    pub(super) fn find_near(&self, price: i64, hint: usize) -> Result<usize, usize> {
+        let levels = self.worst_first();
+        let n = levels.len();
+        if hint <= n {
+            // `hint` best first is `n - 1 - hint` worst first: the level
+            // there must not be better than `price`, the one above it
+            // (`n - hint`) must be.
+            let above = hint == 0 || self.side.better(levels[n - hint].price, price);
+            if above {
+                match (n - hint).checked_sub(1).map(|i| &levels[i]) {
+                    None => return Err(hint),
+                    Some(l) if l.price == price => return Ok(hint),
+                    Some(l) if self.side.better(price, l.price) => return Err(hint),
+                    Some(_) => {}
+                }
+            }
+        }
+        self.find(price)
+    }
+
     /// Whether `price` is within what the side knows.
     #[inline]
     fn known(&self, price: i64) -> bool {
@@ -120,17 +145,29 @@ impl Ladder {
     }
 
     /// Sets the level at `price` to `size` (0 removes it). A change beyond
-    /// the horizon is ignored: nothing is known there.
+    /// the horizon is ignored: nothing is known there. Returns the rank,
+    /// best first, the price has (or would have) now, a hint for
+    /// [`find_near`](Self::find_near) (for an ignored change, a guess).
     #[inline]
-    pub(super) fn set(&mut self, level: Level) {
+    pub(super) fn set(&mut self, level: Level) -> usize {
+        let n = self.len();
         if !self.known(level.price) {
-            return;
+            return n;
         }
         match self.position(level.price) {
-            Ok(j) if level.size == 0 => self.remove(j),
-            Ok(j) => self.slots[self.start + j] = level,
-            Err(_) if level.size == 0 => {} // deleting an unknown level is normal
-            Err(j) if self.len() < self.slots.len() => self.insert(j, level),
+            Ok(j) if level.size == 0 => {
+                self.remove(j);
+                n - 1 - j
+            }
+            Ok(j) => {
+                self.slots[self.start + j] = level;
+                n - 1 - j
+            }
+            Err(j) if level.size == 0 => n - j, // deleting an unknown level is normal
+            Err(j) if n < self.slots.len() => {
+                self.insert(j, level);
+                n - j
+            }
             Err(j) => {
                 // More inserts in one message than the side has room for:
                 // the worst level goes, and what lay below it is unknown.
@@ -140,6 +177,7 @@ impl Ladder {
                     self.slots[j - 1] = level;
                 }
                 self.horizon = self.worst().map(|l| l.price);
+                n - j
             }
         }
     }
@@ -346,8 +384,16 @@ mod tests {
             for op in ops {
                 match op {
                     Op::Set(p, s) => {
-                        ladder.set(Level::new(p, s));
+                        let known = ladder.known(p);
+                        let rank = ladder.set(Level::new(p, s));
                         reference.set(Level::new(p, s));
+                        // The rank it returns is where the price is, or
+                        // would go, now (a change beyond the horizon is
+                        // ignored, its rank only a guess).
+                        let (Ok(want) | Err(want)) = reference.find(p);
+                        if known {
+                            prop_assert_eq!(rank, want);
+                        }
                     }
                     Op::Settle(tracks) => {
                         ladder.settle(tracks);
@@ -376,6 +422,10 @@ mod tests {
                 prop_assert_eq!(ladder.worst(), want.last());
                 for p in 0..80 {
                     prop_assert_eq!(ladder.find(p), reference.find(p));
+                    // Any hint, right or stale, gives the same answer.
+                    for hint in [0, 1, 2, want.len() / 2, want.len(), want.len() + 1, usize::MAX] {
+                        prop_assert_eq!(ladder.find_near(p, hint), reference.find(p), "{} {}", p, hint);
+                    }
                 }
             }
         }
