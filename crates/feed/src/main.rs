@@ -133,7 +133,8 @@ fn demo(args: &DemoArgs) -> ExitCode {
             println!(
                 "stages: wake = poll returned -> read starts; read = the read system call; \
                  tls = in-place decryption; frame = WebSocket frames up to this message; \
-                 json = decoded into events and books; handler = the sinks; \
+                 json = decoded into events and books, handed to the sinks; \
+                 handler = an embedding program's handler (the demo has none); \
                  total = read -> handled; exchange = simulator send -> feed read (the wire)"
             );
             println!(

@@ -99,7 +99,7 @@ pub use export::{
     summary_lines, tag_of,
 };
 #[cfg(feature = "metrics")]
-pub use record::{Collector, Counter, HistogramConfig, Recorder, StageSet};
+pub use record::{Collector, Counter, DEFERRED, HistogramConfig, Recorder, StageSet};
 #[cfg(feature = "report")]
 pub use report::Report;
 pub use stage::{Stage, Stamps};

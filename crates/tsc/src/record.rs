@@ -94,6 +94,41 @@ impl StageSet {
         }
     }
 
+    /// Records every stage of each of `stamps`, as
+    /// [`record_stamps`](Self::record_stamps) one by one would: a stage's
+    /// equal spans in a row (the wake-up and read of messages from one
+    /// read, the decryption of those from one record) go in as one
+    /// count.
+    pub fn record_all(&mut self, stamps: &[Stamps], cal: &Calibration) {
+        for stage in Stage::ALL {
+            let h = &mut self.histograms[stage.index()];
+            let mut run: Option<(u64, u64)> = None;
+            for s in stamps {
+                let Some((from, to)) = stage.span(s) else {
+                    continue;
+                };
+                let ticks = to.saturating_sub(from);
+                match &mut run {
+                    Some((t, n)) if *t == ticks => *n += 1,
+                    _ => {
+                        if let Some((t, n)) = run.replace((ticks, 1)) {
+                            h.saturating_record_n(cal.to_ns(t), n);
+                        }
+                    }
+                }
+            }
+            if let Some((t, n)) = run {
+                h.saturating_record_n(cal.to_ns(t), n);
+            }
+        }
+        for s in stamps {
+            if s.exchange_unix_ns != 0 && s.read_end != 0 {
+                let local = cal.to_unix_ns(s.read_end);
+                self.record(Stage::Exchange, local.saturating_sub(s.exchange_unix_ns));
+            }
+        }
+    }
+
     /// Adds every count of `other` (same shape) into `self`.
     pub fn add(&mut self, other: &StageSet) {
         for (into, from) in self.histograms.iter_mut().zip(&other.histograms) {
@@ -185,7 +220,14 @@ fn lock(m: &Mutex<Slot>) -> MutexGuard<'_, Slot> {
 pub struct Recorder {
     shared: Arc<Shared>,
     current: usize,
+    /// Stamps of [`record_deferred`](Self::record_deferred), not yet in a
+    /// histogram: up to [`DEFERRED`].
+    deferred: Vec<Stamps>,
 }
+
+/// How many stamps [`Recorder::record_deferred`] holds before it records
+/// them itself.
+pub const DEFERRED: usize = 64;
 
 impl Recorder {
     pub(crate) fn new(name: &str, config: HistogramConfig) -> (Recorder, Collector) {
@@ -205,7 +247,12 @@ impl Recorder {
             shared: Arc::clone(&shared),
             config,
         };
-        (Recorder { shared, current: 0 }, collector)
+        let recorder = Recorder {
+            shared,
+            current: 0,
+            deferred: Vec::with_capacity(DEFERRED),
+        };
+        (recorder, collector)
     }
 
     /// The stream's name.
@@ -241,6 +288,38 @@ impl Recorder {
         }) {
             self.add(Counter::Dropped, 1);
         }
+    }
+
+    /// [`record`](Self::record), later: the stamps are held until
+    /// [`flush`](Self::flush), or until [`DEFERRED`] are held, and then
+    /// recorded together, the slot taken once for all of them (and a
+    /// stage's equal spans in a row counted at once: see
+    /// [`StageSet::record_all`]). For a receive loop that flushes once a
+    /// turn, when the burst it read is handled. Never blocks, never
+    /// allocates.
+    #[inline]
+    pub fn record_deferred(&mut self, stamps: &Stamps) {
+        if self.deferred.len() == DEFERRED {
+            self.flush();
+        }
+        self.deferred.push(*stamps);
+    }
+
+    /// Records every stamp [`record_deferred`](Self::record_deferred)
+    /// holds.
+    pub fn flush(&mut self) {
+        if self.deferred.is_empty() {
+            return;
+        }
+        let deferred = std::mem::take(&mut self.deferred);
+        if !self.with_slot(|slot| {
+            let cal = slot.calibration;
+            slot.set.record_all(&deferred, &cal);
+        }) {
+            self.add(Counter::Dropped, deferred.len() as u64);
+        }
+        self.deferred = deferred;
+        self.deferred.clear();
     }
 
     /// Records `ns` for one stage. Never blocks, never allocates.
@@ -355,6 +434,57 @@ mod tests {
         let mut again = StageSet::new(col.config());
         col.collect(&mut again, cal);
         assert!(again.is_empty());
+    }
+
+    /// Deferred stamps land in the same histograms as recorded ones, only
+    /// at the flush (or once `DEFERRED` are held); runs of equal spans
+    /// count once per stamp.
+    #[test]
+    fn deferred_stamps_record_alike_at_the_flush() {
+        let config = HistogramConfig::default();
+        let (mut now, now_col) = Recorder::new("now", config);
+        let (mut later, later_col) = Recorder::new("later", config);
+        let cal = calibration();
+        let collect = |col: &Collector| {
+            let mut set = StageSet::new(config);
+            col.collect(&mut set, cal);
+            set
+        };
+        // Three reads of several messages: the wake-up and read spans
+        // repeat within each, the others change with every message.
+        let mut all = Vec::new();
+        for read in 0..3u64 {
+            for m in 0..(5 + 7 * read) {
+                let mut s = stamps(1_000_000 * (read + 1));
+                s.decoded += 10 * m;
+                s.parsed += 10 * m + m * m;
+                s.handled += 20 * m + m * m;
+                s.exchange_unix_ns = cal.to_unix_ns(s.read_end) - 1_000 * (m + 1);
+                all.push(s);
+            }
+        }
+        for s in &all {
+            now.record(s);
+            later.record_deferred(s);
+        }
+        assert!(collect(&later_col).is_empty(), "nothing before the flush");
+        later.flush();
+        let (a, b) = (collect(&now_col), collect(&later_col));
+        for stage in Stage::ALL {
+            assert_eq!(a.get(stage), b.get(stage), "{stage}");
+            assert_eq!(
+                b.get(stage).len(),
+                all.len() as u64 * u64::from(stage != Stage::Lead)
+            );
+        }
+        // More than `DEFERRED` held: the first ones are recorded at once.
+        for s in all.iter().cycle().take(DEFERRED + 1) {
+            later.record_deferred(s);
+        }
+        assert_eq!(collect(&later_col).get(Stage::Total).len(), DEFERRED as u64);
+        later.flush();
+        assert_eq!(collect(&later_col).get(Stage::Total).len(), 1);
+        assert_eq!(later_col.counter(Counter::Dropped), 0);
     }
 
     #[test]

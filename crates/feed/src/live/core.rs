@@ -275,6 +275,15 @@ impl<H: OnEvent> Core<H> {
     /// Hands the events venue `v`'s adapter just emitted (one message's,
     /// or a snapshot's, or a line's going down) to the embedding
     /// program's handler, with the venue's books as they are now.
+    /// Records the stamps of the messages handled since the last call:
+    /// once a driver turn, so that each venue's histograms are taken once
+    /// for the whole burst.
+    pub(super) fn flush_recorders(&mut self) {
+        for state in &mut self.venues {
+            state.recorder.flush();
+        }
+    }
+
     fn deliver(&mut self, v: usize, recv_tsc: u64) {
         if !H::EVENTS || self.batch.is_empty() {
             return;
@@ -486,7 +495,6 @@ impl<H: OnEvent> Handler for Core<H> {
             stats,
             send_stamps,
             calibration,
-            clock,
             ..
         } = self;
         let state = &mut venues[v];
@@ -503,8 +511,6 @@ impl<H: OnEvent> Handler for Core<H> {
         {
             stamps.exchange_unix_ns = e.exchange_ns;
         }
-        stamps.handled = clock.now();
-        state.recorder.record(&stamps);
         state.recorder.count_message(len);
         let lead = if state.lines[p].both() {
             state.adapter.adapter().take_lead()
@@ -520,6 +526,11 @@ impl<H: OnEvent> Handler for Core<H> {
                 .record_ns(Stage::Lead, calibration.to_ns(lead.ticks));
         }
         self.deliver(v, stamps.read_end);
+        // Handled once the embedding program's handler has had the events
+        // (the sinks had them as they were decoded: `parsed` covers them).
+        stamps.handled = self.clock.now();
+        // Recorded with the rest of the turn's messages (`flush_recorders`).
+        self.venues[v].recorder.record_deferred(&stamps);
     }
 
     fn on_response(&mut self, id: ConnId, head: ResponseHead, body: &mut [u8], len: usize) {

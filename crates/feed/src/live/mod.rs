@@ -559,6 +559,7 @@ impl<H: OnEvent> Feed<H> {
         } else {
             self.driver.poll_timeout(Duration::from_millis(10))?;
         }
+        self.driver.handler_mut().flush_recorders();
         self.chores();
         Ok(())
     }
@@ -769,6 +770,7 @@ impl<H: OnEvent> Feed<H> {
         while Instant::now() < deadline && ids.iter().any(|id| self.driver.is_live(*id)) {
             self.driver.poll_timeout(Duration::from_millis(5))?;
         }
+        self.driver.handler_mut().flush_recorders();
         Ok(())
     }
 }
