@@ -88,6 +88,7 @@ pub fn run(
             hlog: config.metrics.hlog.clone(),
             prometheus_port: config.metrics.prometheus_port,
             stderr: config.metrics.stderr,
+            ..ExportConfig::default()
         })
         .map_err(|e| setup("metrics", e))?;
 

@@ -86,6 +86,14 @@ impl Metrics {
             .clone()
     }
 
+    /// Drains every recorder's ring into its histograms.
+    fn drain(&self) {
+        let collectors = self.collectors.lock().unwrap_or_else(|e| e.into_inner());
+        for c in collectors.iter() {
+            c.drain();
+        }
+    }
+
     /// Starts an exporter thread.
     pub fn export(&self, config: ExportConfig) -> io::Result<Exporter> {
         Exporter::start(self.clone(), config)
@@ -105,6 +113,11 @@ pub struct ExportConfig {
     pub prometheus_port: Option<u16>,
     /// Print one line per stage and stream to stderr. Default: false.
     pub stderr: bool,
+    /// How often, between collections, to drain the recorders' rings
+    /// ([`Recorder::record_deferred`](crate::Recorder::record_deferred)):
+    /// often enough that a ring of [`RING`](crate::RING) stamps never
+    /// fills at the stream's rate. Default: 1 ms.
+    pub drain: Duration,
 }
 
 impl Default for ExportConfig {
@@ -114,6 +127,7 @@ impl Default for ExportConfig {
             hlog: None,
             prometheus_port: None,
             stderr: false,
+            drain: Duration::from_millis(1),
         }
     }
 }
@@ -243,7 +257,8 @@ fn run(
             if now >= deadline {
                 break;
             }
-            thread::park_timeout(deadline - now);
+            thread::park_timeout((deadline - now).min(config.drain));
+            metrics.drain();
         }
         let last = stop.load(Ordering::Acquire);
         let now = Instant::now();

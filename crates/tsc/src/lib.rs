@@ -88,6 +88,8 @@ mod export;
 mod record;
 #[cfg(feature = "report")]
 mod report;
+#[cfg(feature = "metrics")]
+mod ring;
 mod stage;
 
 pub use clock::{
@@ -99,7 +101,9 @@ pub use export::{
     summary_lines, tag_of,
 };
 #[cfg(feature = "metrics")]
-pub use record::{Collector, Counter, DEFERRED, HistogramConfig, Recorder, StageSet};
+pub use record::{Collector, Counter, HistogramConfig, Recorder, StageSet};
 #[cfg(feature = "report")]
 pub use report::Report;
+#[cfg(feature = "metrics")]
+pub use ring::{PUBLISH, RING};
 pub use stage::{Stage, Stamps};

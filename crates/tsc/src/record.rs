@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use hdrhistogram::Histogram;
 
 use crate::clock::{Calibration, calibration};
+use crate::ring::{PUBLISH, Producer, Ring};
 use crate::stage::{Stage, Stamps};
 
 /// The shape of every histogram: values from 1 ns to `max_ns` (larger ones
@@ -195,6 +196,9 @@ struct Slot {
 pub(crate) struct Shared {
     pub(crate) name: String,
     slots: [Mutex<Slot>; 2],
+    /// Stamps of [`Recorder::record_deferred`] on their way to the
+    /// collector.
+    ring: Ring,
     counters: [AtomicU64; Counter::ALL.len()],
 }
 
@@ -214,20 +218,30 @@ fn lock(m: &Mutex<Slot>) -> MutexGuard<'_, Slot> {
     }
 }
 
+/// The collector's lock on whichever slot is free (the recorder holds at
+/// most one, briefly), yielding between tries as [`lock`] does.
+fn lock_either(slots: &[Mutex<Slot>; 2]) -> MutexGuard<'_, Slot> {
+    loop {
+        for m in slots {
+            match m.try_lock() {
+                Ok(guard) => return guard,
+                Err(TryLockError::Poisoned(p)) => return p.into_inner(),
+                Err(TryLockError::WouldBlock) => {}
+            }
+        }
+        std::thread::yield_now();
+    }
+}
+
 /// Records one stream's stamps (one connection, or one venue's channel:
 /// whatever the name means to you). Owned by the thread that receives; not
 /// `Clone`, so each counter has a single writer.
 pub struct Recorder {
     shared: Arc<Shared>,
     current: usize,
-    /// Stamps of [`record_deferred`](Self::record_deferred), not yet in a
-    /// histogram: up to [`DEFERRED`].
-    deferred: Vec<Stamps>,
+    /// Its side of the ring of [`record_deferred`](Self::record_deferred).
+    producer: Producer,
 }
-
-/// How many stamps [`Recorder::record_deferred`] holds before it records
-/// them itself.
-pub const DEFERRED: usize = 64;
 
 impl Recorder {
     pub(crate) fn new(name: &str, config: HistogramConfig) -> (Recorder, Collector) {
@@ -241,16 +255,18 @@ impl Recorder {
         let shared = Arc::new(Shared {
             name: name.to_owned(),
             slots: [slot(), slot()],
+            ring: Ring::new(),
             counters: Default::default(),
         });
         let collector = Collector {
             shared: Arc::clone(&shared),
             config,
+            drained: Mutex::new(Vec::with_capacity(PUBLISH)),
         };
         let recorder = Recorder {
             shared,
             current: 0,
-            deferred: Vec::with_capacity(DEFERRED),
+            producer: Producer::default(),
         };
         (recorder, collector)
     }
@@ -290,36 +306,29 @@ impl Recorder {
         }
     }
 
-    /// [`record`](Self::record), later: the stamps are held until
-    /// [`flush`](Self::flush), or until [`DEFERRED`] are held, and then
-    /// recorded together, the slot taken once for all of them (and a
-    /// stage's equal spans in a row counted at once: see
-    /// [`StageSet::record_all`]). For a receive loop that flushes once a
-    /// turn, when the burst it read is handled. Never blocks, never
-    /// allocates.
+    /// [`record`](Self::record), by the collector's thread: the stamps go
+    /// into a ring of [`RING`](crate::RING) (eight stores, no lock, no histogram work
+    /// here) and the collector records them when it drains the ring
+    /// ([`Collector::drain`]; the exporter does every
+    /// [`ExportConfig::drain`](crate::ExportConfig::drain)). They are
+    /// handed over at every [`flush`](Self::flush) and every [`PUBLISH`](crate::PUBLISH)
+    /// stamps. When the ring is full (no collector drains, or it fell
+    /// behind) the stamps are recorded here, as `record` does: none is
+    /// lost. Never blocks, never allocates.
     #[inline]
     pub fn record_deferred(&mut self, stamps: &Stamps) {
-        if self.deferred.len() == DEFERRED {
-            self.flush();
+        if !self.producer.push(&self.shared.ring, stamps) {
+            self.producer.publish(&self.shared.ring);
+            self.record(stamps);
         }
-        self.deferred.push(*stamps);
     }
 
-    /// Records every stamp [`record_deferred`](Self::record_deferred)
-    /// holds.
+    /// Hands every stamp [`record_deferred`](Self::record_deferred) took
+    /// to the collector (one release store): once a turn of a receive
+    /// loop, when the burst it read is handled.
+    #[inline]
     pub fn flush(&mut self) {
-        if self.deferred.is_empty() {
-            return;
-        }
-        let deferred = std::mem::take(&mut self.deferred);
-        if !self.with_slot(|slot| {
-            let cal = slot.calibration;
-            slot.set.record_all(&deferred, &cal);
-        }) {
-            self.add(Counter::Dropped, deferred.len() as u64);
-        }
-        self.deferred = deferred;
-        self.deferred.clear();
+        self.producer.publish(&self.shared.ring);
     }
 
     /// Records `ns` for one stage. Never blocks, never allocates.
@@ -345,11 +354,20 @@ impl Recorder {
     }
 }
 
+impl Drop for Recorder {
+    /// Hands over what it took: a last collection records it.
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
 /// The other end of a [`Recorder`]: empties its histograms into the
 /// caller's, for an exporter thread.
 pub struct Collector {
     shared: Arc<Shared>,
     config: HistogramConfig,
+    /// The ring's consumer (one at a time), with its buffer.
+    drained: Mutex<Vec<Stamps>>,
 }
 
 impl Collector {
@@ -367,12 +385,27 @@ impl Collector {
     /// shape), and hands the recorder `calibration` for what comes next.
     /// Holds one slot at a time, briefly; the recorder uses the other.
     pub fn collect(&self, into: &mut StageSet, calibration: Calibration) {
+        self.drain();
         for slot in &self.shared.slots {
             let mut slot = lock(slot);
             into.add(&slot.set);
             slot.set.reset();
             slot.calibration = calibration;
         }
+    }
+
+    /// Records the stamps the recorder handed over
+    /// ([`Recorder::record_deferred`]) into its histograms, taking one
+    /// slot a batch. [`collect`](Self::collect) drains first; the exporter
+    /// also drains between collections, so that the ring never fills.
+    pub fn drain(&self) {
+        let mut buf = self.drained.lock().unwrap_or_else(|e| e.into_inner());
+        let shared = &self.shared;
+        shared.ring.drain(&mut buf, |stamps| {
+            let mut slot = lock_either(&shared.slots);
+            let cal = slot.calibration;
+            slot.set.record_all(stamps, &cal);
+        });
     }
 
     /// A counter's value.
@@ -436,11 +469,11 @@ mod tests {
         assert!(again.is_empty());
     }
 
-    /// Deferred stamps land in the same histograms as recorded ones, only
-    /// at the flush (or once `DEFERRED` are held); runs of equal spans
-    /// count once per stamp.
+    /// Deferred stamps land in the same histograms as recorded ones, once
+    /// flushed and collected; runs of equal spans count once per stamp; a
+    /// full ring makes the recorder record the rest itself.
     #[test]
-    fn deferred_stamps_record_alike_at_the_flush() {
+    fn deferred_stamps_record_alike() {
         let config = HistogramConfig::default();
         let (mut now, now_col) = Recorder::new("now", config);
         let (mut later, later_col) = Recorder::new("later", config);
@@ -450,8 +483,9 @@ mod tests {
             col.collect(&mut set, cal);
             set
         };
-        // Three reads of several messages: the wake-up and read spans
-        // repeat within each, the others change with every message.
+        // Three reads of several messages (fewer than `PUBLISH` in all):
+        // the wake-up and read spans repeat within each, the others change
+        // with every message.
         let mut all = Vec::new();
         for read in 0..3u64 {
             for m in 0..(5 + 7 * read) {
@@ -463,6 +497,7 @@ mod tests {
                 all.push(s);
             }
         }
+        assert!(all.len() < PUBLISH);
         for s in &all {
             now.record(s);
             later.record_deferred(s);
@@ -472,18 +507,26 @@ mod tests {
         let (a, b) = (collect(&now_col), collect(&later_col));
         for stage in Stage::ALL {
             assert_eq!(a.get(stage), b.get(stage), "{stage}");
-            assert_eq!(
-                b.get(stage).len(),
-                all.len() as u64 * u64::from(stage != Stage::Lead)
-            );
+            let want = if stage == Stage::Lead { 0 } else { all.len() };
+            assert_eq!(b.get(stage).len(), want as u64, "{stage}");
         }
-        // More than `DEFERRED` held: the first ones are recorded at once.
-        for s in all.iter().cycle().take(DEFERRED + 1) {
+        // Nobody drains: the ring fills, and what does not fit is recorded
+        // at once; a collection then has every one of them.
+        let n = crate::RING + 10;
+        for s in all.iter().cycle().take(n) {
             later.record_deferred(s);
         }
-        assert_eq!(collect(&later_col).get(Stage::Total).len(), DEFERRED as u64);
+        let mut direct = StageSet::new(config);
+        for slot in &later_col.shared.slots {
+            direct.add(&slot.lock().unwrap().set);
+        }
+        assert_eq!(
+            direct.get(Stage::Total).len(),
+            10,
+            "recorded by the recorder"
+        );
         later.flush();
-        assert_eq!(collect(&later_col).get(Stage::Total).len(), 1);
+        assert_eq!(collect(&later_col).get(Stage::Total).len(), n as u64);
         assert_eq!(later_col.counter(Counter::Dropped), 0);
     }
 
