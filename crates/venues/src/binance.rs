@@ -27,6 +27,23 @@ pub use crate::json::Levels;
 use crate::error::DecodeError;
 use crate::json::JsonParser;
 
+/// Whether a combined stream's name is a partial book depth's,
+/// `<symbol>@depth5`, `@depth10`, `@depth20` (optionally `@100ms`): the top
+/// levels, whole, every time, not diffs. Binance names a stream
+/// `<symbol>@<channel>`, the symbol in lower case with no `@` ("Websocket
+/// Market Streams": "Stream Names are in the form <symbol>@<channel>";
+/// "Partial Book Depth Streams": `<symbol>@depth<levels>` or
+/// `<symbol>@depth<levels>@100ms`; "Diff. Depth Stream": `<symbol>@depth`
+/// or `<symbol>@depth@100ms`), so the channel starts after the first `@`.
+#[inline]
+pub(crate) fn partial_depth(stream: &[u8]) -> bool {
+    let Some(at) = stream.iter().position(|&b| b == b'@') else {
+        return false;
+    };
+    let channel = &stream[at + 1..];
+    channel.starts_with(b"depth") && channel.get(5).is_some_and(u8::is_ascii_digit)
+}
+
 /// One decoded Binance message.
 #[derive(Debug)]
 pub enum Message<'t, 'i> {
@@ -200,6 +217,45 @@ impl Market {
         match self {
             Market::Spot => crate::sync::Chain::BinanceSpot,
             Market::UsdM | Market::CoinM => crate::sync::Chain::BinanceFutures,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Partial depth by its stream's name, whichever scanner reads the
+    /// message: the fixed layouts and simd-json's tape agree.
+    #[test]
+    fn partial_depth_streams_by_name() {
+        for (stream, partial) in [
+            ("btcusdt@depth5", true),
+            ("btcusdt@depth10@100ms", true),
+            ("btcusdt@depth20@500ms", true),
+            ("btcusdt@depth", false),
+            ("btcusdt@depth@100ms", false),
+            ("btcusdt@depth@0ms", false),
+            ("btcusdt@trade", false),
+            ("btcusdt@bookTicker", false),
+            ("depth5", false),
+            ("", false),
+        ] {
+            assert_eq!(partial_depth(stream.as_bytes()), partial, "{stream}");
+            let text = format!(
+                r#"{{"stream":"{stream}","data":{{"e":"depthUpdate","E":1,"s":"BTCUSDT","U":7,"u":9,"b":[],"a":[]}}}}"#
+            );
+            let mut marks = [[0u32; 4]; 4];
+            let Some(Message::Depth(d)) = scan::scan_fixed_marked(&text, &mut marks) else {
+                panic!("{text}")
+            };
+            assert_eq!(d.partial, partial, "fixed layout: {stream}");
+            crate::json::with_doc(&text, |doc| {
+                let Ok(Message::Depth(d)) = tape::decode(doc) else {
+                    panic!("{text}")
+                };
+                assert_eq!(d.partial, partial, "tape: {stream}");
+            });
         }
     }
 }

@@ -18,12 +18,7 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
         (Some(data), Some(stream)) => (data, stream.into_string()),
         _ => (doc, None),
     };
-    // `<symbol>@depth5`, `@depth10`, `@depth20` (optionally `@100ms`): the
-    // top levels, whole, every time; not diffs.
-    let partial = stream.is_some_and(|s| {
-        s.split_once("@depth")
-            .is_some_and(|(_, rest)| rest.starts_with(|c: char| c.is_ascii_digit()))
-    });
+    let partial = stream.is_some_and(|s| super::partial_depth(s.as_bytes()));
     if let Some(all) = data.as_array() {
         // `!<stream>@arr` streams: every symbol at once (mark prices,
         // tickers); not decoded here.

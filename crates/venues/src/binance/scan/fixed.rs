@@ -314,13 +314,7 @@ pub(super) fn read<'t, 'i>(s: &'i str, mut marks: &'t mut [[u32; 4]]) -> Option<
         at: STREAM.len() - 1,
     };
     let stream = c.string()?;
-    // `<symbol>@depth5`, `@depth10`, `@depth20`: the top, whole, not
-    // diffs (as `decode` reads the stream name).
-    let sb = stream.as_bytes();
-    let partial = sb
-        .windows(6)
-        .position(|w| w == b"@depth")
-        .is_some_and(|at| sb.get(at + 6).is_some_and(u8::is_ascii_digit));
+    let partial = crate::binance::partial_depth(stream.as_bytes());
     c.key(br#","data":"#)?;
     // The envelope's closing brace must be the last byte.
     if b.last() != Some(&b'}') {
