@@ -251,7 +251,7 @@ mod tests {
             };
             assert_eq!(d.partial, partial, "fixed layout: {stream}");
             crate::json::with_doc(&text, |doc| {
-                let Ok(Message::Depth(d)) = tape::decode(doc) else {
+                let Ok(Message::Depth(d)) = decode(doc) else {
                     panic!("{text}")
                 };
                 assert_eq!(d.partial, partial, "tape: {stream}");
