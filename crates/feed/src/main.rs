@@ -134,7 +134,7 @@ fn demo(args: &DemoArgs) -> ExitCode {
                 "stages: wake = poll returned -> read starts; read = the read system call; \
                  tls = in-place decryption; frame = WebSocket frames up to this message; \
                  json = decoded into events and books, handed to the sinks; \
-                 handler = an embedding program's handler (the demo has none); \
+                 handler = an embedding program's handler (the demo has none: 0); \
                  total = read -> handled; exchange = simulator send -> feed read (the wire)"
             );
             println!(
