@@ -33,7 +33,8 @@ With `metrics`:
 
 - [`Recorder`]: per-stream, per-[`Stage`] HdrHistograms, allocated up
   front; recording never allocates and never waits for the exporter
-  (two slots, `try_lock` only).
+  (two slots, `try_lock` only). `record_deferred` leaves the histogram
+  work to the exporter's thread: the stamps go there through a ring.
 - [`Metrics`] and [`Exporter`]: a thread that collects every interval
   and writes an HdrHistogram interval log (`.hlog`, one tag per stage),
   a Prometheus page on localhost, and a line per stage on stderr.

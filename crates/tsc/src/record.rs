@@ -10,6 +10,11 @@
 //! collector switched slots in between), it drops the sample and counts it.
 //! Every histogram is allocated when the recorder is created; recording
 //! allocates nothing.
+//!
+//! [`Recorder::record_deferred`] does not touch the histograms: it writes
+//! the stamps into the recorder's ring (`ring.rs`) and the collector
+//! records them when it drains it ([`Collector::drain`]), on its own
+//! thread. Only when the ring is full does the recorder record itself.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
