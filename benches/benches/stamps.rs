@@ -1,7 +1,9 @@
 //! `stamps`: what timing a message costs. One clock reading (tickwire's
 //! `Clock::now` and `now_ordered`, against quanta's `raw` and std's
-//! `Instant::now`), one histogram record, and one `Recorder::record` of a
-//! full set of stamps (seven stages into their histograms, converted to ns).
+//! `Instant::now`), one histogram record, one `Recorder::record` of a full
+//! set of stamps (seven stages into their histograms, converted to ns), and
+//! a thousand `Recorder::record_deferred`s (into the ring; the histograms
+//! are the collector's work).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -56,6 +58,34 @@ fn stamps(c: &mut Criterion) {
             };
             recorder.record(black_box(&s));
         })
+    });
+    // What the feed does: the stamps into the ring, the histogram work left
+    // to the collector's thread (here drained between batches, untimed).
+    let stamp = |v: u64| {
+        let step = 50 + (v >> 52);
+        Stamps {
+            poll: base,
+            read_start: base + step,
+            read_end: base + 2 * step,
+            decrypted: base + 3 * step,
+            decoded: base + 4 * step,
+            parsed: base + 5 * step,
+            handled: base + 6 * step,
+            exchange_unix_ns: 0,
+        }
+    };
+    group.bench_function("recorder record_deferred (all stamps, 1000 a batch)", |b| {
+        b.iter_batched(
+            || metrics.drain(),
+            |()| {
+                for _ in 0..1000 {
+                    v = v.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    recorder.record_deferred(black_box(&stamp(v)));
+                }
+                recorder.flush();
+            },
+            criterion::BatchSize::PerIteration,
+        )
     });
     group.finish();
 }

@@ -86,8 +86,11 @@ impl Metrics {
             .clone()
     }
 
-    /// Drains every recorder's ring into its histograms.
-    fn drain(&self) {
+    /// Drains every recorder's ring into its histograms
+    /// ([`Recorder::record_deferred`](crate::Recorder::record_deferred)):
+    /// what a running exporter does every
+    /// [`ExportConfig::drain`]; for a program that collects without one.
+    pub fn drain(&self) {
         let collectors = self.collectors.lock().unwrap_or_else(|e| e.into_inner());
         for c in collectors.iter() {
             c.drain();
