@@ -492,6 +492,33 @@ impl Stamp {
     }
 }
 
+/// A message as its transport hands it over, for an adapter that reads
+/// text first ([`binance::Adapter::on_input`](crate::binance::Adapter::on_input)):
+/// its text where the transport has already checked it is UTF-8, so that
+/// it is not checked twice (a WebSocket text frame: tickwire-net's codec
+/// checks every one, as RFC 6455 asks), and its bytes, padded, for a
+/// parser that works in place.
+pub trait Input<'a> {
+    /// The message as text, if it is known to be UTF-8; `None`: the
+    /// adapter checks it.
+    fn text(&self) -> Option<&str>;
+
+    /// The message followed by [`INPUT_PADDING`](crate::json::INPUT_PADDING)
+    /// writable bytes, and its length.
+    fn into_padded(self) -> (&'a mut [u8], usize);
+}
+
+/// A padded buffer as an [`Input`] whose text is not known to be UTF-8.
+impl<'a> Input<'a> for (&'a mut [u8], usize) {
+    fn text(&self) -> Option<&str> {
+        None
+    }
+
+    fn into_padded(self) -> (&'a mut [u8], usize) {
+        self
+    }
+}
+
 /// `buf[..len]` as text, for the adapters that read it with the scanner
 /// (no simd-json, so nobody else checks the UTF-8).
 #[inline]

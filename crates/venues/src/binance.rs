@@ -181,21 +181,56 @@ impl Decoder {
         len: usize,
         f: impl for<'t, 'i> FnOnce(Result<Message<'t, 'i>, DecodeError>) -> R,
     ) -> R {
-        if let Some(text) = buf.get(..len).and_then(crate::adapter::utf8) {
-            if let Some(m) = scan::scan_fixed_marked(text, &mut self.marks) {
-                return f(Ok(m));
-            }
-            if let Some(m) = scan::scan_general(text) {
-                return f(Ok(m));
-            }
-        }
+        self.decode_input((buf, len), f)
+    }
+
+    /// [`decode`](Self::decode) of a message as its transport hands it
+    /// over: text the transport checked is not checked again.
+    pub fn decode_input<'a, R>(
+        &mut self,
+        input: impl crate::adapter::Input<'a>,
+        f: impl for<'t, 'i> FnOnce(Result<Message<'t, 'i>, DecodeError>) -> R,
+    ) -> R {
+        let checked = input.text();
         let mut f = Some(f);
+        let (buf, len) = match checked {
+            Some(text) => {
+                if let Some(r) = self.scan(text, &mut f) {
+                    return r;
+                }
+                input.into_padded()
+            }
+            None => {
+                let (buf, len) = input.into_padded();
+                if let Some(text) = buf.get(..len).and_then(crate::adapter::utf8)
+                    && let Some(r) = self.scan(text, &mut f)
+                {
+                    return r;
+                }
+                (buf, len)
+            }
+        };
         match self.parser.parse(buf, len, |doc| {
             (f.take().expect("called once"))(decode(doc))
         }) {
             Ok(r) => r,
             Err(e) => (f.take().expect("not called"))(Err(DecodeError::Json(e))),
         }
+    }
+
+    /// The scanners' reading of `text` handed to `f` (taken), if one reads
+    /// it: the fixed layouts, then the flat general scanner.
+    #[inline]
+    fn scan<R>(
+        &mut self,
+        text: &str,
+        f: &mut Option<impl for<'t, 'i> FnOnce(Result<Message<'t, 'i>, DecodeError>) -> R>,
+    ) -> Option<R> {
+        let m = match scan::scan_fixed_marked(text, &mut self.marks) {
+            Some(m) => m,
+            None => scan::scan_general(text)?,
+        };
+        Some((f.take()?)(Ok(m)))
     }
 }
 

@@ -358,3 +358,93 @@ fn malformed_messages_allocate_nothing() {
         "{allocations} allocations for 4000 bad messages"
     );
 }
+
+/// A text message whose UTF-8 a transport vouches for, as tickwire-feed
+/// hands a WebSocket text frame over.
+struct Checked<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl<'a> tickwire_venues::Input<'a> for Checked<'a> {
+    fn text(&self) -> Option<&str> {
+        std::str::from_utf8(&self.buf[..self.len]).ok()
+    }
+
+    fn into_padded(self) -> (&'a mut [u8], usize) {
+        (self.buf, self.len)
+    }
+}
+
+/// `on_input` with checked text (the scanners read it as it is) and
+/// `on_message` with bytes (the adapter checks them) answer alike and emit
+/// the same events, message for message: over the recordings, and over
+/// hand-written messages in and out of the scanners' layouts.
+#[test]
+fn checked_text_and_bytes_decode_alike() {
+    use tickwire_venues::{Event, InstrumentSpec};
+    let written: Vec<String> = [
+        r#"{"e":"trade","E":1,"s":"BTCUSDT","t":2,"p":"60000.10","q":"0.5","T":1,"m":true,"M":true}"#,
+        r#"{"u":7,"s":"BTCUSDT","b":"60000.00","B":"1.5","a":"60000.10","A":"2"}"#,
+        // Whitespace and a reordered key: no fixed layout, the parser reads it.
+        r#"{ "E":1, "e":"trade", "s":"BTCUSDT","t":3,"p":"60000.2","q":"1","T":1,"m":false,"M":true}"#,
+        r#"{"e":"depthUpdate","E":1,"s":"BTCUSDT","U":5,"u":9,"b":[["60000.00","1"]],"a":[]}"#,
+        r#"{"result":null,"id":1}"#,
+        r#"{"error":{"code":2,"msg":"Invalid request"},"id":2}"#,
+        r#"{"stream":"btcusdt@depth5","data":{"e":"depthUpdate","E":1,"s":"BTCUSDT","U":5,"u":9,"b":[],"a":[]}}"#,
+        "not json",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let mut all: Vec<(Vec<u8>, usize)> = written
+        .iter()
+        .map(|t| {
+            let mut b = t.as_bytes().to_vec();
+            b.resize(t.len() + INPUT_PADDING, 0);
+            (b, t.len())
+        })
+        .collect();
+    let recorded = [
+        (
+            "spot/original/hftbacktest_spot_btcusdt_20240808.gz",
+            binance::Market::Spot,
+        ),
+        (
+            "usdm/original/hftbacktest_usdm_btcusdt_20240808.gz",
+            binance::Market::UsdM,
+        ),
+    ];
+    let mut runs = vec![(binance::Market::Spot, std::mem::take(&mut all))];
+    if let Some(dir) = samples() {
+        for (file, market) in recorded {
+            runs.push((
+                market,
+                messages(&dir.join(file)).into_iter().take(20_000).collect(),
+            ));
+        }
+    }
+    let spec = [InstrumentSpec::new("BTCUSDT", 8, 8, 20)];
+    for (market, messages) in runs {
+        let mut by_text = binance::Adapter::new(market, &spec);
+        let mut by_bytes = binance::Adapter::new(market, &spec);
+        for (i, (buf, len)) in messages.iter().enumerate() {
+            let (mut a, mut b) = (buf.clone(), buf.clone());
+            let (mut ea, mut eb): (Vec<Event>, Vec<Event>) = (Vec::new(), Vec::new());
+            let ra = by_text.on_input(
+                Checked {
+                    buf: &mut a,
+                    len: *len,
+                },
+                0,
+                &mut |e| ea.push(e),
+            );
+            let rb = by_bytes.on_message(&mut b, *len, 0, &mut |e| eb.push(e));
+            assert_eq!(
+                format!("{ra:?}"),
+                format!("{rb:?}"),
+                "{market:?} message {i}"
+            );
+            assert_eq!(ea, eb, "{market:?} message {i}");
+        }
+    }
+}

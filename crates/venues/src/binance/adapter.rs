@@ -133,54 +133,22 @@ impl Adapter {
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) -> Result<Outcome, DecodeError> {
+        self.on_input((buf, len), recv_tsc, emit)
+    }
+
+    /// [`on_message`](Self::on_message) of a message as its transport
+    /// hands it over ([`Input`](crate::Input)): a text the
+    /// transport has checked is UTF-8 (a WebSocket text frame) is not
+    /// checked again.
+    pub fn on_input<'a>(
+        &mut self,
+        input: impl crate::adapter::Input<'a>,
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> Result<Outcome, DecodeError> {
         let instruments = &mut self.instruments;
-        self.decoder.decode(buf, len, |message| match message? {
-            Message::Trade(t) | Message::AggTrade(t) => {
-                let trade = WireTrade {
-                    symbol: t.symbol,
-                    price: t.price,
-                    size: t.qty,
-                    aggressor: if t.buyer_is_maker {
-                        Aggressor::Sell
-                    } else {
-                        Aggressor::Buy
-                    },
-                    trade_id: t.id,
-                    exchange_ns: ms_to_ns(t.trade_time_ms),
-                };
-                instruments.trades([Ok(trade)], recv_tsc, emit)
-            }
-            Message::BookTicker(q) => {
-                let quote = WireQuote {
-                    bid: q.bid,
-                    ask: q.ask,
-                    update_id: q.update_id,
-                    exchange_ns: q.event_time_ms.map_or(0, ms_to_ns),
-                };
-                instruments.quote(q.symbol, quote, recv_tsc, emit)
-            }
-            Message::Depth(d) if !d.partial => instruments.book_message(
-                d.symbol,
-                ms_to_ns(d.event_time_ms),
-                recv_tsc,
-                emit,
-                |spec, sync, emit| {
-                    feed_depth(sync, &d, Scales::of(spec), &mut { emit })?;
-                    Ok(true)
-                },
-            ),
-            // Partial depth (`@depth5`...) is the top of the book, whole:
-            // not normalised into book events.
-            Message::Depth(_) | Message::Other(_) => Ok(Outcome::Ignored),
-            // A REST snapshot goes to `on_snapshot`, which knows its symbol.
-            Message::Snapshot(_) => Err(DecodeError::Type("snapshot on the stream")),
-            Message::Control => Ok(Outcome::Control),
-            Message::Error { code, msg } => {
-                // The reply names the request by its id only, not the
-                // streams: the refusal concerns the connection.
-                instruments.reject(None, code, msg, recv_tsc, emit);
-                Ok(Outcome::Rejected)
-            }
+        self.decoder.decode_input(input, |message| {
+            on_decoded(instruments, message, recv_tsc, emit)
         })
     }
 
@@ -250,6 +218,63 @@ impl Adapter {
     /// they may yet bridge.
     pub fn on_disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
         self.instruments.disconnect(recv_tsc, emit);
+    }
+}
+
+/// One decoded stream message's events (see [`Adapter::on_message`]).
+fn on_decoded(
+    instruments: &mut Instruments,
+    message: Result<Message<'_, '_>, DecodeError>,
+    recv_tsc: u64,
+    emit: &mut impl FnMut(Event),
+) -> Result<Outcome, DecodeError> {
+    match message? {
+        Message::Trade(t) | Message::AggTrade(t) => {
+            let trade = WireTrade {
+                symbol: t.symbol,
+                price: t.price,
+                size: t.qty,
+                aggressor: if t.buyer_is_maker {
+                    Aggressor::Sell
+                } else {
+                    Aggressor::Buy
+                },
+                trade_id: t.id,
+                exchange_ns: ms_to_ns(t.trade_time_ms),
+            };
+            instruments.trades([Ok(trade)], recv_tsc, emit)
+        }
+        Message::BookTicker(q) => {
+            let quote = WireQuote {
+                bid: q.bid,
+                ask: q.ask,
+                update_id: q.update_id,
+                exchange_ns: q.event_time_ms.map_or(0, ms_to_ns),
+            };
+            instruments.quote(q.symbol, quote, recv_tsc, emit)
+        }
+        Message::Depth(d) if !d.partial => instruments.book_message(
+            d.symbol,
+            ms_to_ns(d.event_time_ms),
+            recv_tsc,
+            emit,
+            |spec, sync, emit| {
+                feed_depth(sync, &d, Scales::of(spec), &mut { emit })?;
+                Ok(true)
+            },
+        ),
+        // Partial depth (`@depth5`...) is the top of the book, whole:
+        // not normalised into book events.
+        Message::Depth(_) | Message::Other(_) => Ok(Outcome::Ignored),
+        // A REST snapshot goes to `on_snapshot`, which knows its symbol.
+        Message::Snapshot(_) => Err(DecodeError::Type("snapshot on the stream")),
+        Message::Control => Ok(Outcome::Control),
+        Message::Error { code, msg } => {
+            // The reply names the request by its id only, not the
+            // streams: the refusal concerns the connection.
+            instruments.reject(None, code, msg, recv_tsc, emit);
+            Ok(Outcome::Rejected)
+        }
     }
 }
 
