@@ -103,6 +103,9 @@ impl Metrics {
     }
 }
 
+/// The shortest [`ExportConfig::drain`] the exporter keeps to.
+const MIN_DRAIN: Duration = Duration::from_micros(100);
+
 /// What the exporter does each interval.
 #[derive(Clone, Debug)]
 pub struct ExportConfig {
@@ -119,7 +122,8 @@ pub struct ExportConfig {
     /// How often, between collections, to drain the recorders' rings
     /// ([`Recorder::record_deferred`](crate::Recorder::record_deferred)):
     /// often enough that a ring of [`RING`](crate::RING) stamps never
-    /// fills at the stream's rate. Default: 1 ms.
+    /// fills at the stream's rate. Default: 1 ms (the exporter then wakes
+    /// a thousand times a second, busy or not); at least 100 µs.
     pub drain: Duration,
 }
 
@@ -260,7 +264,7 @@ fn run(
             if now >= deadline {
                 break;
             }
-            thread::park_timeout((deadline - now).min(config.drain));
+            thread::park_timeout((deadline - now).min(config.drain.max(MIN_DRAIN)));
             metrics.drain();
         }
         let last = stop.load(Ordering::Acquire);

@@ -371,7 +371,8 @@ impl Drop for Recorder {
 pub struct Collector {
     shared: Arc<Shared>,
     config: HistogramConfig,
-    /// The ring's consumer (one at a time), with its buffer.
+    /// The collector's side, one caller at a time: the ring's consumer
+    /// and the slots' other holder, with its drain buffer.
     drained: Mutex<Vec<Stamps>>,
 }
 
@@ -390,7 +391,10 @@ impl Collector {
     /// shape), and hands the recorder `calibration` for what comes next.
     /// Holds one slot at a time, briefly; the recorder uses the other.
     pub fn collect(&self, into: &mut StageSet, calibration: Calibration) {
-        self.drain();
+        // The collector's side holds one slot at a time, whichever thread
+        // collects or drains: the recorder always finds the other free.
+        let mut buf = self.collecting();
+        self.drain_into(&mut buf);
         for slot in &self.shared.slots {
             let mut slot = lock(slot);
             into.add(&slot.set);
@@ -404,9 +408,18 @@ impl Collector {
     /// slot a batch. [`collect`](Self::collect) drains first; the exporter
     /// also drains between collections, so that the ring never fills.
     pub fn drain(&self) {
-        let mut buf = self.drained.lock().unwrap_or_else(|e| e.into_inner());
+        let mut buf = self.collecting();
+        self.drain_into(&mut buf);
+    }
+
+    /// The collector's side, one caller at a time (with its drain buffer).
+    fn collecting(&self) -> MutexGuard<'_, Vec<Stamps>> {
+        self.drained.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn drain_into(&self, buf: &mut Vec<Stamps>) {
         let shared = &self.shared;
-        shared.ring.drain(&mut buf, |stamps| {
+        shared.ring.drain(buf, |stamps| {
             let mut slot = lock_either(&shared.slots);
             let cal = slot.calibration;
             slot.set.record_all(stamps, &cal);

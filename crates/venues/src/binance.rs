@@ -230,7 +230,7 @@ impl Decoder {
             Some(m) => m,
             None => scan::scan_general(text)?,
         };
-        Some((f.take()?)(Ok(m)))
+        Some((f.take().expect("taken only here, once"))(Ok(m)))
     }
 }
 

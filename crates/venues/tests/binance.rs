@@ -398,10 +398,13 @@ fn checked_text_and_bytes_decode_alike() {
     .to_vec();
     let mut all: Vec<(Vec<u8>, usize)> = written
         .iter()
-        .map(|t| {
-            let mut b = t.as_bytes().to_vec();
-            b.resize(t.len() + INPUT_PADDING, 0);
-            (b, t.len())
+        .map(|t| t.as_bytes().to_vec())
+        // Not UTF-8: no text to vouch for, so both check the bytes.
+        .chain([b"{\"u\":7,\"s\":\"BTC\xffUSDT\"}".to_vec()])
+        .map(|mut b| {
+            let len = b.len();
+            b.resize(len + INPUT_PADDING, 0);
+            (b, len)
         })
         .collect();
     let recorded = [

@@ -286,18 +286,17 @@ impl<H: OnEvent> Core<H> {
         (adapter, emitter)
     }
 
-    /// Hands the events venue `v`'s adapter just emitted (one message's,
-    /// or a snapshot's, or a line's going down) to the embedding
-    /// program's handler, with the venue's books as they are now.
-    /// Records the stamps of the messages handled since the last call:
-    /// once a driver turn, so that each venue's histograms are taken once
-    /// for the whole burst.
+    /// Hands the stamps of the messages handled since the last call to
+    /// each venue's collector (`Recorder::flush`): once a driver turn.
     pub(super) fn flush_recorders(&mut self) {
         for state in &mut self.venues {
             state.recorder.flush();
         }
     }
 
+    /// Hands the events venue `v`'s adapter just emitted (one message's,
+    /// or a snapshot's, or a line's going down) to the embedding
+    /// program's handler, with the venue's books as they are now.
     fn deliver(&mut self, v: usize, recv_tsc: u64) {
         if !H::EVENTS || self.batch.is_empty() {
             return;
@@ -558,8 +557,9 @@ impl<H: OnEvent> Handler for Core<H> {
         stamps.handled = self.clock.now();
         if !H::EVENTS {
             // No handler: its stage is 0, and the clock is read once less
-            // (about 2 % of the feed thread at full rate); the json stage
-            // ends here, a few ns of counting after the adapter.
+            // (rdtsc costs about 9 ns, an estimated 2-3 % of a message at
+            // full rate); the json stage ends here, a few ns of counting
+            // after the adapter.
             stamps.parsed = stamps.handled;
         }
         // Recorded with the rest of the turn's messages (`flush_recorders`).

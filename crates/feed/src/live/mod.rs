@@ -554,12 +554,14 @@ impl<H: OnEvent> Feed<H> {
                  build a new feed",
             ));
         }
-        if self.driver.config().poll_mode.spins() {
-            self.driver.poll_once()?;
+        let polled = if self.driver.config().poll_mode.spins() {
+            self.driver.poll_once()
         } else {
-            self.driver.poll_timeout(Duration::from_millis(10))?;
-        }
+            self.driver.poll_timeout(Duration::from_millis(10))
+        };
+        // Even after a failed poll: its messages were handled.
         self.driver.handler_mut().flush_recorders();
+        polled?;
         self.chores();
         Ok(())
     }
@@ -767,10 +769,14 @@ impl<H: OnEvent> Feed<H> {
             let _ = self.driver.close(*id, CloseCode::NORMAL, "");
         }
         let deadline = Instant::now() + linger;
-        while Instant::now() < deadline && ids.iter().any(|id| self.driver.is_live(*id)) {
-            self.driver.poll_timeout(Duration::from_millis(5))?;
+        let mut polled = Ok(());
+        while polled.is_ok()
+            && Instant::now() < deadline
+            && ids.iter().any(|id| self.driver.is_live(*id))
+        {
+            polled = self.driver.poll_timeout(Duration::from_millis(5));
         }
         self.driver.handler_mut().flush_recorders();
-        Ok(())
+        polled
     }
 }
