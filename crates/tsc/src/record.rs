@@ -90,6 +90,12 @@ impl StageSet {
                 self.record(stage, cal.ns_between(from, to));
             }
         }
+        self.record_exchange(stamps, cal);
+    }
+
+    /// The exchange stage of `stamps`, on the wall clock, if it has one.
+    #[inline]
+    fn record_exchange(&mut self, stamps: &Stamps, cal: &Calibration) {
         if stamps.exchange_unix_ns != 0 && stamps.read_end != 0 {
             let local = cal.to_unix_ns(stamps.read_end);
             // An exchange clock ahead of ours records as 0.
@@ -128,10 +134,7 @@ impl StageSet {
             }
         }
         for s in stamps {
-            if s.exchange_unix_ns != 0 && s.read_end != 0 {
-                let local = cal.to_unix_ns(s.read_end);
-                self.record(Stage::Exchange, local.saturating_sub(s.exchange_unix_ns));
-            }
+            self.record_exchange(s, cal);
         }
     }
 
