@@ -161,12 +161,19 @@ mod tests {
     fn stamps_come_out_once_whole_and_in_order() {
         let ring = std::sync::Arc::new(Ring::new());
         let total = 5 * RING as u64 + 17;
+        // Either side waits for the other only this long: a side that
+        // failed ends the test instead of hanging it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
         let consumer = {
             let ring = std::sync::Arc::clone(&ring);
             std::thread::spawn(move || {
                 let mut buf = Vec::with_capacity(100);
                 let mut next = 0u64;
                 while next < total {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "{next} of {total} stamps came out"
+                    );
                     ring.drain(&mut buf, |got| {
                         for s in got {
                             assert_eq!(*s, stamp(next * 10));
@@ -181,6 +188,10 @@ mod tests {
         let mut p = Producer::default();
         for i in 0..total {
             while !p.push(&ring, &stamp(i * 10)) {
+                assert!(
+                    std::time::Instant::now() < deadline && !consumer.is_finished(),
+                    "the ring stayed full at stamp {i}: the consumer stopped"
+                );
                 std::thread::yield_now();
             }
         }
