@@ -305,5 +305,30 @@ fn decode(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, decode);
+/// What checking a message's UTF-8 costs, the core library's check against
+/// simdutf8's (the codec's), on the shapes the decoders see: a book ticker,
+/// a trade, a one-level depth update as the demo's simulator sends it, and
+/// the 20 + 20-level one above.
+fn utf8(c: &mut Criterion) {
+    const SHORT_DEPTH: &str = r#"{"stream":"btcusdt@depth@100ms","data":{"e":"depthUpdate","E":1723161255208,"s":"BTCUSDT","U":50093239189,"u":50093239202,"b":[["61737.63","0.00123"]],"a":[]}}"#;
+    let deep = depth();
+    let mut group = c.benchmark_group("utf8 check");
+    for (name, text) in [
+        ("ticker", TICKER),
+        ("trade", TRADE),
+        ("depth, 1 level", SHORT_DEPTH),
+        ("depth, 20 + 20 levels", deep.as_str()),
+    ] {
+        let name = format!("{name} ({} B)", text.len());
+        group.bench_function(BenchmarkId::new("core", &name), |b| {
+            b.iter(|| core::str::from_utf8(black_box(text.as_bytes())).is_ok())
+        });
+        group.bench_function(BenchmarkId::new("simdutf8", &name), |b| {
+            b.iter(|| simdutf8::basic::from_utf8(black_box(text.as_bytes())).is_ok())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, decode, utf8);
 criterion_main!(benches);
