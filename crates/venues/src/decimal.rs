@@ -15,7 +15,7 @@ pub const MAX_SCALE: u8 = 18;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DecimalError {
-    /// Empty, or not `-?digits[.digits]` (exponents are not accepted).
+    /// Empty, or not `-?digits[.digits][(e|E)[+|-]digits]`.
     Syntax,
     /// More non-zero fractional digits than the scale keeps.
     TooPrecise,
@@ -46,8 +46,9 @@ const POW10: [i64; 19] = {
     t
 };
 
-/// Parses `s` (`-?[0-9]+(\.[0-9]*)?` or `-?\.[0-9]+`) as an integer count of
-/// `10^-scale` units, exactly.
+/// Parses `s` (`-?[0-9]+(\.[0-9]*)?` or `-?\.[0-9]+`, either with an
+/// optional exponent `[eE][+-]?[0-9]+`) as an integer count of `10^-scale`
+/// units, exactly.
 #[inline]
 pub fn parse_scaled(s: &[u8], scale: u8) -> Result<i64, DecimalError> {
     match parse_fast(s, scale) {
@@ -235,16 +236,22 @@ fn div_pow10(v: u64, n: usize) -> (u64, u64) {
 }
 
 /// [`parse_scaled`] of any string: what the fast path leaves (signs,
-/// more than 18 digits, errors) and what it is checked against.
+/// exponents, more than 18 digits, errors) and what it is checked against.
+///
+/// An exponent (`1e-08`, `2.5E+3`) moves the point, as JSON's number
+/// grammar (RFC 8259 §6) says it does: venues that send prices as JSON
+/// numbers may write them so (Kraken's v2 `instrument` channel writes its
+/// increments as `1e-08`), and the number's text is still its exact value.
 #[cold]
 fn parse_scaled_slow(s: &[u8], scale: u8) -> Result<i64, DecimalError> {
-    let (negative, digits) = match s.split_first() {
+    let (negative, rest) = match s.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, s),
     };
-    let (int, frac) = match digits.iter().position(|&b| b == b'.') {
-        Some(dot) => (&digits[..dot], &digits[dot + 1..]),
-        None => (digits, &digits[digits.len()..]),
+    let (mantissa, exponent) = split_exponent(rest)?;
+    let (int, frac) = match mantissa.iter().position(|&b| b == b'.') {
+        Some(dot) => (&mantissa[..dot], &mantissa[dot + 1..]),
+        None => (mantissa, &mantissa[mantissa.len()..]),
     };
     if (int.is_empty() && frac.is_empty())
         || scale > MAX_SCALE
@@ -252,43 +259,109 @@ fn parse_scaled_slow(s: &[u8], scale: u8) -> Result<i64, DecimalError> {
     {
         return Err(DecimalError::Syntax);
     }
+    let v = if exponent == 0 {
+        scaled_digits(int, frac, scale)?
+    } else {
+        shifted(int, frac, exponent, scale)?
+    };
+    Ok(if negative { -v } else { v })
+}
+
+/// `s` split at its exponent marker: the mantissa, and the exponent's
+/// value (0 without one), clamped to +-10 000 (past that, any digit that
+/// is not 0 overflows or is too precise at every scale).
+fn split_exponent(s: &[u8]) -> Result<(&[u8], i32), DecimalError> {
+    let Some(at) = s.iter().position(|&b| b == b'e' || b == b'E') else {
+        return Ok((s, 0));
+    };
+    let (negative, digits) = match &s[at + 1..] {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        rest => (false, rest),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(DecimalError::Syntax);
+    }
+    let magnitude = digits
+        .iter()
+        .fold(0i32, |v, &d| (v * 10 + i32::from(d - b'0')).min(10_000));
+    Ok((&s[..at], if negative { -magnitude } else { magnitude }))
+}
+
+/// The digits `int`, then `frac` after the point, at `scale`.
+fn scaled_digits(int: &[u8], frac: &[u8], scale: u8) -> Result<i64, DecimalError> {
     // Digits past the scale must be zeros.
     let keep = frac.len().min(usize::from(scale));
     if frac[keep..].iter().any(|&b| b != b'0') {
         return Err(DecimalError::TooPrecise);
     }
     let kept = int.len() + keep;
-    let v = if kept <= 18 {
+    if kept <= 18 {
         // 18 digits always fit: no overflow check per digit (a dependent
         // multiply-and-check per digit was the cost of the whole parse).
         let v = int
             .iter()
             .chain(&frac[..keep])
             .fold(0i64, |v, &d| v * 10 + i64::from(d - b'0'));
-        v.checked_mul(POW10[usize::from(scale) - keep])
-            .ok_or(DecimalError::Overflow)?
-    } else {
-        let mut v: i64 = 0;
-        for &d in int.iter().chain(&frac[..keep]) {
-            v = v
-                .checked_mul(10)
-                .and_then(|v| v.checked_add(i64::from(d - b'0')))
-                .ok_or(DecimalError::Overflow)?;
+        return v
+            .checked_mul(POW10[usize::from(scale) - keep])
+            .ok_or(DecimalError::Overflow);
+    }
+    let mut v: i64 = 0;
+    for &d in int.iter().chain(&frac[..keep]) {
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(i64::from(d - b'0')))
+            .ok_or(DecimalError::Overflow)?;
+    }
+    for _ in keep..usize::from(scale) {
+        v = v.checked_mul(10).ok_or(DecimalError::Overflow)?;
+    }
+    Ok(v)
+}
+
+/// The digits `int`, then `frac` after the point, times `10^exponent`, at
+/// `scale`: the point moves, the digits stay.
+fn shifted(int: &[u8], frac: &[u8], exponent: i32, scale: u8) -> Result<i64, DecimalError> {
+    let digits = || int.iter().chain(frac);
+    if digits().all(|&d| d == b'0') {
+        return Ok(0);
+    }
+    // Fractional digits at `10^-scale` units: the digits' count past the
+    // point once moved, less the scale. Negative: zeros appended.
+    let n = (int.len() + frac.len()) as i64;
+    let past = frac.len() as i64 - i64::from(exponent) - i64::from(scale);
+    if past > 0 {
+        // The last `past` digits fall below the scale: zeros only.
+        let keep = (n - past).max(0) as usize;
+        if digits().skip(keep).any(|&d| d != b'0') {
+            return Err(DecimalError::TooPrecise);
         }
-        for _ in keep..usize::from(scale) {
-            v = v.checked_mul(10).ok_or(DecimalError::Overflow)?;
-        }
-        v
-    };
-    Ok(if negative { -v } else { v })
+    }
+    let keep = (n - past.max(0)) as usize;
+    let mut v: i64 = 0;
+    for &d in digits().take(keep) {
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(i64::from(d - b'0')))
+            .ok_or(DecimalError::Overflow)?;
+    }
+    for _ in 0..(-past).max(0) {
+        v = v.checked_mul(10).ok_or(DecimalError::Overflow)?;
+    }
+    Ok(v)
 }
 
 /// The number of fractional digits `s` carries, trailing zeros included
-/// (`"0.01000"` -> 5): the scale that keeps it exact.
+/// (`"0.01000"` -> 5, `"1e-08"` -> 8, `"1.5e3"` -> 0): the scale that keeps
+/// it exact.
 pub fn scale_of(s: &[u8]) -> u8 {
-    s.iter()
+    let (mantissa, exponent) = split_exponent(s).unwrap_or((s, 0));
+    let frac = mantissa
+        .iter()
         .position(|&b| b == b'.')
-        .map_or(0, |dot| (s.len() - dot - 1).min(255) as u8)
+        .map_or(0, |dot| mantissa.len() - dot - 1);
+    (frac as i64 - i64::from(exponent)).clamp(0, 255) as u8
 }
 
 /// `text` at `scale`, or the error naming `field`, the value and the scale.
@@ -426,7 +499,11 @@ mod tests {
             &b""[..],
             b".",
             b"-",
-            b"1e5",
+            b"1e",
+            b"1e+",
+            b"e5",
+            b"1e5.0",
+            b"1e--5",
             b"1.2.3",
             b"+1",
             b" 1",
@@ -435,6 +512,28 @@ mod tests {
         ] {
             assert_eq!(parse_scaled(bad, 4), Err(DecimalError::Syntax), "{bad:?}");
         }
+        // Exponents move the point (JSON numbers: Kraken v2 writes `1e-08`).
+        assert_eq!(parse_scaled(b"1e-08", 8), Ok(1));
+        assert_eq!(parse_scaled(b"1E-8", 10), Ok(100));
+        assert_eq!(parse_scaled(b"1e-08", 7), Err(DecimalError::TooPrecise));
+        assert_eq!(parse_scaled(b"2.5e3", 0), Ok(2500));
+        assert_eq!(parse_scaled(b"2.5e+3", 2), Ok(250_000));
+        assert_eq!(parse_scaled(b"-1.25e1", 1), Ok(-125));
+        assert_eq!(parse_scaled(b"1200e-2", 0), Ok(12));
+        assert_eq!(parse_scaled(b"1230e-2", 0), Err(DecimalError::TooPrecise));
+        assert_eq!(parse_scaled(b"0e99999999999999999999", 8), Ok(0));
+        assert_eq!(parse_scaled(b"1e19", 0), Err(DecimalError::Overflow));
+        assert_eq!(
+            parse_scaled(b"1e99999999999999999999", 0),
+            Err(DecimalError::Overflow)
+        );
+        assert_eq!(
+            parse_scaled(b"1e-99999999999", 18),
+            Err(DecimalError::TooPrecise)
+        );
+        assert_eq!(scale_of(b"1e-08"), 8);
+        assert_eq!(scale_of(b"1.5e3"), 0);
+        assert_eq!(scale_of(b"1.25e-1"), 3);
         assert_eq!(parse_scaled(b"9223372036854775807", 0), Ok(i64::MAX));
         assert_eq!(
             parse_scaled(b"9223372036854775808", 0),
@@ -506,6 +605,31 @@ mod tests {
             if fits && exact && b.len() <= 19 {
                 proptest::prop_assert!(parse_fast(b, scale).is_some(), "{}", plain);
             }
+        }
+
+        /// An exponent moves the point and nothing else: `D.Fe<n>` parses
+        /// as the same digits written with the point moved, value or error.
+        #[test]
+        fn an_exponent_moves_the_point(negative: bool, int in "[0-9]{0,12}", frac in "[0-9]{0,12}", e in -30i32..30, upper: bool, scale in 0u8..=18) {
+            proptest::prop_assume!(!(int.is_empty() && frac.is_empty()));
+            let sign = if negative { "-" } else { "" };
+            let marker = if upper { "E" } else { "e" };
+            let text = format!("{sign}{int}.{frac}{marker}{e}");
+            let digits = format!("{int}{frac}");
+            let point = int.len() as i64 + i64::from(e);
+            let plain = if point <= 0 {
+                format!("{sign}0.{}{digits}", "0".repeat((-point) as usize))
+            } else if point as usize >= digits.len() {
+                format!("{sign}{digits}{}", "0".repeat(point as usize - digits.len()))
+            } else {
+                let (a, b) = digits.split_at(point as usize);
+                format!("{sign}{a}.{b}")
+            };
+            proptest::prop_assert_eq!(
+                parse_scaled(text.as_bytes(), scale),
+                parse_scaled(plain.as_bytes(), scale),
+                "{} vs {}", text, plain
+            );
         }
 
         /// Against an i128 reference computed digit by digit: exact, or

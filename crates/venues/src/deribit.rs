@@ -749,9 +749,13 @@ mod tests {
         };
         let level = b.levels(Side::Bid).next().unwrap().unwrap();
         assert_eq!((level.price, level.amount), ("0.30000000000000004", "1e2"));
-        // An exponent is not a plain decimal: a typed error, not a guess.
+        // An exponent moves the point (JSON's number grammar): exact too.
         let mut sync = BookSync::new(Chain::Deribit, SyncConfig::default());
-        assert!(feed_book(&mut sync, &b, 17, 0, &mut |_| {}).is_err());
+        feed_book(&mut sync, &b, 17, 0, &mut |_| {}).unwrap();
+        let best = *sync.book().unwrap().levels(Side::Bid).get(0).unwrap();
+        assert_eq!((best.price, best.size), (30_000_000_000_000_004, 100));
+        // One it cannot keep exactly is a typed error, not a rounding.
+        assert!(feed_book(&mut sync, &b, 16, 0, &mut |_| {}).is_err());
     }
 
     #[test]

@@ -580,9 +580,13 @@ impl BookSync {
                     | Chain::Bybit
                     | Chain::Coinbase
                     | Chain::Deribit => (false, true),
+                    // `snapshot < seq.last` first: `snapshot + 1` then
+                    // exists. A snapshot at `u64::MAX` is bridged by no
+                    // diff (none is newer): it is stale, not waited on.
+                    Chain::BinanceSpot if snapshot == u64::MAX => (false, false),
                     Chain::BinanceSpot => (
                         seq.last <= snapshot,
-                        seq.first <= snapshot + 1 && snapshot < seq.last,
+                        snapshot < seq.last && seq.first <= snapshot + 1,
                     ),
                     Chain::BinanceFutures => (
                         seq.last < snapshot,
@@ -612,11 +616,34 @@ impl BookSync {
                     self.push(seq, levels)
                 }
             }
+            // Ids that count up by one end at `u64::MAX`: nothing chains
+            // onto it, so any diff but a copy of the last is a gap (read
+            // as old, it would leave the book valid and dropping them all).
+            State::Valid { last }
+                if last == u64::MAX
+                    && matches!(self.chain, Chain::BinanceSpot | Chain::Bybit)
+                    && seq.last != last =>
+            {
+                let got = if self.chain == Chain::Bybit {
+                    seq.last
+                } else {
+                    seq.first
+                };
+                self.invalidate(
+                    Resync::Sequence {
+                        expected: last,
+                        got,
+                    },
+                    emit,
+                );
+                self.push(seq, levels)
+            }
             State::Valid { last } => {
+                // No overflow: `last` is below `u64::MAX` where it counts up
+                // (the arm above), and where it does not, nothing is added.
+                let next = last.saturating_add(1);
                 let (old, chained, expected, got) = match self.chain {
-                    Chain::BinanceSpot => {
-                        (seq.last <= last, seq.first == last + 1, last + 1, seq.first)
-                    }
+                    Chain::BinanceSpot => (seq.last <= last, seq.first == next, next, seq.first),
                     Chain::BinanceFutures => {
                         (false, seq.prev == Some(last), last, seq.prev.unwrap_or(0))
                     }
@@ -625,7 +652,7 @@ impl BookSync {
                         None => (false, true, last, 0),
                     },
                     Chain::Kraken | Chain::Coinbase => (false, true, last, 0),
-                    Chain::Bybit => (seq.last <= last, seq.last == last + 1, last + 1, seq.last),
+                    Chain::Bybit => (seq.last <= last, seq.last == next, next, seq.last),
                 };
                 // Chained first: a venue's reset of its ids (OKX's
                 // `seqId` below `prevSeqId` in maintenance) chains, and is
@@ -770,8 +797,9 @@ impl ConnectionSeq {
     pub fn check(&mut self, n: u64) -> Result<(), Resync> {
         let last = self.last.replace(n);
         match last {
-            Some(last) if n != last + 1 => Err(Resync::Sequence {
-                expected: last + 1,
+            // Nothing follows `u64::MAX`: a gap, whatever comes.
+            Some(last) if last.checked_add(1) != Some(n) => Err(Resync::Sequence {
+                expected: last.saturating_add(1),
                 got: n,
             }),
             _ => Ok(()),

@@ -388,3 +388,120 @@ fn a_full_buffer_drops_the_oldest_and_the_bridge_check_notices() {
     assert!(s.dropped_diffs > before);
     assert_eq!(s.buffered(), 0);
 }
+
+/// A book whose ids counted up to `u64::MAX` cannot chain further: the
+/// next diff is a gap. (It used to be read as old, in release builds: the
+/// book stayed valid while dropping every update; in debug builds the
+/// `+ 1` panicked.)
+#[test]
+fn ids_that_run_out_are_a_gap_not_old_news() {
+    for chain in [Chain::Bybit, Chain::BinanceSpot] {
+        // Valid up to `u64::MAX - 1` (Bybit's snapshot comes in band).
+        let mut s = if chain == Chain::Bybit {
+            let mut s = engine(chain);
+            snapshot(&mut s, u64::MAX - 1, 100);
+            s
+        } else {
+            valid(chain, u64::MAX - 1)
+        };
+        let ev = run(&mut s, |s, e| {
+            s.on_diff(seq(u64::MAX, u64::MAX), [], &mut { e }).unwrap()
+        });
+        assert_eq!(
+            ev,
+            [SyncEvent::Updated {
+                update_id: u64::MAX
+            }]
+        );
+        let ev = run(&mut s, |s, e| {
+            s.on_diff(seq(0, 0), [lv(Side::Bid, 99, 1)], &mut { e })
+                .unwrap()
+        });
+        assert_eq!(
+            ev,
+            [
+                SyncEvent::Gap(Resync::Sequence {
+                    expected: u64::MAX,
+                    got: 0
+                }),
+                SyncEvent::SnapshotNeeded
+            ],
+            "{chain:?}"
+        );
+        assert!(!s.is_valid());
+    }
+    // A REST snapshot at `u64::MAX`: no diff can be newer, so none
+    // bridges it; it is stale at the first diff, not waited on forever.
+    let mut s = engine(Chain::BinanceSpot);
+    run(&mut s, |s, e| s.on_diff(seq(7, 9), [], &mut { e }).unwrap());
+    assert!(snapshot(&mut s, u64::MAX, 100).iter().any(|e| matches!(
+        e,
+        SyncEvent::Gap(Resync::SnapshotStale {
+            snapshot: u64::MAX,
+            ..
+        })
+    )));
+    let ev = snapshot(&mut s, u64::MAX, 100);
+    assert!(
+        matches!(ev[0], SyncEvent::Gap(Resync::SnapshotStale { .. })),
+        "{ev:?}"
+    );
+    // The connection-wide sequence: nothing follows `u64::MAX`.
+    let mut c = ConnectionSeq::default();
+    assert_eq!(c.check(u64::MAX), Ok(()));
+    assert_eq!(
+        c.check(0),
+        Err(Resync::Sequence {
+            expected: u64::MAX,
+            got: 0
+        })
+    );
+    assert_eq!(c.check(1), Ok(()));
+}
+
+proptest::proptest! {
+    /// Whatever the ids (near `u64::MAX` too, where a venue's counter
+    /// would wrap), a book that says it is valid is the venue's book: the
+    /// venue here sends a snapshot and then one diff per id, counting up
+    /// as a `u64` in the venue's own (wrapping) arithmetic.
+    #[test]
+    fn a_valid_book_is_the_venues_even_where_ids_run_out(
+        start in proptest::prop_oneof![
+            proptest::strategy::Just(u64::MAX),
+            (u64::MAX - 24)..=u64::MAX,
+            0u64..4,
+        ],
+        changes in proptest::collection::vec((proptest::bool::ANY, 1i64..6, 0i64..3), 1..32),
+        bybit: bool,
+    ) {
+        use std::collections::BTreeMap;
+        let chain = if bybit { Chain::Bybit } else { Chain::BinanceSpot };
+        let mut s = engine(chain);
+        let mut truth: BTreeMap<(bool, i64), i64> = BTreeMap::new();
+        truth.insert((true, 1), 1);
+        truth.insert((false, 101), 1);
+        if chain == Chain::BinanceSpot {
+            // A diff first asks for the REST snapshot; it is old by then.
+            run(&mut s, |s, e| s.on_diff(seq(start, start), [], &mut { e }).unwrap());
+        }
+        snapshot(&mut s, start, 1);
+        let mut id = start;
+        for (bid, p, q) in changes {
+            id = id.wrapping_add(1);
+            let (side, price) = if bid { (Side::Bid, p) } else { (Side::Ask, 100 + p) };
+            if q == 0 {
+                truth.remove(&(bid, price));
+            } else {
+                truth.insert((bid, price), q);
+            }
+            run(&mut s, |s, e| s.on_diff(seq(id, id), [lv(side, price, q)], &mut { e }).unwrap());
+            if let Some(book) = s.book().filter(|_| s.is_valid()) {
+                let ours: BTreeMap<(bool, i64), i64> = [Side::Bid, Side::Ask]
+                    .into_iter()
+                    .flat_map(|side| book.levels(side).iter().map(move |l| ((side == Side::Bid, l.price), l.size)).collect::<Vec<_>>())
+                    .collect();
+                proptest::prop_assert_eq!(&ours, &truth, "valid at id {} ({:?}) but not the venue's book", id, chain);
+            }
+        }
+    }
+}
