@@ -239,6 +239,12 @@ impl TlsError {
                 TlsErrorKind::Protocol,
                 rustls::Error::General("unexpected TLS message after the handshake".into()),
             ),
+            RecordError::InterleavedHandshake => (
+                TlsErrorKind::Protocol,
+                rustls::Error::PeerMisbehaved(
+                    rustls::PeerMisbehaved::MessageInterleavedWithHandshakeMessage,
+                ),
+            ),
             RecordError::DecodeError => (
                 TlsErrorKind::Protocol,
                 rustls::Error::General("malformed TLS record content".into()),

@@ -109,6 +109,9 @@ pub(crate) enum RecordError {
     RecordOverflow,
     /// unexpected_message: a record type or message not allowed here.
     UnexpectedMessage,
+    /// unexpected_message: another record came between the fragments of a
+    /// post-handshake message (RFC 8446 5.1; see [`RecordLayer::open`]).
+    InterleavedHandshake,
     /// decode_error: a malformed record content or message.
     DecodeError,
     /// The peer sent this fatal alert.
@@ -264,6 +267,18 @@ impl RecordLayer {
             }
             let inner = plain[type_at];
             pos = record_end;
+            // RFC 8446 5.1: "Handshake messages MUST NOT be interleaved
+            // with other record types. That is, if a handshake message is
+            // split over two or more records, there MUST NOT be any other
+            // records between them." Bytes waiting in `self.handshake` are
+            // such a split message (complete ones are drained), so a record
+            // of any other content type now is "an inappropriate message",
+            // for which RFC 8446 6.2 (and 5, for an unexpected record)
+            // names the unexpected_message alert. rustls's own deframer
+            // refuses the same (`MessageInterleavedWithHandshakeMessage`).
+            if inner != HANDSHAKE && !self.handshake.is_empty() {
+                return Err(RecordError::InterleavedHandshake);
+            }
             match inner {
                 APPLICATION_DATA => plain_end += type_at,
                 HANDSHAKE => {
@@ -663,6 +678,48 @@ mod tests {
             0,
             "update_not_requested needs no answer"
         );
+    }
+
+    /// RFC 8446 5.1: a post-handshake message split over records may have
+    /// no other record between its fragments; without one it is fine.
+    #[test]
+    fn split_handshake_messages_refuse_interleaved_records() {
+        let ticket: &[u8] = &[4, 0, 0, 6, 1, 2, 3, 4, 5, 6];
+        let key_update: &[u8] = &[24, 0, 0, 1, 0];
+        for message in [ticket, key_update] {
+            // Nothing between, application data between, an alert between.
+            for between in [None, Some(23u8), Some(21)] {
+                let (mut b, mut a, mut sb, mut sa) = pair(Suite::Aes128Gcm);
+                let mut wire = Region::new(4096);
+                b.seal(b"first-", &mut sb, &mut wire).unwrap();
+                b.seal_record(22, &message[..2], &mut wire).unwrap();
+                match between {
+                    Some(23) => drop(b.seal(b"between", &mut sb, &mut wire).unwrap()),
+                    Some(typ) => b.seal_record(typ, &[1, 0], &mut wire).unwrap(),
+                    None => {}
+                }
+                b.seal_record(22, &message[2..], &mut wire).unwrap();
+                if message[0] == 24 {
+                    b.tx = super::Direction::new(&sb.next_tx_key().unwrap(), 0).unwrap();
+                }
+                b.seal(b"last", &mut sb, &mut wire).unwrap();
+                let mut out = Region::new(1024);
+                let opened = open_all(&mut a, &mut sa, wire.pending(), &mut out);
+                let what = format!("message {message:?}, between {between:?}");
+                if between.is_some() {
+                    assert_eq!(
+                        opened.err(),
+                        Some(RecordError::InterleavedHandshake),
+                        "{what}"
+                    );
+                    continue;
+                }
+                assert_eq!(opened, Ok((b"first-last".to_vec(), false)), "{what}");
+                let handled = (sa.tickets.len(), a.stats.key_updates_in);
+                let want = if message[0] == 4 { (1, 0) } else { (0, 1) };
+                assert_eq!(handled, want, "{what}");
+            }
+        }
     }
 
     #[test]
