@@ -324,35 +324,45 @@ fn apply_env(
         let lower = rest.to_ascii_lowercase();
         let value = env_value(&raw);
         if let Some(venue_key) = lower.strip_prefix("venue_") {
-            // TICKWIRE_FEED_VENUE_<NAME>_<KEY>: the longest venue name that fits.
+            // TICKWIRE_FEED_VENUE_<NAME>_<KEY>: the longest venue name that
+            // fits, and only it (`BN_2_ENDPOINT` is venue `bn-2`'s
+            // endpoint, not a key `2_endpoint` of venue `bn`).
             let venues = table
                 .get_mut("venue")
                 .and_then(|v| v.as_array_mut())
                 .ok_or_else(|| error(&name, "there is no [[venue]] to override"))?;
-            let mut matched = false;
-            for v in venues.iter_mut() {
-                let Some(t) = v.as_table_mut() else { continue };
-                let vname = t
-                    .get("name")
+            let env_name = |t: &toml::Table| {
+                t.get("name")
                     .or_else(|| t.get("venue"))
                     .and_then(|n| n.as_str())
                     .unwrap_or_default()
                     .to_ascii_lowercase()
-                    .replace('-', "_");
-                if let Some(key) = venue_key
-                    .strip_prefix(&vname)
+                    .replace('-', "_")
+            };
+            let key_of = |vname: &str| {
+                venue_key
+                    .strip_prefix(vname)
                     .and_then(|k| k.strip_prefix('_'))
-                    && !key.is_empty()
-                {
-                    t.insert(key.to_owned(), value.clone());
-                    matched = true;
-                }
-            }
-            if !matched {
+                    .filter(|k| !k.is_empty())
+                    .map(str::to_owned)
+            };
+            let longest = venues
+                .iter()
+                .filter_map(|v| v.as_table())
+                .map(env_name)
+                .filter(|vname| key_of(vname).is_some())
+                .max_by_key(String::len);
+            let Some(vname) = longest else {
                 return Err(error(
                     &name,
                     "names no [[venue]] (TICKWIRE_FEED_VENUE_<NAME>_<KEY>)",
                 ));
+            };
+            let key = key_of(&vname).unwrap_or_default();
+            for t in venues.iter_mut().filter_map(|v| v.as_table_mut()) {
+                if env_name(t) == vname {
+                    t.insert(key.clone(), value.clone());
+                }
             }
             continue;
         }

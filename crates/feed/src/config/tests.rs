@@ -256,3 +256,32 @@ fn a_syntax_error_says_where() {
     let e = parse("poll = \n", &[]).unwrap_err();
     assert!(e.problem.contains("line 1"), "{e}");
 }
+
+/// A venue's override lands on that venue alone, even where another
+/// venue's name is a prefix of its name (`bn` and `bn-2`).
+#[test]
+fn an_override_names_one_venue_by_its_whole_name() {
+    let file = format!(
+        "{GOOD}[[venue]]\nname = \"bn-2\"\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT\"]\n"
+    );
+    let c = parse(
+        &file,
+        &[("TICKWIRE_FEED_VENUE_BN_2_ENDPOINT", "wss://127.0.0.1:2")],
+    )
+    .unwrap();
+    assert_eq!(c.venues[0].name, "bn");
+    assert_eq!(
+        c.venues[0].endpoint.as_deref(),
+        Some("wss://localhost:9443")
+    );
+    assert_eq!(c.venues[2].name, "bn-2");
+    assert_eq!(c.venues[2].endpoint.as_deref(), Some("wss://127.0.0.1:2"));
+    // And the shorter name still takes its own.
+    let c = parse(
+        &file,
+        &[("TICKWIRE_FEED_VENUE_BN_ENDPOINT", "wss://127.0.0.1:1")],
+    )
+    .unwrap();
+    assert_eq!(c.venues[0].endpoint.as_deref(), Some("wss://127.0.0.1:1"));
+    assert_eq!(c.venues[2].endpoint, None);
+}
