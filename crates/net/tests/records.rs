@@ -132,6 +132,52 @@ fn a_tls12_server_works_through_rustls() {
     assert!(!driver.tls_info(id).unwrap().in_place);
 }
 
+/// Many TLS 1.2 records in one TCP write (so in one read, or a few): each
+/// holds several frames or part of one, and every message must come out of
+/// rustls's traffic path whole and in order (each record's bytes consumed
+/// exactly once, as rustls's `discard` counts say).
+#[test]
+fn tls12_records_in_one_write_arrive_whole_and_in_order() {
+    fn message(i: usize) -> String {
+        format!("message {i} {}", "x".repeat(i * 37 % 600))
+    }
+    let server = TestServer::start(Some(pki().tls12_only.clone()), |peer, _, log| {
+        peer.upgrade()?;
+        log.send(format!("{:?}", peer.tls_version())).unwrap();
+        let stream: Vec<u8> = (0..100)
+            .flat_map(|i| Peer::frame(OpCode::Text, true, message(i).as_bytes()))
+            .collect();
+        // Cut at uneven points: records of one byte to a few thousand.
+        let mut records = Vec::new();
+        let mut rest = &stream[..];
+        for size in [1, 5, 70, 300, 1_200, 40, 9, 5_000].into_iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (record, after) = rest.split_at(size.min(rest.len()));
+            records.push(record);
+            rest = after;
+        }
+        log.send(records.len().to_string()).unwrap();
+        peer.write_records(&records)?;
+        peer.drain_until_eof();
+        Ok(())
+    });
+    let mut driver = Driver::new(test_config(), &test_tls(), Recorder::default()).unwrap();
+    let id = driver
+        .connect(Endpoint::parse(&server.url(true, "/")).unwrap())
+        .unwrap();
+    run_until(&mut driver, "100 messages", |r| r.messages.len() >= 100);
+    assert_eq!(server.next_log(), "Some(TLSv1_2)");
+    let records: usize = server.next_log().parse().unwrap();
+    assert!(records > 30, "{records} records");
+    assert!(!driver.tls_info(id).unwrap().in_place);
+    let got: Vec<&Ev> = driver.handler().messages.iter().map(|(_, ev)| ev).collect();
+    let want: Vec<Ev> = (0..100).map(|i| Ev::Text(message(i))).collect();
+    assert_eq!(got, want.iter().collect::<Vec<_>>());
+    assert!(driver.handler().closed.is_empty());
+}
+
 /// Scribbles over the padding after every payload, as simd-json may.
 #[derive(Default)]
 struct Scribbler {

@@ -255,6 +255,24 @@ impl Peer {
         self.io.flush()
     }
 
+    /// Under TLS, seals each of `records` as a record of its own (one over
+    /// 16 KiB as several) and sends them all in one write on the socket.
+    pub(crate) fn write_records(&mut self, records: &[&[u8]]) -> io::Result<()> {
+        let Io::Tls(tls) = &mut self.io else {
+            return Err(io::Error::other("not TLS"));
+        };
+        tls.conn.set_buffer_limit(None);
+        for record in records {
+            tls.conn.writer().write_all(record)?;
+        }
+        let mut wire = Vec::new();
+        while tls.conn.wants_write() {
+            tls.conn.write_tls(&mut wire)?;
+        }
+        tls.sock.write_all(&wire)?;
+        tls.sock.flush()
+    }
+
     /// Writes `bytes` one byte per write call (one TLS record each under TLS).
     pub(crate) fn write_bytewise(&mut self, bytes: &[u8]) -> io::Result<()> {
         for b in bytes {

@@ -9,6 +9,8 @@
 //! path, which allocates and copies once per received record.
 
 pub(crate) mod record;
+#[cfg(test)]
+mod tests;
 
 use std::fmt;
 use std::io;
@@ -579,6 +581,19 @@ fn traffic_key(secrets: ConnectionTrafficSecrets) -> Result<TrafficKey, TlsError
 
 /// TLS 1.2: rustls decrypts (and copies each record into a new `Vec`); the
 /// plaintext goes through `scratch` into the receive buffer.
+///
+/// The incoming bytes passed to `process_tls_records` are `buf[pos..]`, so
+/// discarding from their front is advancing `pos`. rustls 0.23 documents
+/// two amounts: `UnbufferedStatus::discard` ("`discard` bytes must be removed
+/// from the *front* of the `incoming_tls` buffer ... *before*
+/// `process_tls_records` is called again") and, for each record read in a
+/// `ReadTraffic` state, `AppDataRecord::discard` ("This number MUST be added
+/// to the value of `UnbufferedStatus::discard` *prior* to the discard
+/// operation"). Both are honoured. (rustls 0.23.46 copies a record's
+/// plaintext out, counts the record's bytes in `UnbufferedStatus::discard`
+/// and always reports 0 in `AppDataRecord::discard`; that field is for the
+/// in-place decryption rustls notes as future work, which would count the
+/// record's bytes there instead.)
 fn open_tls12(
     conn: &mut UnbufferedClientConnection,
     scratch: &mut Vec<u8>,
@@ -590,7 +605,7 @@ fn open_tls12(
     let mut pos = cipher.start;
     let close_notify = loop {
         scratch.clear();
-        let UnbufferedStatus { discard, state } =
+        let UnbufferedStatus { mut discard, state } =
             conn.process_tls_records(&mut buf[pos..cipher.end]);
         let mut stop = false;
         let mut closed = false;
@@ -601,6 +616,7 @@ fn open_tls12(
                 if let Some(record) = traffic.next_record() {
                     let record = record.map_err(TlsError::from_rustls)?;
                     scratch.extend_from_slice(record.payload);
+                    discard += record.discard;
                 }
             }
             ConnectionState::EncodeTlsData(mut data) => {
