@@ -240,6 +240,40 @@ fn conn_id(count: u64) -> String {
     id
 }
 
+/// A request's `req_id`: a JSON string, or a JSON number, echoed back
+/// as a string either way.
+///
+/// The v5 docs ("Connect") type `req_id` as a string and show only
+/// strings (`"req_id": "100001"`), but the venue takes a number too:
+/// ccxt (the `ccxt.pro` Bybit module, 4.5.x) sends
+/// `{"op":"subscribe","req_id":1,...}` and `{"req_id":2,"op":"ping"}`, a
+/// number from its request counter, and the venue's replies recorded in
+/// its source comments carry that number back as a string: `"req_id":"3"`
+/// in `{"success":true,"ret_msg":"","conn_id":"7188110e-...",
+/// "req_id":"3","op":"unsubscribe"}` (`handle_un_subscribe`; a linear or
+/// inverse reply, `ret_msg` empty) and `"req_id": "2"` on a pong
+/// (`handle_pong`). ccxt matches replies with `safe_string`; its pull
+/// request 28545 (2026) reads the `req_id` that public-stream refusals
+/// echo. A number is echoed as written (`1` as `"1"`); how the venue
+/// writes a fraction or an exponent is unconfirmed. Other JSON types
+/// (`true`, an object) are refused as undecodable, unconfirmed; `null` is
+/// taken as no `req_id`.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum RequestId {
+    Text(String),
+    Number(serde_json::Number),
+}
+
+impl RequestId {
+    fn into_text(self) -> String {
+        match self {
+            RequestId::Text(s) => s,
+            RequestId::Number(n) => n.to_string(),
+        }
+    }
+}
+
 /// Bybit's answer to a request it could not read, in the words its Go
 /// JSON decoder (jsoniter) gives: `Failed to decode incoming data:` then,
 /// for text that is not an object, `readObjectStart: expect { or n, but
@@ -297,9 +331,9 @@ impl Protocol for Bybit {
     }
 
     /// A request: `subscribe`, `unsubscribe` or `ping` (with an optional
-    /// `req_id`, echoed); any other `op` is `error:invalid op` (a
-    /// third-party capture of 2026 for `{"op":"nope"}`), text that is not
-    /// a request [`undecodable`].
+    /// `req_id`, a string or a number, echoed as a string: [`RequestId`]);
+    /// any other `op` is `error:invalid op` (a third-party capture of 2026
+    /// for `{"op":"nope"}`), text that is not a request [`undecodable`].
     fn on_text(&self, client: &mut Client, text: &str, market: &mut Market, out: &mut Out) {
         #[derive(serde::Deserialize)]
         struct Request {
@@ -307,7 +341,7 @@ impl Protocol for Bybit {
             op: String,
             #[serde(default)]
             args: Vec<String>,
-            req_id: Option<String>,
+            req_id: Option<RequestId>,
         }
         let request = match serde_json::from_str::<Request>(text) {
             Ok(r) => r,
@@ -317,7 +351,8 @@ impl Protocol for Bybit {
                 return;
             }
         };
-        let req_id = request.req_id.as_deref();
+        let req_id = request.req_id.map(RequestId::into_text);
+        let req_id = req_id.as_deref();
         let args: Vec<&str> = request.args.iter().map(String::as_str).collect();
         let op = request.op.as_str();
         let refused = match op {

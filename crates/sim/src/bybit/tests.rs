@@ -237,6 +237,58 @@ fn spot_replies_and_refusals() {
     assert!(c.topics.is_empty() && c.repeats.is_empty());
 }
 
+/// A `req_id` that is a JSON number, as ccxt sends it
+/// (`{"op":"subscribe","req_id":1,...}`, `{"req_id":2,"op":"ping"}`), is
+/// accepted on every category and echoed back as a string, `"1"`, the way
+/// ccxt's captures of the venue show it (see `RequestId`).
+#[test]
+fn a_numeric_req_id_is_accepted_and_echoed_as_a_string() {
+    for (venue, path, subscribed) in [
+        (Venue::BybitSpot, "/v5/public/spot", "subscribe"),
+        (Venue::BybitLinear, "/v5/public/linear", ""),
+        (Venue::BybitInverse, "/v5/public/inverse", ""),
+    ] {
+        let b = Bybit::new(venue);
+        let mut m = market(venue);
+        let mut c = open(&b, path, &m);
+        let id = c.conn_id.clone();
+        let symbol = m.instruments[0].symbol.clone();
+        let got = ask(
+            &b,
+            &mut c,
+            &mut m,
+            &format!(r#"{{"op":"subscribe","req_id":1,"args":["orderbook.50.{symbol}"]}}"#),
+        );
+        assert_eq!(got.len(), 2, "{venue:?}: {got:?}");
+        assert_eq!(
+            got[0],
+            format!(
+                r#"{{"success":true,"ret_msg":"{subscribed}","conn_id":"{id}","req_id":"1","op":"subscribe"}}"#
+            ),
+            "{venue:?}"
+        );
+        assert!(got[1].contains(r#""type":"snapshot""#), "{}", got[1]);
+        assert_eq!(c.topics, [Topic::Book(0, 50)], "{venue:?}");
+        let got = ask(&b, &mut c, &mut m, r#"{"req_id":2,"op":"ping"}"#);
+        assert_eq!(
+            got,
+            [format!(
+                r#"{{"success":true,"ret_msg":"pong","conn_id":"{id}","req_id":"2","op":"ping"}}"#
+            )],
+            "{venue:?}"
+        );
+        // A refusal echoes it too.
+        let got = ask(&b, &mut c, &mut m, r#"{"op":"nope","req_id":30}"#);
+        assert_eq!(
+            got,
+            [format!(
+                r#"{{"success":false,"ret_msg":"error:invalid op","conn_id":"{id}","req_id":"30","op":"nope"}}"#
+            )],
+            "{venue:?}"
+        );
+    }
+}
+
 /// An armed refusal answers the next subscription of the book with the
 /// venue's words for an unknown topic, once.
 #[test]
