@@ -332,3 +332,125 @@ fn a_feed_whose_handler_panicked_refuses_to_poll_again() {
     let e = feed.poll().unwrap_err();
     assert!(e.to_string().contains("panicked"), "{e}");
 }
+
+/// Simulators of every venue with snapshots in band, a feed of their BTC
+/// books built from a configuration's text, and the CA file's directory.
+fn in_band_venues(
+    tag: &str,
+) -> (
+    Vec<(Venue, String, tickwire_sim::Simulator)>,
+    String,
+    std::path::PathBuf,
+) {
+    use tickwire_sim::{SimConfig, Simulator};
+    let (tls, ca) = tickwire_sim::self_signed().unwrap();
+    let dir = std::env::temp_dir().join(format!("tickwire-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("ca.pem"), ca).unwrap();
+    let mut sims = Vec::new();
+    let mut toml = String::new();
+    for &(_, venue) in Venue::ALL.iter().filter(|(_, v)| !v.rest_snapshots()) {
+        let sim = Simulator::start(SimConfig {
+            tls: Some(tls.clone()),
+            rate: 500,
+            ..SimConfig::new(venue)
+        })
+        .unwrap();
+        let port = sim.addr().port();
+        let symbol = &SimInstrument::pair(venue)[0].symbol;
+        toml.push_str(&format!(
+            "[[venue]]\nvenue = \"{}\"\ninstruments = [\"{symbol}:5\"]\n\
+             endpoint = \"wss://localhost:{port}\"\n",
+            venue.name()
+        ));
+        sims.push((venue, symbol.clone(), sim));
+    }
+    (sims, toml, dir)
+}
+
+/// A venue that answers a resubscription with nothing (no reply, no
+/// snapshot) is asked again: the book is valid again, on every venue whose
+/// snapshots come in band. (Before, the book waited for the connection to
+/// drop.)
+#[test]
+fn on_every_in_band_venue_a_resubscription_answered_with_nothing_is_asked_again() {
+    use std::sync::atomic::Ordering;
+    use tickwire_sim::VenueFault;
+    let (sims, toml, dir) = in_band_venues("silent");
+    let mut feed = FeedBuilder::from_toml(&toml)
+        .unwrap()
+        .ca_file(dir.join("ca.pem"))
+        .build()
+        .unwrap();
+    let all_valid = |f: &Feed<_>| {
+        sims.iter()
+            .all(|(v, symbol, _)| f.book_of(v.name(), symbol).is_some())
+    };
+    poll_until(&mut feed, "every book valid", all_valid);
+    let stats = feed.stats();
+    let before = stats.resubscriptions.load(Ordering::Relaxed);
+    let gaps = stats.gaps.load(Ordering::Relaxed);
+    for (venue, _, sim) in &sims {
+        assert!(sim.fault(0, VenueFault::IgnoreSubscription), "{venue:?}");
+        assert!(sim.fault(0, VenueFault::SequenceGap), "{venue:?}");
+    }
+    poll_until(&mut feed, "every venue's gap", |f| {
+        f.stats().gaps.load(Ordering::Relaxed) >= gaps + sims.len() as u64
+    });
+    poll_until(&mut feed, "every book valid again", all_valid);
+    // Each venue's book was resubscribed twice at least: the request
+    // ignored, then the one that followed it up.
+    let resubscribed = stats.resubscriptions.load(Ordering::Relaxed) - before;
+    assert!(resubscribed >= 2 * sims.len() as u64, "{resubscribed}");
+    assert_eq!(stats.reconnects.load(Ordering::Relaxed), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A venue that answers every resubscription of a book with nothing: after
+/// the last follow-up the book's connection is replaced, make-before-break
+/// (a planned reconnect, no unplanned one), and the new connection's
+/// snapshot makes the book valid again.
+#[test]
+fn on_every_in_band_venue_a_book_never_answered_gets_a_new_connection() {
+    use std::sync::atomic::Ordering;
+    use tickwire_sim::VenueFault;
+    let (sims, toml, dir) = in_band_venues("replace");
+    let mut feed = FeedBuilder::from_toml(&toml)
+        .unwrap()
+        .ca_file(dir.join("ca.pem"))
+        .build()
+        .unwrap();
+    let all_valid = |f: &Feed<_>| {
+        sims.iter()
+            .all(|(v, symbol, _)| f.book_of(v.name(), symbol).is_some())
+    };
+    poll_until(&mut feed, "every book valid", all_valid);
+    let stats = feed.stats();
+    let gaps = stats.gaps.load(Ordering::Relaxed);
+    for (venue, _, sim) in &sims {
+        // Every resubscription the feed makes before it gives up on the
+        // connection (tickwire_feed's REPLACE_AFTER is 3).
+        for _ in 0..3 {
+            assert!(sim.fault(0, VenueFault::IgnoreSubscription), "{venue:?}");
+        }
+        assert!(sim.fault(0, VenueFault::SequenceGap), "{venue:?}");
+    }
+    poll_until(&mut feed, "every venue's gap", |f| {
+        f.stats().gaps.load(Ordering::Relaxed) >= gaps + sims.len() as u64
+    });
+    // Valid again, on a new connection (the old one closes once the new
+    // one carries the book).
+    poll_until(
+        &mut feed,
+        "every book valid again, its connection replaced",
+        |f| {
+            all_valid(f)
+                && stats
+                    .venues
+                    .iter()
+                    .all(|v| v.planned_reconnects.load(Ordering::Relaxed) >= 1)
+        },
+    );
+    assert_eq!(stats.reconnects.load(Ordering::Relaxed), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -21,6 +21,9 @@ pub(crate) struct Market {
     pub(crate) pending: Vec<StepFaults>,
     /// Refuse the next subscription of each instrument's book.
     reject: Vec<bool>,
+    /// How many of the next subscription requests naming each instrument
+    /// to ignore.
+    ignore: Vec<u32>,
     /// Trades and quotes sent, when kept.
     pub(crate) sent: Option<Vec<Sent>>,
 }
@@ -37,6 +40,7 @@ impl Market {
             books,
             pending: vec![StepFaults::default(); n],
             reject: vec![false; n],
+            ignore: vec![0; n],
             sent: keep_sent.then(Vec::new),
         }
     }
@@ -53,6 +57,39 @@ impl Market {
         self.reject
             .get_mut(n)
             .is_some_and(|r| std::mem::replace(r, false))
+    }
+
+    /// Whether the client's request `text` is to be ignored: a
+    /// subscription (not an unsubscription) naming an instrument whose
+    /// [`VenueFault::IgnoreSubscription`] is armed; one of those armed is
+    /// used up.
+    /// Read from the text alone, the same for every venue: each writes the
+    /// symbol whole, between quotes or a topic's dots (`"BTC-USDT"`,
+    /// `"orderbook.50.BTCUSDT"`, `"book.BTC-PERPETUAL.100ms"`).
+    pub(crate) fn take_ignored(&mut self, text: &str) -> bool {
+        if self.ignore.iter().all(|&n| n == 0)
+            || !text.contains("subscribe")
+            || text.contains("unsubscribe")
+        {
+            return false;
+        }
+        let named = |symbol: &str| {
+            text.match_indices(symbol).any(|(at, _)| {
+                let before = text[..at].chars().next_back();
+                let after = text[at + symbol.len()..].chars().next();
+                let apart = |c: Option<char>| {
+                    c.is_none_or(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '/' | '_')))
+                };
+                apart(before) && apart(after)
+            })
+        };
+        for (n, ignore) in self.ignore.iter_mut().enumerate() {
+            if *ignore > 0 && named(&self.instruments[n].symbol) {
+                *ignore -= 1;
+                return true;
+            }
+        }
+        false
     }
 
     /// One market step of instrument `n` (a trade first if `trade`) into
@@ -102,6 +139,7 @@ impl Market {
             VenueFault::BadChecksum => p.bad_checksum = true,
             VenueFault::Restart => p.restart = true,
             VenueFault::RejectSubscription => self.reject[n] = true,
+            VenueFault::IgnoreSubscription => self.ignore[n] += 1,
         }
     }
 }
@@ -271,4 +309,41 @@ pub(crate) fn query<'a>(path: &'a str, key: &str) -> Option<&'a str> {
         .1
         .split('&')
         .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::VenueFault;
+    use crate::testutil::market;
+    use tickwire_venues::Venue;
+
+    /// An ignored subscription is the next request subscribing the
+    /// instrument by its whole symbol, once.
+    #[test]
+    fn the_next_subscription_naming_the_instrument_is_ignored_once() {
+        let mut m = market(Venue::BybitSpot, 1);
+        let btc = m.instruments[0].symbol.clone();
+        let sub = |topic: &str| format!(r#"{{"op":"subscribe","args":["{topic}"]}}"#);
+        assert!(
+            !m.take_ignored(&sub(&format!("orderbook.50.{btc}"))),
+            "not armed"
+        );
+        m.arm(0, VenueFault::IgnoreSubscription);
+        assert!(!m.take_ignored(&sub("orderbook.50.ETHUSDT")));
+        assert!(!m.take_ignored(&sub(&format!("orderbook.50.{btc}X"))));
+        assert!(!m.take_ignored(&format!(
+            r#"{{"op":"unsubscribe","args":["orderbook.50.{btc}"]}}"#
+        )));
+        assert!(m.take_ignored(&sub(&format!("orderbook.50.{btc}"))));
+        assert!(
+            !m.take_ignored(&sub(&format!("orderbook.50.{btc}"))),
+            "used up"
+        );
+        // Armed twice: ignored twice.
+        m.arm(0, VenueFault::IgnoreSubscription);
+        m.arm(0, VenueFault::IgnoreSubscription);
+        assert!(m.take_ignored(&sub(&format!("orderbook.50.{btc}"))));
+        assert!(m.take_ignored(&sub(&format!("orderbook.50.{btc}"))));
+        assert!(!m.take_ignored(&sub(&format!("orderbook.50.{btc}"))));
+    }
 }

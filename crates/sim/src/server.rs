@@ -440,6 +440,9 @@ fn poll_client<P: Protocol>(
                     close_too_fast(&mut client.session);
                     return Ok(Polled::Kicked);
                 }
+                if market.take_ignored(&t) {
+                    continue;
+                }
                 shared.protocol.on_text(&mut client.state, &t, market, out);
                 write(client, out, &shared.stamps, &shared.counters, clock)?;
             }

@@ -37,6 +37,9 @@ pub(crate) enum Fault {
     Rejected,
     /// The venue's book service restarts (Bybit's `u=1` snapshot).
     Restart,
+    /// A book message lost, and the resubscription that follows answered
+    /// with nothing (the feed asks again).
+    SilentResubscription,
 }
 
 impl Fault {
@@ -53,6 +56,7 @@ impl Fault {
             Fault::SequenceGap => "sequence gap",
             Fault::Rejected => "rejected subscription",
             Fault::Restart => "restart",
+            Fault::SilentResubscription => "silent resubscription",
         }
     }
 
@@ -61,7 +65,11 @@ impl Fault {
     pub(crate) fn of_the_venue(self) -> bool {
         matches!(
             self,
-            Fault::Checksum | Fault::SequenceGap | Fault::Rejected | Fault::Restart
+            Fault::Checksum
+                | Fault::SequenceGap
+                | Fault::Rejected
+                | Fault::Restart
+                | Fault::SilentResubscription
         )
     }
 
@@ -86,6 +94,9 @@ impl Fault {
             Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse
         ) {
             all.insert(1, Fault::Restart);
+        }
+        if !venue.rest_snapshots() {
+            all.push(Fault::SilentResubscription);
         }
         all
     }
@@ -205,7 +216,9 @@ impl Schedule {
                     took = match fault {
                         Fault::Split => now.duration_since(since) >= Duration::from_secs(1),
                         Fault::Restart => now.duration_since(since) >= Duration::from_millis(500),
-                        Fault::Checksum | Fault::SequenceGap => counts.gaps > before.gaps,
+                        Fault::Checksum | Fault::SequenceGap | Fault::SilentResubscription => {
+                            counts.gaps > before.gaps
+                        }
                         Fault::Rejected => counts.rejections > before.rejections,
                         _ => counts.reconnects > before.reconnects,
                     };
@@ -259,6 +272,10 @@ fn inject(fault: Fault, sim: &Simulator, proxy: &Proxy, n: u64, instruments: usi
         }
         Fault::Restart => {
             sim.fault(instrument, VenueFault::Restart);
+        }
+        Fault::SilentResubscription => {
+            sim.fault(instrument, VenueFault::IgnoreSubscription);
+            sim.fault(instrument, VenueFault::SequenceGap);
         }
         Fault::Rejected => {
             sim.fault(instrument, VenueFault::RejectSubscription);

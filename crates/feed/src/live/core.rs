@@ -435,6 +435,17 @@ impl<H: OnEvent> Handler for Core<H> {
         if self.venues[v].lines[p].leader == line {
             self.recovery.sent(v, p, frames);
         }
+        // A book that waited for a snapshot when the line went down asks
+        // for it again now: followed up like a resubscription.
+        let state = &self.venues[v];
+        if !state.setup.venue.rest_snapshots() {
+            let now = Instant::now();
+            for &i in &state.plans[p].instruments {
+                if self.recovery.recovering(v, i) {
+                    self.recovery.resubscribed(v, i, now);
+                }
+            }
+        }
     }
 
     fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, mut stamps: Stamps) {

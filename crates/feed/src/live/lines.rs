@@ -66,7 +66,14 @@ pub(crate) struct PlanLines<Id> {
     lifetime: Option<Duration>,
     /// No replacement is opened before this (one failed).
     retry_at: Option<Instant>,
+    /// A replacement of the leader was asked for ([`replace`](Self::replace)):
+    /// the old line closes once the new one is ready, or at this deadline.
+    replace_by: Option<Instant>,
 }
+
+/// How long an asked-for replacement may take to come in step before the
+/// old line is closed anyway.
+pub(crate) const REPLACE_WARM_UP: Duration = Duration::from_secs(10);
 
 impl<Id: Copy + PartialEq> PlanLines<Id> {
     /// A plan whose line 0 is `id` (and line 1 `standby`, if one).
@@ -80,6 +87,7 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
             standby: standby.is_some(),
             lifetime,
             retry_at: None,
+            replace_by: None,
         }
     }
 
@@ -120,6 +128,10 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
         self.open[l] = false;
         self.opened[l] = None;
         if self.open[1 - l] {
+            if self.leader == line {
+                // A replacement asked for is done: the other line leads.
+                self.replace_by = None;
+            }
             self.leader = 1 - line;
         }
         if std::mem::take(&mut self.retiring[l]) {
@@ -162,11 +174,21 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
                 return Some(Due::Open(l as Line));
             }
         }
-        let lifetime = self.lifetime?;
-        let (margin, warm) = (margin(lifetime), warm_up(lifetime));
         if self.retiring.iter().any(|&r| r) {
             return None;
         }
+        if let Some(by) = self.replace_by {
+            let (l, other) = (self.leader as usize, 1 - self.leader as usize);
+            if self.ids[other].is_none() {
+                if self.retry_at.is_none_or(|t| now >= t) {
+                    return Some(Due::Open(other as Line));
+                }
+            } else if self.open[other] && (ready(other as Line) || now >= by) {
+                return Some(Due::Retire(l as Line));
+            }
+        }
+        let lifetime = self.lifetime?;
+        let (margin, warm) = (margin(lifetime), warm_up(lifetime));
         for l in 0..2 {
             let Some(at) = self.opened[l] else { continue };
             let deadline = at + lifetime.saturating_sub(margin);
@@ -199,6 +221,18 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
     /// Line `line` is being closed on purpose.
     pub(crate) fn retire(&mut self, line: Line) {
         self.retiring[line as usize] = true;
+        self.replace_by = None;
+    }
+
+    /// Asks, at `now`, for the leader's connection to be replaced
+    /// (make-before-break): the other line opens (or, standing by, is open
+    /// already), and the leader closes once the other carries the plan's
+    /// books, or [`REPLACE_WARM_UP`] after `now`. A replacement already
+    /// asked for keeps its deadline.
+    pub(crate) fn replace(&mut self, now: Instant) {
+        if self.replace_by.is_none() {
+            self.replace_by = Some(now + REPLACE_WARM_UP);
+        }
     }
 }
 
@@ -303,6 +337,55 @@ mod tests {
         p.opened(0, at);
         assert_eq!(p.due(at, |l| l == 1, |_| false), None);
         assert_eq!(p.due(at, |_| true, |_| false), Some(Due::Retire(1)));
+    }
+
+    #[test]
+    fn a_replacement_asked_for_is_made_before_the_old_line_breaks() {
+        let t0 = Instant::now();
+        // Without standby or lifetime: a second line opens, and the leader
+        // closes once it is ready (or at the deadline).
+        let mut p = PlanLines::new(id(0), None, None);
+        p.opened(0, t0);
+        assert_eq!(p.due(t0, |_| true, |_| false), None);
+        p.replace(t0);
+        assert_eq!(p.due(t0, |_| true, |_| false), Some(Due::Open(1)));
+        p.set_id(1, id(1));
+        assert_eq!(p.due(t0, |_| true, |_| false), None, "not open yet");
+        p.opened(1, t0);
+        assert_eq!(p.due(t0, |l| l == 0, |_| false), None, "not ready");
+        assert_eq!(p.due(t0, |_| true, |_| false), Some(Due::Retire(0)));
+        let late = t0 + REPLACE_WARM_UP;
+        assert_eq!(p.due(late, |l| l == 0, |_| false), Some(Due::Retire(0)));
+        p.retire(0);
+        assert!(!p.closed(0, late), "not reconnected");
+        assert_eq!(p.leader, 1);
+        assert_eq!(p.due(late, |_| true, |_| false), None, "done");
+        // The replacement fails before it is ready: another after a pause.
+        p.replace(late);
+        assert_eq!(p.due(late, |_| true, |_| false), Some(Due::Open(0)));
+        p.set_id(0, id(2));
+        p.opened(0, late);
+        assert!(!p.closed(0, late));
+        assert_eq!(p.due(late, |_| true, |_| false), None);
+        let again = late + RETRY;
+        assert_eq!(p.due(again, |_| true, |_| false), Some(Due::Open(0)));
+        // The old line breaks first: the new one leads, and that is the
+        // replacement.
+        p.set_id(0, id(3));
+        p.opened(0, again);
+        assert!(!p.closed(1, again));
+        assert_eq!(p.leader, 0);
+        assert_eq!(p.due(again, |_| true, |_| false), None);
+        // With standby: the leader closes, and the standby logic opens it
+        // again at once.
+        let mut p = PlanLines::new(id(0), Some(id(1)), None);
+        p.opened(0, t0);
+        p.opened(1, t0);
+        p.replace(t0);
+        assert_eq!(p.due(t0, |_| true, |_| false), Some(Due::Retire(0)));
+        p.retire(0);
+        assert!(!p.closed(0, t0));
+        assert_eq!(p.due(t0, |_| true, |_| false), Some(Due::Open(0)));
     }
 
     #[test]

@@ -41,7 +41,7 @@ use self::budget::{Admit, RestBudget};
 pub(crate) use self::core::Adapter;
 use self::core::{Core, Link, VenueState};
 use self::lines::PlanLines;
-use self::log::{BadInput, Failures};
+use self::log::{BadInput, Failures, tickwire_log};
 use self::recovery::{Due, Need, Recovery};
 use self::setup::feed_net;
 pub use self::setup::{Budget, plans, rest_limit_problem};
@@ -668,6 +668,10 @@ impl<H: OnEvent> Feed<H> {
                 self.fetch_wait = None;
                 continue;
             }
+            if let Due::Replace(i) = what {
+                self.replace_connection(v, i, now);
+                continue;
+            }
             let core = self.driver.handler();
             let state = &core.venues[v];
             // A connection's retry (after a refusal that named no book,
@@ -680,7 +684,7 @@ impl<H: OnEvent> Feed<H> {
             let (p, need) = match what {
                 Due::Link(p) => (p, Need::Subscribe),
                 Due::Book(i, need) => (state.plan_of[i], need),
-                Due::Fetch(_) => continue,
+                Due::Fetch(_) | Due::Replace(_) => continue,
             };
             let Some(id) = state.lines[p].leader_id() else {
                 continue;
@@ -701,7 +705,7 @@ impl<H: OnEvent> Feed<H> {
                     };
                     (frames, from)
                 }
-                Due::Book(..) | Due::Link(_) | Due::Fetch(_) => {
+                Due::Book(..) | Due::Link(_) | Due::Fetch(_) | Due::Replace(_) => {
                     (std::mem::take(&mut state.plans[p].subscribe), 0)
                 }
             };
@@ -724,6 +728,13 @@ impl<H: OnEvent> Feed<H> {
             if need == Need::Resubscribe && sent > 0 {
                 FeedStats::add(&core.stats.resubscriptions, 1);
             }
+            if let Due::Book(i, _) = what
+                && !rest
+                && sent > 0
+            {
+                // Followed up: asked again if no snapshot comes.
+                core.recovery.resubscribed(v, i, now);
+            }
             if whole {
                 // The connection's subscriptions, sent again: the replies
                 // to come are this round's.
@@ -731,6 +742,27 @@ impl<H: OnEvent> Feed<H> {
             }
         }
         self.due = due;
+    }
+
+    /// Book `i` of venue `v` went without a snapshot through every
+    /// resubscription: its connection is replaced, make-before-break (said
+    /// once per replacement, with the book's name).
+    fn replace_connection(&mut self, v: usize, i: usize, now: Instant) {
+        let state = &mut self.driver.handler_mut().venues[v];
+        let p = state.plan_of[i];
+        state.lines[p].replace(now);
+        let name = &state.setup.name;
+        let symbol = state
+            .setup
+            .instruments
+            .get(i)
+            .map_or("?", |s| s.symbol.as_str());
+        tickwire_log(format_args!(
+            "venue {name}: {symbol}: no snapshot after {} resubscriptions; \
+             replacing its connection",
+            recovery::REPLACE_AFTER
+        ));
+        self.next_lines = Some(now);
     }
 
     /// Runs until `stop` is set, then closes every connection (1000) and

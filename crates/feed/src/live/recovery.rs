@@ -25,6 +25,17 @@
 //! trip: Binance bans an address that keeps asking past its request
 //! weight limit ("Limits" in its REST API docs: 429, then 418).
 //!
+//! A resubscription is followed up: a venue may ignore it (a Bybit
+//! "already subscribed" reply names no instrument; Coinbase does not say
+//! what a second subscription of a channel does), and a book waiting for a
+//! snapshot that never comes would stay invalid until its connection
+//! happened to drop. So a book resubscribed, or subscribed again on a
+//! connection that reopened while it waited, that is not valid
+//! [`SNAPSHOT_WAIT`] later is resubscribed again, on the same backoff;
+//! after [`REPLACE_AFTER`] such silences its connection is replaced
+//! (make-before-break: a second line opens and subscribes everything, and
+//! the old one closes once the new one carries the plan's books).
+//!
 //! A refusal that names no instrument (Binance's names only its request's
 //! id) is the connection's: it has a slot of its own, apart from the
 //! books', and is retried by sending the connection's subscriptions again,
@@ -55,6 +66,11 @@ struct Book {
     fetches: u32,
     /// When its next fetch may go.
     fetch_due: Option<Instant>,
+    /// A (re)subscription went out: the book should be valid by then.
+    answer_by: Option<Instant>,
+    /// Resubscriptions that went unanswered since the book was last valid
+    /// or its connection replaced.
+    unanswered: u32,
 }
 
 /// A connection's retry of subscriptions refused without naming an
@@ -80,6 +96,9 @@ pub(crate) enum Due {
     Fetch(usize),
     /// Connection (plan) `p`'s subscriptions are to be sent again.
     Link(usize),
+    /// Book (instrument) `i`'s resubscriptions went unanswered
+    /// [`REPLACE_AFTER`] times: its connection is to be replaced.
+    Replace(usize),
 }
 
 /// Every book's recovery, by venue and instrument, and every connection's
@@ -95,6 +114,14 @@ pub(crate) struct Recovery {
 
 /// The longest wait between two attempts (before a fetch's jitter).
 const MAX_WAIT: Duration = Duration::from_secs(30);
+
+/// How long a book resubscribed may take to be valid again before it is
+/// asked again. Venues answer a subscription with its snapshot within
+/// milliseconds; this leaves a loaded machine (or venue) room.
+pub(crate) const SNAPSHOT_WAIT: Duration = Duration::from_secs(5);
+
+/// Unanswered resubscriptions after which a book's connection is replaced.
+pub(crate) const REPLACE_AFTER: u32 = 3;
 
 /// A snapshot fetch waits up to this much longer than its backoff, so
 /// that books which failed together (a reconnect, a venue's 429) do not
@@ -173,12 +200,38 @@ impl Recovery {
         }
     }
 
+    /// Book `i` of venue `v` was resubscribed (or subscribed again on a
+    /// connection that reopened while it waited) at `now`: if it is not
+    /// valid [`SNAPSHOT_WAIT`] later, it is asked again.
+    pub(crate) fn resubscribed(&mut self, v: usize, i: usize, now: Instant) {
+        if let Some(book) = self.books.get_mut(v).and_then(|b| b.get_mut(i)) {
+            if book.answer_by.is_none() {
+                self.waiting += 1;
+            }
+            book.answer_by = Some(now + SNAPSHOT_WAIT);
+        }
+    }
+
+    /// Whether book `i` of venue `v` has been asked for since it was last
+    /// valid (a resubscription due or sent, a fetch): it waits for a
+    /// snapshot.
+    pub(crate) fn recovering(&self, v: usize, i: usize) -> bool {
+        self.books
+            .get(v)
+            .and_then(|b| b.get(i))
+            .is_some_and(|b| b.attempts > 0)
+    }
+
     /// Book `i` of venue `v` is valid: its backoff starts over, and
     /// nothing more is needed.
     pub(crate) fn valid(&mut self, v: usize, i: usize) {
         if let Some(book) = self.books.get_mut(v).and_then(|b| b.get_mut(i)) {
             book.attempts = 0;
             book.fetches = 0;
+            book.unanswered = 0;
+            if book.answer_by.take().is_some() {
+                self.waiting -= 1;
+            }
             if book.due.take().is_some() {
                 self.waiting -= 1;
             }
@@ -257,6 +310,24 @@ impl Recovery {
                     book.fetch_due = None;
                     self.waiting -= 1;
                     out.push((v, Due::Fetch(i)));
+                }
+                if let Some(at) = book.answer_by
+                    && at <= now
+                {
+                    // No snapshot came: ask again after the backoff, or,
+                    // after the last of them, replace the connection.
+                    book.answer_by = None;
+                    self.waiting -= 1;
+                    book.unanswered = book.unanswered.saturating_add(1);
+                    if book.unanswered >= REPLACE_AFTER {
+                        book.unanswered = 0;
+                        out.push((v, Due::Replace(i)));
+                    } else if book.due.is_none() {
+                        book.attempts = book.attempts.saturating_add(1);
+                        let wait = Self::wait(Need::Resubscribe, book.attempts);
+                        book.due = Some((now + wait, Need::Resubscribe));
+                        self.waiting += 1;
+                    }
                 }
             }
         }
@@ -370,6 +441,38 @@ mod tests {
         // Out of range: ignored.
         r.fetch(3, 0, at);
         assert!(!r.waiting());
+    }
+
+    #[test]
+    fn an_unanswered_resubscription_is_asked_again_then_the_connection_replaced() {
+        let mut r = Recovery::new([(2, 1)]);
+        let t0 = Instant::now();
+        r.ask(0, 1, Need::Resubscribe, t0);
+        assert_eq!(due(&mut r, t0), [(0, Due::Book(1, Need::Resubscribe))]);
+        r.resubscribed(0, 1, t0);
+        assert!(r.recovering(0, 1));
+        assert!(!r.recovering(0, 0));
+        // Nothing came: asked again after the wait and the backoff.
+        let mut at = t0;
+        for backoff_ms in [500, 1000] {
+            let silent = at + SNAPSHOT_WAIT;
+            assert!(due(&mut r, silent - Duration::from_millis(1)).is_empty());
+            assert!(due(&mut r, silent).is_empty(), "the backoff first");
+            at = silent + Duration::from_millis(backoff_ms);
+            assert_eq!(due(&mut r, at), [(0, Due::Book(1, Need::Resubscribe))]);
+            r.resubscribed(0, 1, at);
+        }
+        // The third silence: the connection is replaced, and the book waits
+        // for the new connection's snapshot.
+        at += SNAPSHOT_WAIT;
+        assert_eq!(due(&mut r, at), [(0, Due::Replace(1))]);
+        assert!(!r.waiting());
+        // A snapshot that comes in time ends it all.
+        r.resubscribed(0, 1, at);
+        r.valid(0, 1);
+        assert!(!r.waiting());
+        assert!(!r.recovering(0, 1));
+        assert!(due(&mut r, at + MAX_WAIT).is_empty());
     }
 
     #[test]

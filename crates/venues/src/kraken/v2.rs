@@ -541,6 +541,12 @@ impl Adapter {
         match decode(text)? {
             Message::Control(_) => Ok(Outcome::Control),
             Message::Other(_) => Ok(Outcome::Ignored),
+            // An unsubscription refused ("Subscription Not Found", the
+            // words a peer saw for unsubscribing what is not subscribed)
+            // leaves the channel unsubscribed, which is what it asked for:
+            // a resubscription's first half after the venue dropped the
+            // subscription, no refusal to retry.
+            Message::Refused(r) if r.method == "unsubscribe" => Ok(Outcome::Control),
             Message::Refused(r) => {
                 // One symbol of a subscription refused: that instrument.
                 // "Already subscribed" refuses the request, not the

@@ -283,6 +283,18 @@ fn refusals_in_their_shapes_reach_the_instruments_they_name() {
         r#"{"error":"Already subscribed","method":"subscribe","req_id":2,"success":false,"symbol":"BTC/USD","time_in":"2025-12-20T07:39:28.809188Z","time_out":"2025-12-20T07:39:28.809200Z"}"#,
     );
     assert_eq!((r, ev.len()), (Ok(Outcome::Rejected), 0));
+    // An unsubscription of what is not subscribed (a resubscription's
+    // first half, after the venue dropped it): what it asked for holds.
+    let (r, ev) = feed(
+        &mut a,
+        r#"{"error":"Subscription Not Found","method":"unsubscribe","req_id":3,"success":false,"symbol":"BTC/USD","time_in":"a","time_out":"b"}"#,
+    );
+    assert_eq!((r, ev.len()), (Ok(Outcome::Control), 0));
+    assert_eq!(
+        crate::VenueAdapter::rejection(&a),
+        "Already subscribed",
+        "not a refusal"
+    );
     // A request Kraken could not read, a ping with a field it does not
     // take, and the rate limit's capital `Error`.
     for (text, words) in [
