@@ -1,5 +1,6 @@
 //! OKX v5 public channels: `books` / `books-l2-tbt` / `books50-l2-tbt`
-//! (snapshot and updates, `seqId`/`prevSeqId`, CRC32 checksum), `bbo-tbt`,
+//! (snapshot and updates, `seqId`/`prevSeqId`, the CRC32 checksum where it
+//! is not 0: OKX has sent 0 since June 2026), `bbo-tbt`,
 //! `trades`, and the `event` replies (acknowledgements, and errors as
 //! refusals).
 
@@ -65,8 +66,8 @@ pub struct BookData<'t, 'i> {
     pub bids: Levels<'t, 'i>,
     /// Time, ms since the Unix epoch.
     pub ts_ms: u64,
-    /// The CRC32 OKX computed over its top 25 levels (0 once OKX stopped
-    /// computing it, in June 2026).
+    /// The CRC32 OKX computed over its top 25 levels; 0 since OKX stopped
+    /// computing it in June 2026 (see [`feed_book`]).
     pub checksum: Option<i64>,
     /// `seqId` (absent in recordings from before OKX added it).
     pub seq_id: Option<i64>,
@@ -383,8 +384,20 @@ fn channel_window(channel: &str) -> Limit {
 }
 
 /// Feeds a book message into `sync` (chain [`Chain::OkxSeq`](crate::sync::Chain::OkxSeq)),
-/// then checks OKX's checksum when it sends a real one (not 0). Returns
-/// whether a checksum was compared and matched.
+/// then checks OKX's checksum when it sends a real one. Returns whether a
+/// checksum was compared and matched.
+///
+/// A checksum of 0, or none, means "no checksum", and is never compared.
+/// OKX, "OKX Order Book Channels Checksum Field Deprecation" (21 May
+/// 2026; demo trading from 2 June 2026, production from 23 June 2026): on
+/// `books`, `books-l2-tbt` and `books50-l2-tbt` "the checksum field will
+/// remain present in push messages but will always return 0 and must no
+/// longer be used for data integrity validation"; integrity is `prevSeqId`
+/// equal to the previous message's `seqId`, which `sync` checks whatever
+/// the checksum. Any other value is verified: recorded days from before
+/// carry real checksums. The cost of reading 0 as none is that a real
+/// CRC32 that happens to be 0 (one message in 2^32 on those days) goes
+/// unchecked; its `seqId` chain is still checked.
 pub fn feed_book(
     sync: &mut BookSync,
     book: &BookData<'_, '_>,
@@ -410,6 +423,7 @@ pub fn feed_book(
             sync.on_diff(seq, levels, emit)?;
         }
     }
+    // 0: no checksum (OKX's deprecation, above).
     Ok(match book.checksum {
         Some(expected) if expected != 0 => {
             sync.verify(expected, |b| checksum(b, price_scale, size_scale), emit)
@@ -421,7 +435,8 @@ pub fn feed_book(
 /// OKX v5 messages in, normalised [`Event`]s out, for one connection's
 /// instruments (`instId`, `BTC-USDT`): `trades` as trades, `bbo-tbt` as
 /// quotes, and `books` / `books-l2-tbt` / `books50-l2-tbt` kept in step
-/// (`seqId` chain, and OKX's checksum whenever it sends one that is not 0).
+/// (`seqId` chain, and OKX's checksum whenever it sends one that is not 0:
+/// OKX has sent 0 since June 2026, [`feed_book`]).
 ///
 /// A book that breaks emits `Gap` then `Resync`: its owner resubscribes
 /// the book channel, and the next snapshot makes it valid again.

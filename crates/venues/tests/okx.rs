@@ -1,5 +1,6 @@
 //! OKX's adapter on the messages OKX documents (books, quotes, trades,
-//! acknowledgements, errors: shapes as documented, values ours), refused
+//! acknowledgements, errors: shapes as documented, values ours), a
+//! checksum of 0 or none never compared (OKX's since June 2026), refused
 //! requests without an allocation once warm, and over the recordings in
 //! `../shared/samples` (skipped, with a line saying so, when absent):
 //! every message decodes, every book message (3 snapshots, 287 updates)
@@ -10,6 +11,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use tickwire_venues::book::Side;
 use tickwire_venues::json::{INPUT_PADDING, JsonParser};
 use tickwire_venues::okx::{self, Adapter, Message};
 use tickwire_venues::sync::{BookSync, Chain, Resync, SyncConfig, SyncEvent};
@@ -197,6 +199,106 @@ fn trades_quotes_and_a_book_whose_checksum_breaks() {
     // Not JSON, or not OKX: a typed error, nothing emitted.
     let (r, ev) = feed(&mut a, r#"{"arg":{"channel":"books"}"#);
     assert!(r.is_err() && ev.is_empty());
+}
+
+/// OKX has sent `"checksum":0` on every book channel since June 2026
+/// ("OKX Order Book Channels Checksum Field Deprecation", 21 May 2026):
+/// a 0, or no checksum at all, is never compared with the book, even
+/// where the book changed and its CRC32 is not 0; the `seqId` chain
+/// still guards it (a lost update is a gap); and a checksum that is not
+/// 0, as every book message of a recorded day before then carries, is
+/// still verified.
+#[test]
+fn a_checksum_of_0_or_none_is_not_compared_and_the_seq_chain_still_guards_the_book() {
+    let mut a = Adapter::new(&[InstrumentSpec::new("BTC-USDT", 2, 8, 400)]);
+    let book = |a: &Adapter| {
+        let b = a.book(InstrumentId(0)).expect("the book is valid");
+        let side = |s| {
+            b.levels(s)
+                .iter()
+                .map(|l| (l.price, l.size))
+                .collect::<Vec<_>>()
+        };
+        (side(Side::Bid), side(Side::Ask))
+    };
+    let (_, ev) = feed(
+        &mut a,
+        r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"snapshot","data":[{"asks":[["8476.98","415","0","13"],["8477","7","0","2"]],"bids":[["8476.97","256","0","12"]],"ts":"1597026383085","checksum":0,"prevSeqId":-1,"seqId":100}]}"#,
+    );
+    assert_eq!(ev.last(), Some(&Kind::BookValid { update_id: 100 }));
+    // Updates that change the book: with a checksum of 0 (the layout OKX
+    // sends), without one (the fixed layout, and another that simd-json
+    // reads), and the 60 s keep-alive (no level, seqId == prevSeqId).
+    for (text, update_id) in [
+        (
+            r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[["8477","0","0","0"]],"bids":[["8476.96","1","0","1"]],"ts":"1597026383086","checksum":0,"prevSeqId":100,"seqId":103}]}"#,
+            103,
+        ),
+        (
+            r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[["8477.5","2","0","1"]],"bids":[],"ts":"1597026383087","prevSeqId":103,"seqId":104}]}"#,
+            104,
+        ),
+        (
+            r#"{"arg": {"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[],"bids":[["8476.97","300","0","12"]],"ts":"1597026383088","prevSeqId":104,"seqId":107}]}"#,
+            107,
+        ),
+    ] {
+        assert!(
+            okx::scan_fixed(text).is_some() == (update_id != 107),
+            "{text}"
+        );
+        let (r, ev) = feed(&mut a, text);
+        assert_eq!(r, Ok(Outcome::Data), "{text}");
+        assert!(
+            ev.iter().all(|k| matches!(k, Kind::BookDelta { .. })) && !ev.is_empty(),
+            "{text}: {ev:?}"
+        );
+    }
+    let (r, ev) = feed(
+        &mut a,
+        r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[],"bids":[],"ts":"1597026443088","checksum":0,"prevSeqId":107,"seqId":107}]}"#,
+    );
+    assert_eq!((r, ev), (Ok(Outcome::Data), vec![]));
+    assert_eq!(
+        book(&a),
+        (
+            vec![(847_697, 30_000_000_000), (847_696, 100_000_000)],
+            vec![(847_698, 41_500_000_000), (847_750, 200_000_000)]
+        )
+    );
+    assert_eq!(a.checksums_verified, 0, "no checksum was compared");
+    // The book's CRC32 is not 0: had a 0 been compared, it would have
+    // been a mismatch.
+    let crc = okx::checksum(a.book(InstrumentId(0)).unwrap(), 2, 8);
+    assert_ne!(crc, 0);
+    // A checksum that is not 0 is compared: the right one matches.
+    let (_, ev) = feed(
+        &mut a,
+        &format!(
+            r#"{{"arg":{{"channel":"books","instId":"BTC-USDT"}},"action":"update","data":[{{"asks":[],"bids":[],"ts":"1597026443089","checksum":{crc},"prevSeqId":107,"seqId":108}}]}}"#
+        ),
+    );
+    assert_eq!((ev, a.checksums_verified), (vec![], 1));
+    // A lost update (prevSeqId 109, not 108), checksum 0: a gap all the
+    // same.
+    let (r, ev) = feed(
+        &mut a,
+        r#"{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[],"bids":[["8476.95","1","0","1"]],"ts":"1597026443090","checksum":0,"prevSeqId":109,"seqId":110}]}"#,
+    );
+    assert_eq!(r, Ok(Outcome::Data));
+    assert_eq!(
+        ev,
+        [
+            Kind::Gap {
+                why: Resync::Sequence {
+                    expected: 108,
+                    got: 109
+                }
+            },
+            Kind::Resync
+        ]
+    );
+    assert!(a.book(InstrumentId(0)).is_none());
 }
 
 /// OKX's error replies as it sends them: `{"event":"error","msg":..,
