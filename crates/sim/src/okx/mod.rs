@@ -13,7 +13,9 @@
 //! - Text `ping`, text `pong`; a client silent for 30 s is closed with
 //!   4004 "No data received in 30s".
 //! - `books` (400 levels, snapshot then updates chained by
-//!   `seqId`/`prevSeqId`, the window kept complete, CRC32 checksum),
+//!   `seqId`/`prevSeqId`, the window kept complete, `"checksum":0` as OKX
+//!   has sent since June 2026, or the CRC32 it sent before as an option:
+//!   `checksums`),
 //!   `bbo-tbt` (a one-level snapshot when the top changes) and `trades`.
 //!
 //! Not simulated: `books5`, `books-l2-tbt`, `books50-l2-tbt` and every
@@ -23,6 +25,7 @@
 //! (an old trade, research note section 5); the `notice` (64008) OKX sends
 //! 60 s before a service upgrade; sequence resets after maintenance.
 
+mod checksums;
 mod messages;
 mod window;
 
@@ -40,6 +43,7 @@ use crate::protocol::{Market, Out, Protocol, Response, Tick};
 use crate::stamps::StreamKind;
 use crate::time::now_ms;
 
+use checksums::Checksums;
 use messages::BookMessage;
 use window::{WINDOW, Window};
 
@@ -93,12 +97,21 @@ impl Channel {
 pub(crate) struct Okx {
     /// Connections opened, for their `connId`s.
     opened: AtomicU64,
+    /// What the `books` messages' `checksum` carries.
+    checksums: Checksums,
 }
 
 impl Okx {
+    /// OKX as it is: `"checksum":0`.
     pub(crate) fn new() -> Okx {
+        Okx::with_checksums(Checksums::Zero)
+    }
+
+    /// OKX with its `books` messages' `checksum` as `checksums` says.
+    pub(crate) fn with_checksums(checksums: Checksums) -> Okx {
         Okx {
             opened: AtomicU64::new(0),
+            checksums,
         }
     }
 }
@@ -120,7 +133,8 @@ struct BookFeed {
     /// hand).
     spec: SimInstrument,
     window: Window,
-    /// The window's checksum as last sent.
+    /// The window's checksum as its messages carry it (0 but with
+    /// [`Checksums::Crc32`]), as last sent.
     checksum: i32,
     /// The last `seqId` published: the next update's `prevSeqId`.
     seq: u64,
@@ -149,6 +163,7 @@ impl Client {
 impl Okx {
     /// Subscribes or unsubscribes one argument.
     fn one_arg(
+        &self,
         client: &mut Client,
         id: Option<&str>,
         subscribe: bool,
@@ -203,7 +218,7 @@ impl Okx {
             let spec = &market.instruments[n];
             let window = Window::new(book);
             let (bids, asks) = window.top(WINDOW);
-            let checksum = window.checksum(spec);
+            let checksum = self.checksums.of(&window, spec);
             let snapshot = BookMessage {
                 snapshot: true,
                 bids: &bids,
@@ -293,7 +308,7 @@ impl Protocol for Okx {
             return out.push(invalid(client, id));
         }
         for arg in args {
-            Okx::one_arg(client, id, subscribe, arg, market, out);
+            self.one_arg(client, id, subscribe, arg, market, out);
         }
     }
 
@@ -332,17 +347,12 @@ impl Protocol for Okx {
             // step whose changes all lie below the window sends empty
             // sides), so a lost one always shows as a gap.
             let prev = std::mem::replace(&mut feed.seq, step.last_id);
-            feed.checksum = feed.window.checksum(spec);
+            feed.checksum = self.checksums.of(&feed.window, spec);
             if step.faults.drop_book {
                 return;
             }
             let checksum = if step.faults.bad_checksum {
-                // Wrong, and never 0: clients read 0 as "no checksum" (OKX
-                // has sent 0 since June 2026).
-                match feed.checksum.wrapping_add(1) {
-                    0 => 1,
-                    wrong => wrong,
-                }
+                checksums::wrong(&feed.window, spec)
             } else {
                 feed.checksum
             };
@@ -368,7 +378,7 @@ impl Protocol for Okx {
             if now.saturating_duration_since(feed.pushed) >= QUIET_BOOK {
                 feed.pushed = now;
                 // The window has not changed: its checksum is the last
-                // one computed.
+                // one sent (0 but with `Checksums::Crc32`).
                 let keep_alive = BookMessage {
                     snapshot: false,
                     bids: &[],
@@ -386,7 +396,7 @@ impl Protocol for Okx {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use rand::SeedableRng;
     use rand::rngs::StdRng;
     use tickwire_venues::Venue;
@@ -395,11 +405,11 @@ mod tests {
     use crate::VenueFault;
     use crate::market::{Digits, decimal};
 
-    fn market() -> Market {
+    pub(super) fn market() -> Market {
         crate::testutil::market(Venue::Okx, 1)
     }
 
-    fn client(okx: &Okx, m: &Market) -> Client {
+    pub(super) fn client(okx: &Okx, m: &Market) -> Client {
         match okx.open("/ws/v5/public?brokerId=9999", m) {
             Ok(c) => c,
             Err(r) => panic!("refused: {}", r.status),
@@ -407,13 +417,13 @@ mod tests {
     }
 
     /// What the venue answers to `text`, each message as a string.
-    fn ask(okx: &Okx, c: &mut Client, m: &mut Market, text: &str) -> Vec<String> {
+    pub(super) fn ask(okx: &Okx, c: &mut Client, m: &mut Market, text: &str) -> Vec<String> {
         let mut out = Out::default();
         okx.on_text(c, text, m, &mut out);
         out.items.into_iter().map(|(t, _)| t).collect()
     }
 
-    fn json(text: &str) -> Value {
+    pub(super) fn json(text: &str) -> Value {
         serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
     }
 
@@ -440,10 +450,11 @@ mod tests {
 
     /// One acknowledgement per argument, echoing `id` when sent, each
     /// before its argument's data (D-WS "Subscribe", D-BOOK); the `books`
-    /// snapshot as documented.
+    /// snapshot as documented (with the real checksums OKX sent before
+    /// June 2026).
     #[test]
     fn subscriptions_are_answered_like_okx() {
-        let (okx, mut m) = (Okx::new(), market());
+        let (okx, mut m) = (Okx::with_checksums(Checksums::Crc32), market());
         let mut c = client(&okx, &m);
         let conn = c.conn_id.clone();
         let replies = ask(
@@ -608,11 +619,12 @@ mod tests {
     }
 
     /// Updates chain by `seqId` (the step's last update id); a lost one
-    /// still moves the chain; a bad checksum is not 0 and not the real one;
+    /// still moves the chain; with real checksums, each update carries
+    /// the window's, and a bad checksum is not 0 and not the real one;
     /// trades and bbo-tbt as documented.
     #[test]
     fn steps_read_as_okx_pushes() {
-        let (okx, mut m) = (Okx::new(), market());
+        let (okx, mut m) = (Okx::with_checksums(Checksums::Crc32), market());
         let mut c = client(&okx, &m);
         ask(
             &okx,

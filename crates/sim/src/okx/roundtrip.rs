@@ -11,7 +11,7 @@ use tickwire_venues::plan::Channels;
 use tickwire_venues::sync::Resync;
 use tickwire_venues::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind, Outcome, Venue};
 
-use super::{Client, Okx};
+use super::{Checksums, Client, Okx};
 use crate::VenueFault;
 use crate::market::{Levels, SimInstrument, Step};
 use crate::protocol::{Market, Out, Protocol};
@@ -29,12 +29,15 @@ struct Harness {
     steps: u64,
     /// Events of the last messages fed.
     events: Vec<Event>,
+    /// The `checksum` of every `books` message fed.
+    book_checksums: Vec<i64>,
 }
 
 impl Harness {
     /// BTC-USDT 450 levels deep (more than the 400 `books` carries),
-    /// shown 400 deep; ETH-USDT 200 levels deep, shown 20 deep.
-    fn new() -> Harness {
+    /// shown 400 deep; ETH-USDT 200 levels deep, shown 20 deep; served
+    /// by `okx`.
+    fn new(okx: Okx) -> Harness {
         let mut instruments = SimInstrument::pair(Venue::Okx);
         instruments[0].levels = 450;
         let mut rng = StdRng::seed_from_u64(11);
@@ -44,7 +47,6 @@ impl Harness {
             .map(|(i, depth)| InstrumentSpec::new(&i.symbol, i.price_scale, i.size_scale, depth))
             .collect();
         let market = testutil::market_of(instruments, &mut rng);
-        let okx = Okx::new();
         let Ok(client) = okx.open("/ws/v5/public", &market) else {
             panic!("the public path is refused")
         };
@@ -59,6 +61,7 @@ impl Harness {
             step: Step::default(),
             steps: 0,
             events: Vec::new(),
+            book_checksums: Vec::new(),
         }
     }
 
@@ -68,6 +71,12 @@ impl Harness {
         self.events.clear();
         let mut outcomes = Vec::new();
         for (text, _) in out.items.drain(..) {
+            if text.starts_with(r#"{"arg":{"channel":"books","#) {
+                let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+                let checksum = v["data"][0]["checksum"].as_i64();
+                self.book_checksums
+                    .push(checksum.expect("every books message has a checksum"));
+            }
             outcomes.push(deliver(&mut self.adapter, &text, &mut self.events));
         }
         for e in &self.events {
@@ -180,6 +189,37 @@ impl Harness {
             .collect()
     }
 
+    /// The plan's own frames: one ack per argument, two snapshots, both
+    /// books equal to the market's.
+    fn subscribe(&mut self) {
+        let plans = Venue::Okx
+            .plans(&self.specs, Channels::default())
+            .expect("a plan");
+        assert_eq!(plans[0].path, "/ws/v5/public");
+        for frame in plans.iter().flat_map(|p| p.subscribe.clone()) {
+            let outcomes = self.send(&frame);
+            assert_eq!(
+                outcomes.iter().filter(|o| **o == Outcome::Control).count(),
+                6,
+                "{outcomes:?}"
+            );
+            assert_eq!(outcomes.iter().filter(|o| **o == Outcome::Data).count(), 2);
+        }
+        self.assert_books_equal(0, "after the snapshots");
+        self.assert_books_equal(1, "after the snapshots");
+    }
+
+    /// The last events of instrument `n` end in a gap for `why`'s reason,
+    /// and its book is gone.
+    fn assert_gap(&self, n: usize, why: fn(&Resync) -> bool) {
+        let kinds = self.kinds(n);
+        assert!(
+            matches!(kinds[..], [.., Kind::Gap { why: ref w }, Kind::Resync] if why(w)),
+            "{kinds:?}"
+        );
+        assert!(self.adapter.book(InstrumentId(n as u32)).is_none());
+    }
+
     fn resubscribe(&mut self, n: usize) -> Vec<Outcome> {
         let frames = Venue::Okx.resubscribe(&self.specs[n]);
         let mut outcomes = Vec::new();
@@ -190,25 +230,12 @@ impl Harness {
     }
 }
 
+/// With the real checksums OKX sent before June 2026 (an option): every
+/// book message's checksum compared and matched, and a wrong one caught.
 #[test]
 fn the_adapter_follows_the_simulated_market() {
-    let mut h = Harness::new();
-    // The plan's own frames: one ack per argument, two snapshots.
-    let plans = Venue::Okx
-        .plans(&h.specs, Channels::default())
-        .expect("a plan");
-    assert_eq!(plans[0].path, "/ws/v5/public");
-    for frame in plans.iter().flat_map(|p| p.subscribe.clone()) {
-        let outcomes = h.send(&frame);
-        assert_eq!(
-            outcomes.iter().filter(|o| **o == Outcome::Control).count(),
-            6,
-            "{outcomes:?}"
-        );
-        assert_eq!(outcomes.iter().filter(|o| **o == Outcome::Data).count(), 2);
-    }
-    h.assert_books_equal(0, "after the snapshots");
-    h.assert_books_equal(1, "after the snapshots");
+    let mut h = Harness::new(Okx::with_checksums(Checksums::Crc32));
+    h.subscribe();
     for k in 0..2000 {
         let n = k % 2;
         h.step(n);
@@ -311,4 +338,74 @@ fn the_adapter_follows_the_simulated_market() {
         h.assert_books_equal(0, "after the refusal");
         h.assert_books_equal(1, "after the refusal");
     }
+}
+
+/// OKX as it is since June 2026, and the simulator by default: every
+/// `books` message carries `"checksum":0`, the adapter compares none, and
+/// the `seqId`/`prevSeqId` chain alone keeps both books valid and equal
+/// to the market's through a run; a lost message is still a gap, and
+/// resubscribing brings the book back. A `BadChecksum` fault is then the
+/// one message of the stream with a checksum that is not 0: a wrong one,
+/// which the adapter compares and catches.
+#[test]
+fn with_checksum_0_the_seq_chain_alone_keeps_the_books_and_a_lost_message_is_a_gap() {
+    let mut h = Harness::new(Okx::new());
+    h.subscribe();
+    for k in 0..1000 {
+        h.step(k % 2);
+        h.assert_trade_and_quote();
+        for m in 0..2 {
+            h.assert_books_equal(m, &format!("step {k}"));
+        }
+    }
+    assert_eq!(h.adapter.checksums_verified, 0, "no checksum was compared");
+    assert!(h.book_checksums.len() >= 1002);
+    assert!(
+        h.book_checksums.iter().all(|c| *c == 0),
+        "every books message carries checksum 0"
+    );
+
+    // A lost book message: a gap by the seqId chain alone.
+    h.market.arm(0, VenueFault::SequenceGap);
+    h.step(0);
+    h.step(1);
+    h.assert_books_equal(1, "the other book");
+    h.step(0);
+    h.assert_gap(0, |w| matches!(w, Resync::Sequence { .. }));
+    h.step(1);
+    h.assert_books_equal(1, "the other book, after the gap");
+    let outcomes = h.resubscribe(0);
+    assert_eq!(
+        outcomes,
+        [Outcome::Control, Outcome::Control, Outcome::Data]
+    );
+    for k in 0..200 {
+        h.step(k % 2);
+        h.assert_books_equal(0, "after resubscribing");
+        h.assert_books_equal(1, "after resubscribing");
+    }
+
+    // The one wrong checksum in a stream of zeros is compared, and caught.
+    h.book_checksums.clear();
+    h.market.arm(1, VenueFault::BadChecksum);
+    h.step(1);
+    assert!(
+        matches!(h.book_checksums[..], [c] if c != 0),
+        "{:?}",
+        h.book_checksums
+    );
+    h.assert_gap(1, |w| matches!(w, Resync::Checksum { .. }));
+    h.step(0);
+    h.assert_books_equal(0, "the other book, after the bad checksum");
+    h.resubscribe(1);
+    for k in 0..200 {
+        h.step(k % 2);
+        h.assert_books_equal(0, "after the bad checksum");
+        h.assert_books_equal(1, "after the bad checksum");
+    }
+    assert_eq!(
+        h.adapter.checksums_verified, 0,
+        "the wrong one did not match"
+    );
+    assert!(h.book_checksums[1..].iter().all(|c| *c == 0));
 }
