@@ -454,3 +454,74 @@ fn on_every_in_band_venue_a_book_never_answered_gets_a_new_connection() {
     assert_eq!(stats.reconnects.load(Ordering::Relaxed), 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A venue that announces a restart (Binance spot's `serverShutdown`,
+/// OKX's notice 64008) has its connection replaced before it closes: a
+/// planned reconnect, no gap, no unplanned reconnect. (Before, the notice
+/// was ignored and the close cost a gap and a resync.)
+#[test]
+fn a_restart_announced_by_the_venue_is_a_planned_reconnect_with_no_gap() {
+    use std::sync::atomic::Ordering;
+    use tickwire_sim::{SimConfig, Simulator, VenueFault};
+    let (tls, ca) = tickwire_sim::self_signed().unwrap();
+    let dir = std::env::temp_dir().join(format!("tickwire-notice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("ca.pem"), ca).unwrap();
+    let mut sims = Vec::new();
+    let mut toml = String::new();
+    for venue in [Venue::BinanceSpot, Venue::Okx] {
+        let sim = Simulator::start(SimConfig {
+            tls: Some(tls.clone()),
+            rate: 500,
+            // Longer than any replacement takes: the feed must not wait
+            // for the close.
+            shutdown_lead: Duration::from_secs(600),
+            ..SimConfig::new(venue)
+        })
+        .unwrap();
+        let port = sim.addr().port();
+        let symbol = &SimInstrument::pair(venue)[0].symbol;
+        toml.push_str(&format!(
+            "[[venue]]\nvenue = \"{}\"\ninstruments = [\"{symbol}:5\"]\n\
+             endpoint = \"wss://localhost:{port}\"\nrest = \"https://localhost:{port}\"\n",
+            venue.name()
+        ));
+        sims.push((venue, symbol.clone(), sim));
+    }
+    let mut feed = FeedBuilder::from_toml(&toml)
+        .unwrap()
+        .ca_file(dir.join("ca.pem"))
+        .build()
+        .unwrap();
+    let all_valid = |f: &Feed<_>| {
+        sims.iter()
+            .all(|(v, symbol, _)| f.book_of(v.name(), symbol).is_some())
+    };
+    poll_until(&mut feed, "every book valid", all_valid);
+    let stats = feed.stats();
+    let gaps = stats.gaps.load(Ordering::Relaxed);
+    for (venue, _, sim) in &sims {
+        assert!(sim.fault(0, VenueFault::ShutdownNotice), "{venue:?}");
+    }
+    poll_until(
+        &mut feed,
+        "every connection replaced, every book valid",
+        |f| {
+            all_valid(f)
+                && stats
+                    .venues
+                    .iter()
+                    .all(|v| v.planned_reconnects.load(Ordering::Relaxed) >= 1)
+        },
+    );
+    assert_eq!(stats.gaps.load(Ordering::Relaxed), gaps);
+    assert_eq!(stats.reconnects.load(Ordering::Relaxed), 0);
+    for (venue, _, sim) in &sims {
+        assert_eq!(
+            sim.stats().kicked_clients,
+            0,
+            "{venue:?}: closed by the venue"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -312,6 +312,23 @@ fn stamp_kind(kind: Kind) -> StreamKind {
 impl Protocol for Binance {
     type Client = Client;
 
+    /// `serverShutdown` ("WebSocket Streams": "sent when the server is
+    /// about to shut down, resulting in disconnection"): raw on `/ws`,
+    /// under `"stream":"!serverShutdown"` on a combined stream (spot,
+    /// added 2026-05-06). The futures docs give no such event: none there.
+    fn shutdown_notice(&self, client: &Client) -> Option<String> {
+        if !self.spot() {
+            return None;
+        }
+        let ms = now_ms();
+        let event = format!(r#"{{"e":"serverShutdown","E":{ms}}}"#);
+        Some(if client.combined {
+            format!(r#"{{"stream":"!serverShutdown","data":{event}}}"#)
+        } else {
+            event
+        })
+    }
+
     /// Streams named in the URL (`/ws/<name>`, `/stream?streams=`) count
     /// from the upgrade.
     fn subscribed(&self, client: &Client) -> bool {

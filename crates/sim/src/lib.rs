@@ -116,6 +116,12 @@ pub struct SimConfig {
     /// hours; expect to be disconnected at the 24 hour mark", WebSocket
     /// Streams docs). `None`: connections live on.
     pub max_lifetime: Option<std::time::Duration>,
+    /// How long after a [`VenueFault::ShutdownNotice`] the clients it
+    /// reached are closed. The venues give more (OKX "60 seconds prior to
+    /// the upgrade", older versions of its docs 30; Binance no fixed time
+    /// since 2026-06-09): the default, 5 s, is shorter, so that tests and
+    /// the demo see the close without waiting a minute.
+    pub shutdown_lead: std::time::Duration,
 }
 
 impl SimConfig {
@@ -145,6 +151,7 @@ impl Default for SimConfig {
             script: None,
             rest_weight_limit: None,
             max_lifetime: None,
+            shutdown_lead: std::time::Duration::from_secs(5),
         }
     }
 }
@@ -194,6 +201,12 @@ pub enum VenueFault {
     /// drops a request, or answers a resubscription with nothing). Armed
     /// `n` times, the next `n` are.
     IgnoreSubscription,
+    /// The venue's service is about to restart: every client connected
+    /// now gets the venue's notice (Binance `serverShutdown`, OKX notice
+    /// `64008`; venues without one: nothing) and is closed (1001)
+    /// [`SimConfig::shutdown_lead`] later. Clients that connect after it
+    /// are not. The instrument is not used.
+    ShutdownNotice,
 }
 
 /// A trade or quote as the simulator sent it (see [`SimConfig::keep_sent`]).

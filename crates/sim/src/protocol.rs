@@ -24,6 +24,9 @@ pub(crate) struct Market {
     /// How many of the next subscription requests naming each instrument
     /// to ignore.
     ignore: Vec<u32>,
+    /// Shutdown notices given so far ([`VenueFault::ShutdownNotice`]): a
+    /// client that has seen fewer gets one.
+    pub(crate) shutdowns: u32,
     /// Trades and quotes sent, when kept.
     pub(crate) sent: Option<Vec<Sent>>,
 }
@@ -41,6 +44,7 @@ impl Market {
             pending: vec![StepFaults::default(); n],
             reject: vec![false; n],
             ignore: vec![0; n],
+            shutdowns: 0,
             sent: keep_sent.then(Vec::new),
         }
     }
@@ -140,6 +144,7 @@ impl Market {
             VenueFault::Restart => p.restart = true,
             VenueFault::RejectSubscription => self.reject[n] = true,
             VenueFault::IgnoreSubscription => self.ignore[n] += 1,
+            VenueFault::ShutdownNotice => self.shutdowns += 1,
         }
     }
 }
@@ -275,6 +280,13 @@ pub(crate) trait Protocol: Send + Sync + 'static {
     ) -> Tick {
         let _ = (client, now, idle, out);
         Tick::Keep
+    }
+
+    /// The venue's notice that it will close the connection soon (a
+    /// service restart), if it sends one.
+    fn shutdown_notice(&self, client: &Self::Client) -> Option<String> {
+        let _ = client;
+        None
     }
 
     /// The text messages a second the venue takes from one connection, if

@@ -46,6 +46,10 @@ struct Client<C> {
     /// When it was upgraded: it is closed at `SimConfig::max_lifetime`
     /// from then.
     upgraded: Instant,
+    /// Shutdown notices it was given (or that came before it joined).
+    shutdowns: u32,
+    /// When a shutdown notice's close is due.
+    close_at: Option<Instant>,
 }
 
 /// Everything the threads share.
@@ -349,6 +353,8 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 pending,
                 rate,
                 upgraded: now,
+                shutdowns: 0,
+                close_at: None,
             });
             Ok(())
         }
@@ -451,6 +457,22 @@ fn poll_client<P: Protocol>(
             None => break,
         }
     }
+    if client.shutdowns != market.shutdowns {
+        // A service restart announced: the notice now, the close later.
+        client.shutdowns = market.shutdowns;
+        if let Some(notice) = shared.protocol.shutdown_notice(&client.state) {
+            out.push(notice);
+            write(client, out, &shared.stamps, &shared.counters, clock)?;
+        }
+        client.close_at = Some(now + shared.config.shutdown_lead);
+    }
+    if client.close_at.is_some_and(|at| now >= at) {
+        let _ = client
+            .session
+            .send_close(CloseCode::GOING_AWAY, "service restart");
+        let _ = client.session.recv(Duration::from_millis(50));
+        return Ok(Polled::Kicked);
+    }
     if shared
         .config
         .max_lifetime
@@ -489,6 +511,8 @@ fn open_client<P: Protocol>(
         return Ok(());
     }
     client.opened = true;
+    // Notices given before it joined are not for it.
+    client.shutdowns = market.shutdowns;
     shared.protocol.on_open(&mut client.state, market, out);
     for text in std::mem::take(&mut client.pending) {
         shared

@@ -37,6 +37,10 @@ pub enum Outcome {
     /// channel, a malformed request): `Rejected` was emitted for each
     /// instrument it names, and [`VenueAdapter::rejection`] has its words.
     Rejected,
+    /// The venue announced that it will soon close the connection this
+    /// message came on (Binance `serverShutdown`, OKX notice `64008`):
+    /// replace it now, make-before-break, rather than lose it and resync.
+    Closing,
 }
 
 pub(crate) struct Instrument {

@@ -24,8 +24,8 @@ pub enum Message<'t, 'i> {
     Book(BookData<'t, 'i>),
     /// `trades`: one or more trades.
     Trades(Trades<'t, 'i>),
-    /// `{"event": ...}` other than an error: subscribe, unsubscribe,
-    /// login, notice, channel-conn-count.
+    /// `{"event": ...}` other than an error or a notice: subscribe,
+    /// unsubscribe, login, channel-conn-count.
     Event(&'i str),
     /// `{"event":"error","code":"60018","msg":"...","connId":...}`: a
     /// request refused. OKX sends no `arg` with it: the instrument, if
@@ -37,9 +37,24 @@ pub enum Message<'t, 'i> {
         /// OKX's words.
         msg: &'i str,
     },
+    /// `{"event":"notice","code":"64008","msg":"...","connId":...}`: the
+    /// venue tells the connection something (`64008`: it will soon be
+    /// closed for a service upgrade).
+    Notice {
+        /// The code (a string of digits on the wire; 0 if it is not one).
+        code: i64,
+    },
     /// A channel this adapter does not decode (its name).
     Other(&'i str),
 }
+
+/// The notice that the connection "will soon be closed for a service
+/// upgrade": pushed to public (and private) connections ahead of the
+/// upgrade, "60 seconds" before it in the current English API v5 docs
+/// (30 in older and Chinese versions), the client to connect anew
+/// ("Notification", WebSocket overview). nautilus_trader's OKX adapter
+/// reconnects on it too.
+pub const SERVICE_UPGRADE: i64 = 64008;
 
 /// Snapshot or update.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,6 +172,11 @@ pub fn decode<'t, 'i>(doc: Value<'t, 'i>) -> Result<Message<'t, 'i>, DecodeError
                     None => "",
                     Some(m) => m.into_string().ok_or(DecodeError::Type("msg"))?,
                 },
+            });
+        }
+        if event == "notice" {
+            return Ok(Message::Notice {
+                code: error_code(&doc)?,
             });
         }
         return Ok(Message::Event(event));
@@ -490,7 +510,10 @@ impl Adapter {
             checksums_verified,
         } = self;
         decoder.decode(buf, len, |message| match message? {
-            Message::Event(_) => Ok(Outcome::Control),
+            Message::Notice {
+                code: SERVICE_UPGRADE,
+            } => Ok(Outcome::Closing),
+            Message::Event(_) | Message::Notice { .. } => Ok(Outcome::Control),
             // A refused request: `Rejected` for the instruments its words
             // name (OKX sends no `arg` with an error).
             Message::Error { code, msg } => {

@@ -40,6 +40,9 @@ pub(crate) enum Fault {
     /// A book message lost, and the resubscription that follows answered
     /// with nothing (the feed asks again).
     SilentResubscription,
+    /// The venue announces a service restart and closes its connections
+    /// a few seconds later (the feed replaces them first).
+    ShutdownNotice,
 }
 
 impl Fault {
@@ -57,6 +60,7 @@ impl Fault {
             Fault::Rejected => "rejected subscription",
             Fault::Restart => "restart",
             Fault::SilentResubscription => "silent resubscription",
+            Fault::ShutdownNotice => "shutdown notice",
         }
     }
 
@@ -70,6 +74,7 @@ impl Fault {
                 | Fault::Rejected
                 | Fault::Restart
                 | Fault::SilentResubscription
+                | Fault::ShutdownNotice
         )
     }
 
@@ -98,6 +103,11 @@ impl Fault {
         if !venue.rest_snapshots() {
             all.push(Fault::SilentResubscription);
         }
+        // The venues that announce a restart (Binance spot's
+        // `serverShutdown`, OKX's notice 64008).
+        if matches!(venue, Venue::BinanceSpot | Venue::Okx) {
+            all.push(Fault::ShutdownNotice);
+        }
         all
     }
 }
@@ -120,6 +130,7 @@ enum Phase {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Counts {
     reconnects: u64,
+    planned: u64,
     gaps: u64,
     rejections: u64,
 }
@@ -129,6 +140,7 @@ impl Counts {
         let g = |c: &AtomicU64| FeedStats::get(c);
         Counts {
             reconnects: g(&s.reconnects),
+            planned: g(&s.planned_reconnects),
             gaps: g(&s.gaps),
             rejections: g(&s.rejections),
         }
@@ -220,6 +232,8 @@ impl Schedule {
                             counts.gaps > before.gaps
                         }
                         Fault::Rejected => counts.rejections > before.rejections,
+                        // Replaced before the close: no gap, no reconnect.
+                        Fault::ShutdownNotice => counts.planned > before.planned,
                         _ => counts.reconnects > before.reconnects,
                     };
                     if took {
@@ -272,6 +286,9 @@ fn inject(fault: Fault, sim: &Simulator, proxy: &Proxy, n: u64, instruments: usi
         }
         Fault::Restart => {
             sim.fault(instrument, VenueFault::Restart);
+        }
+        Fault::ShutdownNotice => {
+            sim.fault(instrument, VenueFault::ShutdownNotice);
         }
         Fault::SilentResubscription => {
             sim.fault(instrument, VenueFault::IgnoreSubscription);

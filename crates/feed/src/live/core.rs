@@ -187,6 +187,9 @@ pub(crate) struct Core<H = NoHandler> {
     /// The first instrument id of this feed.
     pub(crate) first: u32,
     pub(crate) stopping: bool,
+    /// A plan's lines want looking at now, not at their next round (a
+    /// venue announced a connection's close).
+    pub(crate) lines_soon: bool,
     /// A message's copy for the recording.
     pub(crate) scratch: Vec<u8>,
     /// The kinds of undecodable message already logged.
@@ -320,6 +323,27 @@ impl<H: OnEvent> Core<H> {
     /// The venue refused a request on connection (plan) `p`: said once per
     /// instrument (until it is valid again) with the venue's own words;
     /// counted always.
+    /// The venue announced it will close line `line` of plan `p` soon:
+    /// the leader is replaced, make-before-break (its books follow the new
+    /// connection with no gap); a line that does not lead is closed now (a
+    /// standby line opens again at once). Said once per notice.
+    fn closing(&mut self, v: usize, p: usize, line: Line, conn: &mut Conn<'_>) {
+        let state = &mut self.venues[v];
+        let lines = &mut state.lines[p];
+        if lines.leader == line {
+            lines.replace(Instant::now());
+            self.lines_soon = true;
+        } else {
+            lines.retire(line);
+            let _ = conn.close(CloseCode::NORMAL, "the venue announced its close");
+        }
+        tickwire_log(format_args!(
+            "venue {}: the venue announced the close of connection {p} (line {line}); \
+             replacing it before it closes",
+            state.setup.name
+        ));
+    }
+
     fn refused(&mut self, v: usize, p: usize) {
         FeedStats::add(&self.stats.rejections, 1);
         FeedStats::add(&self.stats.venues[v].rejections, 1);
@@ -513,6 +537,7 @@ impl<H: OnEvent> Handler for Core<H> {
                 let _ = conn.close(CloseCode::POLICY_VIOLATION, "a subscription was refused");
             }
             Ok(Outcome::Rejected) => self.refused(v, p),
+            Ok(Outcome::Closing) => self.closing(v, p, line, conn),
             // A reply to a request (Binance's `{"result":null,"id":N}`):
             // one of the connection's subscriptions was accepted.
             Ok(Outcome::Control) if self.venues[v].setup.venue.rest_snapshots() => {

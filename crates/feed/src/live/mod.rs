@@ -384,6 +384,7 @@ impl<H: OnEvent> Feed<H> {
             // One entry per book at most (`VenueState::snapshot_wanted`).
             want_snapshot: Vec::with_capacity(names.len()),
             stopping: false,
+            lines_soon: false,
             scratch: Vec::with_capacity(64 * 1024),
             bad_input: BadInput::new(Arc::clone(&stats)),
             failures: Failures::new(tls.describe()),
@@ -573,6 +574,9 @@ impl<H: OnEvent> Feed<H> {
             self.recover(Instant::now());
         }
         let now = Instant::now();
+        if std::mem::take(&mut self.driver.handler_mut().lines_soon) {
+            self.next_lines = Some(now);
+        }
         if !self.driver.handler().want_snapshot.is_empty()
             && self.fetch_wait.is_none_or(|at| now >= at)
         {

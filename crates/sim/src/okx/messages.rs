@@ -147,3 +147,14 @@ pub(super) fn bbo(
     let _ = write!(s, r#","ts":"{ts}","seqId":{seq_id}}}]}}"#);
     s
 }
+
+/// The notice of a service upgrade, `64008` ("Notification" in the API v5
+/// docs' WebSocket overview: pushed to public and private connections
+/// before an upgrade, "60 seconds" ahead in the current English docs, 30
+/// in older and Chinese versions; the client is to connect anew):
+/// `{"event":"notice","code":"64008","msg":"..","connId":".."}`.
+pub(super) fn upgrade_notice(conn_id: &str) -> String {
+    format!(
+        r#"{{"event":"notice","code":"64008","msg":"The connection will soon be closed for a service upgrade. Please reconnect.","connId":"{conn_id}"}}"#
+    )
+}

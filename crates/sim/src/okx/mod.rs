@@ -244,6 +244,10 @@ impl Okx {
 impl Protocol for Okx {
     type Client = Client;
 
+    fn shutdown_notice(&self, client: &Client) -> Option<String> {
+        Some(messages::upgrade_notice(&client.conn_id))
+    }
+
     fn subscribed(&self, client: &Client) -> bool {
         !client.subs.is_empty()
     }

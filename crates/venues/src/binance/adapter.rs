@@ -263,6 +263,14 @@ fn on_decoded(
                 Ok(true)
             },
         ),
+        // "sent when the server is about to shut down, resulting in
+        // disconnection. Please establish a new connection as soon as
+        // possible" (Spot "WebSocket Streams", `serverShutdown`, raw
+        // `{"e":"serverShutdown","E":..}` or combined under
+        // `"stream":"!serverShutdown"`; added 2026-05-06, its "10 minutes
+        // before" struck out 2026-06-09, so no lead time is assumed). The
+        // futures streams document none; the same event is read there too.
+        Message::Other("serverShutdown") => Ok(Outcome::Closing),
         // Partial depth (`@depth5`...) is the top of the book, whole:
         // not normalised into book events.
         Message::Depth(_) | Message::Other(_) => Ok(Outcome::Ignored),
@@ -337,6 +345,21 @@ mod adapter_tests {
         );
         let (r, _) = feed(&mut a, r#"{"result":null,"id":4}"#, 2);
         assert_eq!(r, Ok(Outcome::Control));
+    }
+
+    #[test]
+    fn a_shutdown_notice_asks_for_the_connection_to_be_replaced() {
+        let mut a = adapter();
+        for (n, text) in [
+            r#"{"e":"serverShutdown","E":1770123456789}"#,
+            r#"{"stream":"!serverShutdown","data":{"e":"serverShutdown","E":1770123456789}}"#,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (r, ev) = feed(&mut a, text, n as u64);
+            assert_eq!((r, ev.len()), (Ok(Outcome::Closing), 0), "{text}");
+        }
     }
 
     #[test]

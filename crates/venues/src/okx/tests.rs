@@ -201,9 +201,23 @@ fn bbo_is_a_quote_and_a_bad_price_names_its_instrument() {
     assert_eq!((r, ev.len()), (Ok(Outcome::Ignored), 0));
 }
 
+/// The service-upgrade notice (`64008`) asks for the connection to be
+/// replaced; another notice is only control.
+#[test]
+fn a_service_upgrade_notice_asks_for_a_new_connection() {
+    let mut a = Adapter::new(&[InstrumentSpec::new("BTC-USDT", 2, 0, 5)]);
+    let mut feed = |text: &str| crate::adapter::testutil::feed(&mut a, text, 5);
+    let (r, ev) = feed(
+        r#"{"event":"notice","code":"64008","msg":"The connection will soon be closed for a service upgrade. Please reconnect.","connId":"a4d3ae55"}"#,
+    );
+    assert_eq!((r, ev.len()), (Ok(Outcome::Closing), 0));
+    let (r, ev) = feed(r#"{"event":"notice","code":"1","msg":"?","connId":"a4d3ae55"}"#);
+    assert_eq!((r, ev.len()), (Ok(Outcome::Control), 0));
+}
+
 /// Error events as documented (D-WS "Subscribe": the 60012 example
 /// with its escaped request) and as OKX sends them live (60018, `msg`
-/// first, no `arg`); a notice is an event like the acknowledgements.
+/// first, no `arg`); a notice carries its code.
 #[test]
 fn errors_carry_their_code_and_words() {
     parse(
@@ -240,7 +254,7 @@ fn errors_carry_their_code_and_words() {
     });
     parse(
         r#"{"event":"notice","code":"64008","msg":"The connection will soon be closed for a service upgrade. Please reconnect.","connId":"a4d3ae55"}"#,
-        |m| assert!(matches!(m, Message::Event("notice")), "{m:?}"),
+        |m| assert!(matches!(m, Message::Notice { code: 64008 }), "{m:?}"),
     );
     crate::json::with_doc(r#"{"event":"error","msg":7}"#, |doc| {
         assert_eq!(decode(doc).unwrap_err(), DecodeError::Type("msg"));
