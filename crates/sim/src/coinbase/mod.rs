@@ -31,7 +31,8 @@
 //!   failure`, the only refusal of a well-formed request ever recorded.
 //!   `-USDC` products other than `USDT-USDC` and `EURC-USDC` are the
 //!   `-USD` ones, keyed `-USD` in acks and data (WebSocket Channels;
-//!   nautilus_trader).
+//!   nautilus_trader), whichever of the two names the market gives the
+//!   instrument (`wire::product_id`).
 //! - Every frame but an error carries `sequence_num`: one counter per
 //!   connection, from 0, over every channel, acknowledgements and
 //!   heartbeats included (AsyncAPI: "Per-connection message sequence
@@ -197,7 +198,7 @@ impl Coinbase {
         let _ = write!(
             out,
             r#"{{"type":"snapshot","product_id":"{}","updates":["#,
-            spec.symbol
+            wire::product_id(&spec.symbol)
         );
         let bids = book.bids.iter().rev().map(|(p, s)| (true, *p, *s));
         let asks = book.asks.iter().map(|(p, s)| (false, *p, *s));
@@ -275,7 +276,7 @@ impl Coinbase {
             } else {
                 products
                     .iter()
-                    .map(|&n| market.instruments[n].symbol.as_str())
+                    .map(|&n| wire::product_id(&market.instruments[n].symbol))
                     .collect()
             };
             let list: Vec<String> = names.iter().map(|s| format!("\"{s}\"")).collect();
@@ -284,18 +285,6 @@ impl Coinbase {
         out.push_str("}}]}");
         out
     }
-}
-
-/// The instrument the venue serves as `product` (an aliased `-USDC`
-/// product is its `-USD` one).
-fn product(market: &Market, product: &str) -> Option<usize> {
-    market.find(product).or_else(|| {
-        let base = product.strip_suffix("-USDC")?;
-        if matches!(base, "USDT" | "EURC") {
-            return None;
-        }
-        market.find(&format!("{base}-USD"))
-    })
 }
 
 impl Protocol for Coinbase {
@@ -348,7 +337,7 @@ impl Protocol for Coinbase {
                     let Some(p) = p.as_str() else {
                         return out.push(SUBSCRIBE_REQUIRED.into());
                     };
-                    products.extend(product(market, p));
+                    products.extend(wire::product(market, p));
                 }
                 (true, products)
             }
@@ -418,7 +407,7 @@ impl Protocol for Coinbase {
                 let _ = write!(
                     text,
                     r#"{{"type":"update","product_id":"{}","updates":["#,
-                    spec.symbol
+                    wire::product_id(&spec.symbol)
                 );
                 let event_time = wire::rfc3339(step.time_ms * 1_000_000);
                 let bids = step.bids.iter().map(|&l| (true, l));

@@ -325,3 +325,52 @@ fn books_and_trades_follow_the_market_through_a_lost_message_and_a_refusal() {
     };
     assert!(!a.events.iter().any(broken) && !b.events.iter().any(broken));
 }
+
+/// A `-USDC` product as a client configures and subscribes it: the venue
+/// answers it as its `-USD` product, keyed `BTC-USD` ("Other channels will
+/// return the same data as the corresponding '-USD' based products",
+/// WebSocket Channels docs), whether the market names the instrument as
+/// the venue does (`BTC-USD`) or as a simulated feed names it after its
+/// configuration (`BTC-USDC`); the adapter's `BTC-USDC` book and trades
+/// follow the market either way.
+#[test]
+fn a_usdc_product_is_answered_under_its_usd_id_and_kept() {
+    for named in ["BTC-USD", "BTC-USDC"] {
+        let mut h = Harness::new();
+        h.market.instruments[0].symbol = named.into();
+        let btc = &h.market.instruments[0];
+        h.specs[0] = InstrumentSpec::new("BTC-USDC", btc.price_scale, btc.size_scale, DEPTHS[0]);
+        // Every frame names the product BTC-USD, never BTC-USDC: one
+        // product, asked for by both names, gets one snapshot.
+        let mut c = super::tests::connect(&h.cb, &h.market);
+        let mut out = Out::default();
+        let both =
+            r#"{"type":"subscribe","product_ids":["BTC-USDC","BTC-USD"],"channel":"level2"}"#;
+        h.cb.on_text(&mut c, both, &mut h.market, &mut out);
+        assert_eq!(out.items.len(), 2, "{named}: a snapshot and the ack");
+        for (text, _) in &out.items {
+            assert!(
+                text.contains(r#""BTC-USD""#) && !text.contains("BTC-USDC"),
+                "{named}: {}",
+                text.get(..300).unwrap_or(text)
+            );
+        }
+        let specs = h.specs.clone();
+        let mut a = h.connect(&specs);
+        assert!(
+            h.check(&a, 0),
+            "{named}: BTC-USDC's book from BTC-USD's snapshot"
+        );
+        for _ in 0..300 {
+            h.step(&mut [&mut a], None);
+            assert!(h.check(&a, 0) && h.check(&a, 1), "{named}");
+        }
+        let trades = (a.events.iter())
+            .filter(|e| e.instrument == InstrumentId(0) && matches!(e.kind, Kind::Trade { .. }))
+            .count();
+        assert_eq!(
+            trades, 50,
+            "{named}: every third step trades, BTC's every other"
+        );
+    }
+}

@@ -87,7 +87,7 @@ impl Tape {
         let _ = write!(
             out,
             r#"{{"type":"ticker","product_id":"{}","price":"{}","volume_24_h":"{}","low_24_h":"{low}","high_24_h":"{high}","low_52_w":"{low}","high_52_w":"{high}","price_percent_chg_24_h":"{change}","best_bid":"{}","best_bid_quantity":"{}","best_ask":"{}","best_ask_quantity":"{}"}}"#,
-            spec.symbol,
+            wire::product_id(&spec.symbol),
             wire::number(last.price, ps),
             wire::number(tally.volume, ss),
             wire::number(bp, ps),
@@ -109,7 +109,7 @@ pub(super) fn write_trade(out: &mut String, market: &Market, n: usize, (t, time_
         out,
         r#"{{"trade_id":"{}","product_id":"{}","price":"{}","size":"{}","side":"{side}","time":"{}"}}"#,
         t.id,
-        spec.symbol,
+        wire::product_id(&spec.symbol),
         wire::number(t.price, spec.price_scale),
         wire::number(t.size, spec.size_scale),
         wire::rfc3339(time_ms * 1_000_000)

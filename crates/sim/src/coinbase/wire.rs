@@ -10,7 +10,31 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::market::{Digits, SimInstrument, decimal};
+use crate::protocol::Market;
 use crate::time::Utc;
+
+/// The id a product's data is keyed by on the public channels: a `-USDC`
+/// product's is its `-USD` one's, but for `USDT-USDC` and `EURC-USDC`.
+/// "Subscribing to '-USDC' based products is only available on the user
+/// channel. Other channels will return the same data as the corresponding
+/// '-USD' based products"; `USDT-USDC` and `EURC-USDC` "are available on
+/// all channels" (WebSocket Channels docs; the WebSocket endpoints page
+/// says the same). So a market instrument named `BTC-USDC` is the venue's
+/// BTC-USD product, and its frames say `BTC-USD`.
+pub(super) fn product_id(symbol: &str) -> &str {
+    match symbol.strip_suffix("-USDC") {
+        Some(base) if !matches!(base, "USDT" | "EURC") => &symbol[..symbol.len() - 1],
+        _ => symbol,
+    }
+}
+
+/// The instrument the venue serves as `product`: the first whose id on
+/// the wire is `product`'s (`BTC-USDC` and `BTC-USD` are one product; a
+/// market listing both serves its first for both).
+pub(super) fn product(market: &Market, product: &str) -> Option<usize> {
+    let id = product_id(product);
+    (market.instruments.iter()).position(|i| product_id(&i.symbol) == id)
+}
 
 /// `.fffffffff` with the trailing zeros cut, nothing for a whole second
 /// (Go's `.999999999` layout).
@@ -144,6 +168,20 @@ mod tests {
             ns = ns.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1)
                 % 4_102_444_800_000_000_000;
             assert_eq!(rfc3339_ns(&rfc3339(ns)), Some(ns), "{}", rfc3339(ns));
+        }
+    }
+
+    #[test]
+    fn usdc_products_but_two_are_their_usd_ones() {
+        for (symbol, id) in [
+            ("BTC-USDC", "BTC-USD"),
+            ("ETH-USDC", "ETH-USD"),
+            ("USDT-USDC", "USDT-USDC"),
+            ("EURC-USDC", "EURC-USDC"),
+            ("BTC-USD", "BTC-USD"),
+            ("USDC-EUR", "USDC-EUR"),
+        ] {
+            assert_eq!(product_id(symbol), id, "{symbol}");
         }
     }
 
