@@ -12,6 +12,9 @@
 //! `sequence_num` (frames recorded live by two public clients: an unknown
 //! channel and a bad JWT read `authentication failure`, a malformed request
 //! `subscribe or unsubscribe required`).
+//!
+//! A `-USDC` product's public data comes keyed by its `-USD` id (but
+//! `USDT-USDC`'s and `EURC-USDC`'s): see [`answered_as`].
 
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
@@ -23,6 +26,11 @@ use crate::event::{Aggressor, Event, InstrumentSpec};
 use crate::json::{JsonParser, field, str_field, u64_field};
 use crate::sync::{BookSync, ConnectionSeq, SyncEvent};
 use crate::time::rfc3339_ns;
+
+mod products;
+
+use products::Aliases;
+pub use products::answered_as;
 
 /// One decoded message: its connection sequence number (none on an error
 /// frame) and what it carries.
@@ -276,10 +284,17 @@ pub fn feed_book_numbered(
 /// a snapshot per product follows). A refused request
 /// (`{"type":"error",...}`) is [`Outcome::Rejected`]; see
 /// [`Adapter::on_message`] for which books it concerns.
+///
+/// A `-USDC` product is answered under its `-USD` id ([`answered_as`]):
+/// its frames go to the `-USDC` instrument configured. One adapter should
+/// not hold both ids of one product (the plan refuses it,
+/// [`PlanError::SameProduct`](crate::plan::PlanError::SameProduct)); if
+/// it does, the `-USD` instrument takes the data and the `-USDC` one none.
 pub struct Adapter {
     parser: JsonParser,
     instruments: Instruments,
     seq: [ConnectionSeq; 2],
+    aliases: Aliases,
 }
 
 impl Adapter {
@@ -293,6 +308,7 @@ impl Adapter {
                 crate::plan::coinbase::book_shape,
             ),
             seq: [ConnectionSeq::default(); 2],
+            aliases: Aliases::new(instruments),
         }
     }
 
@@ -318,6 +334,7 @@ impl Adapter {
             parser,
             instruments,
             seq,
+            aliases,
         } = self;
         parser.parse(buf, len, |doc| {
             let envelope = decode(doc)?;
@@ -337,7 +354,7 @@ impl Adapter {
                     let trades = events.trades().map(|t| {
                         let t = t?;
                         Ok(WireTrade {
-                            symbol: t.product_id,
+                            symbol: aliases.configured(t.product_id),
                             price: t.price,
                             size: t.size,
                             aggressor: aggressor(t.side),
@@ -356,7 +373,7 @@ impl Adapter {
                     for event in events.books() {
                         let event = event?;
                         let done = instruments.book_message(
-                            event.product_id,
+                            aliases.configured(event.product_id),
                             ns,
                             recv_tsc,
                             emit,
@@ -486,6 +503,78 @@ mod adapter_tests {
             ]
         );
         assert!(a.book(InstrumentId(0)).is_none());
+    }
+
+    #[test]
+    fn a_usdc_product_takes_the_book_and_trades_sent_under_its_usd_id() {
+        // Configured (and subscribed) as BTC-USDC; the venue answers as
+        // BTC-USD. USDT-USDC is one of the two products answered under
+        // their own id.
+        let mut a = Adapter::new(&[
+            InstrumentSpec::new("BTC-USDC", 2, 8, 100),
+            InstrumentSpec::new("USDT-USDC", 2, 8, 10),
+        ]);
+        let (outcome, ev) = feed_outcome(&mut a, SNAPSHOT);
+        assert_eq!(outcome, Outcome::Data);
+        let on: Vec<(u32, Kind)> = ev.iter().map(|e| (e.instrument.0, e.kind)).collect();
+        assert!(on.iter().all(|(i, _)| *i == 0), "{on:?}");
+        assert!(
+            on.contains(&(0, Kind::BookValid { update_id: 0 })),
+            "{on:?}"
+        );
+        let ev = feed(&mut a, UPDATE);
+        assert!(
+            matches!(
+                ev[..],
+                [
+                    Kind::BookDelta { .. },
+                    Kind::BookDelta {
+                        last: true,
+                        size: 125_000_000,
+                        update_id: 1,
+                        ..
+                    }
+                ]
+            ),
+            "{ev:?}"
+        );
+        let (bid, ask) = a.book(InstrumentId(0)).unwrap().top().unwrap();
+        assert_eq!((bid.price, ask.price), (2_192_170, 2_192_174));
+        let trade = TRADES
+            .replace("\"snapshot\"", "\"update\"")
+            .replace("ETH-USD", "BTC-USD");
+        let (outcome, ev) = feed_outcome(&mut a, &trade);
+        assert_eq!(outcome, Outcome::Data);
+        let on: Vec<(u32, Kind)> = ev.iter().map(|e| (e.instrument.0, e.kind)).collect();
+        assert_eq!(
+            on,
+            [(
+                0,
+                Kind::Trade {
+                    price: 126_001,
+                    size: 30_000_000,
+                    aggressor: Aggressor::Sell,
+                    trade_id: 0
+                }
+            )]
+        );
+        // USDT-USDC is not aliased: its own id is its data, and USDT-USD's
+        // is another product's.
+        let usdt = |seq: u64, product: &str| {
+            SNAPSHOT
+                .replace("\"sequence_num\":0", &format!("\"sequence_num\":{seq}"))
+                .replace("BTC-USD", product)
+        };
+        let (outcome, ev) = feed_outcome(&mut a, &usdt(3, "USDT-USD"));
+        assert_eq!((outcome, ev.len()), (Outcome::Ignored, 0), "{ev:?}");
+        let (outcome, ev) = feed_outcome(&mut a, &usdt(4, "USDT-USDC"));
+        assert_eq!(outcome, Outcome::Data);
+        assert!(ev.iter().all(|e| e.instrument == InstrumentId(1)), "{ev:?}");
+        assert!(a.book(InstrumentId(1)).is_some());
+        // The aliased product's own id never comes on these channels; were
+        // it to, it is the same instrument's.
+        let ev = feed(&mut a, &usdt(5, "BTC-USDC"));
+        assert!(ev.contains(&Kind::BookValid { update_id: 5 }), "{ev:?}");
     }
 
     #[test]

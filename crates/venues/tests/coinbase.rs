@@ -1,7 +1,8 @@
 //! A Coinbase Advanced Trade session through the adapter, once warm,
 //! allocates nothing: acknowledgements and heartbeats as live frames have
 //! them (no `client_id`, a numeric counter), a snapshot deeper than the
-//! book keeps, updates, trades, a refusal and a gap.
+//! book keeps, updates, trades, a refusal and a gap; and so does one whose
+//! `-USDC` product is answered under its `-USD` id.
 
 use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::sync::Resync;
@@ -67,9 +68,22 @@ fn session() -> Vec<String> {
 
 #[test]
 fn a_session_allocates_nothing_once_warm() {
+    session_allocates_nothing_once_warm("BTC-USD");
+}
+
+/// Configured as BTC-USDC, the product is answered as BTC-USD (its frames
+/// say so): the same book, trades and refusal, nothing allocated for it.
+#[test]
+fn a_usdc_product_answered_under_its_usd_id_allocates_nothing_once_warm() {
+    session_allocates_nothing_once_warm("BTC-USDC");
+}
+
+/// The session, its frames keyed BTC-USD, into an adapter whose first
+/// instrument is `first`.
+fn session_allocates_nothing_once_warm(first: &str) {
     let mut msgs: Vec<(Vec<u8>, usize)> = session().iter().map(|t| padded(t)).collect();
     let mut adapter = coinbase::Adapter::new(&[
-        InstrumentSpec::new("BTC-USD", 2, 8, 25),
+        InstrumentSpec::new(first, 2, 8, 25),
         InstrumentSpec::new("ETH-USD", 2, 8, 25),
     ]);
     let mut events: Vec<Event> = Vec::with_capacity(64 * 1024);

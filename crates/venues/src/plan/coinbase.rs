@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::{BookShape, Channels, ConnectionPlan, PlanError, check_symbols, json_strings};
 use crate::book::Window;
+use crate::coinbase::answered_as;
 use crate::event::InstrumentSpec;
 
 /// A Coinbase `level2` snapshot is the product's whole book and every
@@ -42,11 +43,30 @@ fn sub(kind: &str, channel: &str, products: &str) -> String {
 /// busy product ("do not subscribe to BTC-USD and ETH-USD on the same
 /// channel if possible", Best Practices), so that a gap costs one book;
 /// that needs an adapter (or at least a sequence check) per connection.
+///
+/// A `-USDC` product is subscribed by its own id, and its data comes
+/// under its `-USD` id ([`answered_as`]); one listed with its `-USD`
+/// product (`BTC-USDC` and `BTC-USD`) is refused
+/// ([`PlanError::SameProduct`]): the frames could not tell them apart, and
+/// the two books would be one book kept twice.
 pub fn plan(
     instruments: &[InstrumentSpec],
     channels: Channels,
 ) -> Result<Vec<ConnectionPlan>, PlanError> {
     check_symbols(instruments)?;
+    for (n, i) in instruments.iter().enumerate() {
+        let wire = answered_as(&i.symbol);
+        if let Some(other) = instruments[..n]
+            .iter()
+            .find(|o| o.symbol != i.symbol && answered_as(&o.symbol) == wire)
+        {
+            return Err(PlanError::SameProduct {
+                symbol: i.symbol.clone(),
+                other: other.symbol.clone(),
+                wire: wire.to_owned(),
+            });
+        }
+    }
     let products = json_strings(instruments.iter().map(|i| i.symbol.as_str()));
     let book_products = json_strings(
         instruments
@@ -123,5 +143,38 @@ mod tests {
         );
         let shape = book_shape(10);
         assert_eq!((shape.keep, shape.window), (2000, Window::Client));
+    }
+
+    #[test]
+    fn a_usdc_product_is_subscribed_by_its_own_id_and_not_beside_its_usd_one() {
+        let specs = |symbols: &[&str]| -> Vec<InstrumentSpec> {
+            symbols
+                .iter()
+                .map(|s| InstrumentSpec::new(s, 2, 8, 10))
+                .collect()
+        };
+        let plans = plan(
+            &specs(&["BTC-USDC", "USDT-USDC", "USDT-USD"]),
+            Channels::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            plans[0].subscribe[1],
+            r#"{"type":"subscribe","product_ids":["BTC-USDC","USDT-USDC","USDT-USD"],"channel":"level2"}"#
+        );
+        for (symbols, error) in [
+            (
+                &["ETH-USD", "BTC-USD", "BTC-USDC"][..],
+                r#"symbols "BTC-USD" and "BTC-USDC": the venue sends both as "BTC-USD", one product's data (keep one of them)"#,
+            ),
+            (
+                &["BTC-USDC", "BTC-USD"][..],
+                r#"symbols "BTC-USDC" and "BTC-USD": the venue sends both as "BTC-USD", one product's data (keep one of them)"#,
+            ),
+        ] {
+            let e = plan(&specs(symbols), Channels::default()).unwrap_err();
+            assert!(matches!(e, PlanError::SameProduct { .. }), "{e:?}");
+            assert_eq!(e.to_string(), error);
+        }
     }
 }

@@ -130,6 +130,16 @@ pub enum PlanError {
         /// The most the venue allows.
         max: usize,
     },
+    /// Two instruments whose data the venue sends as one product's, under
+    /// one id (Coinbase answers `BTC-USDC` as `BTC-USD`): configure one.
+    SameProduct {
+        /// The symbol configured second.
+        symbol: String,
+        /// The symbol configured first.
+        other: String,
+        /// The id both are answered under.
+        wire: String,
+    },
 }
 
 impl fmt::Display for PlanError {
@@ -150,6 +160,15 @@ impl fmt::Display for PlanError {
             PlanError::TooDeep { symbol, depth, max } => write!(
                 f,
                 "symbol {symbol:?}: book depth {depth} cannot be kept exact here (at most {max})"
+            ),
+            PlanError::SameProduct {
+                symbol,
+                other,
+                wire,
+            } => write!(
+                f,
+                "symbols {other:?} and {symbol:?}: the venue sends both as {wire:?}, \
+                 one product's data (keep one of them)"
             ),
         }
     }
