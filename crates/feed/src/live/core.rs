@@ -20,6 +20,7 @@ use tickwire_venues::{
 use super::budget::{Refusal, RestBudget};
 use super::emitter::Emitter;
 use super::lines::{Line, PlanLines};
+use super::links::Links;
 use super::log::{BadInput, Failures, Site, tickwire_log};
 use super::recovery::Recovery;
 use super::stats::FeedStats;
@@ -167,7 +168,7 @@ impl VenueState {
 pub(crate) struct Core<H = NoHandler> {
     pub(crate) venues: Vec<VenueState>,
     /// Read on every message: a fast hasher.
-    pub(crate) links: HashMap<ConnId, Link, foldhash::fast::RandomState>,
+    pub(crate) links: Links,
     pub(crate) sinks: Sinks,
     pub(crate) stats: Arc<FeedStats>,
     pub(crate) calibration: Calibration,

@@ -29,6 +29,7 @@ mod budget;
 mod core;
 mod emitter;
 mod lines;
+mod links;
 mod log;
 mod recovery;
 mod setup;
@@ -41,6 +42,7 @@ use self::budget::{Admit, RestBudget};
 pub(crate) use self::core::Adapter;
 use self::core::{Core, Link, VenueState};
 use self::lines::PlanLines;
+use self::links::Links;
 use self::log::{BadInput, Failures, tickwire_log};
 use self::recovery::{Due, Need, Recovery};
 use self::setup::feed_net;
@@ -326,6 +328,8 @@ impl<H: OnEvent> Feed<H> {
             states.push(state);
         }
         let net = feed_net(net, &all, streams);
+        // Every slot the driver will have (`Driver::new`'s count).
+        let slots = net.max_connections + net.sized_slots.iter().map(|s| s.count).sum::<usize>();
         let venue_stats: Box<[VenueStats]> = states
             .iter()
             .map(|s| VenueStats {
@@ -375,7 +379,7 @@ impl<H: OnEvent> Feed<H> {
             ),
             refused_now: Vec::with_capacity(most),
             venues: states,
-            links: HashMap::default(),
+            links: Links::new(slots),
             sinks,
             stats: Arc::clone(&stats),
             calibration: tickwire_tsc::calibration(),
