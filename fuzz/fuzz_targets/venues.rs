@@ -39,6 +39,9 @@ fuzz_target!(|data: &[u8]| {
         },
         max_buffered_diffs: 4,
         max_buffered_levels: 64,
+        // Binance's books deepen from refresh snapshots (any `lastUpdateId`
+        // line while valid is one).
+        deepen: true,
     };
     let venue = pick % 6;
     let mut engines = match venue {

@@ -586,7 +586,11 @@ impl<'e, E: FnMut(Event)> Verdict<'e, E> {
     #[inline]
     pub(crate) fn on(&mut self, event: SyncEvent) {
         match event {
-            SyncEvent::SnapshotNeeded => (self.emit)(self.stamp.event(Kind::Resync)),
+            // A refresh is a snapshot asked for too; the book stays valid
+            // (no `Gap` before it).
+            SyncEvent::SnapshotNeeded | SyncEvent::RefreshNeeded => {
+                (self.emit)(self.stamp.event(Kind::Resync))
+            }
             SyncEvent::Gap(why) => {
                 self.valid = None;
                 self.updated = None;

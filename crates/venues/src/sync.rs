@@ -3,10 +3,17 @@
 //! last, and say so explicitly (a `Gap`, then `Valid` again) whenever it
 //! does not. Venue rules are data ([`Chain`]); the engine is one.
 
-use crate::book::{Book, Level, Limit, Side, Window};
+use crate::book::{Book, Level, Limit, Side};
 use crate::error::DecodeError;
 
+mod config;
+mod connection;
 pub mod lines;
+mod refresh;
+
+pub use config::SyncConfig;
+use config::applied_capacity;
+pub use connection::ConnectionSeq;
 
 pub use lines::{Arrival, Line};
 
@@ -122,82 +129,13 @@ pub enum SyncEvent {
         /// The diff's last update id.
         update_id: u64,
     },
-}
-
-/// Sizes, all allocated when the engine is created.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SyncConfig {
-    /// Levels shown per side.
-    pub depth: usize,
-    /// Levels kept per side (at least `depth`): the levels below the shown
-    /// ones keep the shown depth exact as the market moves ([`crate::book`]).
-    pub keep: usize,
-    /// Whether the venue keeps the kept levels complete, or the book must
-    /// track what it knows.
-    pub window: Window,
-    /// Diffs buffered while a snapshot is fetched. When more arrive, the
-    /// oldest are dropped (the bridge check then asks for a newer snapshot
-    /// if it needs them).
-    pub max_buffered_diffs: usize,
-    /// Price levels across all buffered diffs.
-    pub max_buffered_levels: usize,
-}
-
-impl Default for SyncConfig {
-    fn default() -> SyncConfig {
-        SyncConfig {
-            depth: 5000,
-            keep: 5000,
-            window: Window::Client,
-            max_buffered_diffs: 1024,
-            max_buffered_levels: 64 * 1024,
-        }
-    }
-}
-
-impl SyncConfig {
-    /// A book showing `depth` levels on `chain`, kept as `shape` says. A
-    /// venue whose snapshots come in band needs only a small diff buffer
-    /// (diffs before the snapshot are dropped anyway); one bridging a REST
-    /// snapshot buffers the diffs of the whole fetch.
-    pub fn for_book(chain: Chain, depth: usize, shape: crate::plan::BookShape) -> SyncConfig {
-        let base = SyncConfig {
-            depth,
-            keep: shape.keep,
-            window: shape.window,
-            ..SyncConfig::default()
-        };
-        if chain.in_band_snapshot() {
-            SyncConfig {
-                max_buffered_diffs: 16,
-                max_buffered_levels: 4096,
-                ..base
-            }
-        } else {
-            base
-        }
-    }
-
-    /// The bytes an engine with this configuration allocates: its book
-    /// (each side holds up to twice `keep` while a message is applied),
-    /// two diff buffers, and the record of the last diff's levels.
-    pub fn bytes(&self) -> usize {
-        use core::mem::size_of;
-        let level = size_of::<Level>();
-        let buffered = size_of::<(Side, Level)>();
-        2 * 2 * self.keep.max(self.depth) * level
-            + 2 * (self.max_buffered_diffs * size_of::<(Seq, usize, usize)>()
-                + self.max_buffered_levels * buffered)
-            + applied_capacity(self.depth) * size_of::<Applied>()
-    }
-}
-
-/// How many levels of a diff within the shown edges are kept to emit as
-/// deltas; a diff with more is said as a whole shown snapshot instead.
-/// Binance's BTCUSDT diffs, 20 levels shown, set up to about 350 prices
-/// within them in one 100 ms diff (its recordings in `tests/events.rs`).
-fn applied_capacity(depth: usize) -> usize {
-    (4 * depth).clamp(1024, 8192)
+    /// Fetch a snapshot to deepen the book before its kept levels run
+    /// out; the book stays valid meanwhile. Said once a side that tracks a
+    /// horizon knows fewer than half its kept levels beyond the shown
+    /// ones ([`SyncConfig::deepen`]; Binance). The snapshot is brought up
+    /// to the book with the diffs applied since, by the venue's bridging
+    /// rule, and replaces it only if it shows the same levels.
+    RefreshNeeded,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,6 +202,8 @@ pub struct BookSync {
     /// The shown edge of each side ([`Book::edge`]) before the last diff
     /// applied: what a consumer showed, for [`Book::shown_changes`].
     edges: [Option<i64>; 2],
+    /// Deepening the valid book before its kept levels run out.
+    refresh: refresh::Refresh,
 }
 
 /// A level a diff set within the shown edges, and the rank best first
@@ -298,6 +238,7 @@ impl BookSync {
             applied: Vec::with_capacity(applied_capacity(config.depth)),
             applied_overflow: false,
             edges: [None; 2],
+            refresh: refresh::Refresh::new(chain, &config),
         }
     }
 
@@ -351,7 +292,7 @@ impl BookSync {
     /// in-band snapshot always replaces the book (`Valid` again).
     ///
     /// Where the snapshot comes in band it is taken for the venue's whole
-    /// book ([`Limit::Whole`]; with [`Window::Venue`], a window of `keep`
+    /// book ([`Limit::Whole`]; with [`Window::Venue`](crate::book::Window::Venue), a window of `keep`
     /// levels): a snapshot of a window of another size says so with
     /// [`on_snapshot_at`](Self::on_snapshot_at) and `Limit::Levels`, as the
     /// OKX and Bybit adapters do. A REST snapshot's `limit` is not told here, so each side
@@ -385,7 +326,30 @@ impl BookSync {
     ) -> Result<(), DecodeError> {
         self.lines.start();
         if !self.chain.in_band_snapshot() && self.is_valid() {
-            self.unneeded_snapshots += 1;
+            if !self.refresh.asked() {
+                self.unneeded_snapshots += 1;
+                return Ok(());
+            }
+            // The snapshot a refresh asked for: a second book from it.
+            self.refresh.shadow_clear();
+            for level in levels {
+                match level {
+                    Ok((side, level)) => self.refresh.shadow_level(side, level),
+                    Err(e) => {
+                        // The live book is untouched; asked for again.
+                        self.refresh.reset();
+                        return Err(e);
+                    }
+                }
+            }
+            let live = match self.state {
+                State::Valid { last } => last,
+                _ => 0,
+            };
+            let said =
+                self.refresh
+                    .on_snapshot(self.chain, last_update_id, limit, &mut self.book, live);
+            self.refresh_said(said, emit);
             return Ok(());
         }
         if self.chain.in_band_snapshot() && self.follower_snapshot() {
@@ -547,6 +511,7 @@ impl BookSync {
             return self.invalidate_all(Resync::Disconnected, emit);
         }
         if self.is_valid() || matches!(self.state, State::Bridging { .. }) {
+            self.refresh.reset();
             self.book.clear();
             self.buffer.clear();
             self.state = State::Buffering { asked: false };
@@ -695,9 +660,11 @@ impl BookSync {
         self.applied.clear();
         self.applied_overflow = false;
         self.edges = [self.book.edge(Side::Bid), self.book.edge(Side::Ask)];
+        let refresh = self.refresh.begin(self.chain, seq);
         for level in levels {
             match level {
                 Ok((side, level)) => {
+                    self.refresh.level(refresh, side, level);
                     let rank = self.book.set_ranked(side, level);
                     // Only levels within what was shown can change what is
                     // shown but through the ladder (`Book::shown_changes`
@@ -730,11 +697,31 @@ impl BookSync {
             self.invalidate(Resync::DepthExhausted, emit);
         } else {
             self.state = State::Valid { last: seq.last };
+            let said = self.refresh.end(refresh, seq, &mut self.book);
+            self.refresh_said(said, emit);
         }
         Ok(())
     }
 
+    /// Says what a refresh asked for: a snapshot to fetch, or (never, by
+    /// the tests) a refreshed book that disagreed with this one.
+    fn refresh_said(&mut self, said: Option<SyncEvent>, emit: &mut impl FnMut(SyncEvent)) {
+        match said {
+            Some(SyncEvent::Gap(why)) => self.invalidate(why, emit),
+            Some(other) => emit(other),
+            None => {}
+        }
+    }
+
+    /// Books replaced by a deeper, refreshed one without a gap, and
+    /// refresh snapshots dropped (bridged by no recorded diff; asked for
+    /// again).
+    pub fn refreshes(&self) -> (u64, u64) {
+        (self.refresh.done, self.refresh.dropped)
+    }
+
     fn invalidate(&mut self, why: Resync, emit: &mut impl FnMut(SyncEvent)) {
+        self.refresh.reset();
         self.book.clear();
         self.buffer.clear();
         self.state = State::Buffering { asked: true };
@@ -780,35 +767,6 @@ impl BookSync {
         let end = self.buffer.levels.len();
         self.buffer.diffs.push((seq, start, end));
         Ok(())
-    }
-}
-
-/// A connection-wide sequence that must grow by exactly one per message
-/// (Coinbase Advanced Trade's `sequence_num`, which counts every message
-/// on the socket, all channels together).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ConnectionSeq {
-    last: Option<u64>,
-}
-
-impl ConnectionSeq {
-    /// Checks the next number: `Err(Resync::Sequence)` on a gap (or a step
-    /// back), after which the next number starts a new chain.
-    pub fn check(&mut self, n: u64) -> Result<(), Resync> {
-        let last = self.last.replace(n);
-        match last {
-            // Nothing follows `u64::MAX`: a gap, whatever comes.
-            Some(last) if last.checked_add(1) != Some(n) => Err(Resync::Sequence {
-                expected: last.saturating_add(1),
-                got: n,
-            }),
-            _ => Ok(()),
-        }
-    }
-
-    /// Forgets the chain (a new connection starts at 0 again).
-    pub fn reset(&mut self) {
-        self.last = None;
     }
 }
 

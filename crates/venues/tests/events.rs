@@ -124,6 +124,8 @@ struct Counts {
     trades: usize,
     quotes: usize,
     resyncs: usize,
+    /// Snapshots asked for while the book was valid, to deepen it.
+    refreshes: usize,
     other: usize,
     /// Why the book gapped, each time.
     gaps: Vec<Resync>,
@@ -176,6 +178,8 @@ fn check(file: &str, market: Market, symbol: &str) {
         &mut adapter,
         &mut msgs,
         |adapter, at, events| {
+            let valid_before = consumer.valid() > 0;
+            let gapped = events.iter().any(|e| matches!(e.kind, Kind::Gap { .. }));
             for e in events {
                 assert_eq!(e.instrument, InstrumentId(0));
                 assert_eq!(e.recv_tsc, at as u64 - 1, "the stamp is carried");
@@ -185,7 +189,12 @@ fn check(file: &str, market: Market, symbol: &str) {
                         counts.trades += 1;
                     }
                     Kind::Quote { .. } => counts.quotes += 1,
-                    Kind::Resync => counts.resyncs += 1,
+                    Kind::Resync => {
+                        counts.resyncs += 1;
+                        if valid_before && !gapped {
+                            counts.refreshes += 1;
+                        }
+                    }
                     Kind::Gap { why } => counts.gaps.push(why),
                     Kind::BookSnapshot { .. } | Kind::BookDelta { .. } | Kind::BookValid { .. } => {
                     }
@@ -221,9 +230,12 @@ fn check(file: &str, market: Market, symbol: &str) {
     assert_eq!(consumer.deltas_while_invalid, 0);
     assert_eq!(
         counts.resyncs,
-        1 + counts.gaps.len(),
-        "one snapshot asked for at the start, one after a gap"
+        1 + counts.gaps.len() + counts.refreshes,
+        "one snapshot asked for at the start, one after a gap, and the refreshes"
     );
+    // A book that ran out of levels had asked to be deepened first (the
+    // recording answers no refresh).
+    assert!(counts.gaps.is_empty() || counts.refreshes > 0, "{counts:?}");
     assert_eq!(counts.other, 0);
     assert_eq!(consumer.valid(), usize::from(counts.gaps.is_empty()));
     // Messages holding any of `marks`.

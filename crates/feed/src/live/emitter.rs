@@ -79,10 +79,17 @@ impl Emitter<'_> {
                 }
             }
             Kind::Resync => {
+                // Asked for while the book is valid: a refresh to deepen
+                // it (its fetch goes at once: no backoff from a recovery).
+                let refresh = slot.is_some_and(|v| *v);
+                if refresh {
+                    FeedStats::add(&venue.refreshes, 1);
+                    self.recovery.valid(self.venue, local.0 as usize);
+                }
                 // A book's first snapshot is no resync: only one after the
                 // book was valid once.
                 let recovering = self.was_valid.get(local.0 as usize).copied() == Some(true);
-                if recovering && !self.stopping {
+                if recovering && !refresh && !self.stopping {
                     FeedStats::add(&stats.resyncs, 1);
                     FeedStats::add(&venue.resyncs, 1);
                 }

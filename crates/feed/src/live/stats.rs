@@ -87,6 +87,9 @@ pub struct VenueStats {
     pub gaps: AtomicU64,
     /// Fresh snapshots asked for to bring a book back.
     pub resyncs: AtomicU64,
+    /// Snapshots asked for to deepen a valid book before its kept levels
+    /// ran out (Binance; the book stays valid).
+    pub refreshes: AtomicU64,
     /// Stream connections that dropped and were reconnected.
     pub reconnects: AtomicU64,
     /// Stream connections replaced on purpose, make-before-break.
@@ -185,7 +188,7 @@ impl FeedStats {
         let g = FeedStats::get;
         let venues = || feeds.iter().flat_map(|f| f.venues.iter());
         type Of = fn(&VenueStats) -> u64;
-        let per_venue: [(&str, &str, &str, Of); 10] = [
+        let per_venue: [(&str, &str, &str, Of); 11] = [
             (
                 "rest_requests_total",
                 "counter",
@@ -222,6 +225,12 @@ impl FeedStats {
                 "counter",
                 "Fresh snapshots asked for to bring a book back.",
                 |v| FeedStats::get(&v.resyncs),
+            ),
+            (
+                "refreshes_total",
+                "counter",
+                "Snapshots asked for to deepen a valid book.",
+                |v| FeedStats::get(&v.refreshes),
             ),
             (
                 "rejections_total",
@@ -366,6 +375,9 @@ impl VenueStats {
         );
         if g(&self.planned_reconnects) > 0 {
             let _ = write!(line, ", planned reconnects {}", g(&self.planned_reconnects));
+        }
+        if g(&self.refreshes) > 0 {
+            let _ = write!(line, ", books deepened {}", g(&self.refreshes));
         }
         let wins = [g(&self.line_wins[0]), g(&self.line_wins[1])];
         if wins != [0, 0] {

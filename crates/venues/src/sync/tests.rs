@@ -1,4 +1,5 @@
 use super::*;
+use crate::book::Window;
 
 fn seq(first: u64, last: u64) -> Seq {
     Seq {
@@ -21,6 +22,7 @@ pub(super) fn engine(chain: Chain) -> BookSync {
             window: Window::Client,
             max_buffered_diffs: 4,
             max_buffered_levels: 16,
+            deepen: false,
         },
     )
 }
