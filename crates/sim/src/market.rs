@@ -143,6 +143,36 @@ pub(crate) fn best_levels(
     )
 }
 
+/// How a book's update ids run from one change to the next.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Ids {
+    /// One id a level changed, each step's first right after the last
+    /// step's last: Binance spot's `U` = previous `u` + 1, and the
+    /// sequence numbers the other venues take from the book.
+    #[default]
+    Contiguous,
+    /// Ids that skip, as Binance's futures do (see `binance.rs`): a gap of
+    /// 1 to [`MAX_ID_GAP`] before a step's first id and between its ids,
+    /// drawn from the market's seeded generator (a gap of 1 is an id
+    /// skipped by none), so that `U > pu + 1` in most steps; a REST
+    /// snapshot says an id drawn from the last step's range.
+    Jumping,
+}
+
+/// The widest gap between two ids of a book whose [`Ids`] jump.
+pub(crate) const MAX_ID_GAP: u64 = 50;
+
+impl Ids {
+    /// The ids `venue`'s books run on: jumping on Binance USD-M and COIN-M
+    /// futures, contiguous elsewhere.
+    pub(crate) fn of(venue: Venue) -> Ids {
+        match venue {
+            Venue::BinanceUsdM | Venue::BinanceCoinM => Ids::Jumping,
+            _ => Ids::Contiguous,
+        }
+    }
+}
+
 /// One market step of one instrument, venue-neutral.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Step {
@@ -154,8 +184,11 @@ pub(crate) struct Step {
     pub(crate) bids: Levels,
     /// Levels changed, best first.
     pub(crate) asks: Levels,
+    /// The book's last update id before the step (Binance futures' `pu`).
+    pub(crate) prev_id: u64,
     /// The update ids the step spans (one per level changed, at least
-    /// one): Binance's `U` and `u`.
+    /// one, and with [`Ids::Jumping`] the ids skipped between them):
+    /// Binance's `U` and `u`.
     pub(crate) first_id: u64,
     pub(crate) last_id: u64,
     /// The book's step counter after this step (+1 a step; Bybit's `u`).
@@ -172,6 +205,11 @@ pub(crate) struct Book {
     pub(crate) asks: BTreeMap<i64, i64>,
     /// The last update id (one per level changed).
     pub(crate) update_id: u64,
+    /// How the update ids run.
+    pub(crate) ids: Ids,
+    /// The `lastUpdateId` a REST snapshot of the book says now: an id in
+    /// the last step's range (its last, unless the ids jump).
+    pub(crate) snapshot_id: u64,
     /// Steps so far (Bybit's `u` counts from here).
     pub(crate) version: u64,
     /// Where the step counter last restarted (Bybit `u` is `version -
@@ -187,6 +225,8 @@ impl Book {
             bids: BTreeMap::new(),
             asks: BTreeMap::new(),
             update_id: 1_000_000,
+            ids: Ids::Contiguous,
+            snapshot_id: 1_000_000,
             version: 1,
             epoch: 0,
             trade_id: 5_000_000,
@@ -200,6 +240,12 @@ impl Book {
                 .insert(i.mid + off, rng.random_range(1..=50 * unit));
         }
         book
+    }
+
+    /// The book with its update ids running as `ids` says.
+    pub(crate) fn with_ids(mut self, ids: Ids) -> Book {
+        self.ids = ids;
+        self
     }
 
     pub(crate) fn top(&self) -> ((i64, i64), (i64, i64)) {
@@ -323,8 +369,23 @@ pub(crate) fn step(
     }
     out.bids.extend(bids.iter().rev().map(|(p, s)| (*p, *s)));
     out.asks.extend(asks.iter().map(|(p, s)| (*p, *s)));
-    out.first_id = book.update_id + 1;
-    book.update_id += (bids.len() + asks.len()).max(1) as u64;
+    let changed = (bids.len() + asks.len()).max(1) as u64;
+    out.prev_id = book.update_id;
+    match book.ids {
+        Ids::Contiguous => {
+            out.first_id = book.update_id + 1;
+            book.update_id += changed;
+            book.snapshot_id = book.update_id;
+        }
+        Ids::Jumping => {
+            out.first_id = book.update_id + rng.random_range(1..=MAX_ID_GAP);
+            book.update_id = out.first_id;
+            for _ in 1..changed {
+                book.update_id += rng.random_range(1..=MAX_ID_GAP);
+            }
+            book.snapshot_id = rng.random_range(out.first_id..=book.update_id);
+        }
+    }
     out.last_id = book.update_id;
     book.version += 1;
     out.version = book.version;
@@ -487,19 +548,40 @@ mod tests {
             levels: 20,
             ..SimInstrument::btcusdt()
         };
-        let mut rng = StdRng::seed_from_u64(9);
-        let mut book = Book::new(&spec, &mut rng);
-        let mut out = Step::default();
-        let mut last = book.update_id;
-        for i in 0..20_000 {
-            step(0, &spec, &mut book, &mut rng, i % 3 == 0, &mut out);
-            let ((bid, _), (ask, _)) = book.top();
-            assert!(bid < ask, "crossed at step {i}: {bid} >= {ask}");
-            assert!(book.bids.len() <= spec.levels + 1 && book.asks.len() <= spec.levels + 1);
-            assert_eq!(out.first_id, last + 1);
-            assert!(out.last_id >= out.first_id);
-            last = out.last_id;
-            assert_eq!(out.version, book.version);
+        for ids in [Ids::Contiguous, Ids::Jumping] {
+            let mut rng = StdRng::seed_from_u64(9);
+            let mut book = Book::new(&spec, &mut rng).with_ids(ids);
+            let mut out = Step::default();
+            let mut last = book.update_id;
+            let mut jumps = 0;
+            for i in 0..20_000 {
+                step(0, &spec, &mut book, &mut rng, i % 3 == 0, &mut out);
+                let ((bid, _), (ask, _)) = book.top();
+                assert!(bid < ask, "crossed at step {i}: {bid} >= {ask}");
+                assert!(book.bids.len() <= spec.levels + 1 && book.asks.len() <= spec.levels + 1);
+                assert_eq!(out.prev_id, last);
+                let changed = (out.bids.len() + out.asks.len()).max(1) as u64;
+                let span = out.last_id - out.first_id + 1;
+                match ids {
+                    Ids::Contiguous => {
+                        assert_eq!(out.first_id, last + 1);
+                        assert_eq!(span, changed);
+                        assert_eq!(book.snapshot_id, out.last_id);
+                    }
+                    Ids::Jumping => {
+                        assert!((last + 1..=last + MAX_ID_GAP).contains(&out.first_id));
+                        assert!(span >= changed && span <= (changed - 1) * MAX_ID_GAP + 1);
+                        assert!((out.first_id..=out.last_id).contains(&book.snapshot_id));
+                        jumps += u32::from(out.first_id > last + 1);
+                    }
+                }
+                assert_eq!(book.update_id, out.last_id);
+                last = out.last_id;
+                assert_eq!(out.version, book.version);
+            }
+            if ids == Ids::Jumping {
+                assert!(jumps > 19_000, "{jumps} of 20000 steps jumped");
+            }
         }
     }
 }

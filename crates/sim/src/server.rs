@@ -18,7 +18,7 @@ use tickwire_net::server::{Incoming, Request, Server, ServerError, Session};
 use tickwire_tsc::Clock;
 
 use crate::limits::{MessageRate, RestLimit, Verdict};
-use crate::market::{Book, Levels, Step};
+use crate::market::{Book, Ids, Levels, Step};
 use crate::pacer::Pacer;
 use crate::protocol::{Delivered, Market, Out, Protocol, Response, Tick, query};
 use crate::stamps::{SendStamps, StreamKind};
@@ -197,7 +197,7 @@ pub(crate) fn start<P: Protocol>(config: SimConfig, protocol: P) -> io::Result<S
     let books: Vec<Book> = config
         .instruments
         .iter()
-        .map(|i| Book::new(i, &mut rng))
+        .map(|i| Book::new(i, &mut rng).with_ids(Ids::of(config.venue)))
         .collect();
     let rest_limit = config
         .rest_weight_limit
