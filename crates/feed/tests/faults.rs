@@ -302,11 +302,14 @@ fn a_half_open_connection_is_detected_by_the_pong_deadline() {
         // "b"'s pongs never queue behind a second of market data the feed
         // (debug, on a loaded machine) has not read yet: the feed reads
         // what is ready before it looks at its deadlines, so its thread
-        // being descheduled alone cannot fail "b".
+        // being descheduled alone cannot fail "b". Pings every 400 ms, not
+        // faster: Binance counts them among the 5 messages a second a spot
+        // connection may send (with the subscription, 5 pings a second
+        // would be closed, as the simulator closes them).
         let mut rig = Rig::with(RigConfig {
             rate: 200,
             net: NetConfig {
-                ping_interval: Some(Duration::from_millis(200)),
+                ping_interval: Some(Duration::from_millis(400)),
                 pong_timeout: Duration::from_secs(1),
                 stale_timeout: None,
                 ..common::net()
@@ -326,15 +329,16 @@ fn a_half_open_connection_is_detected_by_the_pong_deadline() {
 #[test]
 fn a_quiet_but_alive_stream_is_kept() {
     for venue in venues() {
-        // A stale-data deadline of 2 s, pinged every 250 ms: the pongs (and
+        // A stale-data deadline of 2 s, pinged every 400 ms: the pongs (and
         // the venue's own heartbeats) are the only bytes while the market
         // is still, and they must keep the connection. (A spurious timeout
         // would need the feed's thread, or the simulator's, to stall for
-        // 1.75 s.)
+        // 1.6 s.) No faster: Binance spot counts pings among the 5
+        // messages a second a connection may send.
         let stale = Duration::from_secs(2);
         let mut rig = Rig::with(RigConfig {
             net: NetConfig {
-                ping_interval: Some(Duration::from_millis(250)),
+                ping_interval: Some(Duration::from_millis(400)),
                 stale_timeout: Some(stale),
                 ..common::net()
             },

@@ -120,6 +120,8 @@ impl Server {
                         upgraded: false,
                         pending_accept: None,
                         close_sent: false,
+                        pings: 0,
+                        pongs: 0,
                     }));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -252,6 +254,10 @@ pub struct Session {
     pending_accept: Option<[u8; 28]>,
     /// A close frame was sent: nothing may follow it.
     close_sent: bool,
+    /// Pings received (each answered).
+    pings: u64,
+    /// Pongs received.
+    pongs: u64,
 }
 
 impl fmt::Debug for Session {
@@ -274,6 +280,19 @@ impl Session {
     /// The client's address.
     pub fn peer(&self) -> SocketAddr {
         self.peer
+    }
+
+    /// The pings the client has sent so far (counted as
+    /// [`recv`](Self::recv) reads and answers them): for a server that
+    /// counts them against a limit on incoming messages, as Binance does.
+    pub fn pings_received(&self) -> u64 {
+        self.pings
+    }
+
+    /// The pongs the client has sent so far (counted as
+    /// [`recv`](Self::recv) reads and skips them).
+    pub fn pongs_received(&self) -> u64 {
+        self.pongs
     }
 
     /// Reads more input; `Ok(false)` on a read timeout.
@@ -481,8 +500,10 @@ impl Session {
     }
 
     /// The next message from the client, waiting at most `timeout`
-    /// (`Ok(None)`: nothing yet). Pings are answered and pongs skipped; a
-    /// close is answered and returned.
+    /// (`Ok(None)`: nothing yet). Pings are answered and pongs skipped,
+    /// both counted ([`pings_received`](Self::pings_received),
+    /// [`pongs_received`](Self::pongs_received)); a close is answered and
+    /// returned.
     ///
     /// `Duration::ZERO` never waits: only bytes that have already arrived
     /// are read. (A socket read timeout is rounded up to the kernel's tick,
@@ -507,6 +528,7 @@ impl Session {
                 Some(Message::Text(t)) => Some(Some(Incoming::Text(t.to_owned()))),
                 Some(Message::Binary(b)) => Some(Some(Incoming::Binary(b.to_vec()))),
                 Some(Message::Ping(p)) => {
+                    self.pings += 1;
                     let p = p.to_vec();
                     self.input.drain(..consumed);
                     if !self.close_sent {
@@ -514,7 +536,10 @@ impl Session {
                     }
                     continue;
                 }
-                Some(Message::Pong(_)) => Some(None),
+                Some(Message::Pong(_)) => {
+                    self.pongs += 1;
+                    Some(None)
+                }
                 Some(Message::Close(c)) => {
                     let code = c.map(|c| c.code);
                     Some(Some(Incoming::Closed(code)))

@@ -185,3 +185,99 @@ fn bad_upgrades_are_answered_and_typed() {
     assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
     assert!(matches!(e, ServerError::Handshake(_)), "{e:?}");
 }
+
+/// A client's pings are answered (a pong with the same payload, in
+/// order) and counted, and so are its pongs, whether they come before a
+/// text message or after it: a simulator counts them against a venue's
+/// limit on incoming messages (Binance: "a PING frame, a PONG frame").
+#[test]
+fn pings_and_pongs_from_the_client_are_answered_and_counted() {
+    use tickwire_codec::{OpCode, encode_frame};
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), None).unwrap();
+    let addr: SocketAddr = server.local_addr().unwrap();
+    let peer = thread::spawn(move || -> Result<Vec<(String, u64, u64)>, ServerError> {
+        let mut s = server
+            .accept(Duration::from_secs(10))?
+            .expect("a client within 10 s");
+        assert!(matches!(
+            s.read_request(Duration::from_secs(5))?,
+            Request::WebSocket { .. }
+        ));
+        s.accept_websocket()?;
+        assert_eq!((s.pings_received(), s.pongs_received()), (0, 0));
+        // Each text, with the counts as it is returned; until the close.
+        let mut seen = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            assert!(Instant::now() < deadline, "the client's frames within 10 s");
+            match s.recv(Duration::from_millis(100))? {
+                Some(Incoming::Text(t)) => seen.push((t, s.pings_received(), s.pongs_received())),
+                Some(Incoming::Closed(_)) => {
+                    seen.push(("closed".into(), s.pings_received(), s.pongs_received()));
+                    return Ok(seen);
+                }
+                Some(other) => panic!("{other:?}"),
+                None => {}
+            }
+        }
+    });
+    let mut c = TcpStream::connect(addr).unwrap();
+    c.write_all(
+        b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        c.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 101 "), "{head:?}");
+    // Client frames are masked.
+    let frame = |opcode: OpCode, payload: &[u8]| {
+        let mut out = vec![0u8; payload.len() + 14];
+        let n = encode_frame(&mut out, opcode, true, payload, Some([1, 2, 3, 4])).unwrap();
+        out.truncate(n);
+        out
+    };
+    let mut frames = Vec::new();
+    for (opcode, payload) in [
+        (OpCode::Ping, &b"p1"[..]),
+        (OpCode::Pong, b"q1"),
+        (OpCode::Ping, b"p2"),
+        (OpCode::Text, b"first"),
+        (OpCode::Pong, b"q2"),
+        (OpCode::Ping, b"p3"),
+        (OpCode::Text, b"second"),
+        (OpCode::Ping, b"p4"),
+    ] {
+        frames.extend(frame(opcode, payload));
+    }
+    c.write_all(&frames).unwrap();
+    // The four pings answered, unmasked, in order.
+    let mut pongs = [0u8; 16];
+    c.read_exact(&mut pongs).unwrap();
+    let want: Vec<u8> = ["p1", "p2", "p3", "p4"]
+        .iter()
+        .flat_map(|p| [&[0x8a, 2][..], p.as_bytes()].concat())
+        .collect();
+    assert_eq!(pongs[..], want[..]);
+    let mut close = [0u8; 16];
+    let n = tickwire_codec::encode_close(
+        &mut close,
+        Some((CloseCode::NORMAL, "")),
+        Some([5, 6, 7, 8]),
+    )
+    .unwrap();
+    c.write_all(&close[..n]).unwrap();
+    let seen = peer.join().unwrap().expect("the server side");
+    assert_eq!(
+        seen,
+        [
+            ("first".to_string(), 2, 1),
+            ("second".to_string(), 3, 2),
+            ("closed".to_string(), 4, 2),
+        ]
+    );
+}

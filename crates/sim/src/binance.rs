@@ -480,8 +480,17 @@ impl Protocol for Binance {
     /// second" on spot, 10 on futures ("WebSocket Limits", Spot WebSocket
     /// Streams docs; "Websocket Market Streams", USD-M and COIN-M docs);
     /// "a connection that goes beyond the limit will be disconnected".
-    /// Only text messages are counted here (the simulator's WebSocket
-    /// layer answers pings itself).
+    /// Spot says what a message is: "a PING frame, a PONG frame, a JSON
+    /// controlled message (e.g. subscribe, unsubscribe)"; the server
+    /// counts the client's pings and pongs with its text messages. The
+    /// futures docs give the number only, and do not say whether pings
+    /// and pongs count: undocumented. They are counted there too, by the
+    /// spot rule, the one definition Binance gives: a simulator that
+    /// counted less than the venue might would pass a client the venue
+    /// disconnects, while counting them costs a client that keeps to the
+    /// spot rule nothing (tickwire's feed sends at most 7 paced requests
+    /// and a ping in any second there, and a pong to the venue's ping
+    /// every 3 minutes: 9 of 10).
     fn incoming_limit(&self) -> Option<usize> {
         Some(if self.spot() { 5 } else { 10 })
     }

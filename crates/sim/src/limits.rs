@@ -21,7 +21,11 @@
 //!
 //! And a venue's incoming WebSocket message limit ([`MessageRate`]): a
 //! connection that sends more messages in any second than the venue takes
-//! is closed.
+//! is closed. Its text messages count, and its ping and pong frames:
+//! Binance's "A message is considered: a PING frame, a PONG frame, a
+//! JSON controlled message (e.g. subscribe, unsubscribe)" ("WebSocket
+//! Limits", Spot WebSocket Streams docs), the only venue here with such a
+//! limit (its futures follow the same rule: see `binance.rs`).
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -137,9 +141,22 @@ impl RestLimit {
 #[derive(Debug, Default)]
 pub(crate) struct MessageRate {
     recent: VecDeque<Instant>,
+    /// The connection's pings and pongs counted so far.
+    control: u64,
 }
 
 impl MessageRate {
+    /// The connection has sent `total` pings and pongs so far (its
+    /// session's count): those not counted yet came at `at`. Whether the
+    /// connection has now sent more than `limit` messages in the last
+    /// second.
+    pub(crate) fn control_frames(&mut self, at: Instant, total: u64, limit: usize) -> bool {
+        let new = total.saturating_sub(self.control);
+        self.control = total;
+        // Past the limit after at most `limit + 1` of them, however many.
+        (0..new.min(limit as u64 + 1)).any(|_| self.too_fast(at, limit))
+    }
+
     /// A message came at `at`; whether the connection has now sent more
     /// than `limit` in the last second.
     pub(crate) fn too_fast(&mut self, at: Instant, limit: usize) -> bool {
@@ -177,6 +194,29 @@ mod tests {
             assert!(!rate.too_fast(ms(n * 100), 5));
         }
         assert!(rate.too_fast(ms(900), 5));
+    }
+
+    /// Pings and pongs are messages like any other: read from the
+    /// session's running count, each new one counted once.
+    #[test]
+    fn pings_and_pongs_count_toward_the_limit() {
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        let mut rate = MessageRate::default();
+        // Two pings, a text, two pongs in a second: 5, fine.
+        assert!(!rate.control_frames(ms(0), 2, 5));
+        assert!(!rate.too_fast(ms(10), 5));
+        assert!(!rate.control_frames(ms(20), 4, 5));
+        // The same count again is nothing new.
+        assert!(!rate.control_frames(ms(30), 4, 5));
+        // A sixth message within the second: too fast.
+        assert!(rate.control_frames(ms(40), 5, 5));
+        // A second later, one at a time is fine again; a burst of
+        // thousands is too fast.
+        let mut rate = MessageRate::default();
+        assert!(!rate.control_frames(ms(0), 5, 5));
+        assert!(!rate.control_frames(ms(1000), 6, 5));
+        assert!(rate.control_frames(ms(1100), 10_000, 5));
     }
 
     #[test]

@@ -321,22 +321,17 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
             let mut pending = Vec::new();
             let mut rate = MessageRate::default();
             loop {
-                match session.recv(Duration::ZERO)? {
-                    Some(Incoming::Text(t)) => {
-                        // These count against the venue's limit too.
-                        if shared
-                            .protocol
-                            .incoming_limit()
-                            .is_some_and(|limit| rate.too_fast(Instant::now(), limit))
-                        {
-                            shared.counters.accepted.fetch_add(1, Ordering::Relaxed);
-                            shared.counters.too_fast.fetch_add(1, Ordering::Relaxed);
-                            shared.counters.kicked.fetch_add(1, Ordering::Relaxed);
-                            close_too_fast(&mut session);
-                            return Ok(());
-                        }
-                        pending.push(t);
-                    }
+                let incoming = session.recv(Duration::ZERO)?;
+                // These count against the venue's limit too.
+                if too_fast(shared, &session, &mut rate, incoming.as_ref()) {
+                    shared.counters.accepted.fetch_add(1, Ordering::Relaxed);
+                    shared.counters.too_fast.fetch_add(1, Ordering::Relaxed);
+                    shared.counters.kicked.fetch_add(1, Ordering::Relaxed);
+                    close_too_fast(&mut session);
+                    return Ok(());
+                }
+                match incoming {
+                    Some(Incoming::Text(t)) => pending.push(t),
                     Some(Incoming::Closed(_)) => return Ok(()),
                     Some(Incoming::Binary(_)) => {}
                     None => break,
@@ -358,6 +353,30 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
             });
             Ok(())
         }
+    }
+}
+
+/// Whether what the client sent up to `incoming`, which `recv` just
+/// returned, takes it past the venue's limit on incoming messages: the
+/// pings and pongs `recv` read on the way (each counts: see
+/// [`MessageRate`]), then a text message.
+fn too_fast<P: Protocol>(
+    shared: &Shared<P>,
+    session: &Session,
+    rate: &mut MessageRate,
+    incoming: Option<&Incoming>,
+) -> bool {
+    let Some(limit) = shared.protocol.incoming_limit() else {
+        return false;
+    };
+    let at = Instant::now();
+    let control = session.pings_received() + session.pongs_received();
+    match incoming {
+        Some(Incoming::Closed(_)) => false,
+        Some(Incoming::Text(_)) => {
+            rate.control_frames(at, control, limit) || rate.too_fast(at, limit)
+        }
+        _ => rate.control_frames(at, control, limit),
     }
 }
 
@@ -433,19 +452,15 @@ fn poll_client<P: Protocol>(
     client.last_poll = now;
     // Every request that has arrived, then the timers.
     loop {
-        match client.session.recv(Duration::ZERO)? {
+        let incoming = client.session.recv(Duration::ZERO)?;
+        if too_fast(shared, &client.session, &mut client.rate, incoming.as_ref()) {
+            shared.counters.too_fast.fetch_add(1, Ordering::Relaxed);
+            close_too_fast(&mut client.session);
+            return Ok(Polled::Kicked);
+        }
+        match incoming {
             Some(Incoming::Text(t)) => {
-                let at = Instant::now();
-                client.last_rx = at;
-                if shared
-                    .protocol
-                    .incoming_limit()
-                    .is_some_and(|limit| client.rate.too_fast(at, limit))
-                {
-                    shared.counters.too_fast.fetch_add(1, Ordering::Relaxed);
-                    close_too_fast(&mut client.session);
-                    return Ok(Polled::Kicked);
-                }
+                client.last_rx = Instant::now();
                 if market.take_ignored(&t) {
                     continue;
                 }

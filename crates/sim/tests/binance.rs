@@ -1,6 +1,11 @@
 //! Binance's simulator over the wire, where its documentation is stricter
 //! than a lenient server would be:
 //!
+//! - Pings and pongs count toward the incoming-message limit ("A message
+//!   is considered: a PING frame, a PONG frame, a JSON controlled
+//!   message", Spot "WebSocket Limits": 5 a second; futures 10, counted
+//!   the same way here): a client that pings faster is closed, one that
+//!   stays under is kept.
 //! - USD-M's and COIN-M's depth ids jump (`U > pu + 1`, `pu` the previous
 //!   `u`), and a REST snapshot's `lastUpdateId` falls inside the range of
 //!   an event of the stream; spot's ids stay back to back.
@@ -134,6 +139,46 @@ fn subscribe(venue: Venue, stream: &str) -> String {
         "btcusdt"
     };
     format!(r#"{{"method":"SUBSCRIBE","params":["{symbol}@{stream}"],"id":1}}"#)
+}
+
+#[test]
+fn a_client_that_pings_past_the_limit_is_closed_and_one_under_it_is_kept() {
+    for (venue, limit) in [
+        (Venue::BinanceSpot, 5),
+        (Venue::BinanceUsdM, 10),
+        (Venue::BinanceCoinM, 10),
+    ] {
+        let simulator = simulator(venue);
+        // Past it: the subscription and `limit` pings at once.
+        let mut client = Client::new(&subscribe(venue, "trade"));
+        client.burst = limit;
+        let mut driver = connect(&simulator, path(venue), client);
+        wait(&mut driver, "the pinging client closed", |c| {
+            c.closed.is_some()
+        });
+        assert_eq!(
+            driver.handler().closed,
+            Some(Disconnect::Remote {
+                code: Some(CloseCode::POLICY_VIOLATION)
+            }),
+            "{venue}"
+        );
+        assert_eq!(simulator.stats().too_fast, 1, "{venue}");
+        // Under it: the subscription, then a ping every 400 ms (2.5 a
+        // second, whatever the limit: 3 and a request in any second)
+        // for 3.2 s, and a request after the last.
+        let mut client = Client::new(&subscribe(venue, "trade"));
+        client.pings = 8;
+        client.every = Duration::from_millis(400);
+        let mut driver = connect(&simulator, path(venue), client);
+        wait(&mut driver, "the answer after the last ping", |c| {
+            c.answered() || c.closed.is_some()
+        });
+        assert_eq!(driver.handler().closed, None, "{venue}");
+        assert_eq!(driver.handler().sent, 8, "{venue}");
+        assert_eq!(simulator.stats().too_fast, 1, "{venue}: one, the first's");
+        simulator.stop();
+    }
 }
 
 /// `U`, `u` and `pu` (0: none) of a depth event.

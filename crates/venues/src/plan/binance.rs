@@ -157,6 +157,8 @@ pub fn plan(
         // Spot takes 5 incoming messages a second, pings and pongs
         // counted ("WebSocket Limits", Spot WebSocket Streams docs): 3
         // requests a second leave room for a ping and a pong in any second.
+        // Futures take 10 (the docs do not say whether pings and pongs
+        // count; counted here as on spot): 7 requests, a ping and a pong.
         Market::Spot => (
             "stream.binance.com",
             9443,
@@ -256,6 +258,28 @@ pub fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// In any second a connection sends at most the requests its pace
+    /// lets through, a ping (tickwire-net's own, at most one a second)
+    /// and a pong (to the venue's ping, every 20 s on spot, 3 minutes on
+    /// futures): within the venue's incoming-message limit, pings and
+    /// pongs counted ("a PING frame, a PONG frame, a JSON controlled
+    /// message", Spot "WebSocket Limits": 5 a second; futures 10).
+    #[test]
+    fn requests_pings_and_pongs_stay_within_the_incoming_limit() {
+        let specs = [InstrumentSpec::new("BTCUSDT", 2, 5, 20)];
+        for (market, limit) in [(Market::Spot, 5), (Market::UsdM, 10), (Market::CoinM, 10)] {
+            for p in plan(market, &specs, Channels::default()).unwrap() {
+                // Requests at 0, pace, 2 pace, ... within one second.
+                let requests = (Duration::from_millis(999).as_nanos() / p.pace.as_nanos()) + 1;
+                assert!(
+                    requests + 2 <= limit,
+                    "{market:?}: {requests} requests every {:?}",
+                    p.pace
+                );
+            }
+        }
+    }
 
     #[test]
     fn snapshot_limits_are_ones_the_market_takes() {
