@@ -64,6 +64,7 @@ pub use tickwire_venues::Venue;
 pub use binance::pregenerate;
 pub use cert::self_signed;
 pub use market::{Levels, SimInstrument};
+pub use okx::budget::RequestBudget;
 pub use stamps::{SendStamps, StreamKind};
 
 use server::Running;
@@ -110,6 +111,14 @@ pub struct SimConfig {
     /// [`SimStats::rest_throttled`]); `None`: the venue's own documented
     /// limit (Binance spot 6000, futures 2400).
     pub rest_weight_limit: Option<u32>,
+    /// The WebSocket request budget the venue enforces: OKX's subscribe,
+    /// unsubscribe and login requests a connection (480 an hour), or
+    /// Coinbase's messages an address (8 a second); a client over it is
+    /// closed ([`RequestBudget`]). The venue's documented one by default.
+    /// A clone shares it: a test or the demo may lower it while the
+    /// simulator runs ([`Simulator::request_budget`]), and count the
+    /// clients closed for going over it. The other venues do not use it.
+    pub request_budget: RequestBudget,
     /// Close every client this long after its upgrade (close code 1001),
     /// as a venue ends a connection's life: Binance's last 24 hours ("a
     /// single connection to stream.binance.com is only valid for 24
@@ -143,6 +152,7 @@ impl Default for SimConfig {
             tls: None,
             instruments: vec![SimInstrument::btcusdt(), SimInstrument::ethusdt()],
             rate: 10_000,
+            request_budget: RequestBudget::venue(),
             burst: 1,
             trade_every: 3,
             seed: 1,
@@ -280,6 +290,7 @@ pub struct Simulator {
     venue: Venue,
     addr: SocketAddr,
     threads: Vec<JoinHandle<()>>,
+    budget: RequestBudget,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -302,16 +313,20 @@ impl Simulator {
             Ok((shared, addr, threads))
         }
         let venue = config.venue;
+        let budget = config.request_budget.clone();
         let (running, addr, threads) = match venue {
             Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BinanceCoinM => {
                 run(config, binance::Binance::new(venue))?
             }
-            Venue::Okx => run(config, okx::Okx::new())?,
+            Venue::Okx => run(config, okx::Okx::new().with_budget(budget.clone()))?,
             Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse => {
                 run(config, bybit::Bybit::new(venue))?
             }
             Venue::Kraken => run(config, kraken::Kraken::new())?,
-            Venue::Coinbase => run(config, coinbase::Coinbase::new())?,
+            Venue::Coinbase => run(
+                config,
+                coinbase::Coinbase::new().with_budget(budget.clone()),
+            )?,
             Venue::Deribit => run(config, deribit::Deribit::new())?,
         };
         Ok(Simulator {
@@ -319,7 +334,14 @@ impl Simulator {
             venue,
             addr,
             threads,
+            budget,
         })
+    }
+
+    /// The request budget it enforces ([`SimConfig::request_budget`]):
+    /// lower it for a while, count the clients closed for going over it.
+    pub fn request_budget(&self) -> &RequestBudget {
+        &self.budget
     }
 
     /// The venue it speaks.

@@ -76,20 +76,26 @@
 //!   acknowledged and silent.
 //! - Faults: `bad_checksum` and `restart` mean nothing here (no checksum;
 //!   no book counter to restart).
+//! - 8 messages a second from an address ("WebSocket Rate Limits"), all
+//!   clients' together (loopback): the one whose message is the ninth in
+//!   a second is closed, unanswered (`budget`: the venue does not say).
 
 mod tape;
 mod wire;
 
+mod budget;
 #[cfg(test)]
 mod roundtrip;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tickwire_net::CloseCode;
 
 use crate::market::Step;
+use crate::okx::budget::{RequestBudget, Window};
 use crate::protocol::{Market, Out, Protocol, Response, Tick};
 use crate::stamps::StreamKind;
 use tape::Tape;
@@ -154,6 +160,10 @@ pub(crate) struct Coinbase {
     started: Instant,
     /// What every client's `market_trades` and `ticker` need of the past.
     tape: Tape,
+    /// Messages an address may send (8 a second unless set).
+    budget: RequestBudget,
+    /// The messages of the last second from every client (one address).
+    messages: Mutex<Window>,
 }
 
 /// A connection.
@@ -168,6 +178,9 @@ pub(crate) struct Client {
     next_heartbeat: Option<Instant>,
     /// When it was last sent anything.
     last_sent: Instant,
+    /// Its message was over the address's budget: closed at its next
+    /// tick; nothing more it sends is read.
+    over: bool,
 }
 
 impl Client {
@@ -186,6 +199,8 @@ impl Coinbase {
         Coinbase {
             started: Instant::now(),
             tape: Tape::default(),
+            budget: RequestBudget::venue(),
+            messages: Mutex::default(),
         }
     }
 
@@ -308,10 +323,14 @@ impl Protocol for Coinbase {
             subs: BTreeMap::new(),
             next_heartbeat: None,
             last_sent: now,
+            over: false,
         })
     }
 
     fn on_text(&self, client: &mut Client, text: &str, market: &mut Market, out: &mut Out) {
+        if !self.admit(client, Instant::now()) {
+            return;
+        }
         let before = out.items.len();
         let request = serde_json::from_str::<serde_json::Value>(text).ok();
         let Some(request) = request.as_ref().and_then(|r| r.as_object()) else {
@@ -437,6 +456,10 @@ impl Protocol for Coinbase {
     }
 
     fn on_tick(&self, client: &mut Client, now: Instant, _idle: Duration, out: &mut Out) -> Tick {
+        if client.over {
+            // Over the address's message budget.
+            return Tick::Close(CloseCode::POLICY_VIOLATION, "too many messages");
+        }
         if !client.subscribed {
             if now.saturating_duration_since(client.opened) >= SUBSCRIBE_WITHIN {
                 out.push(SUBSCRIBE_REQUIRED.into());
@@ -515,7 +538,7 @@ mod tests {
 
     #[test]
     fn subscriptions_and_refusals_read_as_the_venue_writes_them() {
-        let cb = Coinbase::new();
+        let cb = budget::unlimited();
         let mut m = market();
         assert_eq!(cb.open("/ws", &m).err().map(|r| r.status), Some(404));
         let mut c = connect(&cb, &m);

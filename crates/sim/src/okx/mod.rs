@@ -12,6 +12,9 @@
 //!   `arg` (the instrument named only in the text).
 //! - Text `ping`, text `pong`; a client silent for 30 s is closed with
 //!   4004 "No data received in 30s".
+//! - At most 480 `subscribe`/`unsubscribe`/`login` requests a connection
+//!   in any hour (D-WS "Connect"; [`budget`]): the one over it is
+//!   answered 60014 "Requests too frequent" and the connection closed.
 //! - `books` (400 levels, snapshot then updates chained by
 //!   `seqId`/`prevSeqId`, the window kept complete, `"checksum":0` as OKX
 //!   has sent since June 2026, or the CRC32 it sent before as an option:
@@ -25,6 +28,7 @@
 //! (an old trade, research note section 5); the `notice` (64008) OKX sends
 //! 60 s before a service upgrade; sequence resets after maintenance.
 
+pub(crate) mod budget;
 mod checksums;
 mod messages;
 mod window;
@@ -43,6 +47,7 @@ use crate::protocol::{Market, Out, Protocol, Response, Tick};
 use crate::stamps::StreamKind;
 use crate::time::now_ms;
 
+use budget::{RequestBudget, Window as Requests};
 use checksums::Checksums;
 use messages::BookMessage;
 use window::{WINDOW, Window};
@@ -99,6 +104,8 @@ pub(crate) struct Okx {
     opened: AtomicU64,
     /// What the `books` messages' `checksum` carries.
     checksums: Checksums,
+    /// Requests a connection may send ([`budget::OKX`] unless set).
+    budget: RequestBudget,
 }
 
 impl Okx {
@@ -112,6 +119,7 @@ impl Okx {
         Okx {
             opened: AtomicU64::new(0),
             checksums,
+            budget: RequestBudget::venue(),
         }
     }
 }
@@ -124,6 +132,11 @@ pub(crate) struct Client {
     subs: Vec<(usize, Channel)>,
     /// Each `books` subscription's window and chain.
     books: Vec<BookFeed>,
+    /// Its requests of the budget's window.
+    requests: Requests,
+    /// It went over its request budget: answered 60014, and closed at
+    /// its next tick; nothing more it sends is read.
+    over: bool,
 }
 
 /// One `books` subscription of one client.
@@ -267,10 +280,15 @@ impl Protocol for Okx {
             conn_id: format!("{:08x}", mixed as u32),
             subs: Vec::new(),
             books: Vec::new(),
+            requests: Requests::default(),
+            over: false,
         })
     }
 
     fn on_text(&self, client: &mut Client, text: &str, market: &mut Market, out: &mut Out) {
+        if client.over {
+            return; // Closed at its next tick: not read.
+        }
         // "send the String 'ping' ... Expect a 'pong' as a response"
         // (D-WS, "Connect"): text frames, not JSON.
         if text == "ping" {
@@ -296,7 +314,16 @@ impl Protocol for Okx {
             }
             Some(_) => return out.push(invalid(client, None)),
         };
-        let subscribe = match req.get("op").and_then(Value::as_str) {
+        let op = req.get("op").and_then(Value::as_str);
+        // "The total number of 'subscribe'/'unsubscribe'/'login' requests
+        // per connection is limited to 480 times per hour" (D-WS
+        // "Connect"), a request a frame (see `budget`). Over it: the one
+        // error OKX is recorded sending for a WebSocket rate limit, then
+        // the close (at the next tick; `budget` says why).
+        if !self.admit(client, op, Instant::now()) {
+            return out.push(client.error(id, "60014", "Requests too frequent"));
+        }
+        let subscribe = match op {
             Some("subscribe") => true,
             Some("unsubscribe") => false,
             // 60019 "Invalid op" (D-ERR; the op in the text is how OKX
@@ -375,6 +402,10 @@ impl Protocol for Okx {
     }
 
     fn on_tick(&self, client: &mut Client, now: Instant, idle: Duration, out: &mut Out) -> Tick {
+        if client.over {
+            // Over its request budget (answered 60014 already).
+            return Tick::Close(CloseCode::POLICY_VIOLATION, "Requests too frequent");
+        }
         if idle >= SILENCE {
             return Tick::Close(CloseCode(4004), "No data received in 30s");
         }
