@@ -23,6 +23,7 @@ use super::lines::{Line, PlanLines};
 use super::links::Links;
 use super::log::{BadInput, Failures, Site, tickwire_log};
 use super::recovery::Recovery;
+use super::requests::Requests;
 use super::stats::FeedStats;
 use super::update::{NoHandler, OnEvent, Update};
 use super::wire::{WireStamps, WireStream};
@@ -111,6 +112,8 @@ pub(crate) struct VenueState {
     pub(crate) resubscribe: Vec<Vec<String>>,
     /// Instruments whose refusal was logged, until they are valid again.
     pub(crate) refused: Vec<bool>,
+    /// The requests each connection sent, within the venue's budget.
+    pub(crate) requests: Requests,
     /// Where its REST snapshots are fetched (without the query), for
     /// messages; empty if it fetches none.
     pub(crate) rest_url: String,
@@ -149,6 +152,7 @@ impl VenueState {
                 .map(|i| setup.venue.resubscribe(i))
                 .collect(),
             refused: vec![false; n],
+            requests: Requests::new(setup.venue, &plans, Instant::now()),
             rest_url: String::new(),
             was_valid: vec![false; n],
             snapshot_wanted: vec![false; n],
@@ -438,7 +442,8 @@ impl<H: OnEvent> Handler for Core<H> {
             return;
         };
         let tsc = self.clock.now();
-        self.venues[v].lines[p].opened(line, Instant::now());
+        let now = Instant::now();
+        self.venues[v].lines[p].opened(line, now);
         self.lines_changed(v, p, tsc);
         // A reconnect (not on the receive path): `Opened` again.
         if let Some((url, closed)) = self.stream_urls.get_mut(&conn.id())
@@ -455,19 +460,24 @@ impl<H: OnEvent> Handler for Core<H> {
             let _ = conn.send_text(&text);
             self.record(recording::Kind::Sent, conn.id(), tsc, text.as_bytes());
         }
+        // A new connection to the venue: its request count starts over
+        // with these (`requests`).
+        let requests = &mut self.venues[v].requests;
+        requests.opened(p, line, now);
+        let left = requests.spend(p, line, frames, now);
         // Every subscription sent again: a retry of refused ones is done
         // (the retries are the leader's: another line opening leaves them).
         if self.venues[v].lines[p].leader == line {
             self.recovery.sent(v, p, frames);
         }
         // A book that waited for a snapshot when the line went down asks
-        // for it again now: followed up like a resubscription.
+        // for it again now: followed up like a resubscription, once its
+        // subscriptions have left.
         let state = &self.venues[v];
         if !state.setup.venue.rest_snapshots() {
-            let now = Instant::now();
             for &i in &state.plans[p].instruments {
                 if self.recovery.recovering(v, i) {
-                    self.recovery.resubscribed(v, i, now);
+                    self.recovery.resubscribed(v, i, left);
                 }
             }
         }

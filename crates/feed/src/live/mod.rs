@@ -31,7 +31,9 @@ mod emitter;
 mod lines;
 mod links;
 mod log;
+mod ops;
 mod recovery;
+mod requests;
 mod setup;
 mod stats;
 mod streams;
@@ -43,8 +45,8 @@ pub(crate) use self::core::Adapter;
 use self::core::{Core, Link, VenueState};
 use self::lines::PlanLines;
 use self::links::Links;
-use self::log::{BadInput, Failures, tickwire_log};
-use self::recovery::{Due, Need, Recovery};
+use self::log::{BadInput, Failures};
+use self::recovery::{Due, Recovery};
 use self::setup::feed_net;
 pub use self::setup::{Budget, plans, rest_limit_problem};
 pub use self::stats::{FeedStats, LostBy, VenueStats};
@@ -424,6 +426,7 @@ impl<H: OnEvent> Feed<H> {
             due: Vec::with_capacity(recoveries),
             keep: Vec::new(),
         };
+        feed.share_address_budgets();
         for v in 0..feed.targets.len() {
             for p in 0..feed.targets[v].len() {
                 let main = feed.open_line(v, p, 0)?;
@@ -503,37 +506,6 @@ impl<H: OnEvent> Feed<H> {
             .adapter
             .adapter_ref()
             .book(local)
-    }
-
-    /// Sends `text` on every open connection of venue `venue` (by name),
-    /// both lines of a plan alike, between polls: a request of the bot's
-    /// own (a channel the plan does not subscribe, a venue-specific
-    /// command). It is not sent again after a reconnect: the plan's own
-    /// subscriptions are. Returns the connections it went out on.
-    pub fn send(&mut self, venue: &str, text: &str) -> Result<usize, FeedError> {
-        let v = self
-            .driver
-            .handler()
-            .venues
-            .iter()
-            .position(|s| s.setup.name == venue)
-            .ok_or_else(|| FeedError::NoVenue(venue.to_owned()))?;
-        let mut sent = 0;
-        for p in 0..self.driver.handler().venues[v].lines.len() {
-            for line in 0..2 {
-                let lines = &self.driver.handler().venues[v].lines[p];
-                let Some(id) = lines.ids[line].filter(|_| lines.open[line]) else {
-                    continue;
-                };
-                if self.driver.send_text(id, text).is_ok() {
-                    sent += 1;
-                    let core = self.driver.handler_mut();
-                    let tsc = core.clock.now();
-                    core.record(recording::Kind::Sent, id, tsc, text.as_bytes());
-                }
-            }
-        }
-        Ok(sent)
     }
 
     /// A venue's (by position) own words on the last request it refused;
@@ -658,119 +630,6 @@ impl<H: OnEvent> Feed<H> {
             self.fetch_wait = first_later;
         }
         self.driver.handler_mut().want_snapshot = queue;
-    }
-
-    /// Sends the resubscriptions and retries that are due, on the
-    /// connections that carry their books, if open (a connection that is
-    /// down subscribes everything again when it is back).
-    fn recover(&mut self, now: Instant) {
-        let mut due = std::mem::take(&mut self.due);
-        self.driver.handler_mut().recovery.take_due(now, &mut due);
-        for (v, what) in due.drain(..) {
-            if let Due::Fetch(i) = what {
-                // Queued for the fetches below (one per book: it is
-                // wanted until it answers).
-                let book = (v, InstrumentId(i as u32));
-                self.driver.handler_mut().want_snapshot.push(book);
-                // Its venue's budget may admit it now.
-                self.fetch_wait = None;
-                continue;
-            }
-            if let Due::Replace(i) = what {
-                self.replace_connection(v, i, now);
-                continue;
-            }
-            let core = self.driver.handler();
-            let state = &core.venues[v];
-            // A connection's retry (after a refusal that named no book,
-            // Binance's) sends all its subscriptions again (Binance
-            // acknowledges a stream subscribed twice); a book's need
-            // resubscribes (or, refused, subscribes) that book alone. A
-            // REST venue's books have no frames of their own: a refusal
-            // naming one is its connection's retry too.
-            let rest = state.setup.venue.rest_snapshots();
-            let (p, need) = match what {
-                Due::Link(p) => (p, Need::Subscribe),
-                Due::Book(i, need) => (state.plan_of[i], need),
-                Due::Fetch(_) | Due::Replace(_) => continue,
-            };
-            let Some(id) = state.lines[p].leader_id() else {
-                continue;
-            };
-            if !self.driver.is_open(id) {
-                continue;
-            }
-            let whole = rest || matches!(what, Due::Link(_));
-            // The frames are taken out of the state while the driver
-            // sends them, then put back: nothing is copied.
-            let state = &mut self.driver.handler_mut().venues[v];
-            let (frames, from) = match what {
-                Due::Book(i, need) if !rest => {
-                    let frames = std::mem::take(&mut state.resubscribe[i]);
-                    let from = match need {
-                        Need::Resubscribe => 0,
-                        Need::Subscribe => frames.len().saturating_sub(1),
-                    };
-                    (frames, from)
-                }
-                Due::Book(..) | Due::Link(_) | Due::Fetch(_) | Due::Replace(_) => {
-                    (std::mem::take(&mut state.plans[p].subscribe), 0)
-                }
-            };
-            let mut sent = 0;
-            for text in &frames[from..] {
-                if self.driver.send_text(id, text).is_ok() {
-                    sent += 1;
-                    let core = self.driver.handler_mut();
-                    let tsc = core.clock.now();
-                    core.record(recording::Kind::Sent, id, tsc, text.as_bytes());
-                }
-            }
-            let count = frames.len() - from;
-            let core = self.driver.handler_mut();
-            let state = &mut core.venues[v];
-            match what {
-                Due::Book(i, _) if !rest => state.resubscribe[i] = frames,
-                _ => state.plans[p].subscribe = frames,
-            }
-            if need == Need::Resubscribe && sent > 0 {
-                FeedStats::add(&core.stats.resubscriptions, 1);
-            }
-            if let Due::Book(i, _) = what
-                && !rest
-                && sent > 0
-            {
-                // Followed up: asked again if no snapshot comes.
-                core.recovery.resubscribed(v, i, now);
-            }
-            if whole {
-                // The connection's subscriptions, sent again: the replies
-                // to come are this round's.
-                core.recovery.sent(v, p, count);
-            }
-        }
-        self.due = due;
-    }
-
-    /// Book `i` of venue `v` went without a snapshot through every
-    /// resubscription: its connection is replaced, make-before-break (said
-    /// once per replacement, with the book's name).
-    fn replace_connection(&mut self, v: usize, i: usize, now: Instant) {
-        let state = &mut self.driver.handler_mut().venues[v];
-        let p = state.plan_of[i];
-        state.lines[p].replace(now);
-        let name = &state.setup.name;
-        let symbol = state
-            .setup
-            .instruments
-            .get(i)
-            .map_or("?", |s| s.symbol.as_str());
-        tickwire_log(format_args!(
-            "venue {name}: {symbol}: no snapshot after {} resubscriptions; \
-             replacing its connection",
-            recovery::REPLACE_AFTER
-        ));
-        self.next_lines = Some(now);
     }
 
     /// Runs until `stop` is set, then closes every connection (1000) and

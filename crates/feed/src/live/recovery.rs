@@ -12,7 +12,11 @@
 //! 30 s. A refused subscription is tried again (subscribe only) after
 //! 1 s, then the same doubling. A book that becomes valid starts over.
 //! Requests leave through the connection's paced outbox, under the
-//! venue's message-rate limit.
+//! venue's message-rate limit, and within its request budget
+//! (`super::requests`: OKX's 480 a connection an hour): so a book that
+//! keeps breaking, valid a moment each time, cannot spend more than the
+//! venue takes. A request over the budget is postponed until the budget
+//! admits it ([`Recovery::postpone`]), as many attempts as before.
 //!
 //! A book whose REST snapshot (Binance) failed, or proved too old for its
 //! buffered diffs, or whose stream broke again before it was valid, is
@@ -209,6 +213,46 @@ impl Recovery {
                 self.waiting += 1;
             }
             book.answer_by = Some(now + SNAPSHOT_WAIT);
+        }
+    }
+
+    /// What was due (`what`: book `i`'s resubscription or subscription,
+    /// connection `p`'s retry) of venue `v` cannot go before `at` (its
+    /// connection's request budget): due then, without counting as one
+    /// more attempt, so the backoff is not made longer by the wait.
+    pub(crate) fn postpone(&mut self, v: usize, what: Due, at: Instant) {
+        let due = match what {
+            Due::Book(i, need) => self
+                .books
+                .get_mut(v)
+                .and_then(|b| b.get_mut(i))
+                .map(|b| (&mut b.due, Some(need))),
+            Due::Fetch(_) | Due::Replace(_) => None,
+            Due::Link(p) => {
+                if let Some(link) = self.links.get_mut(v).and_then(|l| l.get_mut(p)) {
+                    if link.due.is_none() {
+                        self.waiting += 1;
+                    }
+                    link.due = Some(link.due.map_or(at, |d| d.max(at)));
+                }
+                None
+            }
+        };
+        if let Some((due, Some(need))) = due {
+            match due {
+                None => {
+                    *due = Some((at, need));
+                    self.waiting += 1;
+                }
+                // Asked for again meanwhile: the later time; a refusal
+                // outranks a resubscription.
+                Some((when, n)) => {
+                    *when = (*when).max(at);
+                    if need == Need::Subscribe {
+                        *n = need;
+                    }
+                }
+            }
         }
     }
 
@@ -473,6 +517,33 @@ mod tests {
         assert!(!r.waiting());
         assert!(!r.recovering(0, 1));
         assert!(due(&mut r, at + MAX_WAIT).is_empty());
+    }
+
+    #[test]
+    fn a_postponed_resubscription_is_due_when_the_budget_admits_it_with_its_backoff_unchanged() {
+        let mut r = Recovery::new([(2, 2)]);
+        let t0 = Instant::now();
+        let later = t0 + Duration::from_secs(600);
+        r.ask(0, 1, Need::Resubscribe, t0);
+        assert_eq!(due(&mut r, t0), [(0, Due::Book(1, Need::Resubscribe))]);
+        // Over the connection's budget: due again at `later`.
+        r.postpone(0, Due::Book(1, Need::Resubscribe), later);
+        assert!(r.waiting());
+        assert!(due(&mut r, later - Duration::from_millis(1)).is_empty());
+        assert_eq!(due(&mut r, later), [(0, Due::Book(1, Need::Resubscribe))]);
+        // Still the first attempt: broken again before valid, the next
+        // waits 500 ms, not more.
+        r.ask(0, 1, Need::Resubscribe, later);
+        assert_eq!(
+            due(&mut r, later + Duration::from_millis(500)),
+            [(0, Due::Book(1, Need::Resubscribe))]
+        );
+        // A connection's retry too; a valid book ends a postponed need.
+        r.postpone(0, Due::Link(1), later);
+        r.postpone(0, Due::Book(0, Need::Subscribe), later);
+        r.valid(0, 0);
+        assert_eq!(due(&mut r, later), [(0, Due::Link(1))]);
+        assert!(!r.waiting());
     }
 
     #[test]

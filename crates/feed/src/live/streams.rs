@@ -35,7 +35,8 @@ pub(super) struct StreamTarget {
     /// The venue's connection lifetime, if it has one.
     pub(super) lifetime: Option<Duration>,
     max_message: usize,
-    pace: Duration,
+    /// The least time between two of its frames (its outbox's pace).
+    pub(super) pace: Duration,
     ping: Option<(String, Duration)>,
 }
 

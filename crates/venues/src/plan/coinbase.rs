@@ -24,6 +24,36 @@ pub fn book_shape(depth: usize) -> BookShape {
 /// 23597). Room for three times that.
 pub const MAX_MESSAGE: usize = 16 << 20;
 
+/// Messages a second Coinbase takes from one IP address, over all its
+/// connections: "Advanced Trade API WebSocket unauthenticated messages are
+/// rate-limited at 8 per second per IP address" ("Advanced Trade WebSocket
+/// Rate Limits"). What it does past it is not documented.
+pub const MESSAGES_PER_SECOND: u32 = 8;
+
+/// How far apart in time the venue may read two messages that left a
+/// second apart (the way, its reader), and [`pace`] still keeps them
+/// within [`MESSAGES_PER_SECOND`]: half a second.
+pub const READ_SLACK: Duration = Duration::from_millis(500);
+
+/// The least time between two messages on each of `lines` connections
+/// to Coinbase that may be open at once, so that all of them together
+/// never send more than [`MESSAGES_PER_SECOND`] in any second, as the
+/// venue reads them up to [`READ_SLACK`] later than they left: a line
+/// sends at most `8 / lines` (rounded down) messages in any second and a
+/// half. A connection's paced outbox (one message at a time) keeps it
+/// whatever the line sends (subscriptions, resubscriptions, a bot's own
+/// requests), with no count shared between lines. Past 8 lines no line
+/// can have a message of its own in every second: they share 8 in a
+/// second and a half on average, and may meet.
+pub fn pace(lines: usize) -> Duration {
+    let lines = lines.max(1) as u32;
+    let span = Duration::from_secs(1) + READ_SLACK;
+    match MESSAGES_PER_SECOND / lines {
+        0 => span * lines / MESSAGES_PER_SECOND,
+        each => span / each,
+    }
+}
+
 fn sub(kind: &str, channel: &str, products: &str) -> String {
     format!(r#"{{"type":"{kind}","product_ids":{products},"channel":"{channel}"}}"#)
 }
@@ -36,7 +66,10 @@ fn sub(kind: &str, channel: &str, products: &str) -> String {
 /// WebSocket Channels; nautilus_trader leaves the key out): "most
 /// channels close within 60-90 seconds if no updates are sent"; a
 /// connection must subscribe within 5 seconds of opening ("WebSocket
-/// Overview"). Unauthenticated clients may send 8 messages a second.
+/// Overview"). Unauthenticated clients may send 8 messages a second from
+/// an address, over all its connections ([`MESSAGES_PER_SECOND`]): the
+/// plan's `pace` is one connection's alone; a feed with more lines open
+/// at once paces each by [`pace`].
 ///
 /// One connection carries every product: the adapter checks one
 /// `sequence_num` chain per venue. The venue advises a connection per
@@ -143,6 +176,25 @@ mod tests {
         );
         let shape = book_shape(10);
         assert_eq!((shape.keep, shape.window), (2000, Window::Client));
+    }
+
+    /// Each line's share of the 8 messages a second: 2 lines (a plan's
+    /// main and standby, or main and replacement) send at most 4 each in
+    /// any 1.5 s, 4 lines 2 each; past 8 lines, 8 in 1.5 s on average.
+    #[test]
+    fn lines_share_the_addresss_eight_messages_a_second() {
+        let ms = Duration::from_millis;
+        assert_eq!(pace(2), ms(375));
+        assert_eq!(pace(4), ms(750));
+        assert_eq!(pace(6), ms(1500));
+        assert_eq!(pace(8), ms(1500));
+        assert_eq!(pace(16), ms(3000));
+        for lines in 1..=8 {
+            // In any 1.5 s a line sends at most 1.5 s / pace messages,
+            // rounded up: never more than 8 over all lines.
+            let each = (1.5e9 / pace(lines).as_nanos() as f64).ceil() as usize;
+            assert!(each * lines <= 8, "{lines} lines, {each} each");
+        }
     }
 
     #[test]

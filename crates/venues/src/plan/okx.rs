@@ -34,6 +34,20 @@ fn arg(channel: &str, inst_id: &str) -> String {
 /// than 30 channels" (OKX API v5, "Order book channel").
 pub const BOOKS_PER_CONNECTION: usize = 29;
 
+/// `subscribe`, `unsubscribe` and `login` requests OKX takes on one
+/// connection in any [`REQUEST_WINDOW`]: "The total number of
+/// 'subscribe'/'unsubscribe'/'login' requests per connection is limited to
+/// 480 times per hour"; "WebSocket login and subscription rate limits are
+/// based on connection" (OKX API v5, "WebSocket > Connect"). A request is
+/// one frame, whatever the number of its `args` (a request subscribes "one
+/// or more channels", "Subscribe"). What OKX does past it is not
+/// documented; the one error recorded for a WebSocket rate limit is 60014
+/// "Requests too frequent" (ccxt issue 25373).
+pub const REQUESTS_PER_CONNECTION: u32 = 480;
+
+/// The window [`REQUESTS_PER_CONNECTION`] is counted over: an hour.
+pub const REQUEST_WINDOW: Duration = Duration::from_secs(3600);
+
 /// Arguments a `subscribe` request carries here (OKX's own limit is on
 /// their length: "the total length of multiple channels cannot exceed 64
 /// KB", "Subscribe").

@@ -35,7 +35,7 @@ fn binance_core() -> Core {
     Core {
         recovery: Recovery::new([(2, state.plans.len())]),
         venues: vec![state],
-        links: HashMap::default(),
+        links: Links::new(16),
         sinks: Sinks::default(),
         stats: Arc::clone(&stats),
         calibration: tickwire_tsc::calibration(),
@@ -46,6 +46,7 @@ fn binance_core() -> Core {
         valid: vec![false; 2],
         first: 0,
         stopping: false,
+        lines_soon: false,
         scratch: Vec::new(),
         bad_input: BadInput::new(stats),
         failures: Failures::new(String::new()),
