@@ -43,6 +43,13 @@ pub(crate) enum Fault {
     /// The venue announces a service restart and closes its connections
     /// a few seconds later (the feed replaces them first).
     ShutdownNotice,
+    /// The venue's request budget (OKX's requests a connection, Coinbase's
+    /// messages an address) lowered to nothing for a moment, and a book
+    /// message lost: the resubscription that follows is over it, and the
+    /// venue closes the connection (the feed keeps the venue's documented
+    /// budget, not one lowered under it: another program on the address,
+    /// or a venue that changed its limit).
+    BudgetBreach,
 }
 
 impl Fault {
@@ -61,6 +68,7 @@ impl Fault {
             Fault::Restart => "restart",
             Fault::SilentResubscription => "silent resubscription",
             Fault::ShutdownNotice => "shutdown notice",
+            Fault::BudgetBreach => "budget breach",
         }
     }
 
@@ -75,6 +83,7 @@ impl Fault {
                 | Fault::Restart
                 | Fault::SilentResubscription
                 | Fault::ShutdownNotice
+                | Fault::BudgetBreach
         )
     }
 
@@ -107,6 +116,10 @@ impl Fault {
         // `serverShutdown`, OKX's notice 64008).
         if matches!(venue, Venue::BinanceSpot | Venue::Okx) {
             all.push(Fault::ShutdownNotice);
+        }
+        // The venues whose WebSocket request budget the simulator enforces.
+        if matches!(venue, Venue::Okx | Venue::Coinbase) {
+            all.push(Fault::BudgetBreach);
         }
         all
     }
@@ -237,8 +250,10 @@ impl Schedule {
                         _ => counts.reconnects > before.reconnects,
                     };
                     if took {
-                        // Connections through the proxy flow again.
+                        // Connections through the proxy flow again, and
+                        // the venue takes its whole budget again.
                         proxy.set(NetFault::None);
+                        sim.request_budget().set(None);
                     }
                 }
                 let valid = FeedStats::get(&stats.books_valid) == stats.books;
@@ -246,6 +261,7 @@ impl Schedule {
                 let late = now.duration_since(since) > DEADLINE;
                 if done || late {
                     proxy.set(NetFault::None);
+                    sim.request_budget().set(None);
                     if done {
                         self.recovered += 1;
                     } else {
@@ -292,6 +308,11 @@ fn inject(fault: Fault, sim: &Simulator, proxy: &Proxy, n: u64, instruments: usi
         }
         Fault::SilentResubscription => {
             sim.fault(instrument, VenueFault::IgnoreSubscription);
+            sim.fault(instrument, VenueFault::SequenceGap);
+        }
+        Fault::BudgetBreach => {
+            // Taken back once the venue closed the connection (`took`).
+            sim.request_budget().set(Some((0, Duration::from_secs(1))));
             sim.fault(instrument, VenueFault::SequenceGap);
         }
         Fault::Rejected => {
