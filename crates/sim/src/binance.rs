@@ -5,7 +5,11 @@
 //!   streams `/stream?streams=a/b` and `/stream` (payloads wrapped as
 //!   `{"stream":..,"data":..}`); USD-M under `/public` (`depth`,
 //!   `bookTicker`, `trade`) and `/market` (`aggTrade`), a path serving only
-//!   its tier ("Important WebSocket Change Notice", USD-M docs).
+//!   its tier ("Important WebSocket Change Notice", USD-M docs; the
+//!   sources for each stream's path are with the plan's routing, in
+//!   `tickwire_venues::plan::binance`): a stream subscribed on the other
+//!   path is acknowledged and never delivered (it "fails silently rather
+//!   than erroring", Binance CaaS "Market Data Streams").
 //! - `SUBSCRIBE` / `UNSUBSCRIBE` / `LIST_SUBSCRIPTIONS` answered
 //!   `{"result":null,"id":N}`; a stream name of a symbol that does not
 //!   exist is acknowledged and then silent (Binance validates only the

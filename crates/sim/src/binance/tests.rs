@@ -331,3 +331,60 @@ fn usdm_paths_serve_their_tier_only() {
     assert!(b.open("/private/ws", &m).is_err());
 }
 
+/// The event type of a message (`depthUpdate`, `trade`, ...), raw or
+/// combined.
+fn event_type(text: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+    let data = v.get("data").unwrap_or(&v);
+    data["e"].as_str().unwrap_or_default().to_owned()
+}
+
+/// USD-M serves `@depth`, `@bookTicker` and `@trade` on `/public` only
+/// and `@aggTrade` on `/market` only ("Important WebSocket Change
+/// Notice"); a stream subscribed on the other path is acknowledged and
+/// never delivered (it "fails silently rather than erroring", Binance
+/// CaaS "Market Data Streams"), whether subscribed by a request or named
+/// in the URL.
+#[test]
+fn usdm_streams_on_the_wrong_path_are_acknowledged_and_never_delivered() {
+    let b = Binance::new(Venue::BinanceUsdM);
+    let mut m = market(Venue::BinanceUsdM);
+    let names = "btcusdt@depth@100ms/btcusdt@bookTicker/btcusdt@trade/btcusdt@aggTrade";
+    let request = r#"{"method":"SUBSCRIBE","params":["btcusdt@depth@100ms","btcusdt@bookTicker","btcusdt@trade","btcusdt@aggTrade"],"id":1}"#;
+    let public = ["bookTicker", "depthUpdate", "trade"];
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut step = Step::default();
+    for (path, by_request, want) in [
+        ("/public/ws", true, &public[..]),
+        ("/market/ws", true, &["aggTrade"][..]),
+        (
+            &format!("/public/stream?streams={names}"),
+            false,
+            &public[..],
+        ),
+        (
+            &format!("/market/stream?streams={names}"),
+            false,
+            &["aggTrade"][..],
+        ),
+    ] {
+        let mut c = b.open(path, &m).unwrap();
+        let mut out = Out::default();
+        if by_request {
+            b.on_text(&mut c, request, &mut m, &mut out);
+            assert_eq!(out.items[0].0, r#"{"result":null,"id":1}"#, "{path}");
+            out.items.clear();
+        }
+        let mut got = std::collections::BTreeSet::new();
+        for k in 0..200 {
+            m.step(0, &mut rng, k % 2 == 0, &mut step);
+            b.on_step(&mut c, &step, &m, &mut out);
+            got.extend(out.items.drain(..).map(|(text, _)| event_type(&text)));
+        }
+        assert_eq!(
+            got.iter().map(String::as_str).collect::<Vec<_>>(),
+            want,
+            "{path}"
+        );
+    }
+}

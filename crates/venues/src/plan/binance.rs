@@ -182,11 +182,26 @@ pub fn plan(
         ),
     };
     // USD-M routes streams by tier, and a connection receives only its
-    // path's: `/public` "high-frequency public market data" (`@depth`,
-    // `@bookTicker`, and `@trade`), `/market` "regular market data"
-    // (`@aggTrade`, ...): "Important WebSocket Change Notice" (USD-M
-    // futures docs; the old `/stream` URL delivers only public streams
-    // since 2026-04-23). One set of connections for each path.
+    // path's; one set of connections for each path. Sources:
+    // - Binance's "Important WebSocket Change Notice" (USD-M docs, the
+    //   base URL split; the legacy unrouted URLs retired 2026-04-23):
+    //   `/public` for "high-frequency public market data", `/market` for
+    //   "regular market data". It lists `@depth*` and `@bookTicker` under
+    //   public, and its examples put `@aggTrade` on `/market`
+    //   (`/market/ws/btcusdt@aggTrade/...`).
+    // - `@trade` is not in the notice's list. ccxt's current code puts it
+    //   on public (`getFutureWsCategory`: depth, rpiDepth, bookTicker and
+    //   trade are public, everything else market; ccxt issue 28083), and
+    //   so does a field report (BYTEX-TRADE/bytex issue 7: `/public`
+    //   "carries book tickers, trades and depth", `/market` "klines, mark
+    //   prices and aggregated trades").
+    // - A stream subscribed on the wrong path is acknowledged and never
+    //   delivered: it "fails silently rather than erroring" (Binance CaaS
+    //   "Market Data Streams"). A misrouted stream would look like a quiet
+    //   market, not an error, so the routing below is the only guard.
+    // The simulator serves each stream on its path only, and acknowledges
+    // a misrouted subscription without delivering it (tickwire-sim,
+    // `binance.rs`).
     let mut routes: Vec<(&str, Vec<(usize, String)>)> = match market {
         Market::UsdM => vec![
             ("/public/stream", Vec::new()),
