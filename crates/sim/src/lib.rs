@@ -131,6 +131,11 @@ pub struct SimConfig {
     /// since 2026-06-09): the default, 5 s, is shorter, so that tests and
     /// the demo see the close without waiting a minute.
     pub shutdown_lead: std::time::Duration,
+    /// Every instrument's mid sweeps: a tick up every step for this many
+    /// steps, then down as long (levels taken one by one from the side it
+    /// moves into, a busy symbol's way through a book). `None`: a random
+    /// walk.
+    pub sweep: Option<u32>,
 }
 
 impl SimConfig {
@@ -162,6 +167,7 @@ impl Default for SimConfig {
             rest_weight_limit: None,
             max_lifetime: None,
             shutdown_lead: std::time::Duration::from_secs(5),
+            sweep: None,
         }
     }
 }

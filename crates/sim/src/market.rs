@@ -217,6 +217,9 @@ pub(crate) struct Book {
     pub(crate) epoch: u64,
     pub(crate) trade_id: u64,
     mid: i64,
+    /// A sweep ([`SimConfig::sweep`](crate::SimConfig::sweep)): the steps
+    /// a leg lasts, the steps of this leg so far, and its direction.
+    sweep: Option<(u32, u32, i64)>,
 }
 
 impl Book {
@@ -231,6 +234,7 @@ impl Book {
             epoch: 0,
             trade_id: 5_000_000,
             mid: i.mid,
+            sweep: None,
         };
         let unit = 10i64.pow(u32::from(i.size_scale));
         for off in 1..=i.levels as i64 {
@@ -261,6 +265,12 @@ impl Book {
     /// The best `depth` levels a side: bids, then asks, best first.
     pub(crate) fn levels(&self, depth: usize) -> (Levels, Levels) {
         best_levels(&self.bids, &self.asks, depth)
+    }
+
+    /// Makes the mid sweep: a tick up every step for `leg` steps, then
+    /// down as long, and so on.
+    pub(crate) fn sweep(&mut self, leg: u32) {
+        self.sweep = Some((leg.max(1), 0, 1));
     }
 
     /// Bybit's update counter: +1 a step, from 1 after a restart.
@@ -309,10 +319,20 @@ pub(crate) fn step(
             changes.push((!buyer, price, size - qty));
         }
     }
-    let moved = match rng.random_range(0..10) {
-        0 => -1,
-        1 => 1,
-        _ => 0,
+    let moved = match &mut book.sweep {
+        Some((leg, done, dir)) => {
+            if *done == *leg {
+                *done = 0;
+                *dir = -*dir;
+            }
+            *done += 1;
+            *dir
+        }
+        None => match rng.random_range(0..10) {
+            0 => -1,
+            1 => 1,
+            _ => 0,
+        },
     };
     book.mid += moved;
     let mid = book.mid;

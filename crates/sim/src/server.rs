@@ -197,7 +197,13 @@ pub(crate) fn start<P: Protocol>(config: SimConfig, protocol: P) -> io::Result<S
     let books: Vec<Book> = config
         .instruments
         .iter()
-        .map(|i| Book::new(i, &mut rng).with_ids(Ids::of(config.venue)))
+        .map(|i| {
+            let mut book = Book::new(i, &mut rng).with_ids(Ids::of(config.venue));
+            if let Some(leg) = config.sweep {
+                book.sweep(leg);
+            }
+            book
+        })
         .collect();
     let rest_limit = config
         .rest_weight_limit
