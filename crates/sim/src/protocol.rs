@@ -289,9 +289,10 @@ pub(crate) trait Protocol: Send + Sync + 'static {
         None
     }
 
-    /// The text messages a second the venue takes from one connection, if
-    /// it limits them: a connection that sends more in any second is
-    /// closed, as the venue closes it.
+    /// The messages a second the venue takes from one connection, if it
+    /// limits them (text messages, and the pings and pongs the session
+    /// counts): a connection that sends more in any second is closed, as
+    /// the venue closes it.
     fn incoming_limit(&self) -> Option<usize> {
         None
     }
