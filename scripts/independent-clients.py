@@ -320,16 +320,21 @@ def record_binance_books(exchange):
 
 async def same_as_rest(exchange, symbol, seen, changed):
     """The simulator's book (a REST snapshot, `lastUpdateId` L, read between
-    two market steps) against ccxt's book when it had applied the diffs up
-    to L: the top levels must be equal. Returns L."""
+    two market steps) against ccxt's book once it had applied the diff that
+    holds L: the top levels must be equal. On spot L is that diff's last id
+    (`u`); on futures it may be any id within the diff's `U`..`u` (its ids
+    jump: "How to manage a local order book correctly", USD-M), and the
+    diff, whose quantities are absolute, brings a book to the snapshot's
+    state either way. Returns L."""
     snapshot = await exchange.fetch_order_book(symbol, 100)
     at = snapshot["nonce"]
     while max(seen.get(symbol, {0: None})) < at:
         changed.clear()
         await changed.wait()
-    if at not in seen[symbol]:
-        raise Failure(f"{symbol}: ccxt's book never had update id {at} (the REST snapshot's)")
-    bids, asks = seen[symbol][at]
+    held = min((n for n in seen[symbol] if n >= at), default=None)
+    if held is None:
+        raise Failure(f"{symbol}: ccxt's book never held update id {at} (the REST snapshot's)")
+    bids, asks = seen[symbol][held]
     want = (
         [list(level[:2]) for level in snapshot["bids"][:COMPARED]],
         [list(level[:2]) for level in snapshot["asks"][:COMPARED]],
