@@ -23,8 +23,8 @@ descending, asks strictly ascending, not crossed, positive amounts, and
 prices on the instrument's tick. On Binance, where ccxt builds its book
 from a REST snapshot and the diff stream, its book is also set against the
 simulator's own: a fresh REST snapshot (update id L) must equal, in its
-top levels, the book ccxt held right after applying the diff that ended
-at L. Any exception ccxt raises (in a call, or in its own callbacks), a
+top levels, the book ccxt held right after applying the diff that holds
+L (ends at it on spot; on futures, whose ids jump, L may lie inside it). Any exception ccxt raises (in a call, or in its own callbacks), a
 bad book, or no books/pong by the deadline (a generous one: the check
 waits on events, never on time) fails the venue. Exit status: 0 when
 every venue passed.
