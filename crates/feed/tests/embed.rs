@@ -333,39 +333,90 @@ fn a_feed_whose_handler_panicked_refuses_to_poll_again() {
     assert!(e.to_string().contains("panicked"), "{e}");
 }
 
-/// Simulators of every venue with snapshots in band, a feed of their BTC
-/// books built from a configuration's text, and the CA file's directory.
-fn in_band_venues(
-    tag: &str,
-) -> (
-    Vec<(Venue, String, tickwire_sim::Simulator)>,
-    String,
-    std::path::PathBuf,
-) {
-    use tickwire_sim::{SimConfig, Simulator};
-    let (tls, ca) = tickwire_sim::self_signed().unwrap();
-    let dir = std::env::temp_dir().join(format!("tickwire-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("ca.pem"), ca).unwrap();
-    let mut sims = Vec::new();
-    let mut toml = String::new();
-    for &(_, venue) in Venue::ALL.iter().filter(|(_, v)| !v.rest_snapshots()) {
-        let sim = Simulator::start(SimConfig {
-            tls: Some(tls.clone()),
-            rate: 500,
-            ..SimConfig::new(venue)
-        })
-        .unwrap();
-        let port = sim.addr().port();
-        let symbol = &SimInstrument::pair(venue)[0].symbol;
-        toml.push_str(&format!(
-            "[[venue]]\nvenue = \"{}\"\ninstruments = [\"{symbol}:5\"]\n\
-             endpoint = \"wss://localhost:{port}\"\n",
-            venue.name()
-        ));
-        sims.push((venue, symbol.clone(), sim));
+/// Simulators of `venues` (their own configuration from `config`), and
+/// a feed of each one's BTC book built from a configuration's text.
+struct Rig {
+    sims: Vec<(Venue, String, tickwire_sim::Simulator)>,
+    feed: Feed,
+    dir: std::path::PathBuf,
+}
+
+impl Rig {
+    fn start(
+        tag: &str,
+        venues: impl IntoIterator<Item = Venue>,
+        config: impl Fn(tickwire_sim::SimConfig) -> tickwire_sim::SimConfig,
+    ) -> Rig {
+        use tickwire_sim::{SimConfig, Simulator};
+        let (tls, ca) = tickwire_sim::self_signed().unwrap();
+        let dir = std::env::temp_dir().join(format!("tickwire-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("ca.pem"), ca).unwrap();
+        let mut sims = Vec::new();
+        let mut toml = String::new();
+        for venue in venues {
+            let sim = Simulator::start(config(SimConfig {
+                tls: Some(tls.clone()),
+                rate: 500,
+                ..SimConfig::new(venue)
+            }))
+            .unwrap();
+            let port = sim.addr().port();
+            let symbol = &SimInstrument::pair(venue)[0].symbol;
+            toml.push_str(&format!(
+                "[[venue]]\nvenue = \"{}\"\ninstruments = [\"{symbol}:5\"]\n\
+                 endpoint = \"wss://localhost:{port}\"\nrest = \"https://localhost:{port}\"\n",
+                venue.name()
+            ));
+            sims.push((venue, symbol.clone(), sim));
+        }
+        let mut feed = FeedBuilder::from_toml(&toml)
+            .unwrap()
+            .ca_file(dir.join("ca.pem"))
+            .build()
+            .unwrap();
+        let rig_sims = &sims;
+        poll_until(&mut feed, "every book valid", |f| all_valid(rig_sims, f));
+        Rig { sims, feed, dir }
     }
-    (sims, toml, dir)
+
+    /// The venues whose snapshots come in band.
+    fn in_band(tag: &str) -> Rig {
+        let venues = Venue::ALL.iter().map(|&(_, v)| v);
+        Rig::start(tag, venues.filter(|v| !v.rest_snapshots()), |c| c)
+    }
+
+    /// Polls until `done`, with the simulators' books to hand.
+    fn poll_until(&mut self, what: &str, mut done: impl FnMut(&Self, &Feed) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !done(self, &self.feed) {
+            if Instant::now() >= deadline {
+                let stats = self.feed.stats();
+                let lines: Vec<String> = stats
+                    .venues
+                    .iter()
+                    .map(|v| format!("{}: {}", v.name, v.line()))
+                    .collect();
+                panic!("never: {what}\n{}", lines.join("\n"));
+            }
+            self.feed.poll().unwrap();
+        }
+    }
+
+    fn all_valid(&self, feed: &Feed) -> bool {
+        all_valid(&self.sims, feed)
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn all_valid(sims: &[(Venue, String, tickwire_sim::Simulator)], feed: &Feed) -> bool {
+    sims.iter()
+        .all(|(v, symbol, _)| feed.book_of(v.name(), symbol).is_some())
 }
 
 /// A venue that answers a resubscription with nothing (no reply, no
@@ -376,34 +427,24 @@ fn in_band_venues(
 fn on_every_in_band_venue_a_resubscription_answered_with_nothing_is_asked_again() {
     use std::sync::atomic::Ordering;
     use tickwire_sim::VenueFault;
-    let (sims, toml, dir) = in_band_venues("silent");
-    let mut feed = FeedBuilder::from_toml(&toml)
-        .unwrap()
-        .ca_file(dir.join("ca.pem"))
-        .build()
-        .unwrap();
-    let all_valid = |f: &Feed<_>| {
-        sims.iter()
-            .all(|(v, symbol, _)| f.book_of(v.name(), symbol).is_some())
-    };
-    poll_until(&mut feed, "every book valid", all_valid);
-    let stats = feed.stats();
+    let mut rig = Rig::in_band("silent");
+    let stats = rig.feed.stats();
     let before = stats.resubscriptions.load(Ordering::Relaxed);
     let gaps = stats.gaps.load(Ordering::Relaxed);
-    for (venue, _, sim) in &sims {
+    for (venue, _, sim) in &rig.sims {
         assert!(sim.fault(0, VenueFault::IgnoreSubscription), "{venue:?}");
         assert!(sim.fault(0, VenueFault::SequenceGap), "{venue:?}");
     }
-    poll_until(&mut feed, "every venue's gap", |f| {
-        f.stats().gaps.load(Ordering::Relaxed) >= gaps + sims.len() as u64
+    let venues = rig.sims.len() as u64;
+    rig.poll_until("every venue's gap", |_, f| {
+        f.stats().gaps.load(Ordering::Relaxed) >= gaps + venues
     });
-    poll_until(&mut feed, "every book valid again", all_valid);
+    rig.poll_until("every book valid again", Rig::all_valid);
     // Each venue's book was resubscribed twice at least: the request
     // ignored, then the one that followed it up.
     let resubscribed = stats.resubscriptions.load(Ordering::Relaxed) - before;
-    assert!(resubscribed >= 2 * sims.len() as u64, "{resubscribed}");
+    assert!(resubscribed >= 2 * venues, "{resubscribed}");
     assert_eq!(stats.reconnects.load(Ordering::Relaxed), 0);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A venue that answers every resubscription of a book with nothing: after
@@ -414,20 +455,10 @@ fn on_every_in_band_venue_a_resubscription_answered_with_nothing_is_asked_again(
 fn on_every_in_band_venue_a_book_never_answered_gets_a_new_connection() {
     use std::sync::atomic::Ordering;
     use tickwire_sim::VenueFault;
-    let (sims, toml, dir) = in_band_venues("replace");
-    let mut feed = FeedBuilder::from_toml(&toml)
-        .unwrap()
-        .ca_file(dir.join("ca.pem"))
-        .build()
-        .unwrap();
-    let all_valid = |f: &Feed<_>| {
-        sims.iter()
-            .all(|(v, symbol, _)| f.book_of(v.name(), symbol).is_some())
-    };
-    poll_until(&mut feed, "every book valid", all_valid);
-    let stats = feed.stats();
+    let mut rig = Rig::in_band("replace");
+    let stats = rig.feed.stats();
     let gaps = stats.gaps.load(Ordering::Relaxed);
-    for (venue, _, sim) in &sims {
+    for (venue, _, sim) in &rig.sims {
         // Every resubscription the feed makes before it gives up on the
         // connection (tickwire_feed's REPLACE_AFTER is 3).
         for _ in 0..3 {
@@ -435,24 +466,25 @@ fn on_every_in_band_venue_a_book_never_answered_gets_a_new_connection() {
         }
         assert!(sim.fault(0, VenueFault::SequenceGap), "{venue:?}");
     }
-    poll_until(&mut feed, "every venue's gap", |f| {
-        f.stats().gaps.load(Ordering::Relaxed) >= gaps + sims.len() as u64
+    let venues = rig.sims.len() as u64;
+    rig.poll_until("every venue's gap", |_, f| {
+        f.stats().gaps.load(Ordering::Relaxed) >= gaps + venues
     });
     // Valid again, on a new connection (the old one closes once the new
     // one carries the book).
-    poll_until(
-        &mut feed,
+    rig.poll_until(
         "every book valid again, its connection replaced",
-        |f| {
-            all_valid(f)
-                && stats
-                    .venues
-                    .iter()
-                    .all(|v| v.planned_reconnects.load(Ordering::Relaxed) >= 1)
-        },
+        |rig, f| rig.all_valid(f) && every_venue_replaced(&stats),
     );
     assert_eq!(stats.reconnects.load(Ordering::Relaxed), 0);
-    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn every_venue_replaced(stats: &tickwire_feed::live::FeedStats) -> bool {
+    use std::sync::atomic::Ordering;
+    stats
+        .venues
+        .iter()
+        .all(|v| v.planned_reconnects.load(Ordering::Relaxed) >= 1)
 }
 
 /// A venue that announces a restart (Binance spot's `serverShutdown`,
@@ -462,66 +494,28 @@ fn on_every_in_band_venue_a_book_never_answered_gets_a_new_connection() {
 #[test]
 fn a_restart_announced_by_the_venue_is_a_planned_reconnect_with_no_gap() {
     use std::sync::atomic::Ordering;
-    use tickwire_sim::{SimConfig, Simulator, VenueFault};
-    let (tls, ca) = tickwire_sim::self_signed().unwrap();
-    let dir = std::env::temp_dir().join(format!("tickwire-notice-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("ca.pem"), ca).unwrap();
-    let mut sims = Vec::new();
-    let mut toml = String::new();
-    for venue in [Venue::BinanceSpot, Venue::Okx] {
-        let sim = Simulator::start(SimConfig {
-            tls: Some(tls.clone()),
-            rate: 500,
-            // Longer than any replacement takes: the feed must not wait
-            // for the close.
-            shutdown_lead: Duration::from_secs(600),
-            ..SimConfig::new(venue)
-        })
-        .unwrap();
-        let port = sim.addr().port();
-        let symbol = &SimInstrument::pair(venue)[0].symbol;
-        toml.push_str(&format!(
-            "[[venue]]\nvenue = \"{}\"\ninstruments = [\"{symbol}:5\"]\n\
-             endpoint = \"wss://localhost:{port}\"\nrest = \"https://localhost:{port}\"\n",
-            venue.name()
-        ));
-        sims.push((venue, symbol.clone(), sim));
-    }
-    let mut feed = FeedBuilder::from_toml(&toml)
-        .unwrap()
-        .ca_file(dir.join("ca.pem"))
-        .build()
-        .unwrap();
-    let all_valid = |f: &Feed<_>| {
-        sims.iter()
-            .all(|(v, symbol, _)| f.book_of(v.name(), symbol).is_some())
-    };
-    poll_until(&mut feed, "every book valid", all_valid);
-    let stats = feed.stats();
+    use tickwire_sim::{SimConfig, VenueFault};
+    // The close comes later than any replacement takes: the feed must not
+    // wait for it.
+    let mut rig = Rig::start("notice", [Venue::BinanceSpot, Venue::Okx], |c| SimConfig {
+        shutdown_lead: Duration::from_secs(600),
+        ..c
+    });
+    let stats = rig.feed.stats();
     let gaps = stats.gaps.load(Ordering::Relaxed);
-    for (venue, _, sim) in &sims {
+    for (venue, _, sim) in &rig.sims {
         assert!(sim.fault(0, VenueFault::ShutdownNotice), "{venue:?}");
     }
-    poll_until(
-        &mut feed,
-        "every connection replaced, every book valid",
-        |f| {
-            all_valid(f)
-                && stats
-                    .venues
-                    .iter()
-                    .all(|v| v.planned_reconnects.load(Ordering::Relaxed) >= 1)
-        },
-    );
+    rig.poll_until("every connection replaced, every book valid", |rig, f| {
+        rig.all_valid(f) && every_venue_replaced(&stats)
+    });
     assert_eq!(stats.gaps.load(Ordering::Relaxed), gaps);
     assert_eq!(stats.reconnects.load(Ordering::Relaxed), 0);
-    for (venue, _, sim) in &sims {
+    for (venue, _, sim) in &rig.sims {
         assert_eq!(
             sim.stats().kicked_clients,
             0,
             "{venue:?}: closed by the venue"
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -212,7 +212,7 @@ pub enum VenueFault {
     /// The venue restarts its book service: the book is sent again as a
     /// snapshot with its update counter back at 1 (Bybit's `u=1`).
     Restart,
-    /// The next subscription request naming the instrument is ignored:
+    /// The next subscription request of the instrument's book is ignored:
     /// no reply, no snapshot, no data (what a client sees when a venue
     /// drops a request, or answers a resubscription with nothing). Armed
     /// `n` times, the next `n` are.

@@ -64,16 +64,19 @@ impl Market {
     }
 
     /// Whether the client's request `text` is to be ignored: a
-    /// subscription (not an unsubscription) naming an instrument whose
-    /// [`VenueFault::IgnoreSubscription`] is armed; one of those armed is
-    /// used up.
-    /// Read from the text alone, the same for every venue: each writes the
-    /// symbol whole, between quotes or a topic's dots (`"BTC-USDT"`,
+    /// subscription (not an unsubscription) of a book channel naming an
+    /// instrument whose [`VenueFault::IgnoreSubscription`] is armed; one of
+    /// those armed is used up. Read from the text alone, the same for
+    /// every venue: each names its book channel with `book` (OKX `books`,
+    /// Bybit `orderbook.N`, Kraken and Deribit `book`), `level2`
+    /// (Coinbase) or `depth` (Binance), and writes the symbol whole,
+    /// between quotes or a topic's dots (`"BTC-USDT"`,
     /// `"orderbook.50.BTCUSDT"`, `"book.BTC-PERPETUAL.100ms"`).
     pub(crate) fn take_ignored(&mut self, text: &str) -> bool {
         if self.ignore.iter().all(|&n| n == 0)
             || !text.contains("subscribe")
             || text.contains("unsubscribe")
+            || !["book", "level2", "depth"].iter().any(|c| text.contains(c))
         {
             return false;
         }
@@ -331,7 +334,7 @@ mod tests {
     use tickwire_venues::Venue;
 
     /// An ignored subscription is the next request subscribing the
-    /// instrument by its whole symbol, once.
+    /// instrument's book by its whole symbol, once.
     #[test]
     fn the_next_subscription_naming_the_instrument_is_ignored_once() {
         let mut m = market(Venue::BybitSpot, 1);
@@ -343,6 +346,10 @@ mod tests {
         );
         m.arm(0, VenueFault::IgnoreSubscription);
         assert!(!m.take_ignored(&sub("orderbook.50.ETHUSDT")));
+        assert!(
+            !m.take_ignored(&sub(&format!("publicTrade.{btc}"))),
+            "not a book"
+        );
         assert!(!m.take_ignored(&sub(&format!("orderbook.50.{btc}X"))));
         assert!(!m.take_ignored(&format!(
             r#"{{"op":"unsubscribe","args":["orderbook.50.{btc}"]}}"#
