@@ -280,9 +280,16 @@ impl Refresh {
     /// place if it shows exactly the same levels (and is exact itself);
     /// otherwise the book gaps as for a stale snapshot.
     fn swap_in(&mut self, book: &mut Book, snapshot: u64) -> Option<SyncEvent> {
-        let same = [Side::Bid, Side::Ask]
-            .into_iter()
-            .all(|s| book.levels(s).iter().eq(self.shadow.levels(s).iter()));
+        // Prices and sizes: how many digits each string had on the wire
+        // may differ between the REST snapshot and the stream (a trailing
+        // zero), and says nothing of the book.
+        let value = |l: &Level| (l.price, l.size);
+        let same = [Side::Bid, Side::Ask].into_iter().all(|s| {
+            book.levels(s)
+                .iter()
+                .map(value)
+                .eq(self.shadow.levels(s).iter().map(value))
+        });
         let usable = self.shadow.is_exact() && !self.shadow.is_crossed();
         self.reset();
         if !same {

@@ -195,6 +195,48 @@ fn a_swept_side_is_deepened_before_it_runs_out_with_no_gap() {
     assert_eq!(s.book().unwrap().kept(Side::Ask).len(), 8);
 }
 
+/// A refresh snapshot whose strings carry other digit counts than the
+/// stream's (a trailing zero more) holds the same book: swapped in.
+#[test]
+fn a_refresh_snapshot_written_with_other_digits_is_the_same_book() {
+    let mut truth = Truth::new(1..=20, 21..=60);
+    let mut s = engine(Chain::BinanceSpot);
+    run(&mut s, |s, e| {
+        s.on_diff(seq(100, 100), [], &mut { e }).unwrap()
+    });
+    run(&mut s, |s, e| {
+        s.on_snapshot_at(99, Limit::Levels(8), truth.snapshot(8), &mut { e })
+            .unwrap()
+    });
+    for id in 101..=104 {
+        let best = *truth.asks.keys().next().unwrap();
+        truth.set(Side::Ask, best, 0);
+        run(&mut s, |s, e| {
+            s.on_diff(seq(id, id), [lv(Side::Ask, best, 0)], &mut { e })
+                .unwrap()
+        });
+    }
+    let digits = truth.snapshot(8).into_iter().map(|l| {
+        l.map(|(side, level)| {
+            (
+                side,
+                crate::book::Level {
+                    price_digits: 3,
+                    size_digits: 8,
+                    ..level
+                },
+            )
+        })
+    });
+    let ev = run(&mut s, |s, e| {
+        s.on_snapshot_at(104, Limit::Levels(8), digits, &mut { e })
+            .unwrap()
+    });
+    assert!(ev.is_empty(), "{ev:?}");
+    assert_eq!(s.refreshes(), (1, 0));
+    assert_eq!(s.book().unwrap().kept(Side::Ask).len(), 8);
+}
+
 /// A book not set to deepen, or that keeps no more than it shows, or
 /// whose snapshots come in band, never asks.
 #[test]
