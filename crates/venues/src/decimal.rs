@@ -268,8 +268,9 @@ fn parse_scaled_slow(s: &[u8], scale: u8) -> Result<i64, DecimalError> {
 }
 
 /// `s` split at its exponent marker: the mantissa, and the exponent's
-/// value (0 without one), clamped to +-10 000 (past that, any digit that
-/// is not 0 overflows or is too precise at every scale).
+/// value (0 without one), saturated at +-`i32::MAX` (no mantissa is that
+/// long: a digit that is not 0 then overflows or is too precise at every
+/// scale, as it would unsaturated).
 fn split_exponent(s: &[u8]) -> Result<(&[u8], i32), DecimalError> {
     let Some(at) = s.iter().position(|&b| b == b'e' || b == b'E') else {
         return Ok((s, 0));
@@ -282,9 +283,9 @@ fn split_exponent(s: &[u8]) -> Result<(&[u8], i32), DecimalError> {
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return Err(DecimalError::Syntax);
     }
-    let magnitude = digits
-        .iter()
-        .fold(0i32, |v, &d| (v * 10 + i32::from(d - b'0')).min(10_000));
+    let magnitude = digits.iter().fold(0i32, |v, &d| {
+        v.saturating_mul(10).saturating_add(i32::from(d - b'0'))
+    });
     Ok((&s[..at], if negative { -magnitude } else { magnitude }))
 }
 
@@ -531,6 +532,15 @@ mod tests {
             parse_scaled(b"1e-99999999999", 18),
             Err(DecimalError::TooPrecise)
         );
+        // A long mantissa and an exponent past ten thousand: still exact
+        // (10^59 overflows; it once parsed as 10^9).
+        let long = format!("0.{}1e10050", "0".repeat(9990));
+        assert_eq!(
+            parse_scaled(long.as_bytes(), 0),
+            Err(DecimalError::Overflow)
+        );
+        let long = format!("0.{}1e10000", "0".repeat(9990));
+        assert_eq!(parse_scaled(long.as_bytes(), 0), Ok(1_000_000_000));
         assert_eq!(scale_of(b"1e-08"), 8);
         assert_eq!(scale_of(b"1.5e3"), 0);
         assert_eq!(scale_of(b"1.25e-1"), 3);
