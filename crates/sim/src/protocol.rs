@@ -72,9 +72,15 @@ impl Market {
     /// (Coinbase) or `depth` (Binance), and writes the symbol whole,
     /// between quotes or a topic's dots (`"BTC-USDT"`,
     /// `"orderbook.50.BTCUSDT"`, `"book.BTC-PERPETUAL.100ms"`).
+    /// Letter case aside: Binance writes `SUBSCRIBE` and its symbols in
+    /// lower case (`btcusdt@depth@100ms`). A stream named in the URL is
+    /// subscribed by no request, and cannot be ignored.
     pub(crate) fn take_ignored(&mut self, text: &str) -> bool {
-        if self.ignore.iter().all(|&n| n == 0)
-            || !text.contains("subscribe")
+        if self.ignore.iter().all(|&n| n == 0) {
+            return false;
+        }
+        let text = text.to_ascii_lowercase();
+        if !text.contains("subscribe")
             || text.contains("unsubscribe")
             || !["book", "level2", "depth"].iter().any(|c| text.contains(c))
         {
@@ -91,7 +97,7 @@ impl Market {
             })
         };
         for (n, ignore) in self.ignore.iter_mut().enumerate() {
-            if *ignore > 0 && named(&self.instruments[n].symbol) {
+            if *ignore > 0 && named(&self.instruments[n].symbol.to_ascii_lowercase()) {
                 *ignore -= 1;
                 return true;
             }
@@ -349,6 +355,13 @@ mod tests {
         assert!(
             !m.take_ignored(&sub(&format!("publicTrade.{btc}"))),
             "not a book"
+        );
+        // Binance: upper-case method, lower-case streams.
+        let mut b = market(Venue::BinanceSpot, 1);
+        b.arm(0, VenueFault::IgnoreSubscription);
+        assert!(!b.take_ignored(r#"{"method":"SUBSCRIBE","params":["btcusdt@trade"],"id":1}"#));
+        assert!(
+            b.take_ignored(r#"{"method":"SUBSCRIBE","params":["btcusdt@depth@100ms"],"id":2}"#)
         );
         assert!(!m.take_ignored(&sub(&format!("orderbook.50.{btc}X"))));
         assert!(!m.take_ignored(&format!(

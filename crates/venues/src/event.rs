@@ -23,10 +23,14 @@
 //! - [`Kind::Rejected`]: the venue refused the instrument's subscription;
 //!   the book stays silent until a later subscription is accepted.
 //! - [`Kind::Resync`]: a new snapshot has been asked for (Binance: the
-//!   adapter's owner must fetch the REST snapshot; venues with in-band
-//!   snapshots: resubscribe). After a disconnect, a REST snapshot is asked
-//!   for at the new connection's first diff, not at the `Gap`: fetched
-//!   before the stream is back it could not bridge.
+//!   adapter's owner must fetch the REST snapshot and hand it to the
+//!   adapter's `on_snapshot_at`; venues with in-band snapshots:
+//!   resubscribe). After a disconnect, a REST snapshot is asked for at the
+//!   new connection's first diff, not at the `Gap`: fetched before the
+//!   stream is back it could not bridge. A `Resync` with no `Gap` before
+//!   it, while the book is valid, is a refresh (Binance): the book stays
+//!   valid, and the snapshot deepens it when it comes
+//!   ([`SyncEvent::RefreshNeeded`](crate::sync::SyncEvent::RefreshNeeded)).
 //!
 //! No delta, snapshot or `BookValid` is ever emitted for a book that is not
 //! in step with the venue, and a message's deltas are emitted only after
