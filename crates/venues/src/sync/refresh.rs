@@ -50,6 +50,13 @@ pub(super) enum Feed {
     Shadow,
 }
 
+/// Diffs a book waits, after its first dropped refresh, before it asks
+/// again.
+const HOLD_FIRST: u32 = 8;
+/// The longest such wait, in diffs (at Binance's 100 ms, under two
+/// minutes).
+const HOLD_MOST: u32 = 1024;
+
 /// One book's refresh: the second book and the record of diffs, allocated
 /// with the engine where the book may need one, tiny elsewhere.
 pub(super) struct Refresh {
@@ -64,6 +71,14 @@ pub(super) struct Refresh {
     overflow: bool,
     /// Where the diff being applied starts in the record.
     start: usize,
+    /// Diffs to apply before a refresh is asked for again after one was
+    /// dropped, and drops in a row (each doubles the wait, from
+    /// [`HOLD_FIRST`] up to [`HOLD_MOST`]): a venue whose snapshots keep
+    /// coming too late for the record (Binance's REST "may be older" than
+    /// the stream, "How to manage a local order book correctly") is asked
+    /// now and then, not at every diff.
+    hold: u32,
+    drops: u32,
     /// Books replaced by a refreshed one.
     pub(super) done: u64,
     /// Refresh snapshots dropped (bridged by no recorded diff, a record
@@ -99,6 +114,8 @@ impl Refresh {
             diffs,
             overflow: false,
             start: 0,
+            hold: 0,
+            drops: 0,
             done: 0,
             dropped: 0,
         }
@@ -113,6 +130,17 @@ impl Refresh {
         2 * 2 * config.keep * size_of::<Level>()
             + config.max_buffered_diffs * size_of::<(Seq, usize, usize)>()
             + config.max_buffered_levels * size_of::<(Side, Level)>()
+    }
+
+    /// A refresh that cannot be finished: counted, forgotten, and the
+    /// next one held back.
+    fn drop_one(&mut self) {
+        self.dropped += 1;
+        self.drops = self.drops.saturating_add(1);
+        self.hold = HOLD_FIRST
+            .saturating_mul(1 << (self.drops - 1).min(7))
+            .min(HOLD_MOST);
+        self.reset();
     }
 
     /// Forgets any refresh under way (the book is no longer valid).
@@ -145,9 +173,8 @@ impl Refresh {
                 Bridge::Bridges => Feed::Shadow,
                 Bridge::Gap => {
                     // Newer than the snapshot and not bridging it: a
-                    // fresher one is asked for at the next diff.
-                    self.dropped += 1;
-                    self.reset();
+                    // fresher one is asked for later.
+                    self.drop_one();
                     Feed::No
                 }
             },
@@ -178,8 +205,7 @@ impl Refresh {
         match feed {
             Feed::Record => {
                 if self.overflow || self.diffs.diffs.len() == self.diffs.diffs.capacity() {
-                    self.dropped += 1;
-                    self.reset();
+                    self.drop_one();
                 } else {
                     let end = self.diffs.levels.len();
                     self.diffs.diffs.push((seq, self.start, end));
@@ -200,6 +226,10 @@ impl Refresh {
                     return self.swap_in(book, seq.last);
                 }
             }
+        }
+        if self.phase == Phase::Idle && self.hold > 0 {
+            self.hold -= 1;
+            return None;
         }
         if self.phase == Phase::Idle && self.needed(book) {
             self.phase = Phase::Asked;
@@ -237,8 +267,7 @@ impl Refresh {
                     Bridge::Gap => {
                         // Older than the record: it cannot be brought up.
                         self.diffs.diffs = diffs;
-                        self.dropped += 1;
-                        self.reset();
+                        self.drop_one();
                         return None;
                     }
                 }
@@ -255,8 +284,7 @@ impl Refresh {
         if snapshot < live {
             // Older than the live book, and the record does not reach
             // back to it.
-            self.dropped += 1;
-            self.reset();
+            self.drop_one();
             return None;
         }
         // Ahead of the live book: the diffs to come bridge it.
@@ -301,8 +329,9 @@ impl Refresh {
         if usable {
             std::mem::swap(book, &mut self.shadow);
             self.done += 1;
+            self.drops = 0;
         } else {
-            self.dropped += 1;
+            self.drop_one();
         }
         None
     }
