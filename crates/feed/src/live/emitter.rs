@@ -84,7 +84,12 @@ impl Emitter<'_> {
                 let refresh = slot.is_some_and(|v| *v);
                 if refresh {
                     FeedStats::add(&venue.refreshes, 1);
-                    self.recovery.valid(self.venue, local.0 as usize);
+                    // Unless a fetch is wanted already (on its way, or
+                    // retried after a failure: that retry is kept).
+                    let wanted = self.snapshot_wanted.get(local.0 as usize) == Some(&true);
+                    if !wanted {
+                        self.recovery.valid(self.venue, local.0 as usize);
+                    }
                 }
                 // A book's first snapshot is no resync: only one after the
                 // book was valid once.

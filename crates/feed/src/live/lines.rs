@@ -221,7 +221,6 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
     /// Line `line` is being closed on purpose.
     pub(crate) fn retire(&mut self, line: Line) {
         self.retiring[line as usize] = true;
-        self.replace_by = None;
     }
 
     /// Asks, at `now`, for the leader's connection to be replaced
@@ -376,6 +375,15 @@ mod tests {
         assert!(!p.closed(1, again));
         assert_eq!(p.leader, 0);
         assert_eq!(p.due(again, |_| true, |_| false), None);
+        // Retiring the other line (a broken follower, a second notice)
+        // keeps the replacement asked for: it is opened again.
+        p.replace(again);
+        p.set_id(1, id(4));
+        p.opened(1, again);
+        p.retire(1);
+        assert!(!p.closed(1, again));
+        let later = again + RETRY;
+        assert_eq!(p.due(later, |_| true, |_| false), Some(Due::Open(1)));
         // With standby: the leader closes, and the standby logic opens it
         // again at once.
         let mut p = PlanLines::new(id(0), Some(id(1)), None);

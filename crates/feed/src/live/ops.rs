@@ -225,12 +225,14 @@ impl<H: OnEvent> Feed<H> {
             if need == Need::Resubscribe && sent > 0 {
                 FeedStats::add(&core.stats.resubscriptions, 1);
             }
-            if let Due::Book(i, _) = what
+            if let Due::Book(i, Need::Resubscribe) = what
                 && !rest
                 && sent > 0
             {
                 // Followed up: asked again if no snapshot comes once the
-                // requests have left.
+                // requests have left. (A refused subscription tried again
+                // is not: the venue answers it, with a refusal or a
+                // snapshot.)
                 core.recovery.resubscribed(v, i, left);
             }
             if whole {

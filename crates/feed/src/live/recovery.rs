@@ -75,6 +75,9 @@ struct Book {
     /// Resubscriptions that went unanswered since the book was last valid
     /// or its connection replaced.
     unanswered: u32,
+    /// The venue refused its subscription since it was last valid: the
+    /// venue answers, so nothing is followed up as unanswered.
+    refused: bool,
 }
 
 /// A connection's retry of subscriptions refused without naming an
@@ -173,6 +176,15 @@ impl Recovery {
         let Some(book) = self.books.get_mut(v).and_then(|b| b.get_mut(i)) else {
             return;
         };
+        if need == Need::Subscribe {
+            // The venue answered, with a refusal: no deadline for an
+            // answer runs, and no silence is counted.
+            book.refused = true;
+            book.unanswered = 0;
+            if book.answer_by.take().is_some() {
+                self.waiting -= 1;
+            }
+        }
         match book.due {
             // A refusal outranks a resubscription already waiting.
             Some((at, Need::Resubscribe)) if need == Need::Subscribe => {
@@ -263,7 +275,7 @@ impl Recovery {
         self.books
             .get(v)
             .and_then(|b| b.get(i))
-            .is_some_and(|b| b.attempts > 0)
+            .is_some_and(|b| b.attempts > 0 && !b.refused)
     }
 
     /// Book `i` of venue `v` is valid: its backoff starts over, and
@@ -273,6 +285,7 @@ impl Recovery {
             book.attempts = 0;
             book.fetches = 0;
             book.unanswered = 0;
+            book.refused = false;
             if book.answer_by.take().is_some() {
                 self.waiting -= 1;
             }
@@ -544,6 +557,31 @@ mod tests {
         r.valid(0, 0);
         assert_eq!(due(&mut r, later), [(0, Due::Link(1))]);
         assert!(!r.waiting());
+    }
+
+    /// A venue that refuses a subscription answers it: the book is not
+    /// counted as unanswered, and its connection is never replaced for it.
+    #[test]
+    fn a_refused_book_is_tried_again_and_never_replaces_its_connection() {
+        let mut r = Recovery::new([(1, 1)]);
+        let t0 = Instant::now();
+        r.ask(0, 0, Need::Resubscribe, t0);
+        assert_eq!(due(&mut r, t0), [(0, Due::Book(0, Need::Resubscribe))]);
+        r.resubscribed(0, 0, t0);
+        // Refused, again and again, for an hour.
+        let mut at = t0;
+        for _ in 0..120 {
+            r.ask(0, 0, Need::Subscribe, at);
+            assert!(!r.recovering(0, 0), "a reopened line does not follow it up");
+            at += MAX_WAIT;
+            for (_, what) in due(&mut r, at) {
+                assert_eq!(what, Due::Book(0, Need::Subscribe));
+            }
+        }
+        // Valid: the next break is followed up again.
+        r.valid(0, 0);
+        r.ask(0, 0, Need::Resubscribe, at);
+        assert!(r.recovering(0, 0));
     }
 
     #[test]
