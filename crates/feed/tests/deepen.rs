@@ -87,28 +87,29 @@ fn a_book_swept_through_its_kept_levels_is_deepened_with_no_gap() {
         "{refreshed} books deepened: {}",
         venue.line()
     );
-    // Equal to the simulator's books once everything sent has arrived.
+    // Equal to the simulator's books once everything sent has arrived
+    // (the market paused: a condition, waited for with a deadline).
     sim.pause(true);
-    let mut last = (stats.messages.load(Ordering::Relaxed), Instant::now());
-    poll_until(&mut feed, "the stream to go quiet", |_| {
-        let now = stats.messages.load(Ordering::Relaxed);
-        if now != last.0 {
-            last = (now, Instant::now());
-        }
-        last.1.elapsed() >= Duration::from_millis(300)
-    });
-    for (n, (symbol, depth)) in symbols.iter().zip(depths).enumerate() {
-        let book = feed.book_of("binance-spot", symbol).expect("valid");
-        let (_, bids, asks) = sim.book(n, depth).unwrap();
-        let ours = |side| {
-            book.levels(side)
-                .iter()
-                .map(|l| (l.price, l.size))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(ours(Side::Bid), bids, "{symbol} bids");
-        assert_eq!(ours(Side::Ask), asks, "{symbol} asks");
-    }
+    let equal = |f: &Feed| {
+        symbols
+            .iter()
+            .zip(depths)
+            .enumerate()
+            .all(|(n, (symbol, depth))| {
+                let Some(book) = f.book_of("binance-spot", symbol) else {
+                    return false;
+                };
+                let (_, bids, asks) = sim.book(n, depth).unwrap();
+                let ours = |side| {
+                    book.levels(side)
+                        .iter()
+                        .map(|l| (l.price, l.size))
+                        .collect::<Vec<_>>()
+                };
+                ours(Side::Bid) == bids && ours(Side::Ask) == asks
+            })
+    };
+    poll_until(&mut feed, "every book equal to the simulator's", equal);
     assert_eq!(venue.gaps.load(Ordering::Relaxed), 0, "{}", venue.line());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -302,14 +302,15 @@ fn a_half_open_connection_is_detected_by_the_pong_deadline() {
         // "b"'s pongs never queue behind a second of market data the feed
         // (debug, on a loaded machine) has not read yet: the feed reads
         // what is ready before it looks at its deadlines, so its thread
-        // being descheduled alone cannot fail "b". Pings every 400 ms, not
+        // being descheduled alone cannot fail "b". Pings every 600 ms, not
         // faster: Binance counts them among the 5 messages a second a spot
-        // connection may send (with the subscription, 5 pings a second
-        // would be closed, as the simulator closes them).
+        // connection may send, and the simulator counts them as it reads
+        // them: at 600 ms only a simulator stalled for over 2.4 s reads
+        // more than 5 in a second's worth.
         let mut rig = Rig::with(RigConfig {
             rate: 200,
             net: NetConfig {
-                ping_interval: Some(Duration::from_millis(400)),
+                ping_interval: Some(Duration::from_millis(600)),
                 pong_timeout: Duration::from_secs(1),
                 stale_timeout: None,
                 ..common::net()
@@ -329,16 +330,17 @@ fn a_half_open_connection_is_detected_by_the_pong_deadline() {
 #[test]
 fn a_quiet_but_alive_stream_is_kept() {
     for venue in venues() {
-        // A stale-data deadline of 2 s, pinged every 400 ms: the pongs (and
+        // A stale-data deadline of 3 s, pinged every 600 ms: the pongs (and
         // the venue's own heartbeats) are the only bytes while the market
         // is still, and they must keep the connection. (A spurious timeout
         // would need the feed's thread, or the simulator's, to stall for
-        // 1.6 s.) No faster: Binance spot counts pings among the 5
-        // messages a second a connection may send.
-        let stale = Duration::from_secs(2);
+        // 2.4 s.) No faster: Binance spot counts pings among the 5
+        // messages a second a connection may send, as the simulator reads
+        // them (a stall of 2.4 s to read 5 at once).
+        let stale = Duration::from_secs(3);
         let mut rig = Rig::with(RigConfig {
             net: NetConfig {
-                ping_interval: Some(Duration::from_millis(400)),
+                ping_interval: Some(Duration::from_millis(600)),
                 stale_timeout: Some(stale),
                 ..common::net()
             },

@@ -164,12 +164,13 @@ fn a_client_that_pings_past_the_limit_is_closed_and_one_under_it_is_kept() {
             "{venue}"
         );
         assert_eq!(simulator.stats().too_fast, 1, "{venue}");
-        // Under it: the subscription, then a ping every 400 ms (2.5 a
-        // second, whatever the limit: 3 and a request in any second)
-        // for 3.2 s, and a request after the last.
+        // Under it: the subscription, then a ping every 600 ms (2 and a
+        // request in any second; the simulator, which counts them as it
+        // reads them, would have to stall for over 2.4 s to see 5) for
+        // 4.8 s, and a request after the last.
         let mut client = Client::new(&subscribe(venue, "trade"));
         client.pings = 8;
-        client.every = Duration::from_millis(400);
+        client.every = Duration::from_millis(600);
         let mut driver = connect(&simulator, path(venue), client);
         wait(&mut driver, "the answer after the last ping", |c| {
             c.answered() || c.closed.is_some()
