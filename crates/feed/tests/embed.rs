@@ -503,6 +503,13 @@ fn a_restart_announced_by_the_venue_is_a_planned_reconnect_with_no_gap() {
     });
     let stats = rig.feed.stats();
     let gaps = stats.gaps.load(Ordering::Relaxed);
+    assert!(
+        stats
+            .venues
+            .iter()
+            .all(|v| v.planned_reconnects.load(Ordering::Relaxed) == 0),
+        "nothing replaced before the notice"
+    );
     for (venue, _, sim) in &rig.sims {
         assert!(sim.fault(0, VenueFault::ShutdownNotice), "{venue:?}");
     }
@@ -511,6 +518,9 @@ fn a_restart_announced_by_the_venue_is_a_planned_reconnect_with_no_gap() {
     });
     assert_eq!(stats.gaps.load(Ordering::Relaxed), gaps);
     assert_eq!(stats.reconnects.load(Ordering::Relaxed), 0);
+    // The notice's connection was closed by the feed, not by the venue
+    // (its close is 600 s away: this holds that no other rule, a rate
+    // limit or a budget, closed one either).
     for (venue, _, sim) in &rig.sims {
         assert_eq!(
             sim.stats().kicked_clients,
