@@ -27,6 +27,15 @@ impl ConnId {
     pub fn index(self) -> usize {
         self.index as usize
     }
+
+    /// An id for slot `index`, its `serial`th connection there, without a
+    /// driver: for tests of the tables an application keys by slot. Not
+    /// part of the API (the `internals` feature).
+    #[cfg(any(fuzzing, feature = "internals"))]
+    #[doc(hidden)]
+    pub fn from_parts(index: u32, serial: u32) -> ConnId {
+        ConnId { index, serial }
+    }
 }
 
 impl fmt::Display for ConnId {

@@ -57,3 +57,60 @@ impl Links {
         self.slots.iter().flatten().map(|(id, _)| id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickwire_venues::event::InstrumentId;
+
+    /// The feed's connections come and go on the feed thread (REST fetches
+    /// open and close, lines are replaced, standbys promoted): once the table
+    /// exists, none of that may allocate. The hash map it replaced allocated
+    /// on its first insert and again each time it grew (fails with
+    /// `HashMap::new()` behind the same methods).
+    #[test]
+    fn connections_coming_and_going_never_allocate() {
+        let slots = 16;
+        let mut links = Links::new(slots);
+        let ((), allocations) = tickwire_testkit::allocations(|| {
+            for serial in 0..50u32 {
+                for index in 0..slots as u32 {
+                    let id = ConnId::from_parts(index, serial);
+                    let link = if index % 2 == 0 {
+                        Link::Stream(0, index as usize, 0)
+                    } else {
+                        Link::Fetch(1, InstrumentId(index))
+                    };
+                    links.insert(id, link);
+                    assert!(links.contains_key(&id));
+                }
+                assert_eq!(links.keys().count(), slots);
+                // Every connection closes before its slot is used again.
+                for index in 0..slots as u32 {
+                    links.remove(&ConnId::from_parts(index, serial));
+                }
+                assert_eq!(links.keys().count(), 0);
+            }
+        });
+        assert_eq!(allocations, 0);
+    }
+
+    /// A connection since replaced in its slot is not mistaken for the one
+    /// there now, and forgetting it leaves the newer one alone.
+    #[test]
+    fn an_old_connection_is_not_its_slots_successor() {
+        let mut links = Links::new(4);
+        let old = ConnId::from_parts(2, 0);
+        let new = ConnId::from_parts(2, 1);
+        links.insert(old, Link::Fetch(0, InstrumentId(7)));
+        links.insert(new, Link::Fetch(0, InstrumentId(8)));
+        assert!(links.get(&old).is_none());
+        links.remove(&old);
+        assert!(matches!(
+            links.get(&new),
+            Some(Link::Fetch(0, InstrumentId(8)))
+        ));
+        links.remove(&new);
+        assert_eq!(links.keys().count(), 0);
+    }
+}
