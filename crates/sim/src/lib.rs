@@ -37,6 +37,7 @@
 
 mod binance;
 mod bybit;
+mod catalogue;
 mod cert;
 mod coinbase;
 mod deribit;
@@ -62,6 +63,7 @@ use tickwire_net::server::ServerTls;
 pub use tickwire_venues::Venue;
 
 pub use binance::pregenerate;
+pub use catalogue::{Contract, Listing};
 pub use cert::self_signed;
 pub use market::{Levels, SimInstrument};
 pub use okx::budget::RequestBudget;

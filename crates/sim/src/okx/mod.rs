@@ -30,6 +30,7 @@
 
 pub(crate) mod budget;
 mod checksums;
+mod listing;
 mod messages;
 mod window;
 
@@ -263,6 +264,11 @@ impl Protocol for Okx {
 
     fn subscribed(&self, client: &Client) -> bool {
         !client.subs.is_empty()
+    }
+
+    /// `public/instruments` (see `listing.rs`).
+    fn instruments(&self, path: &str, market: &Market) -> Option<Response> {
+        (path.split('?').next() == Some(listing::PATH)).then(|| listing::instruments(path, market))
     }
 
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {
