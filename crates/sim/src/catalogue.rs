@@ -240,6 +240,13 @@ fn entries(venue: Venue) -> Vec<Entry> {
         ],
         Venue::Deribit => vec![e("SOL_USDC-PERPETUAL", 2, 1, 15_000, LINEAR)],
     });
+    if venue == Venue::Kraken {
+        // Kraken's `qty_min` is 0.0001 of the base on its BTC, ETH and SOL
+        // pairs ("Instrument" channel; REST `ordermin`).
+        for e in &mut out {
+            e.min_size = 10i64.pow(u32::from(e.size_scale.saturating_sub(4)));
+        }
+    }
     out
 }
 

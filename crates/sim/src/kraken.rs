@@ -60,6 +60,7 @@
 //! id (the adapter reports 0), so they are stamped 0.
 
 mod book;
+mod listing;
 mod wire;
 
 use std::collections::VecDeque;
@@ -505,6 +506,11 @@ impl Protocol for Kraken {
     /// Books, tickers, trades; not `instrument` (reference data).
     fn subscribed(&self, client: &Client) -> bool {
         !client.books.is_empty() || !client.tickers.is_empty() || !client.trades.is_empty()
+    }
+
+    /// REST `AssetPairs` (see `listing.rs`).
+    fn instruments(&self, path: &str, market: &Market) -> Option<Response> {
+        (path.split('?').next() == Some(listing::PATH)).then(|| listing::asset_pairs(path, market))
     }
 
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {

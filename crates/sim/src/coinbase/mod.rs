@@ -80,6 +80,7 @@
 //!   clients' together (loopback): the one whose message is the ninth in
 //!   a second is closed, unanswered (`budget`: the venue does not say).
 
+mod listing;
 mod tape;
 mod wire;
 
@@ -308,6 +309,11 @@ impl Protocol for Coinbase {
     /// A channel with products; not `heartbeats`, which has none.
     fn subscribed(&self, client: &Client) -> bool {
         client.subs.values().any(|products| !products.is_empty())
+    }
+
+    /// The public products (see `listing.rs`).
+    fn instruments(&self, path: &str, market: &Market) -> Option<Response> {
+        listing::products(path, market)
     }
 
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {

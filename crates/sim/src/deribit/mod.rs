@@ -35,6 +35,7 @@
 //! channels (left out of `result`, as unknown channels are), the HTTP 429
 //! for a 33rd connection from one address.
 
+mod listing;
 mod wire;
 
 use std::collections::BTreeSet;
@@ -345,6 +346,28 @@ impl Protocol for Deribit {
         !client.subs.is_empty()
     }
 
+    /// `GET /api/v2/public/get_instruments` (see `listing.rs`).
+    fn instruments(&self, path: &str, market: &Market) -> Option<Response> {
+        if path.split('?').next() != Some(listing::PATH) {
+            return None;
+        }
+        let us_in = crate::time::now_us();
+        let params = listing::params_of(path);
+        Some(match listing::instruments(Some(&params), market) {
+            Ok(list) => Response::json(200, wire::result(None, us_in, &list)),
+            Err((reason, param)) => Response::json(
+                400,
+                wire::error(
+                    None,
+                    us_in,
+                    code::INVALID_PARAMS,
+                    "Invalid params",
+                    Some((reason, param)),
+                ),
+            ),
+        })
+    }
+
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {
         let route = path.split_once('?').map_or(path, |(r, _)| r);
         if route != "/ws/api/v2" && route != "/ws/api/v2/" {
@@ -462,6 +485,10 @@ impl Protocol for Deribit {
                 client.heartbeat = None;
                 out.push(wire::result(id, us_in, r#""ok""#));
             }
+            "public/get_instruments" => match listing::instruments(req.get("params"), market) {
+                Ok(list) => out.push(wire::result(id, us_in, &list)),
+                Err((reason, param)) => out.push(invalid(reason, param)),
+            },
             "public/test" => {
                 if let Some(hb) = client.heartbeat.as_mut() {
                     hb.asked = false;
