@@ -628,4 +628,6 @@ pub fn pregenerate(
 
 mod listing;
 #[cfg(test)]
+pub(crate) use listing::path as listing_path;
+#[cfg(test)]
 mod tests;

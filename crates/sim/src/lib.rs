@@ -47,6 +47,8 @@ mod market;
 mod okx;
 mod pacer;
 mod protocol;
+#[cfg(test)]
+mod refusals;
 mod server;
 mod stamps;
 #[cfg(test)]

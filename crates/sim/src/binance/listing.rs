@@ -31,7 +31,7 @@ use crate::protocol::{Market, Response, query, query_decoded};
 use crate::time::now_ms;
 
 /// The list's path on `venue`.
-pub(super) fn path(venue: Venue) -> &'static str {
+pub(crate) fn path(venue: Venue) -> &'static str {
     match venue {
         Venue::BinanceSpot => "/api/v3/exchangeInfo",
         Venue::BinanceUsdM => "/fapi/v1/exchangeInfo",

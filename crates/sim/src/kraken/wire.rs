@@ -248,7 +248,7 @@ mod tests {
 
     #[test]
     fn the_instrument_snapshot_is_as_large_as_the_live_one() {
-        let s = instrument_snapshot(&SimInstrument::pair(tickwire_venues::Venue::Kraken));
+        let s = instrument_snapshot(&SimInstrument::pair(Venue::Kraken));
         assert!((500_000..1_000_000).contains(&s.len()), "{}", s.len());
         let v: serde_json::Value = serde_json::from_str(&s).unwrap();
         let pairs = v["data"]["pairs"].as_array().unwrap();
