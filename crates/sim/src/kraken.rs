@@ -34,7 +34,9 @@
 //! - `instrument` ("Instrument"): no symbol filter; `data` is an object of
 //!   `assets` and `pairs`, each pair with its `price_precision` and
 //!   `qty_precision` (the simulated instrument's scales), increments in
-//!   exponent notation; one frame of the live size (~0.8 MB).
+//!   exponent notation; one frame of the live size (~0.8 MB): the pairs
+//!   served `online`, filler pairs `delisted` (refused if subscribed).
+//!   REST `GET /0/public/AssetPairs` lists the pairs served (`listing`).
 //! - `book` at depth 10 (default), 25, 100, 500 or 1000 (see `book.rs`):
 //!   a snapshot of `depth` levels a side on subscribe (`snapshot`, default
 //!   true), then updates keeping that window complete, with `checksum` and

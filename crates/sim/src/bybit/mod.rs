@@ -16,6 +16,8 @@
 //!   bid and offer.
 //! - A client that neither pings nor receives data for 10 minutes is cut
 //!   off ([`Bybit::on_tick`]).
+//! - REST `GET /v5/market/instruments-info` lists what is served
+//!   (`listing`); a topic of a symbol not listed is refused.
 
 mod listing;
 mod stream;

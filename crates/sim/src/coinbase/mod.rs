@@ -74,6 +74,9 @@
 //!   bid and ask after it), its 24 h and 52 w figures taken since the
 //!   simulator started. `candles`, `status` and `ticker_batch` are
 //!   acknowledged and silent.
+//! - REST `GET /api/v3/brokerage/market/products` and
+//!   `.../products/{id}` list what is served (`listing`; an unlisted id
+//!   is 404 `NOT_FOUND`).
 //! - Faults: `bad_checksum` and `restart` mean nothing here (no checksum;
 //!   no book counter to restart).
 //! - 8 messages a second from an address ("WebSocket Rate Limits"), all

@@ -25,6 +25,9 @@
 //!   10 000 a second back), every other request from one of 50 000 (500 a
 //!   request); a request with no credit left gets 10028
 //!   `too_many_requests` and the session ends.
+//! - `public/get_instruments` (WebSocket and REST `GET
+//!   /api/v2/public/get_instruments`) lists what is served (`listing`);
+//!   a channel of an instrument not listed is left out of `result`.
 //! - Faults: a lost book message (`drop_book`) is not sent, but its change
 //!   id is used up, so the next change's `prev_change_id` does not chain;
 //!   Deribit has no checksum (`bad_checksum` is ignored) and no counter
