@@ -254,6 +254,26 @@ fn kraken_lists_what_streams_and_refuses_the_rest() {
         .map(|p| p["symbol"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(sorted(online), catalogue(venue));
+    // The fields a client reads, from the simulated instrument's scales.
+    let sol = snapshot["data"]["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["symbol"] == "SOL/USD")
+        .unwrap();
+    assert_eq!(
+        (&sol["base"], &sol["quote"]),
+        (&"SOL".into(), &"USD".into())
+    );
+    assert_eq!(
+        (&sol["price_precision"], &sol["qty_precision"]),
+        (&2.into(), &8.into())
+    );
+    assert_eq!(
+        (&sol["price_increment"], &sol["qty_increment"]),
+        (&0.01.into(), &1e-8.into())
+    );
+    assert_eq!(sol["qty_min"], 0.0001);
     let sub = |s: &str| {
         format!(r#"{{"method":"subscribe","params":{{"channel":"book","symbol":["{s}"]}}}}"#)
     };
@@ -344,6 +364,32 @@ fn deribit_lists_what_streams_and_leaves_out_the_rest() {
     assert_eq!(
         sorted(names(&v["result"], "instrument_name")),
         catalogue(venue)
+    );
+    let eth = v["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["instrument_name"] == "ETH-PERPETUAL")
+        .unwrap();
+    assert_eq!(
+        (&eth["kind"], &eth["is_active"], &eth["instrument_type"]),
+        (&"future".into(), &true.into(), &"reversed".into())
+    );
+    assert_eq!(
+        (
+            &eth["tick_size"],
+            &eth["min_trade_amount"],
+            &eth["contract_size"]
+        ),
+        (&0.01.into(), &1.0.into(), &1.0.into())
+    );
+    // A currency it does not know: -32602, naming the parameter.
+    let bad = r#"{"jsonrpc":"2.0","id":4,"method":"public/get_instruments","params":{"currency":"DOGE"}}"#;
+    let seen = session(&p, venue, "/ws/api/v2", &[bad]);
+    let e: Value = serde_json::from_str(&seen.replies[0]).unwrap();
+    assert_eq!(
+        (&e["id"], &e["error"]["code"], &e["error"]["data"]["param"]),
+        (&4.into(), &(-32602).into(), &"currency".into())
     );
     let sub = |s: &str| {
         format!(
