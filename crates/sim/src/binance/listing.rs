@@ -2,7 +2,8 @@
 //! `/fapi/v1/exchangeInfo` (USD-M), `/dapi/v1/exchangeInfo` (COIN-M).
 //!
 //! - Spot ("General endpoints", "Exchange information", Spot REST API
-//!   docs): weight 20; optional `symbol=BTCUSDT` or
+//!   docs, developers.binance.com/docs/binance-spot-api-docs/rest-api/
+//!   general-endpoints): weight 20; optional `symbol=BTCUSDT` or
 //!   `symbols=["BTCUSDT","BNBBTC"]` (URL-encoded or not); "if the value
 //!   provided to symbol or symbols do not exist, the endpoint will throw an
 //!   error saying the symbol is invalid": `400 {"code":-1121,"msg":"Invalid
@@ -17,7 +18,8 @@
 //!   `LOT_SIZE` (`minQty`, `stepSize`), decimals written with 8 digits as
 //!   spot writes every decimal.
 //! - Futures ("Exchange Information", USD-M and COIN-M "Market Data"
-//!   docs): weight 1, no symbol parameter (every symbol, whatever the
+//!   docs; the weight as open clients carry it too, e.g. polyoxide-binance
+//!   `usdm/api/exchange.rs`): weight 1, no symbol parameter (every symbol, whatever the
 //!   query). USD-M symbols have `status`, `contractType` `PERPETUAL`,
 //!   `pricePrecision`, `quantityPrecision`, `marginAsset`; COIN-M's say
 //!   `contractStatus` instead of `status` and add `contractSize` (USD a
