@@ -473,4 +473,117 @@ mod tests {
         assert!(matching.takes(Venue::Okx, "wss://localhost:9443/stream"));
         assert!(!matching.takes(spot, "https://localhost:9444/api"));
     }
+
+    /// A Binance spot stream of `trades` trades, written to files of at
+    /// most `limit` bytes under `base`.
+    fn trades_session(base: &Path, trades: u64, limit: u64) -> Vec<PathBuf> {
+        let header = recording::Header {
+            created_unix_ns: 1,
+            ticks_per_second: 1e9,
+        };
+        let mut w = recording::Writer::create(base, limit, header).unwrap();
+        let mut put = |kind, t: u64, payload: &str| {
+            w.write(&Record {
+                kind,
+                conn: 1,
+                tsc: t,
+                wall_ns: t,
+                binary: false,
+                payload: payload.as_bytes(),
+            })
+            .unwrap();
+        };
+        put(Kind::Opened, 0, "wss://stream.binance.com:9443/ws");
+        for t in 1..=trades {
+            let trade = format!(
+                r#"{{"e":"trade","E":{t},"s":"BTCUSDT","t":{t},"p":"100.50","q":"0.10","T":{t},"m":true,"M":true}}"#
+            );
+            put(Kind::Received, t, &trade);
+        }
+        w.finish().unwrap();
+        recording::files(base)
+    }
+
+    fn replay_trades(files: &[PathBuf]) -> (Stats, Vec<u64>, usize) {
+        let mut trades = Vec::new();
+        let mut drops = 0;
+        let stats = replay(
+            files,
+            Venue::BinanceSpot,
+            &[InstrumentSpec::new("BTCUSDT", 2, 8, 10)],
+            &Connections::OfVenue,
+            Pace::Max,
+            |e| match e.kind {
+                tickwire_venues::Kind::Trade { trade_id, .. } => trades.push(trade_id),
+                tickwire_venues::Kind::Disconnected => drops += 1,
+                _ => {}
+            },
+        )
+        .unwrap();
+        (stats, trades, drops)
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "tickwire-replay-unit-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Cuts `file` `bytes` short.
+    fn cut(file: &Path, bytes: u64) {
+        let len = std::fs::metadata(file).unwrap().len();
+        let f = std::fs::OpenOptions::new().write(true).open(file).unwrap();
+        f.set_len(len - bytes).unwrap();
+    }
+
+    #[test]
+    fn a_crashs_torn_tail_replays_every_whole_record_and_is_reported() {
+        let dir = temp_dir("tail");
+        let files = trades_session(&dir.join("s"), 30, 1000);
+        assert!(files.len() >= 3, "{files:?}");
+        let last = files.last().unwrap();
+        cut(last, 5);
+        let (stats, trades, drops) = replay_trades(&files);
+        assert_eq!(trades, (1..30).collect::<Vec<_>>());
+        assert_eq!(drops, 0);
+        let [d] = &stats.damage[..] else {
+            panic!("{:?}", stats.damage)
+        };
+        assert!(d.is_torn_tail(), "{d:?}");
+        assert_eq!(&d.file, last);
+        let text = d.to_string();
+        assert!(
+            text.contains(&last.display().to_string())
+                && text.contains("cut inside the record at byte")
+                && text.contains("every record before it was replayed"),
+            "{text}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_cut_inside_a_series_is_replayed_around_as_a_dropped_connection() {
+        let dir = temp_dir("middle");
+        let files = trades_session(&dir.join("s"), 30, 1000);
+        assert!(files.len() >= 3, "{files:?}");
+        // The second file loses its last record's end (a power loss
+        // without a sync can leave that behind a later file).
+        cut(&files[1], 5);
+        let (stats, trades, drops) = replay_trades(&files);
+        let [d] = &stats.damage[..] else {
+            panic!("{:?}", stats.damage)
+        };
+        assert!(d.cut && !d.last && !d.is_torn_tail(), "{d:?}");
+        assert!(d.to_string().contains("went on with the next file"), "{d}");
+        // One trade lost, those after it replayed; the books were told
+        // the stream dropped where the hole is.
+        assert_eq!(trades.len(), 29);
+        assert_eq!(drops, 1);
+        assert_eq!(trades.last(), Some(&30));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
