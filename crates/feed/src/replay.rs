@@ -363,6 +363,9 @@ pub fn replay(
 /// the messages the recording had after it (`snapshots_by`: a feed sent
 /// the script as fast as it takes it buffers no more diffs than the
 /// recorded one did, however long its fetches take).
+/// A recording cut by a crash (the last file's torn tail) is served up to
+/// the cut; any other damage is an error ([`ReplayError::Damaged`]), as a
+/// script has no way to say that messages are missing.
 #[cfg(feature = "sim")]
 pub fn script(files: &[PathBuf], real_time: bool) -> Result<tickwire_sim::Script, ReplayError> {
     let mut urls: HashMap<u32, String> = HashMap::new();

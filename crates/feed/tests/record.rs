@@ -230,7 +230,7 @@ fn a_recording_killed_at_random_moments_replays_up_to_the_cut() {
                 .unwrap()
                 .as_nanos() as u64
         });
-    println!("kill moments from seed {seed} (TICKWIRE_CRASH_SEED={seed} chooses them again)");
+    eprintln!("kill moments from seed {seed} (TICKWIRE_CRASH_SEED={seed} chooses them again)");
     let mut next = moments(seed);
     let dir = temp_dir("kill");
     let (simulator, config) = simulator(&dir, 2000);
@@ -289,7 +289,7 @@ fn a_recording_killed_at_random_moments_replays_up_to_the_cut() {
         // buffer holds, `FLUSH_BYTES`, of the smallest records.
         let bound = FLUSH_BYTES as u64 / smallest;
         let missing = handled.saturating_sub(messages);
-        println!(
+        eprintln!(
             "round {round}: killed {after:?} after 100 KiB; {handled} messages handled (at \
              least), {messages} on the disk in {} file(s), {on_disk} bytes; missing {missing} \
              (bound {bound}); cut {cut:?}",
