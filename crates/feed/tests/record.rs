@@ -343,6 +343,34 @@ fn a_recording_killed_at_random_moments_replays_up_to_the_cut() {
         assert_eq!(count("book_valid"), 2, "round {round}");
         assert_eq!(count("gap"), 0, "round {round}");
         assert!(count("trade") > 0, "round {round}");
+
+        // The same recording as a power loss leaves it: the last file's
+        // last 4 KiB block zeros. It replays up to the first record that
+        // block reached, and says so; exit 0.
+        let last = files.last().unwrap();
+        let mut bytes = std::fs::read(last).unwrap();
+        let block = (bytes.len() as u64).saturating_sub(1) / 4096 * 4096;
+        bytes[block as usize..].fill(0);
+        std::fs::write(last, &bytes).unwrap();
+        let read = read_file(last);
+        let at = read.cut.expect("a cut");
+        assert!(
+            at <= block,
+            "round {round}: cut at {at}, zeros from {block}"
+        );
+        let out = bin()
+            .arg("replay")
+            .arg(&base)
+            .args(["--venue", "binance-spot", "--instrument", "BTCUSDT:2:5:20"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "round {round}: {stderr}");
+        assert!(
+            stderr.contains(&format!("warning: {}", last.display()))
+                && stderr.contains(&format!("cut at byte {at}: zeros from there on")),
+            "round {round}: {stderr}"
+        );
     }
     simulator.stop();
     let _ = std::fs::remove_dir_all(&dir);

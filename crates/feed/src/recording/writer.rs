@@ -1,7 +1,8 @@
 //! Writing a recording: rotated files, and what a crash can lose.
 //!
 //! The feed thread writes records into a buffer of [`FLUSH_BYTES`], handed
-//! to the OS (one `write` system call) whenever it is full, and by
+//! to the OS (one `write` system call) before a record would overflow it
+//! (so what the OS has ends with a whole record), and by
 //! [`Writer::flush_due`] once a poll turn when it has held records for
 //! [`FLUSH_INTERVAL`]. What the OS has survives the process being killed
 //! (SIGKILL, a panic, the OOM killer), so a crash loses at most the
@@ -144,6 +145,17 @@ impl Writer {
                 }
                 Err(e) => return Err(self.fail(e)),
             }
+        }
+        // A record that fits the buffer goes into it whole: the buffer is
+        // handed on first if it would not hold it, so the file ends with
+        // a whole record after every flush (a larger record is written
+        // straight through).
+        let buffered = self.out.buffer().len();
+        if buffered > 0
+            && buffered + size as usize > self.out.capacity()
+            && let Err(e) = self.out.flush()
+        {
+            return Err(self.fail(e.into()));
         }
         let mut h = [0u8; RECORD_HEADER];
         h[0..4].copy_from_slice(&len.to_le_bytes());
@@ -456,6 +468,12 @@ mod tests {
                 written - disk <= FLUSH_BYTES as u64,
                 "record {i}: {written} written, {disk} on the disk"
             );
+            // What is on the disk ends with a whole record.
+            if i % 100 == 0 {
+                let bytes = std::fs::read(w.current_file()).unwrap();
+                let mut r = Reader::new(&bytes[..]).unwrap();
+                while r.next_record().unwrap().is_some() {}
+            }
         }
         w.finish().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
