@@ -40,8 +40,9 @@ pub(crate) enum Command {
         #[arg(long)]
         config: PathBuf,
         /// The recording's base name (overrides `[record] path`) [default:
-        /// `[record] path`, or `rec` in the run's directory]. Files that
-        /// exist are never overwritten.
+        /// `[record] path`, or `rec`]. A relative one goes into the run's
+        /// directory (`runs/<time>-record/`), like every relative output
+        /// path. Files that exist are never overwritten.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Rotate after this many MiB.

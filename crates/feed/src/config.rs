@@ -18,6 +18,7 @@
 //! [record]
 //! path = "rec/feed"            # <path>.<n>.twrec, rotated
 //! max_file_mb = 256
+//! sync_ms = 1000               # fdatasync this often, from a thread of its own (optional)
 //!
 //! [tls]
 //! ca_file = "sim-ca.pem"       # trust this CA too (e.g. the simulator's)
@@ -130,6 +131,7 @@ struct RawSinks {
 struct RawRecord {
     path: PathBuf,
     max_file_mb: Option<u64>,
+    sync_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -198,6 +200,10 @@ pub struct RecordConfig {
     pub path: PathBuf,
     /// Rotate after this many bytes.
     pub max_file_bytes: u64,
+    /// `fdatasync` the file being written this often, from a thread of
+    /// its own (`recording::Writer::sync_every`): what a power loss can
+    /// lose. `None`: the OS writes it back in its own time.
+    pub sync_interval: Option<std::time::Duration>,
 }
 
 /// A feed thread: its core, its priority, its venues (indices into
@@ -561,9 +567,18 @@ impl FeedConfig {
                         format!("{mb} must be between 1 and 1048576"),
                     ));
                 }
+                if let Some(ms) = r.sync_ms
+                    && !(1..=3_600_000).contains(&ms)
+                {
+                    return Err(error(
+                        "record.sync_ms",
+                        format!("{ms} must be between 1 and 3600000"),
+                    ));
+                }
                 Some(RecordConfig {
                     path: r.path,
                     max_file_bytes: mb << 20,
+                    sync_interval: r.sync_ms.map(std::time::Duration::from_millis),
                 })
             }
         };

@@ -179,21 +179,24 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
         }
     };
     let command = if record.is_some() { "record" } else { "run" };
-    let mut out = None;
     if let Some((given, mb)) = record {
         if !(1..=1 << 20).contains(&mb) {
             eprintln!("tickwire-feed record: --max-file-mb {mb}: must be between 1 and 1048576");
             return ExitCode::from(2);
         }
-        let configured = config.record.as_ref().map(|r| r.path.clone());
+        let configured = config.record.take();
         config.record = Some(tickwire_feed::config::RecordConfig {
-            path: configured.unwrap_or_else(|| PathBuf::from("rec")),
+            // `--out` is in place before the outputs are placed: relative,
+            // it goes into the run directory like the configuration's.
+            path: given
+                .or_else(|| configured.as_ref().map(|r| r.path.clone()))
+                .unwrap_or_else(|| PathBuf::from("rec")),
             max_file_bytes: mb << 20,
+            sync_interval: configured.and_then(|r| r.sync_interval),
         });
-        out = given;
     }
-    // The configuration's relative output paths go into a new run
-    // directory; a path given on the command line is used as given.
+    // The relative output paths (the configuration's, `--out`) go into a
+    // new run directory; an absolute one is used as given.
     if !check && config.relative_outputs() {
         match tickwire_feed::runs::create(command) {
             Ok(dir) => {
@@ -208,9 +211,6 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
                 return ExitCode::FAILURE;
             }
         }
-    }
-    if let (Some(out), Some(r)) = (out, config.record.as_mut()) {
-        r.path = out;
     }
     for (n, t) in config.threads.iter().enumerate() {
         let venues: Vec<&str> = t
@@ -616,6 +616,18 @@ fn run_replay(
                 secs,
                 stats.messages as f64 / secs
             );
+            // A crash's torn tail is said and the replay is a success;
+            // any other damage was replayed around, and fails it.
+            for d in &stats.damage {
+                eprintln!("tickwire-feed replay: warning: {d}");
+            }
+            if stats.damage.iter().any(|d| !d.is_torn_tail()) {
+                eprintln!(
+                    "tickwire-feed replay: the recording is damaged other than by a crash's \
+                     torn tail (above): records were lost"
+                );
+                return ExitCode::FAILURE;
+            }
             // Mostly undecodable: the wrong venue, or decimals too few for
             // the values it carries. Said, and a failed replay.
             if stats.messages > 0 && stats.decode_errors * 2 > stats.messages {

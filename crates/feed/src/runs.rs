@@ -8,9 +8,10 @@
 //!   (`runs/latest-sim/sim-ca.pem`, as `examples/sim.toml` does).
 //! - `runs/.gitignore` ignores everything under `runs/`, so a run inside
 //!   any git checkout leaves `git status` clean.
-//! - A path the user gives (`--hlog`, `--out`, an absolute path in the
-//!   configuration) is used as given; a relative output path in a
-//!   configuration file goes inside the run's directory.
+//! - An absolute output path (in the configuration, or `record --out`),
+//!   and the demo's `--hlog`, are used as given; a relative output path in
+//!   a configuration file, or given to `record --out`, goes inside the
+//!   run's directory.
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -285,3 +285,20 @@ fn an_override_names_one_venue_by_its_whole_name() {
     assert_eq!(c.venues[0].endpoint.as_deref(), Some("wss://127.0.0.1:1"));
     assert_eq!(c.venues[2].endpoint, None);
 }
+
+#[test]
+fn the_recordings_sync_interval_is_optional_and_checked() {
+    let with = |sync: &str| format!("{GOOD}\n[record]\npath = \"rec/x\"\n{sync}");
+    let c = parse(&with(""), &[]).unwrap();
+    assert_eq!(c.record.unwrap().sync_interval, None);
+    let c = parse(&with("sync_ms = 250"), &[]).unwrap();
+    assert_eq!(
+        c.record.unwrap().sync_interval,
+        Some(std::time::Duration::from_millis(250))
+    );
+    let e = parse(&with("sync_ms = 0"), &[]).unwrap_err().to_string();
+    assert!(
+        e.contains("record.sync_ms") && e.contains("between 1 and"),
+        "{e}"
+    );
+}

@@ -538,6 +538,9 @@ impl<H: OnEvent> Feed<H> {
         };
         // Even after a failed poll: its messages were handled.
         self.driver.handler_mut().flush_recorders();
+        if self.driver.handler().sinks.recording.is_some() {
+            self.driver.handler_mut().flush_recording(Instant::now());
+        }
         polled?;
         self.chores();
         Ok(())
