@@ -40,10 +40,35 @@ fn demo(args: &DemoArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let hlog = match &args.hlog {
-        Some(path) => path.clone(),
+    let mut config = DemoConfig {
+        duration: Duration::from_secs(args.seconds),
+        rate: args.rate,
+        burst: args.burst,
+        pregenerate: args.max,
+        core: args.core,
+        busy_poll: args.busy_poll,
+        hlog: args.hlog.clone().unwrap_or_default(),
+        svg: true,
+        venues: args.venues.clone().map(|v| v.0).unwrap_or_default(),
+        faults: args.faults,
+        depth: args.depth,
+        rest_weight_limit: args.rest_weight_limit,
+        lifetime: args.lifetime,
+        standby: args.standby,
+    };
+    // The values the demo would refuse once started are refused before
+    // anything is made (a run directory, a latency log), exit 2.
+    if let Err(e) = config.check() {
+        eprintln!("tickwire-feed demo: {e}");
+        return ExitCode::from(2);
+    }
+    let run_dir = match &args.hlog {
+        Some(_) => None,
         None => match tickwire_feed::runs::create("demo") {
-            Ok(dir) => dir.join("demo.hlog"),
+            Ok(dir) => {
+                config.hlog = dir.join("demo.hlog");
+                Some(dir)
+            }
             Err(e) => {
                 eprintln!(
                     "tickwire-feed demo: cannot make its run directory under {}/: {e}",
@@ -53,23 +78,16 @@ fn demo(args: &DemoArgs) -> ExitCode {
             }
         },
     };
-    let config = DemoConfig {
-        duration: Duration::from_secs(args.seconds),
-        rate: args.rate,
-        burst: args.burst,
-        pregenerate: args.max,
-        core: args.core,
-        busy_poll: args.busy_poll,
-        hlog: hlog.clone(),
-        svg: true,
-        venues: args.venues.clone().map(|v| v.0).unwrap_or_default(),
-        faults: args.faults,
-        depth: args.depth,
-        rest_weight_limit: args.rest_weight_limit,
-        lifetime: args.lifetime,
-        standby: args.standby,
-    };
+    let hlog = config.hlog.clone();
+    let hlog_existed = hlog.exists();
     match &args.venues {
+        None if args.max.is_some() => eprintln!(
+            "tickwire demo: a Binance-like simulator (BTCUSDT, ETHUSDT) with {} market steps made \
+             ahead of time, sent as fast as the feed takes them, and the feed, over TLS on \
+             loopback, until all have arrived (at most {} s)",
+            args.max.unwrap_or_default(),
+            args.seconds
+        ),
         None => eprintln!(
             "tickwire demo: a Binance-like simulator (BTCUSDT, ETHUSDT; {} steps/s) and the feed, \
              over TLS on loopback, for {} s",
@@ -101,7 +119,7 @@ fn demo(args: &DemoArgs) -> ExitCode {
             let secs = s.elapsed.as_secs_f64().max(1e-9);
             println!(
                 "feed on core {}: {} messages ({:.0}/s), {} events, books valid {}/{}, \
-                 {} gaps, {} reconnects, {} undecodable",
+                 {} gaps, {} reconnects, {} undecodable, {} wire-stamped",
                 s.core,
                 s.messages,
                 s.messages as f64 / secs,
@@ -110,7 +128,8 @@ fn demo(args: &DemoArgs) -> ExitCode {
                 s.books,
                 s.gaps,
                 s.reconnects,
-                s.decode_errors
+                s.decode_errors,
+                s.wire_stamped
             );
             for v in &s.venues {
                 println!("{}", v.line());
@@ -135,12 +154,22 @@ fn demo(args: &DemoArgs) -> ExitCode {
                  tls = in-place decryption; frame = WebSocket frames up to this message; \
                  json = decoded into events and books, handed to the sinks; \
                  handler = an embedding program's handler (the demo has none: 0); \
-                 total = read -> handled; exchange = simulator send -> feed read (the wire)"
+                 total = read -> handled; exchange = simulator send -> feed read (the wire), \
+                 for the wire-stamped messages only"
             );
             println!(
                 "wire-stamped: messages whose simulator send stamp the feed matched, so their \
-                 exchange stage could be measured (the others have none)"
+                 exchange stage could be measured (the others have none: a stamp is kept for \
+                 the last 4096 ids of each stream, and a venue's message without an id, as \
+                 Kraken's books, has none)"
             );
+            if args.max.is_some() {
+                println!(
+                    "with --max the simulator sends ahead of the feed: the exchange stage \
+                     includes the time each message waited in the socket buffers for the feed \
+                     to read it"
+                );
+            }
             // With --venues: a venue whose books are not valid and equal to
             // its simulator's at the end, or a fault not recovered from, is
             // a failed demo.
@@ -165,21 +194,37 @@ fn demo(args: &DemoArgs) -> ExitCode {
         }
         Err(e) => {
             eprintln!("tickwire-feed demo: {e}");
+            // What a demo that failed left is no run: no directory, and no
+            // latency log that `report` would refuse.
+            match &run_dir {
+                Some(dir) => {
+                    let _ = tickwire_feed::runs::discard("demo", dir);
+                }
+                None if !hlog_existed => {
+                    let _ = std::fs::remove_file(&hlog);
+                }
+                None => {}
+            }
             ExitCode::FAILURE
         }
     }
 }
 
 fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bool) -> ExitCode {
+    // A configuration that cannot be used: its key named, and where the
+    // value came from (the file, or an environment variable), exit 2.
+    let refuse = |e: &tickwire_feed::config::ConfigError| {
+        match e.env {
+            Some(_) => eprintln!("tickwire-feed: {e}"),
+            None => eprintln!("tickwire-feed: {}: {e}", path.display()),
+        }
+        ExitCode::from(2)
+    };
     let mut config = match FeedConfig::load(path) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("tickwire-feed: {}: {e}", path.display());
-            return ExitCode::from(2);
-        }
+        Err(e) => return refuse(&e),
     };
     let command = if record.is_some() { "record" } else { "run" };
-    let mut out = None;
     if let Some((given, mb)) = record {
         if !(1..=1 << 20).contains(&mb) {
             eprintln!("tickwire-feed record: --max-file-mb {mb}: must be between 1 and 1048576");
@@ -187,18 +232,34 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
         }
         let configured = config.record.as_ref().map(|r| r.path.clone());
         config.record = Some(tickwire_feed::config::RecordConfig {
-            path: configured.unwrap_or_else(|| PathBuf::from("rec")),
+            // A path given on the command line is used as given: relative
+            // to the current directory, not put in the run directory.
+            path: match given {
+                Some(out) => std::path::absolute(&out).unwrap_or(out),
+                None => configured.unwrap_or_else(|| PathBuf::from("rec")),
+            },
             max_file_bytes: mb << 20,
         });
-        out = given;
+    }
+    // Everything `run` checks before it starts, `--check` checks too, and
+    // before any run directory is made.
+    if let Err(e) = config.preflight() {
+        return refuse(&e);
+    }
+    print_plan(&config);
+    if check {
+        println!("configuration ok");
+        return ExitCode::SUCCESS;
     }
     // The configuration's relative output paths go into a new run
-    // directory; a path given on the command line is used as given.
-    if !check && config.relative_outputs() {
+    // directory, made once the configuration has passed every check.
+    let mut run_dir = None;
+    if config.relative_outputs() {
         match tickwire_feed::runs::create(command) {
             Ok(dir) => {
                 config.place_outputs(&dir);
                 eprintln!("outputs in {}", dir.display());
+                run_dir = Some(dir);
             }
             Err(e) => {
                 eprintln!(
@@ -209,9 +270,63 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
             }
         }
     }
-    if let (Some(out), Some(r)) = (out, config.record.as_mut()) {
-        r.path = out;
+    // A start that fails leaves no run directory behind, and
+    // `runs/latest-<command>` where it was.
+    let discard = |run_dir: &Option<PathBuf>| {
+        if let Some(dir) = run_dir
+            && let Err(e) = tickwire_feed::runs::discard(command, dir)
+        {
+            eprintln!(
+                "tickwire-feed {command}: cannot remove {}: {e}",
+                dir.display()
+            );
+        }
+    };
+    if let Err(e) = config.make_output_dirs() {
+        discard(&run_dir);
+        return refuse(&e);
     }
+    let stop = match stop_on_signals() {
+        Ok(s) => s,
+        Err(e) => {
+            discard(&run_dir);
+            eprintln!("tickwire-feed: cannot install signal handlers: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match tickwire_feed::runner::run(&config, &stop, |line| eprintln!("{line}")) {
+        Ok(s) => {
+            eprintln!(
+                "stopped after {:.1} s: {} messages, {} events, {} JSON lines ({} dropped), \
+                 {} gaps, {} reconnects, {} undecodable",
+                s.elapsed.as_secs_f64(),
+                s.messages,
+                s.events,
+                s.lines,
+                s.dropped,
+                s.gaps,
+                s.reconnects,
+                s.decode_errors
+            );
+            ExitCode::SUCCESS
+        }
+        // Nothing started: what the machine refused of the configuration
+        // (a core, a priority), exit 2 as for an invalid value.
+        Err(e @ tickwire_feed::runner::RunError::Setup(_)) => {
+            discard(&run_dir);
+            eprintln!("tickwire-feed: {e}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("tickwire-feed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The plan `run` and `run --check` print: each thread's core and venues,
+/// each venue's connections, each thread's memory.
+fn print_plan(config: &FeedConfig) {
     for (n, t) in config.threads.iter().enumerate() {
         let venues: Vec<&str> = t
             .venues
@@ -259,38 +374,6 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
                 mib(b.book_bytes),
                 mib(b.slot_bytes + b.book_bytes)
             );
-        }
-    }
-    if check {
-        println!("configuration ok");
-        return ExitCode::SUCCESS;
-    }
-    let stop = match stop_on_signals() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("tickwire-feed: cannot install signal handlers: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match tickwire_feed::runner::run(&config, &stop, |line| eprintln!("{line}")) {
-        Ok(s) => {
-            eprintln!(
-                "stopped after {:.1} s: {} messages, {} events, {} JSON lines ({} dropped), \
-                 {} gaps, {} reconnects, {} undecodable",
-                s.elapsed.as_secs_f64(),
-                s.messages,
-                s.events,
-                s.lines,
-                s.dropped,
-                s.gaps,
-                s.reconnects,
-                s.decode_errors
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("tickwire-feed: {e}");
-            ExitCode::FAILURE
         }
     }
 }
