@@ -379,7 +379,17 @@ fn culprit<'a>(
         env::apply_env(&mut table, [(o.var.clone(), o.raw.clone())]).ok()?;
         RawConfig::deserialize(toml::Value::Table(table))
             .err()
-            .map(|e| (o, e.message().trim().to_owned()))
+            .map(|e| {
+                let mut problem = e.message().trim().to_owned();
+                // The README's rule, where it was missed: a list is TOML.
+                if problem.contains("expected a sequence") {
+                    problem.push_str(&format!(
+                        " (a list is written as TOML: {}='[\"A\", \"B\"]')",
+                        o.var
+                    ));
+                }
+                (o, problem)
+            })
     })
 }
 

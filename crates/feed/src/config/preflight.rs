@@ -145,7 +145,13 @@ fn writable(path: &Path) -> Result<(), String> {
                 .map(drop)
                 .map_err(said);
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        // Not there, or a file is where a directory should be: the
+        // ancestors say which.
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) => {}
         Err(e) => return Err(said(e)),
     }
     let mut dir = path.parent();

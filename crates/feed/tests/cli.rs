@@ -1,0 +1,287 @@
+//! The command line saying one thing and doing it, from the binary:
+//! `run --check` refuses what `run` would refuse, with exit 2 and no run
+//! directory; an environment override's error names the variable; the
+//! demo's flags are checked before anything is made, its help and its
+//! output agree with what it does.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tickwire-feed"));
+    // The tests' own environment must not override their files.
+    for (k, _) in std::env::vars() {
+        if k.starts_with("TICKWIRE_FEED_") {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tickwire-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A configuration whose venue nothing listens for (port 1): whatever
+/// fails, fails before a connection would.
+const VENUE: &str = "[[venue]]\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT\"]\n\
+                     endpoint = \"wss://127.0.0.1:1\"\nrest = \"https://127.0.0.1:1\"\n";
+
+/// `run --check` and `run` on `config` (in `cwd`): both exit 2 naming
+/// `key`, and neither leaves a `runs/` behind.
+fn both_refuse(cwd: &Path, config: &str, key: &str) {
+    std::fs::write(cwd.join("feed.toml"), config).unwrap();
+    for check in [true, false] {
+        let mut cmd = bin();
+        cmd.current_dir(cwd).args(["run", "--config", "feed.toml"]);
+        if check {
+            cmd.arg("--check");
+        }
+        let out = cmd.output().unwrap();
+        let said = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "check {check}: {said}");
+        assert!(said.contains(&format!("`{key}`")), "check {check}: {said}");
+        assert!(
+            !cwd.join("runs").exists(),
+            "check {check}: a run directory was made: {said}"
+        );
+    }
+}
+
+#[test]
+fn check_refuses_what_run_refuses_with_exit_2_and_no_run_directory() {
+    let cwd = temp_dir("check");
+    // A CA file that is not PEM certificates.
+    std::fs::write(cwd.join("ca.pem"), "not a certificate\n").unwrap();
+    both_refuse(
+        &cwd,
+        &format!("[tls]\nca_file = \"ca.pem\"\n[metrics]\nhlog = \"feed.hlog\"\n{VENUE}"),
+        "tls.ca_file",
+    );
+    // A JSON Lines file whose directory cannot be made (a file is in
+    // its way).
+    std::fs::write(cwd.join("taken"), "").unwrap();
+    let jsonl = cwd.join("taken/sub/events.jsonl");
+    both_refuse(
+        &cwd,
+        &format!(
+            "[sinks]\njsonl = {:?}\n[metrics]\nhlog = \"feed.hlog\"\n{VENUE}",
+            jsonl.display().to_string()
+        ),
+        "sinks.jsonl",
+    );
+    // A directory that does not exist yet but can be made passes the
+    // check, and the check makes nothing.
+    let later = cwd.join("later/events.jsonl");
+    std::fs::write(
+        cwd.join("feed.toml"),
+        format!(
+            "[sinks]\njsonl = {:?}\n{VENUE}",
+            later.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = bin()
+        .current_dir(&cwd)
+        .args(["run", "--config", "feed.toml", "--check"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!cwd.join("later").exists());
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
+
+#[test]
+fn an_environment_override_that_is_wrong_is_blamed_on_its_variable() {
+    let cwd = temp_dir("env");
+    std::fs::write(cwd.join("ok.toml"), VENUE).unwrap();
+    for (var, value, key) in [
+        (
+            "TICKWIRE_FEED_METRICS_INTERVAL_MS",
+            "abc",
+            "metrics.interval_ms",
+        ),
+        (
+            "TICKWIRE_FEED_METRICS_INTERVAL_MS",
+            "5",
+            "metrics.interval_ms",
+        ),
+        // A list written as a bare word, not as TOML.
+        (
+            "TICKWIRE_FEED_VENUE_BINANCE_SPOT_INSTRUMENTS",
+            "BTCUSDT",
+            "venue[0].instruments",
+        ),
+    ] {
+        let out = bin()
+            .current_dir(&cwd)
+            .env(var, value)
+            .args(["run", "--config", "ok.toml", "--check"])
+            .output()
+            .unwrap();
+        let said = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{var}={value}: {said}");
+        assert!(
+            said.contains(&format!("{var}=\"{value}\"")),
+            "{var}={value}: {said}"
+        );
+        assert!(said.contains(key), "{var}={value}: {said}");
+        assert!(!said.contains("ok.toml"), "the file is blamed: {said}");
+    }
+    // Written as TOML, the list is taken.
+    let out = bin()
+        .current_dir(&cwd)
+        .env(
+            "TICKWIRE_FEED_VENUE_BINANCE_SPOT_INSTRUMENTS",
+            r#"["BTCUSDT", "ETHUSDT:20"]"#,
+        )
+        .args(["run", "--config", "ok.toml", "--check"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("2 instruments"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
+
+#[test]
+fn demo_values_it_cannot_run_are_refused_before_anything_is_made() {
+    let cwd = temp_dir("demo-flags");
+    for (args, said) in [
+        (&["demo", "--core", "99"][..], "--core 99"),
+        (
+            &["demo", "--rest-weight-limit", "0"][..],
+            "--rest-weight-limit",
+        ),
+        (
+            &[
+                "demo",
+                "--venues",
+                "binance-usdm",
+                "--rest-weight-limit",
+                "1",
+            ][..],
+            "--rest-weight-limit",
+        ),
+        (&["demo", "--seconds", "0"][..], "must be at least 1"),
+        (&["demo", "--burst", "0"][..], "must be at least 1"),
+    ] {
+        let out = bin().current_dir(&cwd).args(args).output().unwrap();
+        let e = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(said), "{args:?}: {e}");
+        assert!(!e.contains("18446744073709551615"), "{args:?}: {e}");
+        assert!(!cwd.join("runs").exists(), "{args:?} made a run directory");
+    }
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
+
+#[test]
+fn every_venue_replay_help_lists_is_one_replay_takes() {
+    let help = bin().args(["replay", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    let listed: Vec<String> = help
+        .split("[possible values: ")
+        .nth(1)
+        .and_then(|l| l.split(']').next())
+        .expect("the help lists the venues")
+        .split(", ")
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        listed.len(),
+        tickwire_feed::replay::Venue::ALL.len(),
+        "{help}"
+    );
+    for name in &listed {
+        // Taken: the refusal is about the missing recording, not the venue.
+        let out = bin()
+            .args(["replay", "no-such-recording", "--venue", name])
+            .args(["--instrument", "BTCUSDT"])
+            .output()
+            .unwrap();
+        let e = stderr(&out);
+        assert!(e.contains("no such recording"), "--venue {name}: {e}");
+    }
+}
+
+/// The counts of the summary's `exchange` rows, summed, and the
+/// wire-stamped messages the summary line says.
+fn exchange_and_wire_stamped(stdout: &str) -> (u64, u64) {
+    let exchange = stdout
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|t| t.ends_with("/exchange"))
+        })
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    let stamped = stdout
+        .lines()
+        .find(|l| l.starts_with("feed on core"))
+        .and_then(|l| l.split(", ").find(|p| p.ends_with(" wire-stamped")))
+        .and_then(|p| p.split(' ').next())
+        .map(|n| n.parse().unwrap());
+    (
+        exchange,
+        stamped.unwrap_or_else(|| panic!("no wire-stamped count: {stdout}")),
+    )
+}
+
+#[test]
+fn demo_of_several_venues_measures_the_wire_it_says_it_measured() {
+    let cwd = temp_dir("demo-wire");
+    let out = bin()
+        .current_dir(&cwd)
+        .args(["demo", "--venues", "okx,bybit-spot", "--seconds", "3"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", stderr(&out));
+    let (exchange, stamped) = exchange_and_wire_stamped(&stdout);
+    assert!(stamped > 0, "{stdout}");
+    // Every exchange sample is a wire-stamped message (a sample may be
+    // dropped, never made up from another clock).
+    assert!(
+        exchange > 0 && exchange <= stamped,
+        "{exchange} > {stamped}: {stdout}"
+    );
+    // And the status lines say so as they go.
+    let status = stderr(&out);
+    let last = status
+        .lines()
+        .filter_map(|l| l.split("wire-stamped ").nth(1))
+        .last()
+        .unwrap_or_else(|| panic!("{status}"));
+    assert_ne!(last.trim(), "0", "{status}");
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
+
+#[test]
+fn demo_max_says_it_runs_until_its_steps_have_arrived() {
+    let cwd = temp_dir("demo-max");
+    let out = bin()
+        .current_dir(&cwd)
+        .args(["demo", "--max", "3000", "--seconds", "300"])
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    let first = said.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("3000 market steps") && first.contains("at most 300 s"),
+        "{first}"
+    );
+    assert!(!first.contains("steps/s"), "{first}");
+    let (exchange, stamped) = exchange_and_wire_stamped(&stdout);
+    assert!(exchange <= stamped, "{exchange} > {stamped}: {stdout}");
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
