@@ -285,3 +285,42 @@ fn demo_max_says_it_runs_until_its_steps_have_arrived() {
     assert!(exchange <= stamped, "{exchange} > {stamped}: {stdout}");
     std::fs::remove_dir_all(&cwd).unwrap();
 }
+
+#[test]
+fn an_injected_fault_is_named_on_the_lines_it_causes() {
+    let cwd = temp_dir("demo-faults");
+    let out = bin()
+        .current_dir(&cwd)
+        .args([
+            "demo",
+            "--venues",
+            "binance-spot",
+            "--faults",
+            "--seconds",
+            "12",
+        ])
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    // The demo says what it injects ...
+    assert!(
+        said.contains("venue binance-spot: injected fault: close ("),
+        "{said}"
+    );
+    // ... and the feed's own line about the connection the close ended
+    // names it.
+    let feed: Vec<&str> = said
+        .lines()
+        .filter(|l| l.starts_with("tickwire-feed: venue binance-spot:"))
+        .collect();
+    assert!(
+        feed.iter().any(|l| l.ends_with("[injected fault: close]")),
+        "{said}"
+    );
+    // A TLS failure here is only ever an injected one, and says which.
+    for l in feed.iter().filter(|l| l.contains("TLS failed")) {
+        assert!(l.contains("[injected fault: "), "{l}");
+    }
+    std::fs::remove_dir_all(&cwd).unwrap();
+}

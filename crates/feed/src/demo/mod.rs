@@ -461,7 +461,9 @@ pub fn run(
         for s in &mut sims {
             if let (Some(schedule), Some(proxy)) = (s.schedule.as_mut(), s.proxy.as_ref()) {
                 let v = sims_index(&stats, &s.name);
-                schedule.step(now, &s.sim, proxy, &stats.venues[v], s.count);
+                if let Some(line) = schedule.step(now, &s.sim, proxy, &stats.venues[v], s.count) {
+                    status(&line);
+                }
             }
         }
         if config.pregenerate.is_some() {
@@ -523,8 +525,19 @@ pub fn run(
     let venues = if plain {
         Vec::new()
     } else {
-        settle_and_compare(&mut sims, &stats, &events, &mut mirrors, config.depth)
+        settle_and_compare(
+            &mut sims,
+            &stats,
+            &events,
+            &mut mirrors,
+            config.depth,
+            &mut status,
+        )
     };
+    // No fault is under way any more, whatever the schedules were doing.
+    for s in &sims {
+        crate::live::injected::set(&s.name, None);
+    }
     let books_valid = FeedStats::get(&stats.books_valid);
     feed_stop.store(true, Ordering::Relaxed);
     feed.join()
@@ -596,6 +609,7 @@ fn settle_and_compare(
     events: &std::sync::mpsc::Receiver<tickwire_venues::Event>,
     mirrors: &mut Mirrors,
     depth: usize,
+    status: &mut impl FnMut(&str),
 ) -> Vec<VenueSummary> {
     let deadline = Instant::now() + Duration::from_secs(40);
     while Instant::now() < deadline
@@ -613,7 +627,9 @@ fn settle_and_compare(
                 && schedule.busy()
             {
                 let v = sims_index(stats, &s.name);
-                schedule.step(now, &s.sim, proxy, &stats.venues[v], s.count);
+                if let Some(line) = schedule.step(now, &s.sim, proxy, &stats.venues[v], s.count) {
+                    status(&line);
+                }
             }
         }
     }

@@ -28,6 +28,7 @@ use crate::sink::{self, Publisher};
 mod budget;
 mod core;
 mod emitter;
+pub(crate) mod injected;
 mod lines;
 mod links;
 mod log;
