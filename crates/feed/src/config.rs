@@ -48,7 +48,13 @@
 //! `TICKWIRE_FEED_<KEY>` for a top-level one (`TICKWIRE_FEED_POLL`), and
 //! `TICKWIRE_FEED_VENUE_<NAME>_<KEY>` for one venue's (`TICKWIRE_FEED_VENUE_BINANCE_ENDPOINT`).
 //! Values are read as TOML where they parse (`true`, `42`, `["a"]`), as
-//! strings otherwise.
+//! strings otherwise: a list is written as TOML, brackets and quotes
+//! included (`TICKWIRE_FEED_VENUE_BINANCE_INSTRUMENTS='["BTCUSDT"]'`). An
+//! error about a value an override set names the variable and its value
+//! ([`ConfigError::env`]), not the file.
+//!
+//! [`FeedConfig::preflight`] is what `run` needs of the machine beyond the
+//! file (`config/preflight.rs`).
 
 use std::collections::BTreeSet;
 use std::fmt;
