@@ -404,11 +404,17 @@ fn serve_sim(args: SimArgs) -> ExitCode {
         seconds,
         replay,
     } = args;
+    // The run directory made for the CA, if one was: taken back (with
+    // `runs/latest-sim`) if the simulators do not start.
+    let mut run_dir = None;
     let ca_out = match ca_out {
         Some(path) => path,
         None if plain => PathBuf::new(),
         None => match tickwire_feed::runs::create("sim") {
-            Ok(dir) => dir.join("sim-ca.pem"),
+            Ok(dir) => {
+                run_dir = Some(dir.clone());
+                dir.join("sim-ca.pem")
+            }
             Err(e) => {
                 eprintln!(
                     "tickwire-feed sim: cannot make its run directory under {}/: {e}",
@@ -467,6 +473,10 @@ fn serve_sim(args: SimArgs) -> ExitCode {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("tickwire-feed sim: --listen {addr}: {e}");
+                if let Some(dir) = &run_dir {
+                    drop(simulators);
+                    let _ = tickwire_feed::runs::discard("sim", dir);
+                }
                 return ExitCode::from(2);
             }
         };

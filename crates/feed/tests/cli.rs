@@ -324,3 +324,26 @@ fn an_injected_fault_is_named_on_the_lines_it_causes() {
     }
     std::fs::remove_dir_all(&cwd).unwrap();
 }
+
+#[test]
+fn a_simulator_that_cannot_listen_leaves_no_run_directory() {
+    let cwd = temp_dir("sim-taken");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = bin()
+        .current_dir(&cwd)
+        .args(["sim", "--listen", &addr, "--seconds", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let runs = cwd.join("runs");
+    let left: Vec<String> = std::fs::read_dir(&runs)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n != ".gitignore")
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left in runs/: {left:?}");
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
