@@ -83,7 +83,7 @@ pub struct ConfigError {
 
 impl ConfigError {
     /// The same error, about a value `from` set.
-    fn from_env(mut self, from: &env::Override) -> ConfigError {
+    fn blamed_on(mut self, from: &env::Override) -> ConfigError {
         self.env = Some(from.source());
         self
     }
@@ -467,7 +467,7 @@ impl FeedConfig {
                     error(key, format!("{} (line {line})", e.message().trim()))
                 }
                 _ => match culprit(&file, &overrides) {
-                    Some((o, message)) => error(&o.key, message).from_env(o),
+                    Some((o, message)) => error(&o.key, message).blamed_on(o),
                     None => error(
                         key_of_serde(&e),
                         format!(
@@ -481,7 +481,7 @@ impl FeedConfig {
         // A value an override set is blamed on the override.
         FeedConfig::check(raw).map_err(|e| {
             match overrides.iter().rev().find(|o| o.covers(&e.key)) {
-                Some(o) => e.from_env(o),
+                Some(o) => e.blamed_on(o),
                 None => e,
             }
         })

@@ -257,8 +257,8 @@ fn demo_of_several_venues_measures_the_wire_it_says_it_measured() {
     let status = stderr(&out);
     let last = status
         .lines()
-        .filter_map(|l| l.split("wire-stamped ").nth(1))
-        .last()
+        .rev()
+        .find_map(|l| l.split("wire-stamped ").nth(1))
         .unwrap_or_else(|| panic!("{status}"));
     assert_ne!(last.trim(), "0", "{status}");
     std::fs::remove_dir_all(&cwd).unwrap();

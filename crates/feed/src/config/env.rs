@@ -75,7 +75,7 @@ pub(super) fn apply_env(
                 .get_mut("venue")
                 .and_then(|v| v.as_array_mut())
                 .ok_or_else(|| {
-                    error(&name, "there is no [[venue]] to override").from_env(&from(""))
+                    error(&name, "there is no [[venue]] to override").blamed_on(&from(""))
                 })?;
             let env_name = |t: &toml::Table| {
                 t.get("name")
@@ -103,7 +103,7 @@ pub(super) fn apply_env(
                     &name,
                     "names no [[venue]] (TICKWIRE_FEED_VENUE_<NAME>_<KEY>)",
                 )
-                .from_env(&from("")));
+                .blamed_on(&from("")));
             };
             let key = key_of(&vname).unwrap_or_default();
             for (n, t) in venues
@@ -128,7 +128,7 @@ pub(super) fn apply_env(
                     .entry(s.to_string())
                     .or_insert_with(|| toml::Value::Table(toml::Table::new()));
                 let Some(t) = entry.as_table_mut() else {
-                    return Err(error(*s, "is not a table").from_env(&from(s)));
+                    return Err(error(*s, "is not a table").blamed_on(&from(s)));
                 };
                 t.insert(key.to_owned(), value);
                 applied.push(from(&format!("{s}.{key}")));
