@@ -23,7 +23,9 @@ impl FeedConfig {
     ///   [`crate::runs::ROOT`];
     /// - no recording exists under `record.path` (one is never
     ///   overwritten);
-    /// - `metrics.prometheus_port` is free on 127.0.0.1.
+    /// - `metrics.prometheus_port` is free on 127.0.0.1;
+    /// - a `[[thread]]` with a `priority` can be pinned and given it (tried
+    ///   on a thread that ends at once).
     ///
     /// Instruments are not looked up here: a check against each venue's
     /// list of instruments belongs in [`FeedConfig::preflight_instruments`].
@@ -46,6 +48,36 @@ impl FeedConfig {
                             taken.display()
                         ),
                     ));
+                }
+            }
+        }
+        // Each feed thread's pinning and SCHED_FIFO priority, tried on a
+        // thread of its own that ends at once: a process without the
+        // right to real-time priorities is refused here, not once started.
+        for (n, t) in self.threads.iter().enumerate() {
+            if t.priority.is_none() {
+                continue;
+            }
+            let (core, priority) = (t.core, t.priority);
+            let tried = std::thread::scope(|s| {
+                s.spawn(|| -> Result<(), (&'static str, io::Error)> {
+                    if let Some(core) = core {
+                        crate::threads::pin(core).map_err(|e| ("core", e))?;
+                    }
+                    if let Some(p) = priority {
+                        crate::threads::fifo(p).map_err(|e| ("priority", e))?;
+                    }
+                    Ok(())
+                })
+                .join()
+            });
+            match tried {
+                Ok(Ok(())) => {}
+                Ok(Err((what, e))) => {
+                    return Err(error(format!("thread[{n}].{what}"), e.to_string()));
+                }
+                Err(_) => {
+                    return Err(error(format!("thread[{n}].priority"), "trying it panicked"));
                 }
             }
         }
@@ -254,6 +286,23 @@ mod tests {
         assert_eq!(e.key, "record.path", "{e}");
         assert!(e.problem.contains("never overwritten"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `run` gives a feed thread its SCHED_FIFO priority at start; the
+    /// check refuses exactly when this process may not have it.
+    #[test]
+    fn a_priority_is_refused_by_the_check_when_run_would_be_refused() {
+        let allowed = std::thread::spawn(|| crate::threads::fifo(10).is_ok())
+            .join()
+            .unwrap();
+        let c = config("[[thread]]\npriority = 10\nvenues = [\"binance-spot\"]");
+        match c.preflight() {
+            Ok(()) => assert!(allowed, "the check passed a priority run would be refused"),
+            Err(e) => {
+                assert!(!allowed, "{e}");
+                assert_eq!(e.key, "thread[0].priority", "{e}");
+            }
+        }
     }
 
     #[test]
