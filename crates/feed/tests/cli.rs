@@ -347,3 +347,43 @@ fn a_simulator_that_cannot_listen_leaves_no_run_directory() {
     assert!(left.is_empty(), "left in runs/: {left:?}");
     std::fs::remove_dir_all(&cwd).unwrap();
 }
+
+#[test]
+fn relative_outputs_in_subdirectories_land_in_the_run_directory() {
+    let cwd = temp_dir("relative");
+    std::fs::write(
+        cwd.join("feed.toml"),
+        format!("[metrics]\nhlog = \"m/feed.hlog\"\n[sinks]\njsonl = \"j/events.jsonl\"\n{VENUE}"),
+    )
+    .unwrap();
+    let mut child = bin()
+        .current_dir(&cwd)
+        .args(["run", "--config", "feed.toml"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Started once both files are there (or it ended: said below).
+    let latest = cwd.join("runs/latest-run");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !(latest.join("m/feed.hlog").exists() && latest.join("j/events.jsonl").exists())
+        && child.try_wait().unwrap().is_none()
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(latest.join("m/feed.hlog").is_file(), "{}", stderr(&out));
+    assert!(latest.join("j/events.jsonl").is_file());
+    // Nothing beside the run directory.
+    let mut here: Vec<String> = std::fs::read_dir(&cwd)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    here.sort();
+    assert_eq!(here, ["feed.toml", "runs"]);
+    std::fs::remove_dir_all(&cwd).unwrap();
+}

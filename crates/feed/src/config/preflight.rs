@@ -35,7 +35,7 @@ impl FeedConfig {
                 .add_ca_file(ca)
                 .map_err(|e| error("tls.ca_file", format!("{}: {e}", ca.display())))?;
         }
-        for (key, path) in self.written() {
+        for (key, path) in self.written(false) {
             writable(&path).map_err(|e| error(key, e))?;
         }
         if let Some(r) = &self.record {
@@ -105,7 +105,7 @@ impl FeedConfig {
     /// under the run directory, once [`FeedConfig::place_outputs`] put them
     /// there).
     pub fn make_output_dirs(&self) -> Result<(), ConfigError> {
-        for (key, path) in self.written() {
+        for (key, path) in self.written(true) {
             if let Some(dir) = path.parent()
                 && !dir.as_os_str().is_empty()
             {
@@ -116,11 +116,12 @@ impl FeedConfig {
         Ok(())
     }
 
-    /// The files a run writes, with the key that names each; a relative
-    /// one as it will be: under a new run directory.
-    fn written(&self) -> Vec<(&'static str, PathBuf)> {
+    /// The files a run writes, with the key that names each. Before the
+    /// outputs are `placed`, a relative one as it will be: under a new run
+    /// directory.
+    fn written(&self, placed: bool) -> Vec<(&'static str, PathBuf)> {
         let in_run = |p: &Path| {
-            if p.is_relative() {
+            if p.is_relative() && !placed {
                 Path::new(crate::runs::ROOT).join("<run>").join(p)
             } else {
                 p.to_owned()
@@ -270,6 +271,27 @@ mod tests {
         assert!(!dir.join("a").exists(), "a check makes nothing");
         c.make_output_dirs().unwrap();
         assert!(dir.join("a/b").is_dir());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A relative output's directories are made where the run directory
+    /// put it, and nowhere else.
+    #[test]
+    fn relative_outputs_get_their_directories_in_the_run_directory() {
+        let dir = temp("placed");
+        let mut c =
+            config("[metrics]\nhlog = \"m/feed.hlog\"\n[sinks]\njsonl = \"j/events.jsonl\"");
+        c.preflight().unwrap();
+        let run = dir.join("runs/x-run");
+        c.place_outputs(&run);
+        c.make_output_dirs().unwrap();
+        assert!(run.join("m").is_dir() && run.join("j").is_dir());
+        let mut made: Vec<_> = std::fs::read_dir(&run)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        made.sort();
+        assert_eq!(made, ["j", "m"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
