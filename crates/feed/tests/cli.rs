@@ -296,8 +296,10 @@ fn an_injected_fault_is_named_on_the_lines_it_causes() {
             "--venues",
             "binance-spot",
             "--faults",
+            // The close comes second, about 4 s in (2 s of quiet before
+            // each fault): 20 s leave a loaded machine room to get there.
             "--seconds",
-            "12",
+            "20",
         ])
         .output()
         .unwrap();
