@@ -240,7 +240,7 @@ fn demo_of_several_venues_measures_the_wire_it_says_it_measured() {
     let cwd = temp_dir("demo-wire");
     let out = bin()
         .current_dir(&cwd)
-        .args(["demo", "--venues", "okx,bybit-spot", "--seconds", "3"])
+        .args(["demo", "--venues", "okx,bybit-spot", "--seconds", "5"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
