@@ -250,6 +250,9 @@ pub struct FeedConfig {
     pub threads: Vec<ThreadConfig>,
     /// The venues.
     pub venues: Vec<VenueSetup>,
+    /// The environment overrides that set values, so that a later check
+    /// ([`FeedConfig::preflight`]) blames a value on its variable too.
+    overrides: Vec<env::Override>,
 }
 
 /// An instrument as written in the configuration or on the command line,
@@ -479,12 +482,9 @@ impl FeedConfig {
             }
         })?;
         // A value an override set is blamed on the override.
-        FeedConfig::check(raw).map_err(|e| {
-            match overrides.iter().rev().find(|o| o.covers(&e.key)) {
-                Some(o) => e.blamed_on(o),
-                None => e,
-            }
-        })
+        let mut config = FeedConfig::check(raw).map_err(|e| blame(&overrides, e))?;
+        config.overrides = overrides;
+        Ok(config)
     }
 
     fn check(raw: RawConfig) -> Result<FeedConfig, ConfigError> {
@@ -734,7 +734,17 @@ impl FeedConfig {
             ca_file: raw.tls.ca_file,
             threads,
             venues,
+            overrides: Vec::new(),
         })
+    }
+}
+
+/// `e`, blamed on the override that set the value it is about (the last
+/// one that did), if one did.
+fn blame(overrides: &[env::Override], e: ConfigError) -> ConfigError {
+    match overrides.iter().rev().find(|o| o.covers(&e.key)) {
+        Some(o) => e.blamed_on(o),
+        None => e,
     }
 }
 

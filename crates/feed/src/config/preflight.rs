@@ -30,6 +30,11 @@ impl FeedConfig {
     /// Instruments are not looked up here: a check against each venue's
     /// list of instruments belongs in [`FeedConfig::preflight_instruments`].
     pub fn preflight(&self) -> Result<(), ConfigError> {
+        self.preflight_unblamed()
+            .map_err(|e| super::blame(&self.overrides, e))
+    }
+
+    fn preflight_unblamed(&self) -> Result<(), ConfigError> {
         if let Some(ca) = &self.ca_file {
             TlsConfig::empty()
                 .add_ca_file(ca)
@@ -245,6 +250,24 @@ mod tests {
         let e = c.preflight().unwrap_err();
         assert_eq!(e.key, "tls.ca_file", "{e}");
         assert!(e.problem.contains("no certificate"), "{e}");
+        assert_eq!(e.env, None);
+        // From the environment: its variable named.
+        let c = FeedConfig::parse(
+            "[[venue]]\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT\"]\n",
+            [(
+                "TICKWIRE_FEED_TLS_CA_FILE".to_owned(),
+                ca.display().to_string(),
+            )],
+        )
+        .unwrap();
+        let e = c.preflight().unwrap_err();
+        assert_eq!(e.key, "tls.ca_file", "{e}");
+        assert!(
+            e.env
+                .as_deref()
+                .is_some_and(|v| v.starts_with("TICKWIRE_FEED_TLS_CA_FILE=")),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
