@@ -389,3 +389,48 @@ fn relative_outputs_in_subdirectories_land_in_the_run_directory() {
     assert_eq!(here, ["feed.toml", "runs"]);
     std::fs::remove_dir_all(&cwd).unwrap();
 }
+
+/// A start that fails after the checks (a later file of a recording series
+/// is in the way, met only when the recording starts) takes its run
+/// directory back, and `runs/latest-run` stays on the run before it.
+#[cfg(unix)]
+#[test]
+fn a_start_that_fails_takes_its_run_directory_back() {
+    let cwd = temp_dir("failed-start");
+    let before = cwd.join("runs/20200101-000000-run");
+    std::fs::create_dir_all(&before).unwrap();
+    std::os::unix::fs::symlink("20200101-000000-run", cwd.join("runs/latest-run")).unwrap();
+    std::fs::write(cwd.join("mine.3.twrec"), b"older").unwrap();
+    std::fs::write(
+        cwd.join("feed.toml"),
+        format!(
+            "[metrics]\nhlog = \"feed.hlog\"\n[record]\npath = {:?}\n{VENUE}",
+            cwd.join("mine").display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = bin()
+        .current_dir(&cwd)
+        .args(["run", "--config", "feed.toml"])
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("mine.3.twrec exists"), "{said}");
+    let mut runs: Vec<String> = std::fs::read_dir(cwd.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    runs.sort();
+    assert_eq!(
+        runs,
+        [".gitignore", "20200101-000000-run", "latest-run"],
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::canonicalize(cwd.join("runs/latest-run")).unwrap(),
+        std::fs::canonicalize(&before).unwrap()
+    );
+    assert_eq!(std::fs::read(cwd.join("mine.3.twrec")).unwrap(), b"older");
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
