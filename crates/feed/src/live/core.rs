@@ -605,6 +605,11 @@ impl<H: OnEvent> Handler for Core<H> {
             FeedStats::add(&stats.wire_stamped, 1);
         } else if let Some(e) = first
             && e.exchange_ns != 0
+            // A sender in this process stamps its sends: the exchange
+            // stage is the wire, measured on the TSC, or not measured (a
+            // venue's own event time is another clock, and a pregenerated
+            // market's is when it was made).
+            && send_stamps.is_none()
         {
             stamps.exchange_unix_ns = e.exchange_ns;
         }
