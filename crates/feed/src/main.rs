@@ -20,6 +20,7 @@ use tickwire_tsc::Report;
 use tickwire_venues::InstrumentSpec;
 
 mod cli;
+mod logger;
 
 use cli::{Cli, Command, DemoArgs, VenueList};
 
@@ -434,6 +435,7 @@ fn serve_sim(args: SimArgs) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    logger::install();
     let Some(command) = cli.command else {
         return demo(&DemoArgs::default());
     };

@@ -1,4 +1,4 @@
-//! What the feed says on standard error: every failure an operator needs
+//! What the feed says (through the `log` facade): every failure an operator needs
 //! to see, once, with its cause, and repeats only counted (a venue that is
 //! down would otherwise fill the log, and the writes would slow the feed).
 //!
@@ -13,9 +13,16 @@ use tickwire_venues::{DecodeError, InstrumentSpec};
 
 use super::stats::{FeedStats, VenueStats};
 
-/// One line on standard error, prefixed with the program's name.
+/// The `log` target every line of the feed library's is written to: an
+/// embedding program's logger routes (or filters) it by this name.
+pub const LOG_TARGET: &str = "tickwire_feed";
+
+/// One warning through the [`log`] facade (target [`LOG_TARGET`]): the
+/// embedding program's logger says it where it wants; the `tickwire-feed`
+/// binary's prints it on standard error, prefixed with its name. Nothing
+/// is printed by the library itself.
 pub(crate) fn tickwire_log(line: std::fmt::Arguments<'_>) {
-    eprintln!("tickwire-feed: {line}");
+    ::log::warn!(target: LOG_TARGET, "{line}");
 }
 
 /// Undecodable messages are counted, and logged once per venue and kind of

@@ -46,6 +46,7 @@ use self::core::{Core, Link, VenueState};
 use self::lines::PlanLines;
 use self::links::Links;
 use self::log::{BadInput, Failures};
+pub use self::log::LOG_TARGET;
 use self::recovery::{Due, Recovery};
 use self::setup::feed_net;
 pub use self::setup::{Budget, plans, rest_limit_problem};
