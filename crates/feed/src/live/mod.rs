@@ -25,6 +25,7 @@ use crate::recording;
 use crate::shm;
 use crate::sink::{self, Publisher};
 
+mod adapter;
 mod budget;
 mod core;
 mod emitter;
