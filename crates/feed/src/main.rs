@@ -277,7 +277,7 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
         Ok(s) => {
             eprintln!(
                 "stopped after {:.1} s: {} messages, {} events, {} JSON lines ({} dropped), \
-                 {} gaps, {} reconnects, {} undecodable",
+                 {} gaps, {} reconnects, {} failed connection attempts, {} undecodable",
                 s.elapsed.as_secs_f64(),
                 s.messages,
                 s.events,
@@ -285,9 +285,19 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
                 s.dropped,
                 s.gaps,
                 s.reconnects,
+                s.connect_failures,
                 s.decode_errors
             );
+            for (venue, cause) in &s.never_connected {
+                eprintln!("tickwire-feed: venue {venue} NEVER CONNECTED: {cause}");
+            }
             ExitCode::SUCCESS
+        }
+        // Nothing connected: its own code, so a supervisor tells it from
+        // a bad configuration (2) and a failure while running (1).
+        Err(e @ tickwire_feed::runner::RunError::NeverConnected(_)) => {
+            eprintln!("tickwire-feed: {e}");
+            ExitCode::from(3)
         }
         Err(e) => {
             eprintln!("tickwire-feed: {e}");

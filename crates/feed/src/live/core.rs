@@ -68,6 +68,9 @@ pub(crate) struct VenueState {
     /// so the queue never holds more entries than there are books (and
     /// never grows).
     pub(crate) snapshot_wanted: Vec<bool>,
+    /// The handler was told the venue is unreachable (once, before its
+    /// first connection: `connectivity`).
+    pub(crate) unreachable_told: bool,
 }
 
 impl VenueState {
@@ -99,6 +102,7 @@ impl VenueState {
             rest_url: String::new(),
             was_valid: vec![false; n],
             snapshot_wanted: vec![false; n],
+            unreachable_told: false,
             lines: Vec::with_capacity(plans.len()),
             plans,
             plan_of,
@@ -388,6 +392,7 @@ impl<H: OnEvent> Handler for Core<H> {
         let now = Instant::now();
         self.venues[v].lines[p].opened(line, now);
         self.lines_changed(v, p, tsc);
+        self.stream_opened(v, conn.id());
         // A reconnect (not on the receive path): `Opened` again.
         if let Some((url, closed)) = self.stream_urls.get_mut(&conn.id())
             && std::mem::take(closed)
@@ -647,8 +652,12 @@ impl<H: OnEvent> Handler for Core<H> {
         match link {
             Some(Link::Stream(v, p, line)) => {
                 let planned = self.venues[v].lines[p].retiring[line as usize];
+                let was_open = self.venues[v].lines[p].open[line as usize];
                 let again = self.venues[v].lines[p].closed(line, Instant::now());
                 self.lines_changed(v, p, tsc);
+                // Counted as a failed attempt (and the handler told, the
+                // venue's first) if it never opened.
+                let never = self.stream_ended(v, id, was_open, reason);
                 if self.stopping {
                     Reconnect::No
                 } else if planned {
@@ -665,16 +674,25 @@ impl<H: OnEvent> Handler for Core<H> {
                         venue: v,
                         url: self.stream_urls.get(&id).map_or("", |(url, _)| url),
                     };
-                    let then = if again {
+                    let then = if never {
+                        "the venue has never connected; trying again with backoff"
+                    } else if again && !was_open {
+                        "trying again with backoff"
+                    } else if again {
                         "reconnecting with backoff"
                     } else {
                         "its other line carries its books"
                     };
                     self.failures.connection(at, reason, then, Instant::now());
                     if again {
-                        FeedStats::add(&self.stats.reconnects, 1);
-                        FeedStats::add(&self.stats.venues[v].reconnects, 1);
-                        self.venues[v].recorder.add(Counter::Reconnects, 1);
+                        // A reconnect is of a connection that had opened;
+                        // a failed attempt is counted apart
+                        // (`stream_ended`).
+                        if was_open {
+                            FeedStats::add(&self.stats.reconnects, 1);
+                            FeedStats::add(&self.stats.venues[v].reconnects, 1);
+                            self.venues[v].recorder.add(Counter::Reconnects, 1);
+                        }
                         Reconnect::Yes
                     } else {
                         self.links.remove(&id);

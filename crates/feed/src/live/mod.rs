@@ -27,6 +27,7 @@ use crate::sink::{self, Publisher};
 
 mod adapter;
 mod budget;
+mod connectivity;
 mod core;
 mod emitter;
 mod lines;
@@ -48,8 +49,10 @@ use self::lines::PlanLines;
 use self::links::Links;
 use self::log::{BadInput, Failures};
 pub use self::log::LOG_TARGET;
+pub(crate) use self::log::tickwire_log;
 use self::recovery::{Due, Recovery};
 use self::setup::feed_net;
+pub use self::connectivity::{Connectivity, NeverConnected, VenueStatus};
 pub use self::setup::{Budget, plans, rest_limit_problem};
 pub use self::stats::{FeedStats, LostBy, VenueStats};
 use self::streams::{PingTimer, StreamTarget};
@@ -180,6 +183,10 @@ pub struct Feed<H = NoHandler> {
     /// What lives as long as the feed: the simulators it was built
     /// against (`FeedBuilder::simulated`).
     pub(crate) keep: Vec<Box<dyn std::any::Any + Send>>,
+    /// Past this with no venue ever connected, `poll` fails
+    /// (`FeedBuilder::connect_deadline`): when it was set, and how long;
+    /// cleared once a venue connects.
+    pub(crate) connect_deadline: Option<(Instant, Duration)>,
 }
 
 impl<H> fmt::Debug for Feed<H> {
@@ -427,6 +434,7 @@ impl<H: OnEvent> Feed<H> {
             names,
             due: Vec::with_capacity(recoveries),
             keep: Vec::new(),
+            connect_deadline: None,
         };
         feed.share_address_budgets();
         for v in 0..feed.targets.len() {
@@ -525,7 +533,11 @@ impl<H: OnEvent> Feed<H> {
     /// message, then the chores: snapshot fetches asked for,
     /// resubscriptions due and application pings due. A handler that
     /// panicked (and was caught) left a message half handled: every poll
-    /// after it is an error; build a new feed.
+    /// after it is an error; build a new feed. Past the
+    /// [`connect_deadline`](crate::FeedBuilder::connect_deadline), if one
+    /// was set, with no venue ever connected, every poll is an error of
+    /// kind `NotConnected` whose inner error is a [`NeverConnected`]
+    /// (which venues, and why).
     pub fn poll(&mut self) -> std::io::Result<()> {
         if self.driver.handler().in_handler {
             return Err(std::io::Error::other(
@@ -542,6 +554,9 @@ impl<H: OnEvent> Feed<H> {
         self.driver.handler_mut().flush_recorders();
         polled?;
         self.chores();
+        if self.connect_deadline.is_some() {
+            self.check_connected()?;
+        }
         Ok(())
     }
 
