@@ -300,6 +300,58 @@ mod tests {
         assert_eq!(f.due(0, "https://h/depth?symbol=B", rest, t0), None);
     }
 
+    /// A logger that keeps the records of the feed's target.
+    struct Kept(std::sync::Mutex<Vec<(::log::Level, String)>>);
+
+    impl ::log::Log for Kept {
+        fn enabled(&self, metadata: &::log::Metadata<'_>) -> bool {
+            metadata.target() == "tickwire_feed"
+        }
+
+        fn log(&self, record: &::log::Record<'_>) {
+            if self.enabled(record.metadata()) {
+                let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+                kept.push((record.level(), record.args().to_string()));
+            }
+        }
+
+        fn flush(&self) {}
+    }
+
+    static KEPT: Kept = Kept(std::sync::Mutex::new(Vec::new()));
+
+    #[test]
+    fn a_failure_is_said_through_the_log_facade_to_the_programs_logger() {
+        // The only test of this binary that installs a logger.
+        ::log::set_logger(&KEPT).unwrap();
+        ::log::set_max_level(::log::LevelFilter::Info);
+        let mut f = Failures::new("no anchors".into());
+        let stats = VenueStats {
+            name: "logged".into(),
+            ..VenueStats::default()
+        };
+        let at = Site {
+            stats: &stats,
+            venue: 0,
+            url: "wss://127.0.0.1:1/logged",
+        };
+        let refused = Disconnect::Io(std::io::ErrorKind::ConnectionRefused);
+        f.connection(at, &refused, "trying again", Instant::now());
+        let kept = KEPT.0.lock().unwrap();
+        let said: Vec<_> = kept
+            .iter()
+            .filter(|(_, line)| line.contains("wss://127.0.0.1:1/logged"))
+            .collect();
+        assert_eq!(said.len(), 1, "{kept:?}");
+        let (level, line) = said[0];
+        assert_eq!(*level, ::log::Level::Warn);
+        // The logger adds the program's name; the library does not.
+        assert!(
+            line.starts_with("venue logged: wss://127.0.0.1:1/logged: socket error: connection refused"),
+            "{line}"
+        );
+    }
+
     #[test]
     fn the_newest_cause_is_the_venues_last_failure() {
         let mut f = Failures::new("the test CA".into());
