@@ -48,4 +48,5 @@ pub use builder::{FeedBuilder, Running};
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeSnippets;
+pub use live::{Connectivity, NeverConnected, VenueStatus};
 pub use live::{Feed, FeedError, Fixed, NoHandler, OnEvent, Update};

@@ -9,7 +9,9 @@ struct Stderr;
 impl log::Log for Stderr {
     fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
         metadata.level() <= log::Level::Info
-            && metadata.target().starts_with(tickwire_feed::live::LOG_TARGET)
+            && metadata
+                .target()
+                .starts_with(tickwire_feed::live::LOG_TARGET)
     }
 
     fn log(&self, record: &log::Record<'_>) {

@@ -86,7 +86,9 @@ fn setup(what: &str, e: impl fmt::Display) -> RunError {
 /// failed attempts are not reconnects).
 fn venue_status(v: &VenueStats, line: &mut String) {
     let never = v.status() == VenueStatus::NeverConnected;
-    let recent = v.last_failure().filter(|(_, ago)| *ago < LAST_FAILURE_SHOWN);
+    let recent = v
+        .last_failure()
+        .filter(|(_, ago)| *ago < LAST_FAILURE_SHOWN);
     if never {
         line.push_str(&format!(
             "  | {}: NEVER CONNECTED, {} failed attempts",
@@ -293,7 +295,11 @@ pub fn run(
                         "VENUE {venue} HAS NOT CONNECTED in {} s ({}); the other venues run \
                          on, and it keeps trying",
                         d.as_secs(),
-                        if cause.is_empty() { "no attempt ended yet" } else { cause }
+                        if cause.is_empty() {
+                            "no attempt ended yet"
+                        } else {
+                            cause
+                        }
                     ));
                 }
             }

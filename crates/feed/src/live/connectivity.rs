@@ -141,11 +141,19 @@ impl NeverConnected {
 
 impl fmt::Display for NeverConnected {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "no venue connected in {} s:", self.waited.as_secs())?;
+        let waited = self.waited;
+        if waited.subsec_millis() == 0 {
+            write!(f, "no venue connected in {} s:", waited.as_secs())?;
+        } else {
+            write!(f, "no venue connected in {:.1} s:", waited.as_secs_f64())?;
+        }
         for (n, (venue, cause)) in self.venues.iter().enumerate() {
             let sep = if n == 0 { " " } else { "; " };
             if cause.is_empty() {
-                write!(f, "{sep}venue {venue} never connected (no attempt ended yet)")?;
+                write!(
+                    f,
+                    "{sep}venue {venue} never connected (no attempt ended yet)"
+                )?;
             } else {
                 write!(f, "{sep}venue {venue} never connected: {cause}")?;
             }

@@ -347,7 +347,9 @@ mod tests {
         assert_eq!(*level, ::log::Level::Warn);
         // The logger adds the program's name; the library does not.
         assert!(
-            line.starts_with("venue logged: wss://127.0.0.1:1/logged: socket error: connection refused"),
+            line.starts_with(
+                "venue logged: wss://127.0.0.1:1/logged: socket error: connection refused"
+            ),
             "{line}"
         );
     }

@@ -43,21 +43,24 @@ mod update;
 mod wire;
 
 use self::budget::{Admit, RestBudget};
+pub use self::connectivity::{Connectivity, NeverConnected, VenueStatus};
 pub(crate) use self::core::Adapter;
 use self::core::{Core, Link, VenueState};
 use self::lines::PlanLines;
 use self::links::Links;
-use self::log::{BadInput, Failures};
 pub use self::log::LOG_TARGET;
 pub(crate) use self::log::tickwire_log;
+use self::log::{BadInput, Failures};
 use self::recovery::{Due, Recovery};
 use self::setup::feed_net;
-pub use self::connectivity::{Connectivity, NeverConnected, VenueStatus};
 pub use self::setup::{Budget, plans, rest_limit_problem};
 pub use self::stats::{FeedStats, LostBy, VenueStats};
 use self::streams::{PingTimer, StreamTarget};
 pub use self::update::{Fixed, NoHandler, OnEvent, Update};
 pub use self::wire::{WireStamps, WireStream};
+/// The causes [`Connectivity::Unreachable`] carries, for a bot to match on
+/// without depending on `tickwire-net` itself.
+pub use tickwire_net::{Disconnect, TlsErrorKind};
 
 /// One venue of a feed.
 #[derive(Clone, Debug)]
