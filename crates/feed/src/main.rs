@@ -277,7 +277,7 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
         Ok(s) => {
             eprintln!(
                 "stopped after {:.1} s: {} messages, {} events, {} JSON lines ({} dropped), \
-                 {} gaps, {} reconnects, {} failed connection attempts, {} undecodable",
+                 {} gaps, {} reconnects, {} undecodable, {} failed connection attempts",
                 s.elapsed.as_secs_f64(),
                 s.messages,
                 s.events,
@@ -285,8 +285,8 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
                 s.dropped,
                 s.gaps,
                 s.reconnects,
-                s.connect_failures,
-                s.decode_errors
+                s.decode_errors,
+                s.connect_failures
             );
             for (venue, cause) in &s.never_connected {
                 eprintln!("tickwire-feed: venue {venue} NEVER CONNECTED: {cause}");

@@ -285,3 +285,20 @@ fn an_override_names_one_venue_by_its_whole_name() {
     assert_eq!(c.venues[0].endpoint.as_deref(), Some("wss://127.0.0.1:1"));
     assert_eq!(c.venues[2].endpoint, None);
 }
+
+/// How long `run` waits for a first connection: 30 s unless the file or
+/// its variable says; 0 waits for ever; more than a day is refused.
+#[test]
+fn the_connect_deadline_has_a_default_a_key_and_a_variable() {
+    use std::time::Duration;
+    let c = parse(GOOD, &[]).unwrap();
+    assert_eq!(c.connect_deadline, Some(Duration::from_secs(30)));
+    let c = parse(&format!("connect_deadline_s = 5\n{GOOD}"), &[]).unwrap();
+    assert_eq!(c.connect_deadline, Some(Duration::from_secs(5)));
+    let c = parse(GOOD, &[("TICKWIRE_FEED_CONNECT_DEADLINE_S", "2")]).unwrap();
+    assert_eq!(c.connect_deadline, Some(Duration::from_secs(2)));
+    let c = parse(GOOD, &[("TICKWIRE_FEED_CONNECT_DEADLINE_S", "0")]).unwrap();
+    assert_eq!(c.connect_deadline, None);
+    let e = parse(&format!("connect_deadline_s = 86401\n{GOOD}"), &[]).unwrap_err();
+    assert_eq!(e.key, "connect_deadline_s", "{e}");
+}
