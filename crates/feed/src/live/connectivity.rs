@@ -4,10 +4,10 @@
 //! a name that does not resolve), not "reconnecting"; its first connection
 //! that opens makes it *connected*.
 //!
-//! Counted in [`VenueStats`](super::VenueStats) (`connections`,
-//! `connect_failures`, `lines_open`; [`VenueStats::status`]
-//! (super::VenueStats::status) reads them) and told to the handler
-//! ([`OnEvent::on_connectivity`](super::OnEvent::on_connectivity)). All of
+//! Counted in [`VenueStats`] (`connections`,
+//! `connect_failures`, `lines_open`; [`VenueStats::status`] reads them)
+//! and told to the handler
+//! ([`OnEvent::on_connectivity`]). All of
 //! it happens on connection events, never per message.
 
 use std::fmt;
@@ -22,7 +22,7 @@ use super::stats::{FeedStats, VenueStats};
 use super::update::OnEvent;
 
 /// A venue's connection news, told to the feed's handler on its thread
-/// ([`OnEvent::on_connectivity`](super::OnEvent::on_connectivity)).
+/// ([`OnEvent::on_connectivity`]).
 #[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
 pub enum Connectivity<'a> {
@@ -82,8 +82,7 @@ impl fmt::Display for Connectivity<'_> {
     }
 }
 
-/// Where a venue's connections stand ([`VenueStats::status`]
-/// (super::VenueStats::status)).
+/// Where a venue's connections stand ([`VenueStats::status`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum VenueStatus {
