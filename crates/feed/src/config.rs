@@ -3,6 +3,7 @@
 //!
 //! ```toml
 //! poll = "blocking"            # blocking | busy-poll | busy-read
+//! connect_deadline_s = 30      # no venue connected by then: `run` exits 3 (0: wait for ever)
 //!
 //! [metrics]
 //! hlog = "feed.hlog"           # HdrHistogram interval log
@@ -114,6 +115,8 @@ fn error(key: impl Into<String>, problem: impl Into<String>) -> ConfigError {
 struct RawConfig {
     #[serde(default)]
     poll: Option<String>,
+    #[serde(default)]
+    connect_deadline_s: Option<u64>,
     #[serde(default)]
     metrics: RawMetrics,
     #[serde(default)]
@@ -244,6 +247,9 @@ pub struct ThreadConfig {
 pub struct FeedConfig {
     /// How the feed threads wait for data.
     pub poll: PollMode,
+    /// Past this with no venue ever connected, `run` gives up (exit 3);
+    /// `None` (`connect_deadline_s = 0`): it keeps trying.
+    pub connect_deadline: Option<std::time::Duration>,
     /// Metrics.
     pub metrics: MetricsConfig,
     /// Sinks.
@@ -275,6 +281,12 @@ pub struct InstrumentArg {
     /// Book levels shown a side (0: no book).
     pub depth: usize,
 }
+
+/// How long `run` waits for a first venue to connect before it gives up
+/// (`connect_deadline_s`): long enough for a slow name lookup and a few
+/// backoffs, short enough that a wrong CA, port or host ends a run
+/// unattended.
+pub const DEFAULT_CONNECT_DEADLINE_S: u64 = 30;
 
 /// Book levels shown when an instrument does not say.
 pub const DEFAULT_DEPTH: usize = 100;
@@ -505,6 +517,13 @@ impl FeedConfig {
                 ));
             }
         };
+        let connect_deadline_s = raw.connect_deadline_s.unwrap_or(DEFAULT_CONNECT_DEADLINE_S);
+        if connect_deadline_s > 86_400 {
+            return Err(error(
+                "connect_deadline_s",
+                format!("{connect_deadline_s} is not between 0 (no deadline) and 86400"),
+            ));
+        }
         let interval_ms = raw.metrics.interval_ms.unwrap_or(1000);
         if !(10..=3_600_000).contains(&interval_ms) {
             return Err(error(
@@ -733,6 +752,8 @@ impl FeedConfig {
         }
         Ok(FeedConfig {
             poll,
+            connect_deadline: (connect_deadline_s > 0)
+                .then(|| std::time::Duration::from_secs(connect_deadline_s)),
             metrics: MetricsConfig {
                 hlog: raw.metrics.hlog,
                 interval_ms,

@@ -90,6 +90,7 @@ pub use builder::{FeedBuilder, Running};
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeSnippets;
+pub use live::{Connectivity, NeverConnected, VenueStatus};
 pub use live::{Feed, FeedError, Fixed, NoHandler, OnEvent, Update};
 // The types the feed hands a bot, so that they are one click from this
 // crate's front page (a bot need not depend on tickwire-venues to name

@@ -20,6 +20,7 @@ use tickwire_venues::InstrumentSpec;
 
 mod cli;
 mod demo_command;
+mod logger;
 
 use cli::{Cli, Command, DemoArgs};
 use demo_command::demo;
@@ -121,7 +122,7 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
         Ok(s) => {
             eprintln!(
                 "stopped after {:.1} s: {} messages, {} events, {} JSON lines ({} dropped), \
-                 {} gaps, {} reconnects, {} undecodable",
+                 {} gaps, {} reconnects, {} undecodable, {} failed connection attempts",
                 s.elapsed.as_secs_f64(),
                 s.messages,
                 s.events,
@@ -129,9 +130,19 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
                 s.dropped,
                 s.gaps,
                 s.reconnects,
-                s.decode_errors
+                s.decode_errors,
+                s.connect_failures
             );
+            for (venue, cause) in &s.never_connected {
+                eprintln!("tickwire-feed: venue {venue} NEVER CONNECTED: {cause}");
+            }
             ExitCode::SUCCESS
+        }
+        // Nothing connected: its own code, so a supervisor tells it from
+        // a bad configuration (2) and a failure while running (1).
+        Err(e @ tickwire_feed::runner::RunError::NeverConnected(_)) => {
+            eprintln!("tickwire-feed: {e}");
+            ExitCode::from(3)
         }
         // Nothing started: what the machine refused of the configuration
         // (a core, a priority), exit 2 as for an invalid value.
@@ -350,6 +361,7 @@ fn serve_sim(args: SimArgs) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    logger::install();
     let Some(command) = cli.command else {
         return demo(&DemoArgs::default());
     };

@@ -366,3 +366,20 @@ fn an_override_is_blamed_for_its_own_value_only() {
         "{e}"
     );
 }
+
+/// How long `run` waits for a first connection: 30 s unless the file or
+/// its variable says; 0 waits for ever; more than a day is refused.
+#[test]
+fn the_connect_deadline_has_a_default_a_key_and_a_variable() {
+    use std::time::Duration;
+    let c = parse(GOOD, &[]).unwrap();
+    assert_eq!(c.connect_deadline, Some(Duration::from_secs(30)));
+    let c = parse(&format!("connect_deadline_s = 5\n{GOOD}"), &[]).unwrap();
+    assert_eq!(c.connect_deadline, Some(Duration::from_secs(5)));
+    let c = parse(GOOD, &[("TICKWIRE_FEED_CONNECT_DEADLINE_S", "2")]).unwrap();
+    assert_eq!(c.connect_deadline, Some(Duration::from_secs(2)));
+    let c = parse(GOOD, &[("TICKWIRE_FEED_CONNECT_DEADLINE_S", "0")]).unwrap();
+    assert_eq!(c.connect_deadline, None);
+    let e = parse(&format!("connect_deadline_s = 86401\n{GOOD}"), &[]).unwrap_err();
+    assert_eq!(e.key, "connect_deadline_s", "{e}");
+}
