@@ -8,7 +8,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -95,13 +95,7 @@ fn stream_endpoint() -> (u16, Arc<AtomicUsize>) {
     (port, accepted)
 }
 
-fn config(
-    dir: &PathBuf,
-    rest_port: u16,
-    stream_port: u16,
-    extra: &str,
-    instruments: &str,
-) -> PathBuf {
+fn config(dir: &Path, rest_port: u16, stream_port: u16, extra: &str, instruments: &str) -> PathBuf {
     let path = dir.join("feed.toml");
     std::fs::write(
         &path,
@@ -117,7 +111,7 @@ fn config(
 
 /// Runs the binary in `dir`; a run that is still going at the deadline
 /// (today's feed, which never refuses a symbol) is killed and fails.
-fn run_until_exit(dir: &PathBuf, args: &[&str]) -> Output {
+fn run_until_exit(dir: &Path, args: &[&str]) -> Output {
     let mut child = bin()
         .current_dir(dir)
         .args(args)
