@@ -51,6 +51,11 @@ struct Venue {
 }
 
 fn venue(status: u16, body: &'static str) -> Venue {
+    venue_with(move |_| (status, body.to_owned()))
+}
+
+/// [`venue`], answering each request line as `answer` says.
+fn venue_with(answer: impl Fn(&str) -> (u16, String) + Send + 'static) -> Venue {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let requests = Arc::new(Mutex::new(Vec::new()));
@@ -64,9 +69,9 @@ fn venue(status: u16, body: &'static str) -> Venue {
                 head.push(byte[0]);
             }
             let head = String::from_utf8_lossy(&head).into_owned();
-            seen.lock()
-                .unwrap()
-                .push(head.lines().next().unwrap_or("").to_owned());
+            let line = head.lines().next().unwrap_or("").to_owned();
+            let (status, body) = answer(&line);
+            seen.lock().unwrap().push(line);
             let _ = write!(
                 stream,
                 "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
@@ -341,4 +346,68 @@ fn the_instruments_command_lists_a_simulators_symbols() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("BTC-USDT"), "{stdout}");
+}
+
+#[test]
+fn kraken_lists_come_from_its_instrument_channel() {
+    // Kraken's simulator serves the `instrument` channel: read over TLS
+    // on loopback as from the venue.
+    let out = bin()
+        .args([
+            "instruments",
+            "--venue",
+            "kraken",
+            "--simulated",
+            "--filter",
+            "btc/usd",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("/v2"), "{stderr}");
+    let btc = stdout.lines().find(|l| l.starts_with("BTC/USD")).unwrap();
+    assert_eq!(btc.split_whitespace().nth(1), Some("online"), "{btc}");
+}
+
+/// Bybit's linear list in two pages, the second after the first's cursor.
+#[test]
+fn bybit_pages_are_followed_by_their_cursor() {
+    let page = |symbol: &str, cursor: &str| {
+        format!(
+            r#"{{"retCode":0,"retMsg":"OK","result":{{"category":"linear","list":[
+            {{"symbol":"{symbol}","contractType":"LinearPerpetual","status":"Trading",
+              "priceFilter":{{"tickSize":"0.10"}},"lotSizeFilter":{{"qtyStep":"0.001"}}}}],
+            "nextPageCursor":"{cursor}"}},"retExtInfo":{{}},"time":1700000000000}}"#
+        )
+    };
+    let v = venue_with(move |line| {
+        if line.contains("cursor=next%3D2") {
+            (200, page("ETHUSDT", ""))
+        } else {
+            (200, page("BTCUSDT", "next=2"))
+        }
+    });
+    let rest = format!("http://127.0.0.1:{}", v.port);
+    let out = bin()
+        .args(["instruments", "--venue", "bybit-linear", "--rest", &rest])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("BTCUSDT") && stdout.contains("ETHUSDT"),
+        "{stdout}"
+    );
+    let requests = v.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert!(
+        requests[0].contains("/v5/market/instruments-info?category=linear&limit=1000 "),
+        "{requests:?}"
+    );
 }
