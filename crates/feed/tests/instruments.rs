@@ -411,3 +411,45 @@ fn bybit_pages_are_followed_by_their_cursor() {
         "{requests:?}"
     );
 }
+
+/// A bot that asks for the check gets the same refusal from `build`,
+/// before anything connects.
+#[test]
+fn an_embedded_feed_that_asks_for_the_check_refuses_an_unknown_symbol() {
+    use tickwire_feed::Feed;
+    use tickwire_feed::live::{LineSetup, VenueSetup};
+    use tickwire_venues::InstrumentSpec;
+    use tickwire_venues::plan::Channels;
+
+    let v = venue(200, EXCHANGE_INFO);
+    let (stream_port, accepted) = stream_endpoint();
+    let setup = |symbol: &str| VenueSetup {
+        name: "binance".into(),
+        venue: tickwire_venues::Venue::BinanceSpot,
+        instruments: vec![InstrumentSpec::new(symbol, 2, 5, 20)],
+        channels: Channels::default(),
+        endpoint: Some(format!("ws://127.0.0.1:{stream_port}")),
+        rest: Some(format!("http://127.0.0.1:{}", v.port)),
+        rest_weight_limit: None,
+        lines: LineSetup::default(),
+    };
+    let e = Feed::builder()
+        .setup(setup("btcusdt"))
+        .check_instruments(true)
+        .build()
+        .err()
+        .expect("refused");
+    assert!(
+        e.to_string().contains(
+            "unknown instrument `btcusdt` on venue binance (binance-spot); did you mean BTCUSDT?"
+        ),
+        "{e}"
+    );
+    assert_eq!(accepted.load(Ordering::SeqCst), 0);
+    // A listed one builds (and connects).
+    let feed = Feed::builder()
+        .setup(setup("BTCUSDT"))
+        .check_instruments(true)
+        .build();
+    assert!(feed.is_ok(), "{:?}", feed.err());
+}

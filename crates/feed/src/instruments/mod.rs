@@ -223,14 +223,35 @@ fn first_url(venue: Venue, origin: &Origin, symbols: &[&str]) -> String {
 pub fn check(
     config: &mut FeedConfig,
     runs: Option<&Path>,
+    say: impl FnMut(&str),
+) -> Result<Vec<VenueListing>, CheckError> {
+    let tls = trust(config.ca_file.as_deref());
+    check_venues(
+        &mut config.venues,
+        &config.scales_given,
+        config.check_instruments,
+        &tls,
+        runs,
+        say,
+    )
+}
+
+/// [`check`] for `venues` (with `scales_given` as
+/// [`FeedConfig::scales_given`]), fetching with `tls` (or failing with
+/// its error).
+pub fn check_venues(
+    venues: &mut [VenueSetup],
+    scales_given: &[Vec<bool>],
+    mode: InstrumentCheck,
+    tls: &Result<TlsConfig, String>,
+    runs: Option<&Path>,
     mut say: impl FnMut(&str),
 ) -> Result<Vec<VenueListing>, CheckError> {
     let mut lists = Vec::new();
-    if config.check_instruments == InstrumentCheck::Off {
+    if mode == InstrumentCheck::Off {
         return Ok(lists);
     }
-    let tls = trust(config.ca_file.as_deref());
-    for (n, setup) in config.venues.iter_mut().enumerate() {
+    for (n, setup) in venues.iter_mut().enumerate() {
         let got = tls
             .as_ref()
             .map_err(Clone::clone)
@@ -238,7 +259,7 @@ pub fn check(
         let mut list = match got {
             Ok(l) => l,
             Err(cause) => {
-                if config.check_instruments == InstrumentCheck::Required {
+                if mode == InstrumentCheck::Required {
                     return Err(CheckError::Unfetchable {
                         name: setup.name.clone(),
                         venue: setup.venue,
@@ -254,12 +275,12 @@ pub fn check(
                 continue;
             }
         };
-        let given = config.scales_given.get(n).cloned().unwrap_or_default();
+        let given = scales_given.get(n).cloned().unwrap_or_default();
         let mut outcome = matching::apply(&list.listing, &mut setup.instruments, &given);
         // A cached list may predate a listing: ask the venue before refusing.
         if outcome.is_err()
             && list.cached
-            && let Ok(tls) = &tls
+            && let Ok(tls) = tls
             && let Ok(fresh) = listing_of(setup, tls, None)
         {
             list = fresh;
