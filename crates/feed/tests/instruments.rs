@@ -433,12 +433,13 @@ fn an_embedded_feed_that_asks_for_the_check_refuses_an_unknown_symbol() {
         rest_weight_limit: None,
         lines: LineSetup::default(),
     };
-    let e = Feed::builder()
+    let Err(e) = Feed::builder()
         .setup(setup("btcusdt"))
         .check_instruments(true)
         .build()
-        .err()
-        .expect("refused");
+    else {
+        panic!("built with an unknown symbol");
+    };
     assert!(
         e.to_string().contains(
             "unknown instrument `btcusdt` on venue binance (binance-spot); did you mean BTCUSDT?"
