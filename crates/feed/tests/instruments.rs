@@ -454,3 +454,47 @@ fn an_embedded_feed_that_asks_for_the_check_refuses_an_unknown_symbol() {
         .build();
     assert!(feed.is_ok(), "{:?}", feed.err());
 }
+
+/// A run keeps the lists it fetched in its run directory; the next start
+/// within the hour reads them instead of asking the venue again.
+#[test]
+fn a_run_keeps_its_lists_and_the_next_start_reuses_them() {
+    let dir = temp_dir("cache");
+    let v = venue(200, EXCHANGE_INFO);
+    let (stream_port, _) = stream_endpoint();
+    // An output, so that the run has a run directory.
+    let hlog = "[metrics]\nhlog = \"feed.hlog\"";
+    config(&dir, v.port, stream_port, hlog, "\"BTCUSDT\"");
+    let mut child = bin()
+        .current_dir(&dir)
+        .args(["run", "--config", "feed.toml"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let kept = dir.join("runs/latest-run/instruments-binance.tsv");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !kept.exists() {
+        assert!(Instant::now() < deadline, "no {}", kept.display());
+        assert!(child.try_wait().unwrap().is_none(), "the run ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&kept).unwrap();
+    assert!(
+        text.contains("BTCUSDT\tTRADING\ttrue\t0.01000000\t0.00001000\t2\t5"),
+        "{text}"
+    );
+    assert_eq!(v.requests.lock().unwrap().len(), 1);
+    let out = run_until_exit(&dir, &["run", "--config", "feed.toml", "--check"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("a cached list"), "{stderr}");
+    assert!(
+        stderr.contains("BTCUSDT: price decimals 2, size decimals 5"),
+        "{stderr}"
+    );
+    assert_eq!(v.requests.lock().unwrap().len(), 1, "asked again");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -58,8 +58,11 @@ pub fn save(dir: &Path, name: &str, url: &str, listing: &Listing) -> io::Result<
             dec(l.size_decimals)
         ));
     }
+    // Whole or not at all: a reader never sees half a list.
     let path = file(dir, name);
-    std::fs::write(&path, text)?;
+    let part = path.with_extension("tsv.part");
+    std::fs::write(&part, text)?;
+    std::fs::rename(&part, &path)?;
     Ok(path)
 }
 
