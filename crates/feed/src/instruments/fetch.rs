@@ -3,6 +3,13 @@
 //! REST GET per page (Bybit's next page after its cursor), or Kraken's
 //! WebSocket `instrument` channel; every wait bounded by one deadline.
 //! Start-up only: it allocates freely.
+//!
+//! Budgets: one request a venue (Bybit: one a page of 1000, OKX: one an
+//! instrument type), before the feed's own REST budget starts spending;
+//! that budget spends at most half of a venue's limit, so the list's
+//! request (Binance spot: weight 20 of 6000 a minute,
+//! `tickwire_venues::listing::binance::weight`; Deribit: within
+//! `get_instruments`' 1 a 10 s, burst 5) fits beside it.
 
 use std::time::{Duration, Instant};
 

@@ -1,8 +1,10 @@
 //! Deribit's instruments: `GET https://www.deribit.com/api/v2/public/get_instruments?currency=any`
 //! (Deribit API docs, "Market data" → `public/get_instruments`,
 //! <https://docs.deribit.com/#public-get_instruments>): `currency` is
-//! `BTC`, `ETH`, `USDC`, `USDT`, `EURR` or `any`; expired instruments
-//! are left out unless `expired=true`.
+//! `BTC`, `ETH`, `USDC`, `USDT`, `EURR` or `any` ("The currency symbol
+//! or "any" for all"); expired instruments are left out unless
+//! `expired=true`. The method has its own rate limit, 1 request per 10
+//! seconds with a burst of 5: one request at start-up is within it.
 //!
 //! The answer is JSON-RPC: `{"jsonrpc":"2.0","result":[…]}`, or
 //! `{"error":{"code":…,"message":…}}`. Each of `result[]` has
