@@ -281,7 +281,7 @@ impl FeedBuilder {
             {
                 // The simulators' CA is the one to trust (and `ca_file`,
                 // if given, too).
-                let (sims, ca) = crate::simulated::start(&mut self.venues)?;
+                let (sims, ca) = crate::simulated::start(&mut self.venues, self.check_instruments)?;
                 tls = TlsConfig::empty();
                 tls.add_ca_pem(ca.as_bytes())
                     .map_err(|e| FeedError::Setup(e.to_string()))?;

@@ -152,17 +152,18 @@ pub fn run(
                     std::fs::create_dir_all(dir)
                         .map_err(|e| setup(&format!("record.path {}", dir.display()), e))?;
                 }
-                Some(
-                    recording::Writer::create(
-                        base,
-                        r.max_file_bytes,
-                        Header {
-                            created_unix_ns: cal.to_unix_ns(cal.clock().now()),
-                            ticks_per_second: cal.ticks_per_second(),
-                        },
-                    )
-                    .map_err(|e| setup("record.path", e))?,
+                let mut w = recording::Writer::create(
+                    base,
+                    r.max_file_bytes,
+                    Header {
+                        created_unix_ns: cal.to_unix_ns(cal.clock().now()),
+                        ticks_per_second: cal.ticks_per_second(),
+                    },
                 )
+                .map_err(|e| setup("record.path", e))?;
+                w.sync_every(r.sync_interval)
+                    .map_err(|e| setup("record.sync_ms", e))?;
+                Some(w)
             }
         };
         let sinks = Sinks {

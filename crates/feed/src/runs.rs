@@ -8,9 +8,10 @@
 //!   (`runs/latest-sim/sim-ca.pem`, as `examples/sim.toml` does).
 //! - `runs/.gitignore` ignores everything under `runs/`, so a run inside
 //!   any git checkout leaves `git status` clean.
-//! - A path the user gives (`--hlog`, `--out`, an absolute path in the
-//!   configuration) is used as given; a relative output path in a
-//!   configuration file goes inside the run's directory.
+//! - An absolute output path (in the configuration, or `record --out`),
+//!   and the demo's `--hlog`, are used as given; a relative output path in
+//!   a configuration file, or given to `record --out`, goes inside the
+//!   run's directory.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,44 @@ pub fn create_in(root: &Path, command: &str, now: SystemTime) -> io::Result<Path
     };
     point_latest(root, command, &dir)?;
     Ok(dir)
+}
+
+/// Undoes [`create`] for a run that did not start: removes `dir` (made
+/// by `create`, so it holds only what the failed start left) and points
+/// `runs/latest-<command>` back at the newest run of `command` left, or
+/// removes the link if there is none.
+pub fn discard(command: &str, dir: &Path) -> io::Result<()> {
+    discard_in(Path::new(ROOT), command, dir)
+}
+
+/// [`discard`] under `root`.
+pub fn discard_in(root: &Path, command: &str, dir: &Path) -> io::Result<()> {
+    std::fs::remove_dir_all(dir)?;
+    // Run directories are `<stamp>-<command>[-<n>]`: the newest sorts
+    // last by (stamp, n).
+    let newest = std::fs::read_dir(root)?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|name| {
+            let (stamp, rest) = name.split_at_checked(15)?;
+            let rest = rest.strip_prefix('-')?.strip_prefix(command)?;
+            let n: u32 = match rest {
+                "" => 1,
+                r => r.strip_prefix('-')?.parse().ok()?,
+            };
+            let stamp = stamp.to_owned();
+            stamp
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b == b'-')
+                .then_some((stamp, n, name))
+        })
+        .max();
+    match newest {
+        Some((_, _, name)) => point_latest(root, command, &root.join(name)),
+        None => match std::fs::remove_file(root.join(format!("latest-{command}"))) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        },
+    }
 }
 
 /// Replaces `root/latest-<command>` with a link to `dir`: a new link is
@@ -121,6 +160,27 @@ mod tests {
                 .last(),
             Some("*")
         );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_discarded_run_leaves_no_directory_and_latest_where_it_was() {
+        let root = std::env::temp_dir().join(format!("tickwire-discard-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let at = UNIX_EPOCH + Duration::from_secs(1_709_251_200);
+        let kept = create_in(&root, "run", at).unwrap();
+        let failed = create_in(&root, "run", at + Duration::from_secs(1)).unwrap();
+        discard_in(&root, "run", &failed).unwrap();
+        assert!(!failed.exists());
+        #[cfg(unix)]
+        assert_eq!(
+            std::fs::canonicalize(root.join("latest-run")).unwrap(),
+            std::fs::canonicalize(&kept).unwrap()
+        );
+        // The only run discarded: no link is left pointing nowhere.
+        let only = create_in(&root, "sim", at).unwrap();
+        discard_in(&root, "sim", &only).unwrap();
+        assert!(std::fs::symlink_metadata(root.join("latest-sim")).is_err());
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -498,3 +498,37 @@ fn a_run_keeps_its_lists_and_the_next_start_reuses_them() {
     assert_eq!(v.requests.lock().unwrap().len(), 1, "asked again");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Simulated, a feed that asks for the check meets each simulator's own
+/// list (its catalogue) and is refused a symbol it does not list.
+#[test]
+fn a_simulated_feed_that_asks_for_the_check_meets_the_simulators_list() {
+    use tickwire_feed::Feed;
+
+    for (venue, wrong, right) in [
+        ("binance-spot", "btcusdt", "BTCUSDT"),
+        ("okx", "BTC-USDT-SWAP-X", "BTC-USDT"),
+        ("kraken", "XBT/USD", "BTC/USD"),
+        ("deribit", "btc-perpetual", "BTC-PERPETUAL"),
+    ] {
+        let Err(e) = Feed::builder()
+            .venue(venue, &[wrong])
+            .simulated(true)
+            .check_instruments(true)
+            .build()
+        else {
+            panic!("{venue}: built with {wrong}");
+        };
+        assert!(
+            e.to_string()
+                .contains(&format!("unknown instrument `{wrong}` on venue {venue}")),
+            "{e}"
+        );
+        let built = Feed::builder()
+            .venue(venue, &[right])
+            .simulated(true)
+            .check_instruments(true)
+            .build();
+        assert!(built.is_ok(), "{venue}: {:?}", built.err());
+    }
+}

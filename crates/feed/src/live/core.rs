@@ -244,8 +244,31 @@ impl<H: OnEvent> Core<H> {
                 payload,
             };
             if w.write(&r).is_err() {
-                self.record_errors += 1;
+                self.recording_failed();
             }
+        }
+    }
+
+    /// Hands the recording's buffered records to the OS once they have
+    /// waited `recording::FLUSH_INTERVAL`: called once a poll turn.
+    pub(crate) fn flush_recording(&mut self, now: Instant) {
+        if let Some(w) = self.sinks.recording.as_mut()
+            && w.flush_due(now).is_err()
+        {
+            self.recording_failed();
+        }
+    }
+
+    /// A record the recording could not take: counted, and the writer's
+    /// failure (file, byte, cause) said once.
+    fn recording_failed(&mut self) {
+        self.record_errors += 1;
+        if self.record_errors == 1
+            && let Some(why) = self.sinks.recording.as_ref().and_then(|w| w.failure())
+        {
+            tickwire_log(format_args!(
+                "{why}; the records after it are not written (the run goes on)"
+            ));
         }
     }
 }
@@ -582,6 +605,11 @@ impl<H: OnEvent> Handler for Core<H> {
             FeedStats::add(&stats.wire_stamped, 1);
         } else if let Some(e) = first
             && e.exchange_ns != 0
+            // A sender in this process stamps its sends: the exchange
+            // stage is the wire, measured on the TSC, or not measured (a
+            // venue's own event time is another clock, and a pregenerated
+            // market's is when it was made).
+            && send_stamps.is_none()
         {
             stamps.exchange_unix_ns = e.exchange_ns;
         }

@@ -13,9 +13,14 @@ use tickwire_venues::{DecodeError, InstrumentSpec};
 
 use super::stats::{FeedStats, VenueStats};
 
-/// One line on standard error, prefixed with the program's name.
+/// One line on standard error, prefixed with the program's name (and
+/// ending with the fault injected on its venue, if one is under way:
+/// [`super::injected`]).
 pub(crate) fn tickwire_log(line: std::fmt::Arguments<'_>) {
-    eprintln!("tickwire-feed: {line}");
+    match super::injected::on_line(&line) {
+        Some(fault) => eprintln!("tickwire-feed: {line} [injected fault: {fault}]"),
+        None => eprintln!("tickwire-feed: {line}"),
+    }
 }
 
 /// Undecodable messages are counted, and logged once per venue and kind of

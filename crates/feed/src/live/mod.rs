@@ -28,6 +28,7 @@ use crate::sink::{self, Publisher};
 mod budget;
 mod core;
 mod emitter;
+pub(crate) mod injected;
 mod lines;
 mod links;
 mod log;
@@ -322,9 +323,17 @@ impl<H: OnEvent> Feed<H> {
                 .instruments
                 .iter()
                 .map(|i| {
-                    send_stamps
-                        .as_ref()
-                        .and_then(|(_, syms)| syms.iter().position(|s| *s == i.symbol))
+                    // By symbol, or by `venue/symbol` (several venues'
+                    // senders on one board, whose symbols repeat).
+                    let name = &state.setup.name;
+                    send_stamps.as_ref().and_then(|(_, syms)| {
+                        syms.iter().position(|s| {
+                            *s == i.symbol
+                                || s.strip_prefix(name.as_str())
+                                    .and_then(|s| s.strip_prefix('/'))
+                                    == Some(i.symbol.as_str())
+                        })
+                    })
                 })
                 .collect();
             states.push(state);
@@ -538,6 +547,9 @@ impl<H: OnEvent> Feed<H> {
         };
         // Even after a failed poll: its messages were handled.
         self.driver.handler_mut().flush_recorders();
+        if self.driver.handler().sinks.recording.is_some() {
+            self.driver.handler_mut().flush_recording(Instant::now());
+        }
         polled?;
         self.chores();
         Ok(())
