@@ -52,6 +52,10 @@ pub struct FeedBuilder {
     sinks: Sinks,
     /// Set by `connect_deadline`.
     connect_deadline: Option<Duration>,
+    /// Check instruments against the venues' lists at build.
+    check_instruments: bool,
+    /// Per venue, which instruments were given their decimals.
+    scales_given: Vec<Vec<bool>>,
 }
 
 impl Feed {
@@ -91,6 +95,8 @@ impl FeedBuilder {
             metrics: None,
             sinks: Sinks::default(),
             connect_deadline: None,
+            check_instruments: false,
+            scales_given: Vec::new(),
         }
     }
 
@@ -102,6 +108,9 @@ impl FeedBuilder {
     pub fn from_config(config: &FeedConfig) -> FeedBuilder {
         let mut b = FeedBuilder::new();
         b.venues = config.venues.clone();
+        b.scales_given = config.scales_given.clone();
+        b.check_instruments =
+            config.check_instruments == crate::instruments::InstrumentCheck::Required;
         b.net.poll_mode = config.poll;
         b.ca_file = config.ca_file.clone();
         b.connect_deadline = config.connect_deadline;
@@ -128,15 +137,20 @@ impl FeedBuilder {
             Err(e) => return self.fail(format!("venue `{venue}`: {e}")),
         };
         let mut specs: Vec<InstrumentSpec> = Vec::new();
+        let mut given = Vec::new();
         for text in instruments {
             match config::parse_instrument(text) {
-                Ok(arg) => specs.push(arg.spec(v)),
+                Ok(arg) => {
+                    given.push(arg.scales.is_some());
+                    specs.push(arg.spec(v));
+                }
                 Err(e) => return self.fail(format!("venue `{venue}`: instrument {e}")),
             }
         }
         if specs.is_empty() {
             return self.fail(format!("venue `{venue}`: no instrument"));
         }
+        self.scales_given.push(given);
         self.venues.push(VenueSetup {
             name: v.name().to_owned(),
             venue: v,
@@ -152,6 +166,7 @@ impl FeedBuilder {
 
     /// A venue set up in full (its own name, channels, endpoints, lines).
     pub fn setup(mut self, setup: VenueSetup) -> FeedBuilder {
+        self.scales_given.push(vec![true; setup.instruments.len()]);
         self.venues.push(setup);
         self
     }
@@ -224,6 +239,18 @@ impl FeedBuilder {
         self
     }
 
+    /// With `true`, every instrument is checked against its venue's own
+    /// instrument list before anything connects (as `check_instruments =
+    /// "required"` in the configuration): a symbol the venue does not list
+    /// (with the closest names it does), or a list that cannot be fetched,
+    /// fails `build`; instruments given without decimals take the list's
+    /// (those of [`setup`](Self::setup) keep theirs). Off by default. With
+    /// [`simulated`](Self::simulated), the simulators' lists.
+    pub fn check_instruments(mut self, on: bool) -> FeedBuilder {
+        self.check_instruments = on;
+        self
+    }
+
     /// The options that apply to the whole feed, whatever the order they
     /// were given in: `standby` to every venue, `busy_poll` over `net`.
     fn settle(&mut self) {
@@ -271,7 +298,7 @@ impl FeedBuilder {
             {
                 // The simulators' CA is the one to trust (and `ca_file`,
                 // if given, too).
-                let (sims, ca) = crate::simulated::start(&mut self.venues)?;
+                let (sims, ca) = crate::simulated::start(&mut self.venues, self.check_instruments)?;
                 tls = TlsConfig::empty();
                 tls.add_ca_pem(ca.as_bytes())
                     .map_err(|e| FeedError::Setup(e.to_string()))?;
@@ -287,6 +314,17 @@ impl FeedBuilder {
                 "simulated: this build of tickwire-feed has no simulator (its `sim` feature)"
                     .into(),
             ));
+        }
+        if self.check_instruments {
+            crate::instruments::check_venues(
+                &mut self.venues,
+                &self.scales_given,
+                crate::instruments::InstrumentCheck::Required,
+                &Ok(tls.clone()),
+                None,
+                |_| {},
+            )
+            .map_err(|e| FeedError::Setup(e.to_string()))?;
         }
         let metrics = self
             .metrics

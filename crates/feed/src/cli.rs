@@ -33,6 +33,10 @@ pub(crate) enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// List a venue's instruments as the venue lists them: symbol,
+    /// status, tick and lot size, and the price and size decimals the
+    /// feed takes from them.
+    Instruments(InstrumentsArgs),
     /// `run`, recording every frame received and sent (and every REST
     /// snapshot) to rotated binary files `<out>.<n>.twrec` for `replay`.
     Record {
@@ -144,6 +148,32 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 1 << 16, requires = "shm")]
         shm_capacity: usize,
     },
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct InstrumentsArgs {
+    /// The venue: binance-spot, binance-usdm, binance-coinm, okx,
+    /// bybit-spot, bybit-linear, bybit-inverse, kraken, coinbase or
+    /// deribit.
+    #[arg(long)]
+    pub(crate) venue: Venue,
+    /// Only symbols containing this text (any case).
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) filter: Option<String>,
+    /// The list of an in-process simulator of the venue instead.
+    #[arg(long, conflicts_with_all = ["rest", "endpoint", "ca_file"])]
+    pub(crate) simulated: bool,
+    /// Fetch from here instead of the venue's host (`https://host:port`).
+    #[arg(long, value_name = "URL")]
+    pub(crate) rest: Option<String>,
+    /// Kraken: read its `instrument` channel here instead
+    /// (`wss://host:port`); the other venues: fetch from this host when
+    /// `--rest` is not given.
+    #[arg(long, value_name = "URL")]
+    pub(crate) endpoint: Option<String>,
+    /// Trust this CA too (e.g. a simulator's).
+    #[arg(long, value_name = "PEM")]
+    pub(crate) ca_file: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Clone, Debug)]

@@ -4,6 +4,8 @@
 //! ```toml
 //! poll = "blocking"            # blocking | busy-poll | busy-read
 //! connect_deadline_s = 30      # no venue connected by then: `run` exits 3 (0: wait for ever)
+//! check_instruments = "best-effort"   # required | best-effort | off: instruments against each
+//!                                     # venue's own list before connecting (see `instruments`)
 //!
 //! [metrics]
 //! hlog = "feed.hlog"           # HdrHistogram interval log
@@ -67,6 +69,7 @@ use tickwire_net::{Endpoint, PollMode};
 use tickwire_venues::InstrumentSpec;
 use tickwire_venues::plan::Channels;
 
+use crate::instruments::InstrumentCheck;
 use crate::live::{LineSetup, VenueSetup, plans, rest_limit_problem};
 use crate::replay::Venue;
 
@@ -117,6 +120,8 @@ struct RawConfig {
     poll: Option<String>,
     #[serde(default)]
     connect_deadline_s: Option<u64>,
+    #[serde(default)]
+    check_instruments: Option<String>,
     #[serde(default)]
     metrics: RawMetrics,
     #[serde(default)]
@@ -262,6 +267,13 @@ pub struct FeedConfig {
     pub threads: Vec<ThreadConfig>,
     /// The venues.
     pub venues: Vec<VenueSetup>,
+    /// Whether instruments are checked against each venue's own list
+    /// before anything connects (`check_instruments`).
+    pub check_instruments: InstrumentCheck,
+    /// For each venue (as [`venues`](Self::venues)), which instruments
+    /// were given their decimals (`SYMBOL:PRICE:SIZE`); the others take
+    /// the venue's listed ones when its list is fetched.
+    pub scales_given: Vec<Vec<bool>>,
     /// The environment overrides that set values, so that a later check
     /// ([`FeedConfig::preflight`]) blames a value on its variable too.
     overrides: Vec<env::Override>,
@@ -524,6 +536,10 @@ impl FeedConfig {
                 format!("{connect_deadline_s} is not between 0 (no deadline) and 86400"),
             ));
         }
+        let check_instruments = match raw.check_instruments.as_deref() {
+            None => InstrumentCheck::default(),
+            Some(s) => s.parse().map_err(|e| error("check_instruments", e))?,
+        };
         let interval_ms = raw.metrics.interval_ms.unwrap_or(1000);
         if !(10..=3_600_000).contains(&interval_ms) {
             return Err(error(
@@ -582,6 +598,7 @@ impl FeedConfig {
             return Err(error("venue", "no [[venue]]: nothing to connect to"));
         }
         let mut venues = Vec::new();
+        let mut scales_given = Vec::new();
         let mut names = BTreeSet::new();
         for (n, v) in raw.venue.iter().enumerate() {
             let key = |k: &str| format!("venue[{n}].{k}");
@@ -600,10 +617,12 @@ impl FeedConfig {
                 return Err(error(key("instruments"), "is empty"));
             }
             let mut instruments = Vec::new();
+            let mut given = Vec::new();
             for (k, s) in v.instruments.iter().enumerate() {
-                let spec = parse_instrument(s)
-                    .map_err(|e| error(format!("venue[{n}].instruments[{k}]"), e))?
-                    .spec(venue);
+                let arg = parse_instrument(s)
+                    .map_err(|e| error(format!("venue[{n}].instruments[{k}]"), e))?;
+                given.push(arg.scales.is_some());
+                let spec = arg.spec(venue);
                 if instruments
                     .iter()
                     .any(|i: &InstrumentSpec| i.symbol == spec.symbol)
@@ -675,6 +694,7 @@ impl FeedConfig {
             {
                 return Err(error(key("rest_weight_limit"), problem));
             }
+            scales_given.push(given);
             venues.push(VenueSetup {
                 name,
                 venue,
@@ -770,6 +790,8 @@ impl FeedConfig {
             ca_file: raw.tls.ca_file,
             threads,
             venues,
+            check_instruments,
+            scales_given,
             overrides: Vec::new(),
         })
     }

@@ -70,6 +70,7 @@ mod builder;
 pub mod config;
 #[cfg(feature = "sim")]
 pub mod demo;
+pub mod instruments;
 pub mod live;
 pub mod mirror;
 pub mod recording;

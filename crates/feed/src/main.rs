@@ -22,7 +22,7 @@ mod cli;
 mod demo_command;
 mod logger;
 
-use cli::{Cli, Command, DemoArgs};
+use cli::{Cli, Command, DemoArgs, InstrumentsArgs};
 use demo_command::demo;
 
 /// A flag SIGINT and SIGTERM set: the run loops stop, flush and exit 0.
@@ -70,6 +70,19 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
     if let Err(e) = config.preflight() {
         return refuse(&e);
     }
+    // Every instrument against its venue's own list, before anything is
+    // made or connected: an unknown symbol is a configuration error.
+    let lists = match tickwire_feed::instruments::check(
+        &mut config,
+        Some(std::path::Path::new(tickwire_feed::runs::ROOT)),
+        |line| eprintln!("{line}"),
+    ) {
+        Ok(lists) => lists,
+        Err(e) => {
+            eprintln!("tickwire-feed: {}: {e}", path.display());
+            return ExitCode::from(e.exit_code());
+        }
+    };
     print_plan(&config);
     if check {
         println!("configuration ok");
@@ -83,6 +96,12 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
             Ok(dir) => {
                 config.place_outputs(&dir);
                 eprintln!("outputs in {}", dir.display());
+                if let Err(e) = tickwire_feed::instruments::save(&dir, &lists) {
+                    eprintln!(
+                        "tickwire-feed {command}: cannot keep the instrument lists in {}: {e}",
+                        dir.display()
+                    );
+                }
                 run_dir = Some(dir);
             }
             Err(e) => {
@@ -210,6 +229,64 @@ fn print_plan(config: &FeedConfig) {
             );
         }
     }
+}
+
+/// `instruments`: a venue's list, from the venue (or `--rest`,
+/// `--endpoint`), or from an in-process simulator.
+fn instruments(args: &InstrumentsArgs) -> ExitCode {
+    let got = if args.simulated {
+        tickwire_feed::instruments::simulated(args.venue)
+    } else {
+        tickwire_feed::instruments::fetch_for(
+            args.venue,
+            args.rest.as_deref(),
+            args.endpoint.as_deref(),
+            args.ca_file.as_deref(),
+            None,
+        )
+        .map(|f| (f.listing, f.url))
+    };
+    let (listing, from) = match got {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("tickwire-feed instruments: {}: {e}", args.venue);
+            return ExitCode::FAILURE;
+        }
+    };
+    let filter = args.filter.as_deref().map(str::to_ascii_uppercase);
+    let shown: Vec<_> = listing
+        .instruments
+        .iter()
+        .filter(|l| {
+            filter
+                .as_deref()
+                .is_none_or(|f| l.symbol.to_ascii_uppercase().contains(f))
+        })
+        .collect();
+    let dash = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
+    let dec = |d: Option<u8>| d.map_or("-".into(), |d| d.to_string());
+    println!(
+        "{:<28} {:<12} {:>14} {:>14} {:>6} {:>6}",
+        "symbol", "status", "tick", "lot", "price", "size"
+    );
+    for l in &shown {
+        println!(
+            "{:<28} {:<12} {:>14} {:>14} {:>6} {:>6}",
+            l.symbol,
+            l.status,
+            dash(&l.tick_size),
+            dash(&l.lot_size),
+            dec(l.price_decimals),
+            dec(l.size_decimals)
+        );
+    }
+    eprintln!(
+        "{} of {} instruments listed by {} ({from}); price and size: the decimals the feed uses",
+        shown.len(),
+        listing.instruments.len(),
+        args.venue
+    );
+    ExitCode::SUCCESS
 }
 
 /// The `sim` command's arguments, checked.
@@ -368,6 +445,7 @@ fn main() -> ExitCode {
     match command {
         Command::Demo(args) => demo(&args),
         Command::Run { config, check } => run(&config, None, check),
+        Command::Instruments(args) => instruments(&args),
         Command::Record {
             config,
             out,

@@ -28,14 +28,21 @@ const RATE: u32 = 200;
 /// Starts a simulator for each of `venues` and points the venue at it
 /// (stream, standby and REST endpoints); returns the simulators (they
 /// stop when dropped) and the CA certificate (PEM) to trust.
+///
+/// `listed_only` (a feed that checks its instruments against the
+/// venue's list): each simulator serves its venue's whole catalogue and
+/// nothing else, so a symbol the catalogue does not list is refused as
+/// the venue would refuse it. Otherwise every configured symbol is
+/// served (one the catalogue lacks, with its first instrument's market).
 pub(crate) fn start(
     venues: &mut [VenueSetup],
+    listed_only: bool,
 ) -> Result<(Vec<Box<dyn Any + Send>>, String), FeedError> {
     let (tls, ca) = tickwire_sim::self_signed().map_err(FeedError::Setup)?;
     let mut sims: Vec<Box<dyn Any + Send>> = Vec::new();
     for setup in venues.iter_mut() {
         let known = SimInstrument::pair(setup.venue);
-        let instruments: Vec<SimInstrument> = setup
+        let mut instruments: Vec<SimInstrument> = setup
             .instruments
             .iter_mut()
             .map(|spec| {
@@ -53,6 +60,9 @@ pub(crate) fn start(
                 sim
             })
             .collect();
+        if listed_only {
+            instruments = SimInstrument::listed(setup.venue);
+        }
         let sim = Simulator::start(SimConfig {
             venue: setup.venue,
             tls: Some(tls.clone()),

@@ -96,7 +96,11 @@ fn a_port_where_nothing_listens_is_said_once_with_its_cause() {
              endpoint = \"ws://127.0.0.1:{port}\""
         ),
     );
-    let said = run.wait_for("the refusal", |l| l.contains("connection refused"));
+    // The streams' refusal (the instrument list's, said before it, is
+    // another failure).
+    let said = run.wait_for("the refusal", |l| {
+        l.contains("connection refused") && !l.contains("instruments not checked")
+    });
     assert!(
         said.starts_with("tickwire-feed: venue closed: ws://127.0.0.1:")
             && said.contains(&format!(":{port}/"))

@@ -75,6 +75,7 @@ mod error;
 pub mod event;
 pub mod json;
 pub mod kraken;
+pub mod listing;
 pub mod okx;
 pub mod plan;
 mod scan;

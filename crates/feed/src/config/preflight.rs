@@ -27,8 +27,9 @@ impl FeedConfig {
     /// - a `[[thread]]` with a `priority` can be pinned and given it (tried
     ///   on a thread that ends at once).
     ///
-    /// Instruments are not looked up here: a check against each venue's
-    /// list of instruments belongs in [`FeedConfig::preflight_instruments`].
+    /// Instruments are not looked up here: the check against each venue's
+    /// own list needs the network and sets decimals, and is
+    /// [`crate::instruments::check`], which `main` runs right after.
     pub fn preflight(&self) -> Result<(), ConfigError> {
         self.preflight_unblamed()
             .map_err(|e| super::blame(&self.overrides, e))
@@ -96,13 +97,6 @@ impl FeedConfig {
                 )
             })?;
         }
-        self.preflight_instruments()
-    }
-
-    /// Whether each venue lists the instruments the configuration names:
-    /// the place for that check (it asks each venue, or its simulator, for
-    /// its instruments). Nothing is looked up yet: every instrument passes.
-    pub fn preflight_instruments(&self) -> Result<(), ConfigError> {
         Ok(())
     }
 
