@@ -72,7 +72,7 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
     let (queue, events) = sink::queue(1 << 20);
     let jsonl = dir.join("events.jsonl");
     let ring_path = dir.join("ring");
-    let ring = shm::Writer::create(&ring_path, 1 << 18).unwrap();
+    let ring = shm::Writer::create(&ring_path, 1 << 18, &[]).unwrap();
     let metrics = Metrics::new(HistogramConfig::default());
     let net = NetConfig {
         send_rate: None,
