@@ -273,7 +273,7 @@ fn foreign_files_and_bad_capacities_are_refused() {
     let foreign = File::open(&path).unwrap();
     let mut w = Writer::create(&path, 16, &[]).unwrap();
     assert_eq!(fs::read(&path).unwrap().len() as u64, ring_bytes(16));
-    assert_eq!(foreign.metadata().unwrap().len(), v1.len() as u64);
+    assert_eq!(foreign.metadata().unwrap().len(), v2.len() as u64);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -284,5 +284,38 @@ fn foreign_files_and_bad_capacities_are_refused() {
     w.publish(&nth(1));
     assert_eq!(r.read(), Read::Event(nth(1)));
     assert_eq!(names_in(&dir), ["ring"]);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A reader in another process names the events: the ring's instrument
+/// table (written before the ring is at its path) maps each id to its
+/// venue, symbol and decimals.
+#[test]
+fn a_reader_names_the_events_from_the_rings_instrument_table() {
+    use tickwire_feed::sink::Instrument;
+    let dir = temp_dir("named");
+    let path = dir.join("ring");
+    let names: Vec<Instrument> = [("binance-spot", "BTCUSDT", 2, 8), ("okx", "ETH-USDT", 2, 6)]
+        .into_iter()
+        .map(|(venue, symbol, price_scale, size_scale)| Instrument {
+            venue: venue.into(),
+            symbol: symbol.into(),
+            price_scale,
+            size_scale,
+        })
+        .collect();
+    let mut w = Writer::create(&path, 64, &names).unwrap();
+    assert_eq!(fs::metadata(&path).unwrap().len(), 128 + 2 * 128 + 64 * 128);
+    let mut r = Reader::open(&path).unwrap();
+    w.publish(&nth(1));
+    let Read::Event(e) = r.read() else {
+        panic!("no event")
+    };
+    let named = r.instrument(e.instrument).unwrap();
+    assert_eq!(
+        (named.venue.as_str(), named.symbol.as_str(), named.price_scale, named.size_scale),
+        ("okx", "ETH-USDT", 2, 6)
+    );
+    assert_eq!(r.instruments().len(), 2);
     fs::remove_dir_all(&dir).unwrap();
 }
