@@ -106,11 +106,13 @@ use memmap2::{MmapOptions, MmapRaw};
 use tickwire_venues::event::{Event, InstrumentId};
 
 mod codec;
+mod named;
 mod table;
 #[cfg(test)]
 mod tests;
 
 pub use codec::{decode, encode};
+pub use named::{Described, Scaled};
 pub use table::{MAX_SYMBOL, MAX_VENUE, RingInstrument};
 
 use crate::sink::Instrument;

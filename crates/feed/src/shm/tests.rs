@@ -549,3 +549,45 @@ fn a_reattached_reader_reads_the_new_rings_table() {
     assert_eq!(r.instruments()[0].symbol, "ETH-USDT");
     assert_eq!(r.instruments()[0].price_scale, 2);
 }
+
+#[test]
+fn a_named_event_reads_with_its_symbol_and_decimal_prices() {
+    let btc = RingInstrument {
+        id: InstrumentId(0),
+        venue: "binance-spot".into(),
+        symbol: "BTCUSDT".into(),
+        price_scale: 2,
+        size_scale: 8,
+    };
+    let line = |kind| btc.describe(&event(0, kind)).to_string();
+    assert_eq!(
+        line(Kind::Trade {
+            price: 6_173_763,
+            size: 123_000,
+            aggressor: Aggressor::Buy,
+            trade_id: 9,
+        }),
+        "binance-spot BTCUSDT trade 61737.63 x 0.00123000 buy #9"
+    );
+    assert_eq!(
+        line(Kind::Quote {
+            bid_price: -5,
+            bid_size: 0,
+            ask_price: 6_173_764,
+            ask_size: 1,
+            update_id: 1,
+        }),
+        "binance-spot BTCUSDT quote -0.05 x 0.00000000 / 61737.64 x 0.00000001"
+    );
+    assert_eq!(
+        line(Kind::BookDelta {
+            side: Side::Bid,
+            price: 100,
+            size: 2_500_000_000,
+            update_id: 3,
+            last: true,
+        }),
+        "binance-spot BTCUSDT book_delta bid 1.00 x 25.00000000 (last)"
+    );
+    assert_eq!(line(Kind::Disconnected), "binance-spot BTCUSDT disconnected");
+}
