@@ -514,7 +514,8 @@ fn main() -> ExitCode {
             let instruments: Vec<InstrumentSpec> =
                 instruments.iter().map(|i| i.spec(venue)).collect();
             let names = Instrument::of_venue(venue.name(), &instruments);
-            let ring = match shm.map(|p| tickwire_feed::shm::Writer::create(&p, shm_capacity, &names)) {
+            let create = |p| tickwire_feed::shm::Writer::create(p, shm_capacity, &names);
+            let ring = match shm.map(create) {
                 None => None,
                 Some(Ok(w)) => Some(w),
                 Some(Err(e)) => {
@@ -580,19 +581,26 @@ fn run_replay(
         write_error = out.write_all(&line).err();
     }
     let pace = if real_time { Pace::Original } else { Pace::Max };
-    let result = replay::replay_timed(&files, venue, instruments, connections, pace, |event, wall_ns| {
-        if let Some(ring) = ring.as_mut() {
-            ring.publish(&event);
-        }
-        if let (Some(out), None) = (out.as_mut(), &write_error) {
-            line.clear();
-            // The recording's receive time: its TSC is another boot's.
-            encoder.encode(&event, wall_ns, &mut line);
-            if let Err(e) = out.write_all(&line) {
-                write_error = Some(e);
+    let result = replay::replay_timed(
+        &files,
+        venue,
+        instruments,
+        connections,
+        pace,
+        |event, wall_ns| {
+            if let Some(ring) = ring.as_mut() {
+                ring.publish(&event);
             }
-        }
-    });
+            if let (Some(out), None) = (out.as_mut(), &write_error) {
+                line.clear();
+                // The recording's receive time: its TSC is another boot's.
+                encoder.encode(&event, wall_ns, &mut line);
+                if let Err(e) = out.write_all(&line) {
+                    write_error = Some(e);
+                }
+            }
+        },
+    );
     if let Some(e) = write_error.or_else(|| out.as_mut().and_then(|o| o.flush().err())) {
         eprintln!("tickwire-feed replay: writing events: {e}");
         return ExitCode::FAILURE;

@@ -115,7 +115,11 @@ pub fn prune(root: &Path, newest: &Path, retention: Retention) -> io::Result<Pru
         let name = entry.file_name();
         let kind = entry.file_type()?;
         if kind.is_symlink() && name.to_string_lossy().starts_with("latest-") {
-            protected.push(std::fs::read_link(entry.path())?.file_name().map(ToOwned::to_owned));
+            protected.push(
+                std::fs::read_link(entry.path())?
+                    .file_name()
+                    .map(ToOwned::to_owned),
+            );
         } else if kind.is_dir() && !name.to_string_lossy().starts_with('.') {
             runs.push(name);
         }
@@ -154,10 +158,7 @@ fn size_of_tree(path: &Path) -> u64 {
         return meta.len();
     }
     std::fs::read_dir(path).map_or(0, |entries| {
-        entries
-            .flatten()
-            .map(|e| size_of_tree(&e.path()))
-            .sum()
+        entries.flatten().map(|e| size_of_tree(&e.path())).sum()
     })
 }
 
@@ -244,7 +245,13 @@ mod tests {
         for n in 0..30u64 {
             let command = ["sim", "demo", "run"][(n % 3) as usize];
             // The simulator started first, and only once: its run is old.
-            let command = if n == 0 { "sim" } else if command == "sim" { "record" } else { command };
+            let command = if n == 0 {
+                "sim"
+            } else if command == "sim" {
+                "record"
+            } else {
+                command
+            };
             let at = UNIX_EPOCH + Duration::from_secs(1_709_251_200 + n * 60);
             let dir = create_in(&root, command, at).unwrap();
             std::fs::write(dir.join("out"), vec![0u8; 1 << 20]).unwrap();
@@ -256,7 +263,10 @@ mod tests {
             max_bytes: max_mb << 20,
         };
         // No limit crossed: nothing goes.
-        assert_eq!(prune(&root, &newest, keep(30, 0)).unwrap(), Pruned::default());
+        assert_eq!(
+            prune(&root, &newest, keep(30, 0)).unwrap(),
+            Pruned::default()
+        );
         // 20 runs: the 10 oldest go but the simulator's (latest-sim).
         let pruned = prune(&root, &newest, keep(20, 0)).unwrap();
         assert_eq!(pruned.runs, 10);
@@ -295,12 +305,25 @@ mod tests {
                 max_bytes: 0
             }
         );
-        assert_eq!(Retention::from_vars(vars("0", "300")).unwrap().max_bytes, 300 << 20);
-        let e = Retention::from_vars(vars("many", "1")).unwrap_err().to_string();
-        assert!(e.contains("TICKWIRE_RUNS_KEEP") && e.contains("many"), "{e}");
-        let e = Retention::from_vars(vars("1", "-1")).unwrap_err().to_string();
+        assert_eq!(
+            Retention::from_vars(vars("0", "300")).unwrap().max_bytes,
+            300 << 20
+        );
+        let e = Retention::from_vars(vars("many", "1"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("TICKWIRE_RUNS_KEEP") && e.contains("many"),
+            "{e}"
+        );
+        let e = Retention::from_vars(vars("1", "-1"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("TICKWIRE_RUNS_MAX_MB"), "{e}");
-        assert_eq!(Retention::from_vars(|_| None).unwrap(), Retention::default());
+        assert_eq!(
+            Retention::from_vars(|_| None).unwrap(),
+            Retention::default()
+        );
     }
 
     #[test]

@@ -147,7 +147,9 @@ pub fn spawn_json_lines(
     let mut out = match out {
         Output::Stdout => LineOut::plain(Box::new(io::stdout())),
         Output::Writer(w) => LineOut::plain(w),
-        Output::File { path, max_bytes } => LineOut::Rotating(RotatingFile::create(path, max_bytes)?),
+        Output::File { path, max_bytes } => {
+            LineOut::Rotating(RotatingFile::create(path, max_bytes)?)
+        }
     };
     std::thread::Builder::new()
         .name("tickwire-jsonl".into())
@@ -410,9 +412,15 @@ mod tests {
             serde_json::json!([["61737.63", "3.78826000"], ["61737.00", "0.00000001"]])
         );
         assert_eq!(s["asks"], serde_json::json!([["61737.64", "0.00123000"]]));
-        assert_eq!((s["update_id"].as_u64(), s["depth"].as_u64()), (Some(7), Some(20)));
+        assert_eq!(
+            (s["update_id"].as_u64(), s["depth"].as_u64()),
+            (Some(7), Some(20))
+        );
         assert_eq!(lines[1]["type"], "book_valid");
-        assert_eq!((lines[2]["type"].as_str(), lines[2]["size"].as_str()), (Some("book_delta"), Some("0.00000000")));
+        assert_eq!(
+            (lines[2]["type"].as_str(), lines[2]["size"].as_str()),
+            (Some("book_delta"), Some("0.00000000"))
+        );
         // A snapshot cut short (its levels lost) is not written; what
         // follows is.
         let mut out = Vec::new();
@@ -424,8 +432,19 @@ mod tests {
         assert!(text.contains(r#""type":"resync""#), "{text}");
         // An empty book's snapshot is written at once.
         let mut out = Vec::new();
-        enc.encode(&Event { kind: snap(0, 0), ..first }, 1, &mut out);
-        assert!(String::from_utf8(out).unwrap().contains(r#""bids":[],"asks":[]"#));
+        enc.encode(
+            &Event {
+                kind: snap(0, 0),
+                ..first
+            },
+            1,
+            &mut out,
+        );
+        assert!(
+            String::from_utf8(out)
+                .unwrap()
+                .contains(r#""bids":[],"asks":[]"#)
+        );
     }
 
     #[test]

@@ -53,9 +53,16 @@ fn schema() -> BTreeMap<String, Vec<Field>> {
         }
         assert_eq!(fields[0].name, "type", "{kind}: `type` comes first");
         assert_eq!(fields[0].ty, format!("\"{kind}\""), "{kind}");
-        assert!(types.insert(kind.trim().to_owned(), fields).is_none(), "{kind} twice");
+        assert!(
+            types.insert(kind.trim().to_owned(), fields).is_none(),
+            "{kind} twice"
+        );
     }
-    assert!(types.len() >= 10, "schema blocks in {}: {types:?}", doc.display());
+    assert!(
+        types.len() >= 10,
+        "schema blocks in {}: {types:?}",
+        doc.display()
+    );
     types
 }
 
@@ -313,7 +320,11 @@ fn every_line_the_sink_writes_is_as_docs_jsonl_md_says() {
         assert!(text.ends_with('\n'));
         if n + 1 < files.len() {
             let len = text.len() as u64;
-            assert!(len <= 1 << 20 && len > (1 << 20) - 8192, "{}: {len}", file.display());
+            assert!(
+                len <= 1 << 20 && len > (1 << 20) - 8192,
+                "{}: {len}",
+                file.display()
+            );
         }
         for line in text.lines() {
             let v: Value = serde_json::from_str(line).unwrap();
@@ -321,11 +332,28 @@ fn every_line_the_sink_writes_is_as_docs_jsonl_md_says() {
         }
         check_all(&text, &mut seen);
     }
-    assert!(errors.is_empty(), "{} lines differ from the doc:\n{}", errors.len(), errors[..errors.len().min(20)].join("\n"));
+    assert!(
+        errors.is_empty(),
+        "{} lines differ from the doc:\n{}",
+        errors.len(),
+        errors[..errors.len().min(20)].join("\n")
+    );
     // The run wrote what a run against the simulator has: books, trades,
     // quotes, and each instrument's end.
-    for kind in ["header", "book_snapshot", "book_delta", "book_valid", "trade", "quote", "disconnected", "gap"] {
-        assert!(run_kinds.contains(kind), "the run wrote no {kind}: {run_kinds:?}");
+    for kind in [
+        "header",
+        "book_snapshot",
+        "book_delta",
+        "book_valid",
+        "trade",
+        "quote",
+        "disconnected",
+        "gap",
+    ] {
+        assert!(
+            run_kinds.contains(kind),
+            "the run wrote no {kind}: {run_kinds:?}"
+        );
     }
     // Every documented type and field was written somewhere (`other` is
     // for kinds a newer feed adds: this one writes none).
@@ -340,7 +368,10 @@ fn every_line_the_sink_writes_is_as_docs_jsonl_md_says() {
             }
         }
     }
-    assert!(unwritten.is_empty(), "documented but never written: {unwritten:?}");
+    assert!(
+        unwritten.is_empty(),
+        "documented but never written: {unwritten:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -358,7 +389,10 @@ fn the_checker_refuses_a_field_missing_added_or_of_another_type() {
         good.replace(r#""aggressor":"sell""#, r#""aggressor":"maker""#),
         good.replace(r#""type":"trade""#, r#""type":"fill""#),
         // Out of order.
-        good.replace(r#""venue":"okx","symbol":"BTC-USDT""#, r#""symbol":"BTC-USDT","venue":"okx""#),
+        good.replace(
+            r#""venue":"okx","symbol":"BTC-USDT""#,
+            r#""symbol":"BTC-USDT","venue":"okx""#,
+        ),
     ] {
         assert!(check(&schema, &bad, &mut seen).is_err(), "{bad}");
     }

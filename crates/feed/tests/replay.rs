@@ -242,7 +242,11 @@ fn the_replay_command_writes_every_event_as_json_lines() {
         .sum();
     assert_eq!(lines.len(), 1 + expected - levels);
     // Receive times are the recording's wall clock (Unix ns).
-    assert!(lines[1..].iter().all(|l| l["recv_ns"].as_u64().is_some_and(|t| t > 0)));
+    assert!(
+        lines[1..]
+            .iter()
+            .all(|l| l["recv_ns"].as_u64().is_some_and(|t| t > 0))
+    );
     let trade = lines.iter().find(|l| l["type"] == "trade").unwrap();
     assert_eq!(
         (
@@ -268,7 +272,12 @@ fn the_replay_command_writes_every_event_as_json_lines() {
     let table = reader.instruments();
     assert_eq!(table.len(), 1);
     assert_eq!(
-        (table[0].venue.as_str(), table[0].symbol.as_str(), table[0].price_scale, table[0].size_scale),
+        (
+            table[0].venue.as_str(),
+            table[0].symbol.as_str(),
+            table[0].price_scale,
+            table[0].size_scale
+        ),
         ("binance-spot", "BTCUSDT", 2, 8)
     );
     let name = tickwire_feed::sink::Instrument {

@@ -313,7 +313,12 @@ fn a_reader_names_the_events_from_the_rings_instrument_table() {
     };
     let named = r.instrument(e.instrument).unwrap();
     assert_eq!(
-        (named.venue.as_str(), named.symbol.as_str(), named.price_scale, named.size_scale),
+        (
+            named.venue.as_str(),
+            named.symbol.as_str(),
+            named.price_scale,
+            named.size_scale
+        ),
         ("okx", "ETH-USDT", 2, 6)
     );
     assert_eq!(r.instruments().len(), 2);

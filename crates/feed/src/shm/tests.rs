@@ -146,7 +146,10 @@ fn the_header_is_as_documented() {
     // Slot 2 (event 2): sequence 2n + 2, then the event's words.
     assert_eq!(word(16 + 2 * 16), 6);
     assert_eq!(word(16 + 2 * 16 + 2), 2 * 3, "exchange time");
-    assert!((6..8).chain(9..16).all(|i| word(i) == 0), "no table, reserved");
+    assert!(
+        (6..8).chain(9..16).all(|i| word(i) == 0),
+        "no table, reserved"
+    );
     drop(w);
     assert_eq!(word(4), 2, "ended");
 }
@@ -499,7 +502,10 @@ fn a_reader_gets_the_writers_instrument_table_and_the_slots_follow_it() {
             (&want.venue, &want.symbol, want.price_scale, want.size_scale)
         );
     }
-    assert_eq!(r.instrument(InstrumentId(1)).unwrap().symbol, "BTC-27DEC24-100000-C");
+    assert_eq!(
+        r.instrument(InstrumentId(1)).unwrap().symbol,
+        "BTC-27DEC24-100000-C"
+    );
     assert_eq!(r.instrument(InstrumentId(3)), None);
     // Events go after the table, and every kind comes back.
     for (n, k) in every_kind().into_iter().enumerate() {
@@ -534,17 +540,29 @@ fn a_ring_of_another_layout_version_is_refused_with_its_version() {
         other => panic!("{:?}", other.map(|_| ())),
     }
     let said = RingError::Version(2).to_string();
-    assert!(said.contains("version 2") && said.contains("version 3"), "{said}");
+    assert!(
+        said.contains("version 2") && said.contains("version 3"),
+        "{said}"
+    );
 }
 
 #[test]
 fn a_reattached_reader_reads_the_new_rings_table() {
     let place = HeapPath::default();
-    let old = Writer::start(&Place::Heap(place.clone()), 8, &[instrument("okx", "BTC-USDT", 1, 8)]);
+    let old = Writer::start(
+        &Place::Heap(place.clone()),
+        8,
+        &[instrument("okx", "BTC-USDT", 1, 8)],
+    );
     let mut r = reader(&place);
     assert_eq!(r.instruments()[0].symbol, "BTC-USDT");
     drop(old);
-    let _new = Writer::start(&Place::Heap(place.clone()), 8, &[instrument("okx", "ETH-USDT", 2, 6)]).unwrap();
+    let _new = Writer::start(
+        &Place::Heap(place.clone()),
+        8,
+        &[instrument("okx", "ETH-USDT", 2, 6)],
+    )
+    .unwrap();
     assert!(matches!(drain(&mut r, 10)[..], [Read::Reattached { .. }]));
     assert_eq!(r.instruments()[0].symbol, "ETH-USDT");
     assert_eq!(r.instruments()[0].price_scale, 2);
@@ -589,5 +607,8 @@ fn a_named_event_reads_with_its_symbol_and_decimal_prices() {
         }),
         "binance-spot BTCUSDT book_delta bid 1.00 x 25.00000000 (last)"
     );
-    assert_eq!(line(Kind::Disconnected), "binance-spot BTCUSDT disconnected");
+    assert_eq!(
+        line(Kind::Disconnected),
+        "binance-spot BTCUSDT disconnected"
+    );
 }

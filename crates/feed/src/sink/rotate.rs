@@ -59,8 +59,7 @@ impl RotatingFile {
             return Ok(());
         }
         let len = lines.len() as u64;
-        if self.max_bytes > 0 && self.written > self.header && self.written + len > self.max_bytes
-        {
+        if self.max_bytes > 0 && self.written > self.header && self.written + len > self.max_bytes {
             self.out.flush()?;
             self.n += 1;
             let (out, header) = open(&rotated_path(&self.base, self.n))?;
