@@ -96,9 +96,9 @@
 use std::hash::{BuildHasher, RandomState};
 use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering, fence};
 #[cfg(test)]
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::time::{Duration, Instant};
 
 use memmap2::MmapRaw;
