@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use tickwire_feed::{Feed, OnEvent, Update};
+use tickwire_feed::{Connectivity, Feed, OnEvent, Update};
 
 /// The strategy's state: what it saw and how late it saw it.
 struct Strategy {
@@ -39,6 +39,12 @@ impl OnEvent for Strategy {
             }
         }
     }
+
+    /// A venue unreachable (with its typed cause) or connected: a real
+    /// strategy would stand down, or start quoting.
+    fn on_connectivity(&mut self, news: &Connectivity<'_>) {
+        println!("{news}");
+    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -60,6 +66,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut feed = Feed::builder()
         .venue("binance-spot", &["BTCUSDT:20"])
         .simulated(!real)
+        // Nothing connected in 30 s (a firewall, a wrong CA): `poll`
+        // fails, naming the venue and why.
+        .connect_deadline(Duration::from_secs(30))
         .build_with(strategy)?;
     let end = Instant::now() + Duration::from_secs(seconds);
     while Instant::now() < end && feed.handler().latency.len() < updates {

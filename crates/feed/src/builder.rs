@@ -50,6 +50,8 @@ pub struct FeedBuilder {
     simulated: bool,
     metrics: Option<Metrics>,
     sinks: Sinks,
+    /// Set by `connect_deadline`.
+    connect_deadline: Option<Duration>,
 }
 
 impl Feed {
@@ -88,11 +90,13 @@ impl FeedBuilder {
             simulated: false,
             metrics: None,
             sinks: Sinks::default(),
+            connect_deadline: None,
         }
     }
 
     /// Every venue of a configuration (see `examples/feed.toml`): its
-    /// venues with their options, its poll mode and extra CA. Its threads,
+    /// venues with their options, its poll mode, extra CA and connect
+    /// deadline ([`connect_deadline`](Self::connect_deadline)). Its threads,
     /// sinks and metrics are the binary's and are not used here: this
     /// feed runs all its venues on the thread that polls it.
     pub fn from_config(config: &FeedConfig) -> FeedBuilder {
@@ -100,6 +104,7 @@ impl FeedBuilder {
         b.venues = config.venues.clone();
         b.net.poll_mode = config.poll;
         b.ca_file = config.ca_file.clone();
+        b.connect_deadline = config.connect_deadline;
         b
     }
 
@@ -174,6 +179,18 @@ impl FeedBuilder {
     /// its poll mode unless [`busy_poll`](Self::busy_poll) says).
     pub fn net(mut self, net: NetConfig) -> FeedBuilder {
         self.net = net;
+        self
+    }
+
+    /// Give up past `deadline` if no venue has connected by then:
+    /// [`Feed::poll`] then returns an error of kind `NotConnected` whose
+    /// inner error is a [`NeverConnected`](crate::live::NeverConnected)
+    /// naming each venue and its newest failure. Without it (the
+    /// default) the feed keeps trying; the handler is told of a venue
+    /// unreachable and connected either way
+    /// ([`OnEvent::on_connectivity`]).
+    pub fn connect_deadline(mut self, deadline: Duration) -> FeedBuilder {
+        self.connect_deadline = Some(deadline);
         self
     }
 
@@ -285,6 +302,9 @@ impl FeedBuilder {
             handler,
         )?;
         feed.keep = keep;
+        feed.connect_deadline = self
+            .connect_deadline
+            .map(|d| (std::time::Instant::now() + d, d));
         Ok(feed)
     }
 }

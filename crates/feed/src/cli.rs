@@ -40,8 +40,9 @@ pub(crate) enum Command {
         #[arg(long)]
         config: PathBuf,
         /// The recording's base name (overrides `[record] path`) [default:
-        /// `[record] path`, or `rec` in the run's directory]. Files that
-        /// exist are never overwritten.
+        /// `[record] path`, or `rec`]. A relative one goes into the run's
+        /// directory (`runs/<time>-record/`), like every relative output
+        /// path. Files that exist are never overwritten.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Rotate after this many MiB.
@@ -64,7 +65,7 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 20_000)]
         rate: u32,
         /// Steps sent back to back at each tick (at least 1).
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
         burst: u32,
         /// Write the throw-away CA certificate that clients must trust here
         /// [default: `sim-ca.pem` in a new `runs/<time>-sim/`, also
@@ -113,9 +114,8 @@ pub(crate) enum Command {
         /// (for all its rotated files, in order).
         #[arg(required = true)]
         recordings: Vec<PathBuf>,
-        /// The venue the recording is from: binance-spot, binance-usdm,
-        /// binance-coinm, okx, bybit, kraken, coinbase or deribit.
-        #[arg(long)]
+        /// The venue the recording is from.
+        #[arg(long, value_parser = venue_parser())]
         venue: Venue,
         /// An instrument to keep: SYMBOL[:BOOK_DEPTH], or
         /// SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS[:BOOK_DEPTH] to set its
@@ -149,19 +149,19 @@ pub(crate) enum Command {
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct DemoArgs {
     /// How long to run, in seconds (at least 1).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 10, value_parser = at_least_one::<u64>)]
     pub(crate) seconds: u64,
     /// Simulator market steps per second (about 1.6 messages each); 0:
     /// unlimited, as fast as the feed takes them.
     #[arg(long, default_value_t = 20_000)]
     pub(crate) rate: u32,
     /// Simulator steps sent back to back in one write (at least 1).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
     pub(crate) burst: u32,
     /// Measure the feed's ceiling: make this many market steps ahead of
     /// time and send them as fast as the feed takes them (with --burst
     /// messages to a write), then report messages/s with books valid.
-    #[arg(long, value_name = "STEPS", value_parser = at_least_one)]
+    #[arg(long, value_name = "STEPS", value_parser = at_least_one::<usize>)]
     pub(crate) max: Option<usize>,
     /// Pin the feed thread to this core [default: the last one].
     #[arg(long)]
@@ -205,13 +205,26 @@ pub(crate) struct DemoArgs {
     pub(crate) standby: bool,
 }
 
-/// A count that must not be 0.
-fn at_least_one(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".into()),
+/// A count that must not be 0: said in words, not as the type's range
+/// (`0 is not in 1..18446744073709551615`).
+fn at_least_one<T>(s: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialEq + From<u8>,
+    T::Err: std::fmt::Display,
+{
+    match s.parse::<T>() {
+        Ok(n) if n == T::from(0) => Err("must be at least 1".into()),
         Ok(n) => Ok(n),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// A venue by the name [`Venue`] takes: `--help` lists exactly the names
+/// it accepts, from the one list ([`Venue::ALL`]).
+fn venue_parser() -> impl clap::builder::TypedValueParser<Value = Venue> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Venue::ALL.map(|(name, _)| name))
+        .try_map(|name| name.parse::<Venue>())
 }
 
 /// A lifetime in whole seconds, `20` or `20s`, at least 2.

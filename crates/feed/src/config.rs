@@ -3,6 +3,7 @@
 //!
 //! ```toml
 //! poll = "blocking"            # blocking | busy-poll | busy-read
+//! connect_deadline_s = 30      # no venue connected by then: `run` exits 3 (0: wait for ever)
 //!
 //! [metrics]
 //! hlog = "feed.hlog"           # HdrHistogram interval log
@@ -19,6 +20,7 @@
 //! [record]
 //! path = "rec/feed"            # <path>.<n>.twrec, rotated
 //! max_file_mb = 256
+//! sync_ms = 1000               # fdatasync this often, from a thread of its own (optional)
 //!
 //! [tls]
 //! ca_file = "sim-ca.pem"       # trust this CA too (e.g. the simulator's)
@@ -49,7 +51,13 @@
 //! `TICKWIRE_FEED_<KEY>` for a top-level one (`TICKWIRE_FEED_POLL`), and
 //! `TICKWIRE_FEED_VENUE_<NAME>_<KEY>` for one venue's (`TICKWIRE_FEED_VENUE_BINANCE_ENDPOINT`).
 //! Values are read as TOML where they parse (`true`, `42`, `["a"]`), as
-//! strings otherwise.
+//! strings otherwise: a list is written as TOML, brackets and quotes
+//! included (`TICKWIRE_FEED_VENUE_BINANCE_INSTRUMENTS='["BTCUSDT"]'`). An
+//! error about a value an override set names the variable and its value
+//! ([`ConfigError::env`]), not the file.
+//!
+//! [`FeedConfig::preflight`] is what `run` needs of the machine beyond the
+//! file (`config/preflight.rs`).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -71,10 +79,24 @@ pub struct ConfigError {
     pub key: String,
     /// What is wrong with it.
     pub problem: String,
+    /// Where the value came from when not from the file: the environment
+    /// variable that set it and its value, `NAME="value"`.
+    pub env: Option<String>,
+}
+
+impl ConfigError {
+    /// The same error, about a value `from` set.
+    fn blamed_on(mut self, from: &env::Override) -> ConfigError {
+        self.env = Some(from.source());
+        self
+    }
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(env) = &self.env {
+            write!(f, "{env}: ")?;
+        }
         write!(f, "`{}`: {}", self.key, self.problem)
     }
 }
@@ -85,6 +107,7 @@ fn error(key: impl Into<String>, problem: impl Into<String>) -> ConfigError {
     ConfigError {
         key: key.into(),
         problem: problem.into(),
+        env: None,
     }
 }
 
@@ -93,6 +116,8 @@ fn error(key: impl Into<String>, problem: impl Into<String>) -> ConfigError {
 struct RawConfig {
     #[serde(default)]
     poll: Option<String>,
+    #[serde(default)]
+    connect_deadline_s: Option<u64>,
     #[serde(default)]
     metrics: RawMetrics,
     #[serde(default)]
@@ -132,6 +157,7 @@ struct RawSinks {
 struct RawRecord {
     path: PathBuf,
     max_file_mb: Option<u64>,
+    sync_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -203,6 +229,10 @@ pub struct RecordConfig {
     pub path: PathBuf,
     /// Rotate after this many bytes.
     pub max_file_bytes: u64,
+    /// `fdatasync` the file being written this often, from a thread of
+    /// its own (`recording::Writer::sync_every`): what a power loss can
+    /// lose. `None`: the OS writes it back in its own time.
+    pub sync_interval: Option<std::time::Duration>,
 }
 
 /// A feed thread: its core, its priority, its venues (indices into
@@ -222,6 +252,9 @@ pub struct ThreadConfig {
 pub struct FeedConfig {
     /// How the feed threads wait for data.
     pub poll: PollMode,
+    /// Past this with no venue ever connected, `run` gives up (exit 3);
+    /// `None` (`connect_deadline_s = 0`): it keeps trying.
+    pub connect_deadline: Option<std::time::Duration>,
     /// Metrics.
     pub metrics: MetricsConfig,
     /// Sinks.
@@ -234,6 +267,9 @@ pub struct FeedConfig {
     pub threads: Vec<ThreadConfig>,
     /// The venues.
     pub venues: Vec<VenueSetup>,
+    /// The environment overrides that set values, so that a later check
+    /// ([`FeedConfig::preflight`]) blames a value on its variable too.
+    overrides: Vec<env::Override>,
 }
 
 /// An instrument as written in the configuration or on the command line,
@@ -250,6 +286,12 @@ pub struct InstrumentArg {
     /// Book levels shown a side (0: no book).
     pub depth: usize,
 }
+
+/// How long `run` waits for a first venue to connect before it gives up
+/// (`connect_deadline_s`): long enough for a slow name lookup and a few
+/// backoffs, short enough that a wrong CA, port or host ends a run
+/// unattended.
+pub const DEFAULT_CONNECT_DEADLINE_S: u64 = 30;
 
 /// Book levels shown when an instrument does not say.
 pub const DEFAULT_DEPTH: usize = 100;
@@ -305,94 +347,6 @@ pub fn parse_instrument(s: &str) -> Result<InstrumentArg, String> {
     })
 }
 
-fn env_value(raw: &str) -> toml::Value {
-    let doc = format!("v = {raw}");
-    match doc.parse::<toml::Table>() {
-        Ok(mut t) => t
-            .remove("v")
-            .unwrap_or_else(|| toml::Value::String(raw.into())),
-        Err(_) => toml::Value::String(raw.into()),
-    }
-}
-
-const SECTIONS: [&str; 4] = ["metrics", "sinks", "record", "tls"];
-
-/// Applies `TICKWIRE_FEED_*` overrides to the parsed file.
-fn apply_env(
-    table: &mut toml::Table,
-    vars: impl IntoIterator<Item = (String, String)>,
-) -> Result<(), ConfigError> {
-    for (name, raw) in vars {
-        let Some(rest) = name.strip_prefix("TICKWIRE_FEED_") else {
-            continue;
-        };
-        let lower = rest.to_ascii_lowercase();
-        let value = env_value(&raw);
-        if let Some(venue_key) = lower.strip_prefix("venue_") {
-            // TICKWIRE_FEED_VENUE_<NAME>_<KEY>: the longest venue name that
-            // fits, and only it (`BN_2_ENDPOINT` is venue `bn-2`'s
-            // endpoint, not a key `2_endpoint` of venue `bn`).
-            let venues = table
-                .get_mut("venue")
-                .and_then(|v| v.as_array_mut())
-                .ok_or_else(|| error(&name, "there is no [[venue]] to override"))?;
-            let env_name = |t: &toml::Table| {
-                t.get("name")
-                    .or_else(|| t.get("venue"))
-                    .and_then(|n| n.as_str())
-                    .unwrap_or_default()
-                    .to_ascii_lowercase()
-                    .replace('-', "_")
-            };
-            let key_of = |vname: &str| {
-                venue_key
-                    .strip_prefix(vname)
-                    .and_then(|k| k.strip_prefix('_'))
-                    .filter(|k| !k.is_empty())
-                    .map(str::to_owned)
-            };
-            let longest = venues
-                .iter()
-                .filter_map(|v| v.as_table())
-                .map(env_name)
-                .filter(|vname| key_of(vname).is_some())
-                .max_by_key(String::len);
-            let Some(vname) = longest else {
-                return Err(error(
-                    &name,
-                    "names no [[venue]] (TICKWIRE_FEED_VENUE_<NAME>_<KEY>)",
-                ));
-            };
-            let key = key_of(&vname).unwrap_or_default();
-            for t in venues.iter_mut().filter_map(|v| v.as_table_mut()) {
-                if env_name(t) == vname {
-                    t.insert(key.clone(), value.clone());
-                }
-            }
-            continue;
-        }
-        let section = SECTIONS
-            .iter()
-            .find(|s| lower.starts_with(&format!("{s}_")));
-        match section {
-            Some(s) => {
-                let key = &lower[s.len() + 1..];
-                let entry = table
-                    .entry(s.to_string())
-                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-                let Some(t) = entry.as_table_mut() else {
-                    return Err(error(*s, "is not a table"));
-                };
-                t.insert(key.to_owned(), value);
-            }
-            None => {
-                table.insert(lower, value);
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The dotted key (`sinks.queue`, `venue.standby`) whose value is at byte
 /// `at` of `text`, and its line (1-based): the key before the `=` on that
 /// line, under the nearest table header above it.
@@ -446,6 +400,31 @@ fn key_of_serde(e: &toml::de::Error) -> String {
     "file".into()
 }
 
+/// The first override that, applied alone to the file's table, makes a
+/// value of the wrong type, and serde's words for it.
+fn culprit<'a>(
+    file: &toml::Table,
+    overrides: &'a [env::Override],
+) -> Option<(&'a env::Override, String)> {
+    overrides.iter().find_map(|o| {
+        let mut table = file.clone();
+        env::apply_env(&mut table, [(o.var.clone(), o.raw.clone())]).ok()?;
+        RawConfig::deserialize(toml::Value::Table(table))
+            .err()
+            .map(|e| {
+                let mut problem = e.message().trim().to_owned();
+                // The README's rule, where it was missed: a list is TOML.
+                if problem.contains("expected a sequence") {
+                    problem.push_str(&format!(
+                        " (a list is written as TOML: {}='[\"A\", \"B\"]')",
+                        o.var
+                    ));
+                }
+                (o, problem)
+            })
+    })
+}
+
 impl FeedConfig {
     /// The output files this configuration names by a relative path: the
     /// latency log, the JSON lines (not `-`), the recording.
@@ -496,11 +475,13 @@ impl FeedConfig {
                 .unwrap_or_default();
             error(key_of_serde(&e), format!("{}{span}", e.message().trim()))
         })?;
-        apply_env(&mut table, env)?;
+        let file = table.clone();
+        let overrides = env::apply_env(&mut table, env)?;
         let raw = RawConfig::deserialize(toml::Value::Table(table)).map_err(|e| {
             // The table has no spans: the text alone, read again, says
             // where a value of the wrong type (or a missing key) is. If
-            // the text alone is fine, an override made it wrong.
+            // the text alone is fine, an override made it wrong: the first
+            // one that is wrong on its own is named.
             match toml::from_str::<RawConfig>(text) {
                 Err(t) if t.message() == e.message() && t.span().is_some() => {
                     let (key, line) = key_at(text, t.span().map_or(0, |s| s.start));
@@ -511,16 +492,22 @@ impl FeedConfig {
                     };
                     error(key, format!("{} (line {line})", e.message().trim()))
                 }
-                _ => error(
-                    key_of_serde(&e),
-                    format!(
-                        "{} (after the TICKWIRE_FEED_* overrides)",
-                        e.message().trim()
+                _ => match culprit(&file, &overrides) {
+                    Some((o, message)) => error(&o.key, message).blamed_on(o),
+                    None => error(
+                        key_of_serde(&e),
+                        format!(
+                            "{} (after the TICKWIRE_FEED_* overrides)",
+                            e.message().trim()
+                        ),
                     ),
-                ),
+                },
             }
         })?;
-        FeedConfig::check(raw)
+        // A value an override set is blamed on the override.
+        let mut config = FeedConfig::check(raw).map_err(|e| blame(&overrides, e))?;
+        config.overrides = overrides;
+        Ok(config)
     }
 
     fn check(raw: RawConfig) -> Result<FeedConfig, ConfigError> {
@@ -535,6 +522,13 @@ impl FeedConfig {
                 ));
             }
         };
+        let connect_deadline_s = raw.connect_deadline_s.unwrap_or(DEFAULT_CONNECT_DEADLINE_S);
+        if connect_deadline_s > 86_400 {
+            return Err(error(
+                "connect_deadline_s",
+                format!("{connect_deadline_s} is not between 0 (no deadline) and 86400"),
+            ));
+        }
         let interval_ms = raw.metrics.interval_ms.unwrap_or(1000);
         if !(10..=3_600_000).contains(&interval_ms) {
             return Err(error(
@@ -573,9 +567,18 @@ impl FeedConfig {
                         format!("{mb} must be between 1 and 1048576"),
                     ));
                 }
+                if let Some(ms) = r.sync_ms
+                    && !(1..=3_600_000).contains(&ms)
+                {
+                    return Err(error(
+                        "record.sync_ms",
+                        format!("{ms} must be between 1 and 3600000"),
+                    ));
+                }
                 Some(RecordConfig {
                     path: r.path,
                     max_file_bytes: mb << 20,
+                    sync_interval: r.sync_ms.map(std::time::Duration::from_millis),
                 })
             }
         };
@@ -761,6 +764,8 @@ impl FeedConfig {
         }
         Ok(FeedConfig {
             poll,
+            connect_deadline: (connect_deadline_s > 0)
+                .then(|| std::time::Duration::from_secs(connect_deadline_s)),
             metrics: MetricsConfig {
                 hlog: raw.metrics.hlog,
                 interval_ms,
@@ -778,9 +783,21 @@ impl FeedConfig {
             ca_file: raw.tls.ca_file,
             threads,
             venues,
+            overrides: Vec::new(),
         })
     }
 }
 
+/// `e`, blamed on the override that set the value it is about (the last
+/// one that did), if one did.
+fn blame(overrides: &[env::Override], e: ConfigError) -> ConfigError {
+    match overrides.iter().rev().find(|o| o.covers(&e.key)) {
+        Some(o) => e.blamed_on(o),
+        None => e,
+    }
+}
+
+mod env;
+mod preflight;
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,48 @@
 //!   message's events reach the handler with the books as the message
 //!   left them ([`Update`]); snapshots, resubscriptions, reconnects and
 //!   standby lines are inside. `examples/book_top.rs` is a whole bot.
+//!
+//! # The types a bot is handed
+//!
+//! Re-exported here from `tickwire-venues`, so a bot depends on this crate
+//! alone:
+//!
+//! - [`Update`]: what a handler gets once per message: its [`Event`]s
+//!   ([`Update::events`]) and the books they changed ([`Update::book`],
+//!   [`Update::books`]), with each instrument's symbol and decimals.
+//! - [`Book`]: one instrument's order book; [`Book::top`] is its best bid
+//!   and ask, [`Book::levels`] a side's [`Levels`] ([`Side`]), best first.
+//! - [`Level`]: a price and a size, as integers at the instrument's scales
+//!   ([`Update::price`] writes one as a decimal).
+//! - [`Event`]: what a message said, for one instrument ([`InstrumentId`]);
+//!   its [`Kind`] is a trade (with its [`Aggressor`]), a quote, a book's
+//!   snapshot or change, the book valid again, a gap, a resync, a stale or
+//!   lost connection, a refused request.
+//! - [`InstrumentSpec`]: a symbol with its decimals and book depth;
+//!   [`Venue`]: a venue by name.
+//!
+//! ```
+//! use tickwire_feed::{Book, Event, InstrumentId, Kind, Level, Side};
+//!
+//! /// The spread of a book, in its price units; `None` while a side is empty.
+//! fn spread(book: &Book) -> Option<i64> {
+//!     let (bid, ask): (Level, Level) = book.top()?;
+//!     Some(ask.price - bid.price)
+//! }
+//!
+//! /// The trades among a message's events, by instrument.
+//! fn trades(events: &[Event]) -> impl Iterator<Item = (InstrumentId, i64)> + '_ {
+//!     events.iter().filter_map(|e| match e.kind {
+//!         Kind::Trade { price, .. } => Some((e.instrument, price)),
+//!         _ => None,
+//!     })
+//! }
+//!
+//! let _ = (spread, trades, Side::Bid);
+//! ```
+//!
+//! # Modules
+//!
 //! - [`recording`]: the binary log `tickwire-feed record` writes and
 //!   `replay` reads: every message received or sent, with its receive TSC
 //!   and wall-clock time, CRC-checked, in rotated files.
@@ -48,4 +90,10 @@ pub use builder::{FeedBuilder, Running};
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeSnippets;
+pub use live::{Connectivity, NeverConnected, VenueStatus};
 pub use live::{Feed, FeedError, Fixed, NoHandler, OnEvent, Update};
+// The types the feed hands a bot, so that they are one click from this
+// crate's front page (a bot need not depend on tickwire-venues to name
+// them).
+pub use tickwire_venues::book::{Book, Level, Levels, Side};
+pub use tickwire_venues::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind, Venue};

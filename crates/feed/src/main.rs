@@ -13,15 +13,17 @@ use std::time::Duration;
 
 use clap::Parser;
 use tickwire_feed::config::FeedConfig;
-use tickwire_feed::demo::DemoConfig;
 use tickwire_feed::replay::{self, Connections, Pace, Venue};
 use tickwire_feed::sink::{self, Instrument};
 use tickwire_tsc::Report;
 use tickwire_venues::InstrumentSpec;
 
 mod cli;
+mod demo_command;
+mod logger;
 
-use cli::{Cli, Command, DemoArgs, VenueList};
+use cli::{Cli, Command, DemoArgs};
+use demo_command::demo;
 
 /// A flag SIGINT and SIGTERM set: the run loops stop, flush and exit 0.
 fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
@@ -32,173 +34,56 @@ fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
     Ok(stop)
 }
 
-fn demo(args: &DemoArgs) -> ExitCode {
-    let stop = match stop_on_signals() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("tickwire-feed demo: cannot install signal handlers: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let hlog = match &args.hlog {
-        Some(path) => path.clone(),
-        None => match tickwire_feed::runs::create("demo") {
-            Ok(dir) => dir.join("demo.hlog"),
-            Err(e) => {
-                eprintln!(
-                    "tickwire-feed demo: cannot make its run directory under {}/: {e}",
-                    tickwire_feed::runs::ROOT
-                );
-                return ExitCode::FAILURE;
-            }
-        },
-    };
-    let config = DemoConfig {
-        duration: Duration::from_secs(args.seconds),
-        rate: args.rate,
-        burst: args.burst,
-        pregenerate: args.max,
-        core: args.core,
-        busy_poll: args.busy_poll,
-        hlog: hlog.clone(),
-        svg: true,
-        venues: args.venues.clone().map(|v| v.0).unwrap_or_default(),
-        faults: args.faults,
-        depth: args.depth,
-        rest_weight_limit: args.rest_weight_limit,
-        lifetime: args.lifetime,
-        standby: args.standby,
-    };
-    match &args.venues {
-        None => eprintln!(
-            "tickwire demo: a Binance-like simulator (BTCUSDT, ETHUSDT; {} steps/s) and the feed, \
-             over TLS on loopback, for {} s",
-            args.rate, args.seconds
-        ),
-        Some(VenueList(venues)) => eprintln!(
-            "tickwire demo: {} simulated venues ({}; {} steps/s in all), books {} levels deep, \
-             and the feed on one thread, over TLS on loopback, for {} s{}",
-            venues.len(),
-            venues
-                .iter()
-                .map(|v| v.name())
-                .collect::<Vec<_>>()
-                .join(", "),
-            args.rate,
-            args.depth,
-            args.seconds,
-            if args.faults {
-                ", every fault in turn on every venue"
-            } else {
-                ""
-            }
-        ),
-    }
-    match tickwire_feed::demo::run(&config, &stop, |line| eprintln!("{line}")) {
-        Ok(s) => {
-            println!();
-            print!("{}", s.table);
-            let secs = s.elapsed.as_secs_f64().max(1e-9);
-            println!(
-                "feed on core {}: {} messages ({:.0}/s), {} events, books valid {}/{}, \
-                 {} gaps, {} reconnects, {} undecodable",
-                s.core,
-                s.messages,
-                s.messages as f64 / secs,
-                s.events,
-                s.books_valid,
-                s.books,
-                s.gaps,
-                s.reconnects,
-                s.decode_errors
-            );
-            for v in &s.venues {
-                println!("{}", v.line());
-            }
-            if let Some(t) = s.throughput {
-                println!(
-                    "sustained: {t:.0} messages/s from the first to the last ({:.0} MB/s of \
-                     payload, {} bytes a message), books valid {}/{}",
-                    t * s.mean_payload as f64 / 1e6,
-                    s.mean_payload,
-                    s.books_valid,
-                    s.books
-                );
-            }
-            println!(
-                "latency log: {}  plot: {}",
-                hlog.display(),
-                hlog.with_extension("svg").display()
-            );
-            println!(
-                "stages: wake = poll returned -> read starts; read = the read system call; \
-                 tls = in-place decryption; frame = WebSocket frames up to this message; \
-                 json = decoded into events and books, handed to the sinks; \
-                 handler = an embedding program's handler (the demo has none: 0); \
-                 total = read -> handled; exchange = simulator send -> feed read (the wire)"
-            );
-            println!(
-                "wire-stamped: messages whose simulator send stamp the feed matched, so their \
-                 exchange stage could be measured (the others have none)"
-            );
-            // With --venues: a venue whose books are not valid and equal to
-            // its simulator's at the end, or a fault not recovered from, is
-            // a failed demo.
-            let failed: Vec<&str> = s
-                .venues
-                .iter()
-                .filter(|v| {
-                    !v.books_equal
-                        || v.books_valid.0 != v.books_valid.1
-                        || v.faults.is_some_and(|(i, r)| i != r)
-                })
-                .map(|v| v.name.as_str())
-                .collect();
-            if !failed.is_empty() {
-                eprintln!(
-                    "tickwire-feed demo: not whole at the end: {}",
-                    failed.join(", ")
-                );
-                return ExitCode::FAILURE;
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("tickwire-feed demo: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
 fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bool) -> ExitCode {
+    // A configuration that cannot be used: its key named, and where the
+    // value came from (the file, or an environment variable), exit 2.
+    let refuse = |e: &tickwire_feed::config::ConfigError| {
+        match e.env {
+            Some(_) => eprintln!("tickwire-feed: {e}"),
+            None => eprintln!("tickwire-feed: {}: {e}", path.display()),
+        }
+        ExitCode::from(2)
+    };
     let mut config = match FeedConfig::load(path) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("tickwire-feed: {}: {e}", path.display());
-            return ExitCode::from(2);
-        }
+        Err(e) => return refuse(&e),
     };
     let command = if record.is_some() { "record" } else { "run" };
-    let mut out = None;
     if let Some((given, mb)) = record {
         if !(1..=1 << 20).contains(&mb) {
             eprintln!("tickwire-feed record: --max-file-mb {mb}: must be between 1 and 1048576");
             return ExitCode::from(2);
         }
-        let configured = config.record.as_ref().map(|r| r.path.clone());
+        let configured = config.record.take();
         config.record = Some(tickwire_feed::config::RecordConfig {
-            path: configured.unwrap_or_else(|| PathBuf::from("rec")),
+            // `--out` is in place before the outputs are placed: relative,
+            // it goes into the run directory like the configuration's.
+            path: given
+                .or_else(|| configured.as_ref().map(|r| r.path.clone()))
+                .unwrap_or_else(|| PathBuf::from("rec")),
             max_file_bytes: mb << 20,
+            sync_interval: configured.and_then(|r| r.sync_interval),
         });
-        out = given;
+    }
+    // Everything `run` checks before it starts, `--check` checks too, and
+    // before any run directory is made.
+    if let Err(e) = config.preflight() {
+        return refuse(&e);
+    }
+    print_plan(&config);
+    if check {
+        println!("configuration ok");
+        return ExitCode::SUCCESS;
     }
     // The configuration's relative output paths go into a new run
-    // directory; a path given on the command line is used as given.
-    if !check && config.relative_outputs() {
+    // directory, made once the configuration has passed every check.
+    let mut run_dir = None;
+    if config.relative_outputs() {
         match tickwire_feed::runs::create(command) {
             Ok(dir) => {
                 config.place_outputs(&dir);
                 eprintln!("outputs in {}", dir.display());
+                run_dir = Some(dir);
             }
             Err(e) => {
                 eprintln!(
@@ -209,9 +94,73 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
             }
         }
     }
-    if let (Some(out), Some(r)) = (out, config.record.as_mut()) {
-        r.path = out;
+    // A start that fails leaves no run directory behind, and
+    // `runs/latest-<command>` where it was.
+    let discard = |run_dir: &Option<PathBuf>| {
+        if let Some(dir) = run_dir
+            && let Err(e) = tickwire_feed::runs::discard(command, dir)
+        {
+            eprintln!(
+                "tickwire-feed {command}: cannot remove {}: {e}",
+                dir.display()
+            );
+        }
+    };
+    if let Err(e) = config.make_output_dirs() {
+        discard(&run_dir);
+        return refuse(&e);
     }
+    let stop = match stop_on_signals() {
+        Ok(s) => s,
+        Err(e) => {
+            discard(&run_dir);
+            eprintln!("tickwire-feed: cannot install signal handlers: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match tickwire_feed::runner::run(&config, &stop, |line| eprintln!("{line}")) {
+        Ok(s) => {
+            eprintln!(
+                "stopped after {:.1} s: {} messages, {} events, {} JSON lines ({} dropped), \
+                 {} gaps, {} reconnects, {} undecodable, {} failed connection attempts",
+                s.elapsed.as_secs_f64(),
+                s.messages,
+                s.events,
+                s.lines,
+                s.dropped,
+                s.gaps,
+                s.reconnects,
+                s.decode_errors,
+                s.connect_failures
+            );
+            for (venue, cause) in &s.never_connected {
+                eprintln!("tickwire-feed: venue {venue} NEVER CONNECTED: {cause}");
+            }
+            ExitCode::SUCCESS
+        }
+        // Nothing connected: its own code, so a supervisor tells it from
+        // a bad configuration (2) and a failure while running (1).
+        Err(e @ tickwire_feed::runner::RunError::NeverConnected(_)) => {
+            eprintln!("tickwire-feed: {e}");
+            ExitCode::from(3)
+        }
+        // Nothing started: what the machine refused of the configuration
+        // (a core, a priority), exit 2 as for an invalid value.
+        Err(e @ tickwire_feed::runner::RunError::Setup(_)) => {
+            discard(&run_dir);
+            eprintln!("tickwire-feed: {e}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("tickwire-feed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The plan `run` and `run --check` print: each thread's core and venues,
+/// each venue's connections, each thread's memory.
+fn print_plan(config: &FeedConfig) {
     for (n, t) in config.threads.iter().enumerate() {
         let venues: Vec<&str> = t
             .venues
@@ -261,38 +210,6 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
             );
         }
     }
-    if check {
-        println!("configuration ok");
-        return ExitCode::SUCCESS;
-    }
-    let stop = match stop_on_signals() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("tickwire-feed: cannot install signal handlers: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match tickwire_feed::runner::run(&config, &stop, |line| eprintln!("{line}")) {
-        Ok(s) => {
-            eprintln!(
-                "stopped after {:.1} s: {} messages, {} events, {} JSON lines ({} dropped), \
-                 {} gaps, {} reconnects, {} undecodable",
-                s.elapsed.as_secs_f64(),
-                s.messages,
-                s.events,
-                s.lines,
-                s.dropped,
-                s.gaps,
-                s.reconnects,
-                s.decode_errors
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("tickwire-feed: {e}");
-            ExitCode::FAILURE
-        }
-    }
 }
 
 /// The `sim` command's arguments, checked.
@@ -321,11 +238,17 @@ fn serve_sim(args: SimArgs) -> ExitCode {
         seconds,
         replay,
     } = args;
+    // The run directory made for the CA, if one was: taken back (with
+    // `runs/latest-sim`) if the simulators do not start.
+    let mut run_dir = None;
     let ca_out = match ca_out {
         Some(path) => path,
         None if plain => PathBuf::new(),
         None => match tickwire_feed::runs::create("sim") {
-            Ok(dir) => dir.join("sim-ca.pem"),
+            Ok(dir) => {
+                run_dir = Some(dir.clone());
+                dir.join("sim-ca.pem")
+            }
             Err(e) => {
                 eprintln!(
                     "tickwire-feed sim: cannot make its run directory under {}/: {e}",
@@ -384,6 +307,10 @@ fn serve_sim(args: SimArgs) -> ExitCode {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("tickwire-feed sim: --listen {addr}: {e}");
+                if let Some(dir) = &run_dir {
+                    drop(simulators);
+                    let _ = tickwire_feed::runs::discard("sim", dir);
+                }
                 return ExitCode::from(2);
             }
         };
@@ -434,6 +361,7 @@ fn serve_sim(args: SimArgs) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    logger::install();
     let Some(command) = cli.command else {
         return demo(&DemoArgs::default());
     };
@@ -620,6 +548,18 @@ fn run_replay(
                 secs,
                 stats.messages as f64 / secs
             );
+            // A crash's torn tail is said and the replay is a success;
+            // any other damage was replayed around, and fails it.
+            for d in &stats.damage {
+                eprintln!("tickwire-feed replay: warning: {d}");
+            }
+            if stats.damage.iter().any(|d| !d.is_torn_tail()) {
+                eprintln!(
+                    "tickwire-feed replay: the recording is damaged other than by a crash's \
+                     torn tail (above): records were lost"
+                );
+                return ExitCode::FAILURE;
+            }
             // Mostly undecodable: the wrong venue, or decimals too few for
             // the values it carries. Said, and a failed replay.
             if stats.messages > 0 && stats.decode_errors * 2 > stats.messages {

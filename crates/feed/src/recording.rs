@@ -17,14 +17,27 @@
 //! ```
 //!
 //! [`Writer`] rotates to a new file (`<base>.<n>.twrec`) when the current
-//! one would pass its size limit; [`files`] lists a series in order.
+//! one would pass its size limit; [`files`] lists a series in order. What
+//! a crash can lose is bounded: see [`writer`] ([`FLUSH_BYTES`],
+//! [`FLUSH_INTERVAL`], [`Writer::sync_every`]).
 //! [`Reader`] reads one file with a bounded buffer, reused: a record
 //! longer than its limit is refused before anything is allocated for it.
+//!
+//! A recording cut short reads up to the cut, and the cut is told apart
+//! from corruption ([`RecordingError::cut_at`]): a file that ends inside a
+//! record ([`RecordingError::Truncated`]: the writer was killed, or its
+//! disk filled) or whose last record fails its check and is followed by
+//! nothing but zeros ([`RecordingError::ZeroFilled`]: the machine lost
+//! power after the file's length reached the disk and before its last
+//! blocks did; a header of zeros never checks, as the CRC32 of zeros is
+//! not zero). Every record before the cut is whole and checked.
 
 use std::fmt;
-use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, Read};
+
+pub mod writer;
+
+pub use writer::{FLUSH_BYTES, FLUSH_INTERVAL, Writer, files, follows};
 
 /// The first eight bytes of every recording.
 pub const MAGIC: [u8; 8] = *b"tickwire";
@@ -101,10 +114,19 @@ pub enum RecordingError {
     NotARecording,
     /// A version this build does not read.
     Version(u32),
-    /// The file ends inside a record (a write that did not finish), at
-    /// this byte offset.
+    /// The file ends inside a record (a write that did not finish: the
+    /// writer was killed, or its disk filled), at this byte offset. Every
+    /// record before it is whole.
     Truncated {
         /// Where the unfinished record starts.
+        at: u64,
+    },
+    /// The record at this byte offset does not check and nothing but
+    /// zeros follow its last byte: what a power loss leaves (the file's
+    /// length reached the disk, its last blocks did not). Every record
+    /// before it is whole.
+    ZeroFilled {
+        /// Where the record that does not check starts.
         at: u64,
     },
     /// A record whose CRC does not match, or whose kind or reserved bits
@@ -122,6 +144,21 @@ pub enum RecordingError {
     },
     /// Reading or writing failed.
     Io(io::Error),
+    /// A [`Writer`] that stopped at an earlier failure
+    /// ([`Writer::failure`] says where and why) refuses every record.
+    Stopped,
+}
+
+impl RecordingError {
+    /// Where the recording was cut short, if this is a cut (a write that
+    /// never finished, or a power loss's zeros) rather than corruption:
+    /// the byte offset of the first record not read.
+    pub fn cut_at(&self) -> Option<u64> {
+        match self {
+            RecordingError::Truncated { at } | RecordingError::ZeroFilled { at } => Some(*at),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for RecordingError {
@@ -134,9 +171,16 @@ impl fmt::Display for RecordingError {
                     "recording format version {v}; this build reads {VERSION}"
                 )
             }
-            RecordingError::Truncated { at } => {
-                write!(f, "the recording ends inside the record at byte {at}")
-            }
+            RecordingError::Truncated { at } => write!(
+                f,
+                "the recording is cut inside the record at byte {at} (a write that did not \
+                 finish: the recorder was killed or its disk filled)"
+            ),
+            RecordingError::ZeroFilled { at } => write!(
+                f,
+                "the recording is cut at byte {at}: zeros from there on (what a power loss \
+                 leaves)"
+            ),
             RecordingError::Corrupt { at } => write!(f, "corrupt record at byte {at}"),
             RecordingError::TooLarge { at, len } => {
                 write!(
@@ -145,6 +189,7 @@ impl fmt::Display for RecordingError {
                 )
             }
             RecordingError::Io(e) => write!(f, "{e}"),
+            RecordingError::Stopped => write!(f, "the recording stopped at an earlier error"),
         }
     }
 }
@@ -158,7 +203,7 @@ impl From<io::Error> for RecordingError {
 }
 
 /// The CRC of a record: its header after the CRC field, then its payload.
-fn crc(header_rest: &[u8], payload: &[u8]) -> u32 {
+pub(crate) fn crc(header_rest: &[u8], payload: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(header_rest);
     h.update(payload);
@@ -184,9 +229,21 @@ impl<R: Read> Reader<R> {
     /// Reads the file header; payloads up to `max_payload` bytes.
     pub fn with_limit(mut input: R, max_payload: usize) -> Result<Reader<R>, RecordingError> {
         let mut h = [0u8; FILE_HEADER];
-        match read_full(&mut input, &mut h)? {
-            FILE_HEADER => {}
-            _ => return Err(RecordingError::NotARecording),
+        let n = read_full(&mut input, &mut h)?;
+        if n < FILE_HEADER {
+            // A file started and cut before its header was whole: a cut
+            // at byte 0, not a foreign file.
+            return Err(if h[..n.min(8)] == MAGIC[..n.min(8)] {
+                RecordingError::Truncated { at: 0 }
+            } else {
+                RecordingError::NotARecording
+            });
+        }
+        // The magic's beginning (or nothing) then zeros to the end: the
+        // header's block lost with the power.
+        let data = h.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+        if data <= MAGIC.len() && h[..data] == MAGIC[..data] && rest_is_zero(&mut input)? {
+            return Err(RecordingError::ZeroFilled { at: 0 });
         }
         if h[..8] != MAGIC {
             return Err(RecordingError::NotARecording);
@@ -244,12 +301,17 @@ impl<R: Read> Reader<R> {
         let payload = &self.buf[..len];
         let (kind, flags, reserved) = (h[28], h[29], field(30..32));
         let kind = Kind::from_u8(kind);
-        if field(4..8) as u32 != crc(&h[8..], payload) || flags > 1 || reserved != 0 {
-            return Err(RecordingError::Corrupt { at });
-        }
-        let Some(kind) = kind else {
+        let checks = field(4..8) as u32 == crc(&h[8..], payload) && flags <= 1 && reserved == 0;
+        let (true, Some(kind)) = (checks, kind) else {
+            // Its last byte zero, and only zeros after it: a power loss's
+            // tail, not a flipped bit.
+            let last = if len > 0 { self.buf[len - 1] } else { h[31] };
+            if last == 0 && rest_is_zero(&mut self.input)? {
+                return Err(RecordingError::ZeroFilled { at });
+            }
             return Err(RecordingError::Corrupt { at });
         };
+        let payload = &self.buf[..len];
         self.at += (RECORD_HEADER + len) as u64;
         Ok(Some(Record {
             kind,
@@ -259,6 +321,21 @@ impl<R: Read> Reader<R> {
             binary: flags == 1,
             payload,
         }))
+    }
+}
+
+/// Whether everything left in `input` is zeros (read through a small
+/// buffer on the stack, to the end).
+fn rest_is_zero(input: &mut impl Read) -> io::Result<bool> {
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = read_full(input, &mut chunk)?;
+        if chunk[..n].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        if n < chunk.len() {
+            return Ok(true);
+        }
     }
 }
 
@@ -276,170 +353,12 @@ fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-/// Writes records to `<base>.<n>.twrec`, starting a new file when the
-/// current one would grow past its limit (a record larger than the limit
-/// gets a file of its own).
-pub struct Writer {
-    base: PathBuf,
-    max_file_bytes: u64,
-    header: Header,
-    out: BufWriter<File>,
-    /// Bytes in the current file.
-    written: u64,
-    /// The current file's number.
-    index: u32,
-}
-
-impl Writer {
-    /// Starts `<base>.0.twrec`; an error if it exists (a recording is never
-    /// overwritten).
-    pub fn create(
-        base: impl Into<PathBuf>,
-        max_file_bytes: u64,
-        header: Header,
-    ) -> Result<Writer, RecordingError> {
-        let base = base.into();
-        // No file of another series under this name either: a rotation
-        // would meet it later.
-        if let Some(taken) = series_files(&base).into_iter().next() {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!(
-                    "{} exists: a recording is never overwritten (choose another name)",
-                    taken.display()
-                ),
-            )
-            .into());
-        }
-        let out = start_file(&file_name(&base, 0), header)?;
-        Ok(Writer {
-            base,
-            max_file_bytes,
-            header,
-            out,
-            written: FILE_HEADER as u64,
-            index: 0,
-        })
-    }
-
-    /// Appends one record (buffered; see [`flush`](Self::flush)).
-    pub fn write(&mut self, record: &Record<'_>) -> Result<(), RecordingError> {
-        let len = u32::try_from(record.payload.len())
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "payload over 4 GiB"))?;
-        let size = (RECORD_HEADER + record.payload.len()) as u64;
-        if self.written > FILE_HEADER as u64 && self.written + size > self.max_file_bytes {
-            self.out.flush()?;
-            // The number moves on only once its file is started: a file
-            // that cannot be is the same error at every record, not a
-            // series with holes.
-            self.out = start_file(&file_name(&self.base, self.index + 1), self.header)?;
-            self.index += 1;
-            self.written = FILE_HEADER as u64;
-        }
-        let mut h = [0u8; RECORD_HEADER];
-        h[0..4].copy_from_slice(&len.to_le_bytes());
-        h[8..16].copy_from_slice(&record.tsc.to_le_bytes());
-        h[16..24].copy_from_slice(&record.wall_ns.to_le_bytes());
-        h[24..28].copy_from_slice(&record.conn.to_le_bytes());
-        h[28] = record.kind as u8;
-        h[29] = u8::from(record.binary);
-        let sum = crc(&h[8..], record.payload);
-        h[4..8].copy_from_slice(&sum.to_le_bytes());
-        self.out.write_all(&h)?;
-        self.out.write_all(record.payload)?;
-        self.written += size;
-        Ok(())
-    }
-
-    /// Pushes buffered records to the file.
-    pub fn flush(&mut self) -> Result<(), RecordingError> {
-        Ok(self.out.flush()?)
-    }
-
-    /// The file being written.
-    pub fn current_file(&self) -> PathBuf {
-        file_name(&self.base, self.index)
-    }
-
-    /// Flushes and closes the current file.
-    pub fn finish(mut self) -> Result<(), RecordingError> {
-        self.out.flush()?;
-        self.out.get_ref().sync_data()?;
-        Ok(())
-    }
-}
-
-/// Every `<base>.<n>.twrec` in `base`'s directory, whatever `n`.
-fn series_files(base: &Path) -> Vec<PathBuf> {
-    let (Some(dir), Some(stem)) = (base.parent(), base.file_name()) else {
-        return Vec::new();
-    };
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    let stem = stem.to_string_lossy();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| {
-            let name = e.ok()?.file_name();
-            let n = name.to_str()?.strip_prefix(&*stem)?.strip_prefix('.')?;
-            let n = n.strip_suffix(".twrec")?;
-            n.parse::<u32>().ok()?;
-            Some(dir.join(&name))
-        })
-        .collect()
-}
-
-fn file_name(base: &Path, index: u32) -> PathBuf {
-    let mut name = base.as_os_str().to_owned();
-    name.push(format!(".{index}.twrec"));
-    PathBuf::from(name)
-}
-
-fn start_file(path: &Path, header: Header) -> Result<BufWriter<File>, RecordingError> {
-    // A recording is never overwritten: a file that exists is an error
-    // that names it.
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::AlreadyExists => io::Error::new(
-                e.kind(),
-                format!(
-                    "{} exists: a recording is never overwritten (choose another name)",
-                    path.display()
-                ),
-            ),
-            _ => e,
-        })?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
-    let mut h = [0u8; FILE_HEADER];
-    h[..8].copy_from_slice(&MAGIC);
-    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    h[16..24].copy_from_slice(&header.created_unix_ns.to_le_bytes());
-    h[24..32].copy_from_slice(&header.ticks_per_second.to_bits().to_le_bytes());
-    out.write_all(&h)?;
-    Ok(out)
-}
-
-/// The files of the series a [`Writer`] with this `base` wrote, in order
-/// (`<base>.0.twrec`, `<base>.1.twrec`, ... up to the first one missing).
-pub fn files(base: &Path) -> Vec<PathBuf> {
-    (0..)
-        .map(|i| file_name(base, i))
-        .take_while(|p| p.exists())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::fs::File;
+    use std::path::PathBuf;
 
     const HEADER: Header = Header {
         created_unix_ns: 1_700_000_000_000_000_000,
@@ -608,8 +527,13 @@ mod tests {
             Err(RecordingError::NotARecording)
         ));
         assert!(matches!(
-            read_bytes(b"tick"),
+            read_bytes(b"tack"),
             Err(RecordingError::NotARecording)
+        ));
+        // The magic's beginning: a recording cut in its header.
+        assert!(matches!(
+            read_bytes(b"tick"),
+            Err(RecordingError::Truncated { at: 0 })
         ));
         let mut bytes = sample();
         bytes[8] = 2;
@@ -625,6 +549,102 @@ mod tests {
                 at: 32,
                 len: u32::MAX
             })
+        ));
+    }
+
+    /// Where each record of `bytes` (a whole recording) starts and ends.
+    fn extents(bytes: &[u8]) -> Vec<(usize, usize)> {
+        let mut at = FILE_HEADER;
+        let mut all = Vec::new();
+        while at < bytes.len() {
+            let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+            all.push((at, at + RECORD_HEADER + len));
+            at += RECORD_HEADER + len;
+        }
+        all
+    }
+
+    /// The records read, and how the reading ended: `Ok` at a clean end,
+    /// else the error.
+    fn read_until_end(bytes: &[u8]) -> (usize, Result<(), RecordingError>) {
+        let mut reader = match Reader::new(bytes) {
+            Ok(r) => r,
+            Err(e) => return (0, Err(e)),
+        };
+        let mut n = 0;
+        loop {
+            match reader.next_record() {
+                Ok(Some(_)) => n += 1,
+                Ok(None) => return (n, Ok(())),
+                Err(e) => return (n, Err(e)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_recording_cut_at_any_byte_reads_every_whole_record_and_says_where() {
+        let bytes = sample();
+        let records = extents(&bytes);
+        for cut in 0..=bytes.len() {
+            let (n, end) = read_until_end(&bytes[..cut]);
+            let whole = records.iter().filter(|&&(_, end)| end <= cut).count();
+            assert_eq!(n, whole, "cut at {cut}: {end:?}");
+            match records
+                .iter()
+                .find(|&&(start, end)| start < cut && cut < end)
+            {
+                // Inside a record: a cut where it starts.
+                Some(&(start, _)) => assert!(
+                    matches!(end, Err(RecordingError::Truncated { at }) if at == start as u64),
+                    "cut at {cut}: {end:?}"
+                ),
+                // Inside the file header (a file started and killed): a
+                // cut at byte 0, not a foreign file.
+                None if cut < FILE_HEADER => assert!(
+                    matches!(end, Err(RecordingError::Truncated { at: 0 })),
+                    "cut at {cut}: {end:?}"
+                ),
+                None => assert!(end.is_ok(), "cut at {cut}: {end:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_zero_filled_tail_reads_as_a_cut_not_as_corruption() {
+        // A header of zeros never checks.
+        assert_ne!(crc(&[0; RECORD_HEADER - 8], &[]), 0);
+        let bytes = sample();
+        let records = extents(&bytes);
+        // What a power loss leaves: the file's length on the disk, its
+        // blocks from some byte on zeros (and a block more of them).
+        for from in (0..=MAGIC.len()).chain(FILE_HEADER..=bytes.len()) {
+            let mut lost = bytes.clone();
+            lost[from..].fill(0);
+            lost.resize(bytes.len() + 4096, 0);
+            let (n, end) = read_until_end(&lost);
+            // The records no zero reached read whole (one zeroed only
+            // where it held zeros anyway is whole too); the cut is where
+            // the first other one starts.
+            let whole = records
+                .iter()
+                .take_while(|&&(start, end)| lost[start..end] == bytes[start..end])
+                .count();
+            let at = records.get(whole).map_or(bytes.len(), |&(start, _)| start);
+            let at = if from < FILE_HEADER { 0 } else { at };
+            let whole = if from < FILE_HEADER { 0 } else { whole };
+            assert_eq!(n, whole, "zeros from {from}: {end:?}");
+            assert!(
+                matches!(end, Err(RecordingError::ZeroFilled { at: a }) if a == at as u64),
+                "zeros from {from}: {end:?}"
+            );
+        }
+        // Zeros that do not run to the end are corruption.
+        let mut hole = bytes.clone();
+        let (start, end) = records[1];
+        hole[start..end].fill(0);
+        assert!(matches!(
+            read_until_end(&hole),
+            (1, Err(RecordingError::Corrupt { at })) if at == start as u64
         ));
     }
 }

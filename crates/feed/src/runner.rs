@@ -16,7 +16,7 @@ use tickwire_net::{Config as NetConfig, TlsConfig};
 use tickwire_tsc::{ExportConfig, HistogramConfig, Metrics};
 
 use crate::config::FeedConfig;
-use crate::live::{Feed, FeedStats, Sinks};
+use crate::live::{Feed, FeedStats, NeverConnected, Sinks, VenueStats, VenueStatus};
 use crate::recording::{self, Header};
 use crate::sink::Publisher;
 use crate::{shm, sink, threads};
@@ -28,6 +28,10 @@ pub enum RunError {
     Setup(String),
     /// A feed thread failed while running.
     Feed(String),
+    /// No venue ever connected: past the configuration's
+    /// `connect_deadline_s`, or by the stop. Each venue, and why (the
+    /// binary exits 3).
+    NeverConnected(NeverConnected),
 }
 
 impl fmt::Display for RunError {
@@ -35,6 +39,7 @@ impl fmt::Display for RunError {
         match self {
             RunError::Setup(e) => write!(f, "cannot start: {e}"),
             RunError::Feed(e) => write!(f, "a feed thread failed: {e}"),
+            RunError::NeverConnected(e) => write!(f, "{e}"),
         }
     }
 }
@@ -54,8 +59,14 @@ pub struct RunSummary {
     pub lines: u64,
     /// Gaps, reconnects, undecodable messages.
     pub gaps: u64,
-    /// Reconnects.
+    /// Reconnects of connections that had opened.
     pub reconnects: u64,
+    /// Connection attempts that failed before they opened.
+    pub connect_failures: u64,
+    /// The venues that never connected, each with its newest failure's
+    /// cause (some others did, or the run would have ended with
+    /// [`RunError::NeverConnected`]).
+    pub never_connected: Vec<(String, String)>,
     /// Undecodable messages.
     pub decode_errors: u64,
     /// How long it ran.
@@ -69,7 +80,32 @@ fn setup(what: &str, e: impl fmt::Display) -> RunError {
     RunError::Setup(format!("{what}: {e}"))
 }
 
-/// Runs `config` until `stop` is set; `status` gets a line a second.
+/// A venue's part of a status line: its newest failure while it is recent,
+/// and "NEVER CONNECTED" while none of its connections has opened (its
+/// failed attempts are not reconnects).
+fn venue_status(v: &VenueStats, line: &mut String) {
+    let never = v.status() == VenueStatus::NeverConnected;
+    let recent = v
+        .last_failure()
+        .filter(|(_, ago)| *ago < LAST_FAILURE_SHOWN);
+    if never {
+        line.push_str(&format!(
+            "  | {}: NEVER CONNECTED, {} failed attempts",
+            v.name,
+            FeedStats::get(&v.connect_failures)
+        ));
+        if let Some((cause, ago)) = recent {
+            line.push_str(&format!(": {cause} ({}s ago)", ago.as_secs()));
+        }
+    } else if let Some((cause, ago)) = recent {
+        line.push_str(&format!("  | {}: {cause} ({}s ago)", v.name, ago.as_secs()));
+    }
+}
+
+/// Runs `config` until `stop` is set; `status` gets a line a second. Past
+/// the configuration's connect deadline with no venue ever connected, it
+/// stops and returns [`RunError::NeverConnected`]; with some connected and
+/// others not, it says so once (a warning through `log`) and runs on.
 pub fn run(
     config: &FeedConfig,
     stop: &Arc<AtomicBool>,
@@ -152,17 +188,18 @@ pub fn run(
                     std::fs::create_dir_all(dir)
                         .map_err(|e| setup(&format!("record.path {}", dir.display()), e))?;
                 }
-                Some(
-                    recording::Writer::create(
-                        base,
-                        r.max_file_bytes,
-                        Header {
-                            created_unix_ns: cal.to_unix_ns(cal.clock().now()),
-                            ticks_per_second: cal.ticks_per_second(),
-                        },
-                    )
-                    .map_err(|e| setup("record.path", e))?,
+                let mut w = recording::Writer::create(
+                    base,
+                    r.max_file_bytes,
+                    Header {
+                        created_unix_ns: cal.to_unix_ns(cal.clock().now()),
+                        ticks_per_second: cal.ticks_per_second(),
+                    },
                 )
+                .map_err(|e| setup("record.path", e))?;
+                w.sync_every(r.sync_interval)
+                    .map_err(|e| setup("record.sync_ms", e))?;
+                Some(w)
             }
         };
         let sinks = Sinks {
@@ -212,6 +249,7 @@ pub fn run(
     drop(queue);
     let mut stats = Vec::new();
     let mut failure = None;
+    let mut never_connected = None;
     for _ in 0..feeds.len() {
         match ready_rx.recv() {
             Ok(Ok(s)) => stats.push(s),
@@ -237,10 +275,34 @@ pub fn run(
     let started = Instant::now();
     if failure.is_none() {
         let mut last = (0u64, Instant::now());
+        let mut deadline = config.connect_deadline;
         while !stop.load(Ordering::Relaxed) {
             thread::sleep(Duration::from_millis(50));
             if feeds.iter().any(|f| f.is_finished()) {
                 break;
+            }
+            if let Some(d) = deadline
+                && started.elapsed() >= d
+            {
+                deadline = None;
+                let never = NeverConnected::of(stats.iter().flat_map(|s| s.venues.iter()), d);
+                let all = stats.iter().map(|s| s.venues.len()).sum::<usize>();
+                if never.venues.len() == all {
+                    never_connected = Some(never);
+                    break;
+                }
+                for (venue, cause) in &never.venues {
+                    crate::live::tickwire_log(format_args!(
+                        "VENUE {venue} HAS NOT CONNECTED in {} s ({}); the other venues run \
+                         on, and it keeps trying",
+                        d.as_secs(),
+                        if cause.is_empty() {
+                            "no attempt ended yet"
+                        } else {
+                            cause
+                        }
+                    ));
+                }
             }
             if last.1.elapsed() >= Duration::from_secs(1) {
                 let sum = |f: fn(&FeedStats) -> &std::sync::atomic::AtomicU64| -> u64 {
@@ -250,7 +312,7 @@ pub fn run(
                 let rate = (messages - last.0) as f64 / last.1.elapsed().as_secs_f64();
                 last = (messages, Instant::now());
                 let mut line = format!(
-                    "{:>7.1}s  {:>9.0} msg/s  {:>11} messages  books valid {}/{}  gaps {}  reconnects {}  undecodable {}",
+                    "{:>7.1}s  {:>9.0} msg/s  {:>11} messages  books valid {}/{}  gaps {}  reconnects {}  failed connects {}  undecodable {}",
                     started.elapsed().as_secs_f64(),
                     rate,
                     messages,
@@ -258,15 +320,13 @@ pub fn run(
                     names.len(),
                     sum(|s| &s.gaps),
                     sum(|s| &s.reconnects),
+                    sum(|s| &s.connect_failures),
                     sum(|s| &s.decode_errors),
                 );
-                // Each venue's newest failure, while it is recent.
+                // Each venue's newest failure, while it is recent, and
+                // each that never connected.
                 for v in stats.iter().flat_map(|s| s.venues.iter()) {
-                    if let Some((cause, ago)) = v.last_failure()
-                        && ago < LAST_FAILURE_SHOWN
-                    {
-                        line.push_str(&format!("  | {}: {cause} ({}s ago)", v.name, ago.as_secs()));
-                    }
+                    venue_status(v, &mut line);
                 }
                 status(&line);
             }
@@ -305,6 +365,7 @@ pub fn run(
         summary.events += FeedStats::get(&s.events);
         summary.gaps += FeedStats::get(&s.gaps);
         summary.reconnects += FeedStats::get(&s.reconnects);
+        summary.connect_failures += FeedStats::get(&s.connect_failures);
         summary.decode_errors += FeedStats::get(&s.decode_errors);
     }
     if let Some(w) = writer {
@@ -320,6 +381,23 @@ pub fn run(
     }
     if let Err(e) = exporter.finish() {
         failure.get_or_insert(format!("writing the latency log: {e}"));
+    }
+    // Not given up at the deadline: stopped before it, or some venue
+    // connected.
+    if never_connected.is_none() {
+        let never = NeverConnected::of(stats.iter().flat_map(|s| s.venues.iter()), elapsed);
+        let all = stats.iter().map(|s| s.venues.len()).sum::<usize>();
+        if failure.is_none() && all > 0 && never.venues.len() == all {
+            // Nothing ever connected: not a success either.
+            never_connected = Some(never);
+        } else {
+            summary.never_connected = never.venues;
+        }
+    }
+    if let Some(never) = never_connected
+        && failure.is_none()
+    {
+        return Err(RunError::NeverConnected(never));
     }
     match failure {
         None => Ok(summary),

@@ -8,17 +8,19 @@
 //!   (`runs/latest-sim/sim-ca.pem`, as `examples/sim.toml` does).
 //! - `runs/.gitignore` ignores everything under `runs/`, so a run inside
 //!   any git checkout leaves `git status` clean.
-//! - A path the user gives (`--hlog`, `--out`, an absolute path in the
-//!   configuration) is used as given; a relative output path in a
-//!   configuration file goes inside the run's directory.
-//! - **Retention**: when a run starts, the oldest runs are deleted until
-//!   at most [`Retention::keep`] runs (20 unless `TICKWIRE_RUNS_KEEP`
-//!   says) taking at most [`Retention::max_bytes`] (1024 MiB unless
-//!   `TICKWIRE_RUNS_MAX_MB` says) are left; `0` turns a limit off. The
-//!   new run, and every run a `runs/latest-<command>` link points to (a
-//!   simulator still running, the last recording of each command), are
-//!   never deleted, so every link stays valid. Put what must be kept
-//!   outside `runs/` (`--out`, an absolute path).
+//! - An absolute output path (in the configuration, or `record --out`),
+//!   and the demo's `--hlog`, are used as given; a relative output path in
+//!   a configuration file, or given to `record --out`, goes inside the
+//!   run's directory.
+//! - **Retention**: before a new run is made, the oldest runs are deleted
+//!   until the new one will make at most [`Retention::keep`] runs (20
+//!   unless `TICKWIRE_RUNS_KEEP` says) and those left take at most
+//!   [`Retention::max_bytes`] (1024 MiB unless `TICKWIRE_RUNS_MAX_MB`
+//!   says); `0` turns a limit off. A run a `runs/latest-<command>` link
+//!   points to (a simulator still running, the last recording of each
+//!   command) is never deleted, so every link stays valid (and a failed
+//!   start's [`discard`] finds the run before it). Put what must be kept
+//!   outside `runs/` (`--out` with an absolute path).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -96,30 +98,30 @@ pub struct Pruned {
 }
 
 /// Makes a new run directory for `command` under [`ROOT`] (in the current
-/// directory), points `runs/latest-<command>` at it, and applies the
-/// [retention](Retention::from_env) to the runs before it.
+/// directory) and points `runs/latest-<command>` at it, once the
+/// [retention](Retention::from_env) has made room for it.
 pub fn create(command: &str) -> io::Result<PathBuf> {
     let retention = Retention::from_env()?;
-    let dir = create_in(Path::new(ROOT), command, SystemTime::now())?;
-    prune(Path::new(ROOT), &dir, retention)?;
-    Ok(dir)
+    prune(Path::new(ROOT), retention)?;
+    create_in(Path::new(ROOT), command, SystemTime::now())
 }
 
-/// Deletes the oldest runs under `root` until `retention` holds, but
-/// never `newest` nor a run a `latest-*` link points to.
-pub fn prune(root: &Path, newest: &Path, retention: Retention) -> io::Result<Pruned> {
-    let mut protected = vec![newest.file_name().map(ToOwned::to_owned)];
+/// Deletes the oldest runs under `root` until one more would make at
+/// most `retention.keep` and those left take at most
+/// `retention.max_bytes`, but never a run a `latest-*` link points to.
+pub fn prune(root: &Path, retention: Retention) -> io::Result<Pruned> {
+    let entries = match std::fs::read_dir(root) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Pruned::default()),
+        other => other?,
+    };
+    let mut protected = Vec::new();
     let mut runs = Vec::new();
-    for entry in std::fs::read_dir(root)? {
+    for entry in entries {
         let entry = entry?;
         let name = entry.file_name();
         let kind = entry.file_type()?;
         if kind.is_symlink() && name.to_string_lossy().starts_with("latest-") {
-            protected.push(
-                std::fs::read_link(entry.path())?
-                    .file_name()
-                    .map(ToOwned::to_owned),
-            );
+            protected.push(std::fs::read_link(entry.path())?.file_name().map(ToOwned::to_owned));
         } else if kind.is_dir() && !name.to_string_lossy().starts_with('.') {
             runs.push(name);
         }
@@ -127,7 +129,8 @@ pub fn prune(root: &Path, newest: &Path, retention: Retention) -> io::Result<Pru
     // `YYYYMMDD-HHMMSS-...`: by name is oldest first.
     runs.sort();
     let sizes: Vec<u64> = runs.iter().map(|r| size_of_tree(&root.join(r))).collect();
-    let (mut count, mut total) = (runs.len(), sizes.iter().sum::<u64>());
+    // Counted with the run about to be made.
+    let (mut count, mut total) = (runs.len() + 1, sizes.iter().sum::<u64>());
     let mut pruned = Pruned::default();
     for (run, size) in runs.iter().zip(sizes) {
         let over = (retention.keep > 0 && count > retention.keep)
@@ -158,12 +161,14 @@ fn size_of_tree(path: &Path) -> u64 {
         return meta.len();
     }
     std::fs::read_dir(path).map_or(0, |entries| {
-        entries.flatten().map(|e| size_of_tree(&e.path())).sum()
+        entries
+            .flatten()
+            .map(|e| size_of_tree(&e.path()))
+            .sum()
     })
 }
 
-/// A new run directory for `command` under `root`, stamped with `now`,
-/// and `root/latest-<command>` pointing at it (no retention applied).
+/// [`create`] under `root`, stamped with `now`.
 pub fn create_in(root: &Path, command: &str, now: SystemTime) -> io::Result<PathBuf> {
     std::fs::create_dir_all(root)?;
     let ignore = root.join(".gitignore");
@@ -191,6 +196,44 @@ pub fn create_in(root: &Path, command: &str, now: SystemTime) -> io::Result<Path
     };
     point_latest(root, command, &dir)?;
     Ok(dir)
+}
+
+/// Undoes [`create`] for a run that did not start: removes `dir` (made
+/// by `create`, so it holds only what the failed start left) and points
+/// `runs/latest-<command>` back at the newest run of `command` left, or
+/// removes the link if there is none.
+pub fn discard(command: &str, dir: &Path) -> io::Result<()> {
+    discard_in(Path::new(ROOT), command, dir)
+}
+
+/// [`discard`] under `root`.
+pub fn discard_in(root: &Path, command: &str, dir: &Path) -> io::Result<()> {
+    std::fs::remove_dir_all(dir)?;
+    // Run directories are `<stamp>-<command>[-<n>]`: the newest sorts
+    // last by (stamp, n).
+    let newest = std::fs::read_dir(root)?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|name| {
+            let (stamp, rest) = name.split_at_checked(15)?;
+            let rest = rest.strip_prefix('-')?.strip_prefix(command)?;
+            let n: u32 = match rest {
+                "" => 1,
+                r => r.strip_prefix('-')?.parse().ok()?,
+            };
+            let stamp = stamp.to_owned();
+            stamp
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b == b'-')
+                .then_some((stamp, n, name))
+        })
+        .max();
+    match newest {
+        Some((_, _, name)) => point_latest(root, command, &root.join(name)),
+        None => match std::fs::remove_file(root.join(format!("latest-{command}"))) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        },
+    }
 }
 
 /// Replaces `root/latest-<command>` with a link to `dir`: a new link is
@@ -234,56 +277,53 @@ mod tests {
         assert_eq!(utc_stamp(1_709_251_200), "20240301-000000");
     }
 
-    /// 30 runs of three commands, 1 MB each: the oldest go, down to the
-    /// limits, but never the newest nor a run a `latest-*` link names.
+    /// 30 runs of four commands, 1 MiB each: the oldest go, down to the
+    /// limits (room left for one more), but never a run a `latest-*` link
+    /// names.
     #[test]
     #[cfg(unix)]
     fn old_runs_are_deleted_down_to_the_limits_and_every_link_stays_valid() {
         let root = std::env::temp_dir().join(format!("tickwire-retain-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
+        // Nothing to prune before the first run.
+        assert_eq!(prune(&root, Retention::default()).unwrap(), Pruned::default());
         let mut made = Vec::new();
         for n in 0..30u64 {
-            let command = ["sim", "demo", "run"][(n % 3) as usize];
             // The simulator started first, and only once: its run is old.
-            let command = if n == 0 {
-                "sim"
-            } else if command == "sim" {
-                "record"
-            } else {
-                command
+            let command = match n % 3 {
+                _ if n == 0 => "sim",
+                0 => "record",
+                1 => "demo",
+                _ => "run",
             };
             let at = UNIX_EPOCH + Duration::from_secs(1_709_251_200 + n * 60);
             let dir = create_in(&root, command, at).unwrap();
             std::fs::write(dir.join("out"), vec![0u8; 1 << 20]).unwrap();
             made.push(dir);
         }
-        let newest = made.last().unwrap().clone();
         let keep = |keep, max_mb: u64| Retention {
             keep,
             max_bytes: max_mb << 20,
         };
         // No limit crossed: nothing goes.
-        assert_eq!(
-            prune(&root, &newest, keep(30, 0)).unwrap(),
-            Pruned::default()
-        );
-        // 20 runs: the 10 oldest go but the simulator's (latest-sim).
-        let pruned = prune(&root, &newest, keep(20, 0)).unwrap();
-        assert_eq!(pruned.runs, 10);
-        assert!(pruned.bytes >= 10 << 20);
+        assert_eq!(prune(&root, keep(31, 0)).unwrap(), Pruned::default());
+        // 20 runs with the next: the 11 oldest go but the simulator's
+        // (latest-sim).
+        let pruned = prune(&root, keep(20, 0)).unwrap();
+        assert_eq!(pruned.runs, 11);
+        assert!(pruned.bytes >= 11 << 20);
         assert!(made[0].exists(), "latest-sim's run is kept");
-        assert!(made[1..11].iter().all(|d| !d.exists()));
-        assert!(made[11..].iter().all(|d| d.exists()));
+        assert!(made[1..12].iter().all(|d| !d.exists()));
+        assert!(made[12..].iter().all(|d| d.exists()));
         // 5 MiB: the oldest go until 5 runs are left, the linked ones
         // among them (sim, and the newest of demo, record and run).
-        prune(&root, &newest, keep(0, 5)).unwrap();
+        prune(&root, keep(0, 5)).unwrap();
         let left: Vec<_> = made.iter().filter(|d| d.exists()).collect();
         assert_eq!(left.len(), 5, "{left:?}");
         for link in ["latest-sim", "latest-demo", "latest-run", "latest-record"] {
             let target = std::fs::canonicalize(root.join(link)).unwrap();
             assert!(target.is_dir(), "{link}");
         }
-        assert!(newest.exists());
         // Hidden files, the links and .gitignore are not runs.
         assert!(root.join(".gitignore").exists());
         std::fs::remove_dir_all(&root).unwrap();
@@ -312,13 +352,8 @@ mod tests {
         let e = Retention::from_vars(vars("many", "1"))
             .unwrap_err()
             .to_string();
-        assert!(
-            e.contains("TICKWIRE_RUNS_KEEP") && e.contains("many"),
-            "{e}"
-        );
-        let e = Retention::from_vars(vars("1", "-1"))
-            .unwrap_err()
-            .to_string();
+        assert!(e.contains("TICKWIRE_RUNS_KEEP") && e.contains("many"), "{e}");
+        let e = Retention::from_vars(vars("1", "-1")).unwrap_err().to_string();
         assert!(e.contains("TICKWIRE_RUNS_MAX_MB"), "{e}");
         assert_eq!(
             Retention::from_vars(|_| None).unwrap(),
@@ -349,6 +384,27 @@ mod tests {
                 .last(),
             Some("*")
         );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_discarded_run_leaves_no_directory_and_latest_where_it_was() {
+        let root = std::env::temp_dir().join(format!("tickwire-discard-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let at = UNIX_EPOCH + Duration::from_secs(1_709_251_200);
+        let kept = create_in(&root, "run", at).unwrap();
+        let failed = create_in(&root, "run", at + Duration::from_secs(1)).unwrap();
+        discard_in(&root, "run", &failed).unwrap();
+        assert!(!failed.exists());
+        #[cfg(unix)]
+        assert_eq!(
+            std::fs::canonicalize(root.join("latest-run")).unwrap(),
+            std::fs::canonicalize(&kept).unwrap()
+        );
+        // The only run discarded: no link is left pointing nowhere.
+        let only = create_in(&root, "sim", at).unwrap();
+        discard_in(&root, "sim", &only).unwrap();
+        assert!(std::fs::symlink_metadata(root.join("latest-sim")).is_err());
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

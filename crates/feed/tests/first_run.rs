@@ -78,12 +78,14 @@ fn record_never_overwrites_a_recording() {
          endpoint = \"wss://127.0.0.1:1\"\nrest = \"https://127.0.0.1:1\"\n",
     )
     .unwrap();
-    // `record --out mine` refuses, naming the file in its way, and
-    // starts none of its own.
+    // `record --out <dir>/mine` refuses, naming the file in its way, and
+    // starts none of its own (a relative `--out` goes into a new run
+    // directory, where nothing is in its way).
     let refused = |taken: &str| {
         let out = bin()
             .current_dir(&cwd)
-            .args(["record", "--config", "feed.toml", "--out", "mine"])
+            .args(["record", "--config", "feed.toml", "--out"])
+            .arg(cwd.join("mine"))
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

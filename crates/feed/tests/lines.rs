@@ -110,16 +110,18 @@ fn standby(venues: impl Iterator<Item = Venue>) {
         });
         let g = FeedStats::get;
         let snapshots = g(&rig.stats.snapshots);
-        for (n, fault) in [
+        // A line ended: one that had opened (a reconnect), or, when the
+        // fault meets a reconnection still in its handshakes (the other
+        // line carried the messages meanwhile), an attempt that failed.
+        let ended = |r: &Rig| r.reconnects() + g(&r.stats.connect_failures);
+        for fault in [
             Fault::CloseAfter(2000),
             Fault::CorruptAt(3000),
             Fault::Stall,
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        ] {
+            let before = ended(&rig);
             rig.proxies[0].set(fault);
-            rig.wait("the main line to drop", 30, |r| r.reconnects() > n as u64);
+            rig.wait("the main line to drop", 30, |r| ended(r) > before);
             rig.proxies[0].set(Fault::None);
             rig.run_messages(300, 30);
         }

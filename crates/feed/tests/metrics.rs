@@ -93,6 +93,18 @@ fn the_prometheus_page_shows_what_the_feed_counted() {
                     format!("tickwire_rejections_total{{venue=\"{n}\"}}"),
                     g(&v.rejections),
                 ),
+                // Connected (twice: the first, and after the reset), never
+                // failed to connect.
+                (
+                    format!("tickwire_connections_total{{venue=\"{n}\"}}"),
+                    g(&v.connections),
+                ),
+                (
+                    format!("tickwire_connect_failures_total{{venue=\"{n}\"}}"),
+                    g(&v.connect_failures),
+                ),
+                (format!("tickwire_connected{{venue=\"{n}\"}}"), 1),
+                (format!("tickwire_never_connected{{venue=\"{n}\"}}"), 0),
             ]);
         }
         let lost = &s.lost;

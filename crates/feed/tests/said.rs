@@ -100,20 +100,23 @@ fn a_port_where_nothing_listens_is_said_once_with_its_cause() {
     assert!(
         said.starts_with("tickwire-feed: venue closed: ws://127.0.0.1:")
             && said.contains(&format!(":{port}/"))
-            && said.contains("reconnecting with backoff"),
+            && said.contains("the venue has never connected; trying again with backoff"),
         "{said}"
     );
     // The status line names it too; the refusals that followed were not
     // said again.
     // A status line naming the cause, once the feed has been refused at
-    // least three times.
+    // least three times: failed attempts of a venue that never
+    // connected, not reconnects.
     run.wait_for("a status line with the cause, after 3 refusals", |l| {
-        let reconnects = l
-            .split("reconnects ")
+        let failed = l
+            .split("| closed: NEVER CONNECTED, ")
             .nth(1)
             .and_then(|r| r.split_whitespace().next())
             .and_then(|n| n.parse::<u64>().ok());
-        reconnects >= Some(3) && l.contains("| closed: socket error: connection refused")
+        failed >= Some(3)
+            && l.contains("reconnects 0 ")
+            && l.contains("failed attempts: socket error: connection refused")
     });
     let repeats = run
         .seen

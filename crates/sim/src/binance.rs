@@ -37,7 +37,9 @@
 //!   more is cut to 5000), `/fapi/v1/depth` and `/dapi/v1/depth`
 //!   (`limit` one of 5, 10, 20, 50, 100, 500, 1000, default 500; another
 //!   is `400 {"code":-4021,"msg":"'7' is not valid depth limit."}`); an
-//!   unknown symbol is `400 {"code":-1121,"msg":"Invalid symbol."}`. The
+//!   unknown symbol is `400 {"code":-1121,"msg":"Invalid symbol."}`, one
+//!   not written in upper case -1100 (see `listing.rs`, which serves
+//!   `exchangeInfo`). The
 //!   snapshot is consistent with the diff stream: read under the market's
 //!   lock, between two steps. Its `lastUpdateId` is spot's last `u`; on
 //!   futures an id drawn from the range `U..=u` of the event whose state
@@ -508,11 +510,23 @@ impl Protocol for Binance {
     /// A depth request weighs by its `limit` (its default when absent:
     /// spot 100, futures 500), as [`plan::binance::snapshot_weight`] says.
     fn rest_weight(&self, path: &str) -> u32 {
+        if path.split('?').next() == Some(listing::path(self.venue)) {
+            return listing::weight(self.venue);
+        }
         let default = if self.spot() { 100 } else { 500 };
         let limit = query(path, "limit")
             .and_then(|l| l.parse().ok())
             .unwrap_or(default);
         plan::binance::snapshot_weight(self.market(), limit)
+    }
+
+    /// `exchangeInfo` (see `listing.rs`).
+    fn instruments(&self, path: &str, market: &Market) -> Option<Response> {
+        let route = path.split('?').next()?;
+        (route == listing::path(self.venue)).then(|| {
+            let limit = plan::binance::rest_weight_per_minute(self.market());
+            listing::exchange_info(self.venue, path, market, limit)
+        })
     }
 
     fn rest(&self, path: &str, market: &Market) -> Response {
@@ -524,6 +538,11 @@ impl Protocol for Binance {
         };
         if route != expected {
             return Response::json(404, r#"{"code":-1,"msg":"Not found."}"#);
+        }
+        // A symbol Binance cannot read (lower case among them) is -1100,
+        // one it does not list -1121 (see `listing.rs`).
+        if query(path, "symbol").is_some_and(|s| !listing::legal(s)) {
+            return listing::illegal_symbol();
         }
         let Some(n) = query(path, "symbol").and_then(|s| market.find(s)) else {
             return Response::json(400, r#"{"code":-1121,"msg":"Invalid symbol."}"#);
@@ -607,5 +626,8 @@ pub fn pregenerate(
     }
 }
 
+mod listing;
+#[cfg(test)]
+pub(crate) use listing::path as listing_path;
 #[cfg(test)]
 mod tests;

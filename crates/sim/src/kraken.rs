@@ -34,7 +34,9 @@
 //! - `instrument` ("Instrument"): no symbol filter; `data` is an object of
 //!   `assets` and `pairs`, each pair with its `price_precision` and
 //!   `qty_precision` (the simulated instrument's scales), increments in
-//!   exponent notation; one frame of the live size (~0.8 MB).
+//!   exponent notation; one frame of the live size (~0.8 MB): the pairs
+//!   served `online`, filler pairs `delisted` (refused if subscribed).
+//!   REST `GET /0/public/AssetPairs` lists the pairs served (`listing`).
 //! - `book` at depth 10 (default), 25, 100, 500 or 1000 (see `book.rs`):
 //!   a snapshot of `depth` levels a side on subscribe (`snapshot`, default
 //!   true), then updates keeping that window complete, with `checksum` and
@@ -60,6 +62,7 @@
 //! id (the adapter reports 0), so they are stamped 0.
 
 mod book;
+mod listing;
 mod wire;
 
 use std::collections::VecDeque;
@@ -505,6 +508,11 @@ impl Protocol for Kraken {
     /// Books, tickers, trades; not `instrument` (reference data).
     fn subscribed(&self, client: &Client) -> bool {
         !client.books.is_empty() || !client.tickers.is_empty() || !client.trades.is_empty()
+    }
+
+    /// REST `AssetPairs` (see `listing.rs`).
+    fn instruments(&self, path: &str, market: &Market) -> Option<Response> {
+        (path.split('?').next() == Some(listing::PATH)).then(|| listing::asset_pairs(path, market))
     }
 
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {

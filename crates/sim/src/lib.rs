@@ -6,6 +6,17 @@
 //!   with the venue's success and error replies, application pings and what
 //!   the venue does when they stop, book channels with its sequencing and
 //!   checksum, trades, best bid/offer, REST snapshots where it has them).
+//! - Instruments as each venue lists them: [`SimInstrument::listed`] is a
+//!   venue's catalogue (the [`SimInstrument::pair`] first, then a few more,
+//!   named and scaled as the venue writes them), [`Listing`] what its list
+//!   says of each. A simulator lists exactly what it serves
+//!   ([`SimConfig::instruments`], catalogued or a test's own), where the
+//!   venue lists instruments: Binance `exchangeInfo`, OKX
+//!   `public/instruments`, Bybit `instruments-info`, Kraken's `instrument`
+//!   channel and REST `AssetPairs`, Coinbase's public products, Deribit
+//!   `public/get_instruments`; and it refuses a symbol it does not list as
+//!   the venue does (an error reply, or an acknowledgement and silence
+//!   where that is the venue's way).
 //! - One market model ([`SimInstrument`], a random-walk book per
 //!   instrument) moves a step at a time; each venue module formats the same
 //!   step its own way (`binance`, `okx`, `bybit`, `kraken`, `coinbase`,
@@ -37,6 +48,7 @@
 
 mod binance;
 mod bybit;
+mod catalogue;
 mod cert;
 mod coinbase;
 mod deribit;
@@ -46,6 +58,8 @@ mod market;
 mod okx;
 mod pacer;
 mod protocol;
+#[cfg(test)]
+mod refusals;
 mod server;
 mod stamps;
 #[cfg(test)]
@@ -62,6 +76,7 @@ use tickwire_net::server::ServerTls;
 pub use tickwire_venues::Venue;
 
 pub use binance::pregenerate;
+pub use catalogue::{Contract, Listing};
 pub use cert::self_signed;
 pub use market::{Levels, SimInstrument};
 pub use okx::budget::RequestBudget;
@@ -78,7 +93,12 @@ pub struct SimConfig {
     pub addr: SocketAddr,
     /// TLS certificate, or plain `ws://`/`http://` without.
     pub tls: Option<ServerTls>,
-    /// The instruments, with symbols as the venue writes them.
+    /// The instruments this simulator serves, with symbols as the venue
+    /// writes them: all it lists and all it streams. Pick them from the
+    /// venue's catalogue ([`SimInstrument::listed`]) or make your own (an
+    /// instrument outside the catalogue is listed too, its [`Listing`]
+    /// read from its symbol); a subscription naming any other symbol is
+    /// refused the venue's way.
     pub instruments: Vec<SimInstrument>,
     /// Market steps per second over all instruments (0: as fast as the
     /// clients take them).

@@ -318,11 +318,52 @@ pub(crate) trait Protocol: Send + Sync + 'static {
         1
     }
 
+    /// An HTTP GET of the venue's instrument list (`path` with its
+    /// query), in the venue's documented shape: every instrument the
+    /// simulator serves ([`Market::instruments`]), listed as
+    /// [`Listing::of`](crate::Listing::of) says. `None`: not a list
+    /// request (then [`rest`](Protocol::rest) answers it). Answered the
+    /// same with a script.
+    fn instruments(&self, path: &str, market: &Market) -> Option<Response> {
+        let _ = (path, market);
+        None
+    }
+
     /// An HTTP GET of `path` (query included).
     fn rest(&self, path: &str, market: &Market) -> Response {
         let _ = (path, market);
         Response::json(404, r#"{"error":"not found"}"#)
     }
+}
+
+/// The value of `key` in a URL's query, percent-decoded (`%5B%22BTCUSDT%22%5D`
+/// is `["BTCUSDT"]`; a malformed escape is kept as written).
+pub(crate) fn query_decoded(path: &str, key: &str) -> Option<String> {
+    let raw = query(path, key)?.as_bytes();
+    let mut out = Vec::with_capacity(raw.len());
+    let mut k = 0;
+    while k < raw.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match (
+            raw[k],
+            raw.get(k + 1).copied().and_then(hex),
+            raw.get(k + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                k += 3;
+            }
+            (b'+', ..) => {
+                out.push(b' ');
+                k += 1;
+            }
+            (b, ..) => {
+                out.push(b);
+                k += 1;
+            }
+        }
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// The value of `key` in a URL's query.

@@ -292,9 +292,11 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 let headers = [("Retry-After", wait.as_str())];
                 return session.respond_with(status, json, &headers, body.as_bytes());
             }
-            let response = match &shared.config.script {
-                Some(script) => scripted_rest(script, &path),
-                None => shared.protocol.rest(&path, &lock(&shared.market)),
+            let listed = shared.protocol.instruments(&path, &lock(&shared.market));
+            let response = match (listed, &shared.config.script) {
+                (Some(list), _) => list,
+                (None, Some(script)) => scripted_rest(script, &path),
+                (None, None) => shared.protocol.rest(&path, &lock(&shared.market)),
             };
             if response.status == 200 {
                 c.rest.fetch_add(1, Ordering::Relaxed);

@@ -167,7 +167,12 @@ fn bad_values_name_their_key() {
             &[("TICKWIRE_FEED_VENUE_BN_INSTRUMENTS", r#"["BTCUSDT:2:x"]"#)],
             "venue[0].instruments[0]",
         ),
-        (GOOD, &[("TICKWIRE_FEED_SINKS_COLOUR", "red")], "colour"),
+        // The unknown key with its section, as the variable made it.
+        (
+            GOOD,
+            &[("TICKWIRE_FEED_SINKS_COLOUR", "red")],
+            "sinks.colour",
+        ),
         (
             GOOD,
             &[("TICKWIRE_FEED_VENUE_NOPE_X", "1")],
@@ -228,9 +233,14 @@ fn a_value_of_the_wrong_type_names_its_key_and_line() {
     let e = parse(text, &[]).unwrap_err();
     assert_eq!(e.key, "venue[1].standby", "{e}");
     assert!(e.problem.contains("line 7"), "{e}");
-    // From an override: said so.
+    // From an override: the variable and its value named, not the file.
     let e = parse(GOOD, &[("TICKWIRE_FEED_SINKS_QUEUE", "\"x\"")]).unwrap_err();
-    assert!(e.problem.contains("TICKWIRE_FEED_"), "{e}");
+    assert_eq!(e.key, "sinks.queue", "{e}");
+    assert_eq!(
+        e.env.as_deref(),
+        Some(r#"TICKWIRE_FEED_SINKS_QUEUE="\"x\"""#),
+        "{e}"
+    );
     // A wrong value in the file that an override puts right is no error;
     // nor is a key the file leaves to an override.
     let fixed = "[[venue]]\nname = \"bn\"\nvenue = \"binance-spot\"\n\
@@ -294,4 +304,92 @@ fn jsonl_files_rotate_at_their_size_and_a_bad_size_is_refused() {
     assert_eq!(c.sinks.jsonl_max_bytes, 3 << 20);
     let e = parse(GOOD, &[("TICKWIRE_FEED_SINKS_JSONL_MAX_MB", "0")]).unwrap_err();
     assert_eq!(e.key, "sinks.jsonl_max_mb", "{e}");
+}
+
+#[test]
+fn the_recordings_sync_interval_is_optional_and_checked() {
+    let with = |sync: &str| format!("{GOOD}\n[record]\npath = \"rec/x\"\n{sync}");
+    let c = parse(&with(""), &[]).unwrap();
+    assert_eq!(c.record.unwrap().sync_interval, None);
+    let c = parse(&with("sync_ms = 250"), &[]).unwrap();
+    assert_eq!(
+        c.record.unwrap().sync_interval,
+        Some(std::time::Duration::from_millis(250))
+    );
+    let e = parse(&with("sync_ms = 0"), &[]).unwrap_err().to_string();
+    assert!(
+        e.contains("record.sync_ms") && e.contains("between 1 and"),
+        "{e}"
+    );
+}
+
+/// An override's error names the variable and its value, whichever check
+/// refused it (a type, a range, a list's element); a file's own error
+/// names no variable.
+#[test]
+fn an_override_is_blamed_for_its_own_value_only() {
+    let cases: &[(Env<'_>, &str, &str)] = &[
+        (
+            &[("TICKWIRE_FEED_METRICS_INTERVAL_MS", "abc")],
+            "metrics.interval_ms",
+            "TICKWIRE_FEED_METRICS_INTERVAL_MS=\"abc\"",
+        ),
+        (
+            &[("TICKWIRE_FEED_METRICS_INTERVAL_MS", "1")],
+            "metrics.interval_ms",
+            "TICKWIRE_FEED_METRICS_INTERVAL_MS=\"1\"",
+        ),
+        (
+            &[("TICKWIRE_FEED_VENUE_BN_INSTRUMENTS", "BTCUSDT")],
+            "venue[0].instruments",
+            "TICKWIRE_FEED_VENUE_BN_INSTRUMENTS=\"BTCUSDT\"",
+        ),
+        (
+            &[("TICKWIRE_FEED_VENUE_BN_INSTRUMENTS", r#"["BTCUSDT:2:x"]"#)],
+            "venue[0].instruments[0]",
+            "TICKWIRE_FEED_VENUE_BN_INSTRUMENTS=",
+        ),
+        (
+            &[
+                ("TICKWIRE_FEED_POLL", "blocking"),
+                ("TICKWIRE_FEED_SINKS_QUEUE", "[1]"),
+            ],
+            "sinks.queue",
+            "TICKWIRE_FEED_SINKS_QUEUE=\"[1]\"",
+        ),
+    ];
+    for (env, key, from) in cases {
+        let e = parse(GOOD, env).expect_err(key);
+        assert_eq!(e.key, *key, "{e}");
+        assert!(e.env.as_deref().is_some_and(|s| s.starts_with(from)), "{e}");
+        assert!(e.to_string().starts_with(from), "{e}");
+    }
+    // A list not written as TOML: the error says how to write one.
+    let e = parse(GOOD, &[("TICKWIRE_FEED_VENUE_BN_INSTRUMENTS", "BTCUSDT")]).unwrap_err();
+    assert!(e.problem.contains("written as TOML"), "{e}");
+    // The file's own mistake, with an unrelated override: the file's.
+    let text = "poll = \"blocking\"\n[sinks]\nqueue = \"x\"\n";
+    let e = parse(text, &[("TICKWIRE_FEED_POLL", "blocking")]).unwrap_err();
+    assert_eq!(
+        (e.key.as_str(), e.env.as_deref()),
+        ("sinks.queue", None),
+        "{e}"
+    );
+}
+
+/// How long `run` waits for a first connection: 30 s unless the file or
+/// its variable says; 0 waits for ever; more than a day is refused.
+#[test]
+fn the_connect_deadline_has_a_default_a_key_and_a_variable() {
+    use std::time::Duration;
+    let c = parse(GOOD, &[]).unwrap();
+    assert_eq!(c.connect_deadline, Some(Duration::from_secs(30)));
+    let c = parse(&format!("connect_deadline_s = 5\n{GOOD}"), &[]).unwrap();
+    assert_eq!(c.connect_deadline, Some(Duration::from_secs(5)));
+    let c = parse(GOOD, &[("TICKWIRE_FEED_CONNECT_DEADLINE_S", "2")]).unwrap();
+    assert_eq!(c.connect_deadline, Some(Duration::from_secs(2)));
+    let c = parse(GOOD, &[("TICKWIRE_FEED_CONNECT_DEADLINE_S", "0")]).unwrap();
+    assert_eq!(c.connect_deadline, None);
+    let e = parse(&format!("connect_deadline_s = 86401\n{GOOD}"), &[]).unwrap_err();
+    assert_eq!(e.key, "connect_deadline_s", "{e}");
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tickwire_sim::{Simulator, Venue, VenueFault};
 use tickwire_testkit::proxy::{Fault as NetFault, Proxy};
 
-use crate::live::{FeedStats, VenueStats};
+use crate::live::{FeedStats, VenueStats, injected};
 
 /// A fault the demo injects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +69,29 @@ impl Fault {
             Fault::SilentResubscription => "silent resubscription",
             Fault::ShutdownNotice => "shutdown notice",
             Fault::BudgetBreach => "budget breach",
+        }
+    }
+
+    /// What it does, in a few words, for the line that says it was
+    /// injected.
+    pub(crate) fn effect(self) -> &'static str {
+        match self {
+            Fault::Close => "the connection closes without a close frame",
+            Fault::Reset => "the connection is reset",
+            Fault::Corrupt => "a byte is corrupted: TLS fails",
+            Fault::Drop => "bytes are lost: TLS fails",
+            Fault::Duplicate => "bytes arrive twice: TLS fails",
+            Fault::Stall => "nothing arrives on an open connection",
+            Fault::Split => "every byte in a segment of its own for a second",
+            Fault::Checksum => "a book message with a wrong checksum",
+            Fault::SequenceGap => "a book message lost",
+            Fault::Rejected => "a subscription refused, then accepted when tried again",
+            Fault::Restart => "the venue's book service restarts",
+            Fault::SilentResubscription => {
+                "a book message lost, and the resubscription answered with nothing"
+            }
+            Fault::ShutdownNotice => "the venue announces a restart, then closes",
+            Fault::BudgetBreach => "the venue's request budget lowered to nothing for a moment",
         }
     }
 
@@ -162,6 +185,8 @@ impl Counts {
 
 /// One venue's run of faults.
 pub(crate) struct Schedule {
+    /// The venue's name, as the feed's log lines name it.
+    venue: &'static str,
     faults: Vec<Fault>,
     next: usize,
     phase: Phase,
@@ -189,6 +214,7 @@ impl Schedule {
             faults.retain(|f| !f.of_the_venue());
         }
         Schedule {
+            venue: venue.name(),
             faults,
             next: 0,
             phase: Phase::Settling { at: start + SETTLE },
@@ -204,7 +230,9 @@ impl Schedule {
     }
 
     /// Moves the schedule on: injects the next fault when it is time,
-    /// notices it took effect and that the venue's books are back.
+    /// notices it took effect and that the venue's books are back. Returns
+    /// a line to say when it injected one or saw one end: the fault named,
+    /// as the feed's own lines about the venue name it meanwhile.
     pub(crate) fn step(
         &mut self,
         now: Instant,
@@ -212,15 +240,16 @@ impl Schedule {
         proxy: &Proxy,
         stats: &VenueStats,
         instruments: usize,
-    ) {
+    ) -> Option<String> {
         match self.phase {
             Phase::Settling { at } => {
                 if now < at {
-                    return;
+                    return None;
                 }
                 let fault = self.faults[self.next % self.faults.len()];
                 self.next += 1;
                 let before = Counts::of(stats);
+                injected::set(self.venue, Some(fault.name()));
                 inject(fault, sim, proxy, self.next as u64, instruments);
                 self.injected += 1;
                 self.phase = Phase::Injected {
@@ -229,6 +258,12 @@ impl Schedule {
                     before,
                     took: false,
                 };
+                Some(format!(
+                    "venue {}: injected fault: {} ({})",
+                    self.venue,
+                    fault.name(),
+                    fault.effect()
+                ))
             }
             Phase::Injected {
                 fault,
@@ -262,12 +297,30 @@ impl Schedule {
                 if done || late {
                     proxy.set(NetFault::None);
                     sim.request_budget().set(None);
+                    injected::set(self.venue, None);
+                    let took_s = now.duration_since(since).as_secs_f64();
+                    self.phase = Phase::Settling { at: now + SETTLE };
                     if done {
                         self.recovered += 1;
+                        Some(format!(
+                            "venue {}: injected fault: {}: recovered in {took_s:.1} s (books valid)",
+                            self.venue,
+                            fault.name()
+                        ))
                     } else {
                         self.failed.push(fault.name());
+                        Some(format!(
+                            "venue {}: injected fault: {}: not recovered within {} s ({})",
+                            self.venue,
+                            fault.name(),
+                            DEADLINE.as_secs(),
+                            if took {
+                                "books not valid again"
+                            } else {
+                                "it never took effect"
+                            }
+                        ))
                     }
-                    self.phase = Phase::Settling { at: now + SETTLE };
                 } else {
                     self.phase = Phase::Injected {
                         fault,
@@ -275,6 +328,7 @@ impl Schedule {
                         before,
                         took,
                     };
+                    None
                 }
             }
         }

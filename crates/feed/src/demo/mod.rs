@@ -33,7 +33,9 @@ use tickwire_venues::InstrumentSpec;
 use tickwire_venues::book::Side;
 use tickwire_venues::plan::Channels;
 
-use crate::live::{Feed, FeedStats, LineSetup, Sinks, VenueSetup, VenueStats, WireStamps};
+use crate::live::{
+    Feed, FeedStats, LineSetup, Sinks, VenueSetup, VenueStats, WireStamps, WireStream,
+};
 use crate::mirror::Mirrors;
 use crate::{sink, threads};
 
@@ -94,6 +96,79 @@ impl Default for DemoConfig {
             lifetime: None,
             standby: false,
         }
+    }
+}
+
+impl DemoConfig {
+    /// Refuses what the demo could not run as asked, before anything is
+    /// made: a core this process may not use, a venue's REST weight limit
+    /// the feed's own configuration would refuse (too small for its
+    /// snapshots: the books would never be valid).
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(core) = self.core {
+            let cores = threads::cores();
+            if !cores.contains(&core) {
+                return Err(format!(
+                    "--core {core}: not available (this process may use {cores:?})"
+                ));
+            }
+        }
+        if let Some(limit) = self.rest_weight_limit {
+            for venue in self.simulated() {
+                let specs: Vec<InstrumentSpec> = self
+                    .instruments(venue)
+                    .iter()
+                    .map(|i| self.spec(venue, i))
+                    .collect();
+                if let Some(problem) =
+                    crate::live::rest_limit_problem(venue, &specs, Channels::default(), Some(limit))
+                {
+                    return Err(format!(
+                        "--rest-weight-limit, {}'s: {problem} (the same value is refused as \
+                         `rest_weight_limit` in a configuration file)",
+                        venue.name()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The venues simulated: those given, or the plain demo's one.
+    fn simulated(&self) -> Vec<Venue> {
+        if self.venues.is_empty() {
+            vec![Venue::BinanceSpot]
+        } else {
+            self.venues.clone()
+        }
+    }
+
+    /// A simulated venue's instruments.
+    fn instruments(&self, venue: Venue) -> Vec<SimInstrument> {
+        if self.venues.is_empty() {
+            vec![SimInstrument::btcusdt(), SimInstrument::ethusdt()]
+        } else {
+            SimInstrument::pair(venue)
+        }
+    }
+
+    /// The feed's instrument for a simulated one: the venue's default
+    /// scales, which hold whatever it sends (the plain demo: the
+    /// instrument's own), and the book depth shown.
+    fn spec(&self, venue: Venue, i: &SimInstrument) -> InstrumentSpec {
+        let plain = self.venues.is_empty();
+        let (ps, ss) = if plain {
+            (i.price_scale, i.size_scale)
+        } else {
+            venue.default_scales()
+        };
+        let depth = if plain { 1000 } else { self.depth };
+        InstrumentSpec::new(
+            &i.symbol,
+            ps.max(i.price_scale),
+            ss.max(i.size_scale),
+            depth,
+        )
     }
 }
 
@@ -165,6 +240,9 @@ pub struct DemoSummary {
     pub reconnects: u64,
     /// Undecodable messages.
     pub decode_errors: u64,
+    /// Messages whose simulator send stamp the feed found: those the
+    /// `exchange` stage measured (the wire, send to read), and only those.
+    pub wire_stamped: u64,
     /// How long the feed ran.
     pub elapsed: Duration,
     /// The percentile table of every stage.
@@ -208,12 +286,9 @@ pub fn run(
         Some(c) => c,
         None => threads::last_core().ok_or_else(|| io::Error::other("no CPU cores found"))?,
     };
+    config.check().map_err(io::Error::other)?;
     let plain = config.venues.is_empty();
-    let venues = if plain {
-        vec![Venue::BinanceSpot]
-    } else {
-        config.venues.clone()
-    };
+    let venues = config.simulated();
     let (tls, ca) = tickwire_sim::self_signed().map_err(io::Error::other)?;
     // The market threads on another core than the feed's, if there is one.
     let sim_core = threads::cores().into_iter().find(|&c| c != core);
@@ -222,11 +297,7 @@ pub fn run(
     let mut setups = Vec::new();
     let mut first = 0;
     for &venue in &venues {
-        let instruments = if plain {
-            vec![SimInstrument::btcusdt(), SimInstrument::ethusdt()]
-        } else {
-            SimInstrument::pair(venue)
-        };
+        let instruments = config.instruments(venue);
         let sim = Simulator::start(SimConfig {
             venue,
             tls: Some(tls.clone()),
@@ -250,30 +321,13 @@ pub fn run(
         let ws_port = proxy
             .as_ref()
             .map_or(sim.addr().port(), |p| p.addr().port());
-        let depth = if plain { 1000 } else { config.depth };
         let name = if plain {
             "sim".to_owned()
         } else {
             venue.name().to_owned()
         };
-        // The venue's default scales, which hold whatever it sends (the
-        // plain demo: the instruments' own).
-        let specs: Vec<InstrumentSpec> = instruments
-            .iter()
-            .map(|i| {
-                let (ps, ss) = if plain {
-                    (i.price_scale, i.size_scale)
-                } else {
-                    venue.default_scales()
-                };
-                InstrumentSpec::new(
-                    &i.symbol,
-                    ps.max(i.price_scale),
-                    ss.max(i.size_scale),
-                    depth,
-                )
-            })
-            .collect();
+        let specs: Vec<InstrumentSpec> =
+            instruments.iter().map(|i| config.spec(venue, i)).collect();
         let scales = specs
             .iter()
             .zip(&instruments)
@@ -322,15 +376,27 @@ pub fn run(
         hlog: Some(config.hlog.clone()),
         ..ExportConfig::default()
     })?;
-    // The wire stamps: the plain demo's one simulator.
-    let stamps = plain.then(|| {
-        let symbols = setups[0]
-            .instruments
-            .iter()
-            .map(|i| i.symbol.clone())
-            .collect();
-        (sims[0].sim.stamps() as Arc<dyn WireStamps>, symbols)
-    });
+    // The wire stamps: every simulator's, on one board. The plain demo's
+    // one simulator by symbol; with several venues (whose symbols repeat)
+    // by `venue/symbol`.
+    let stamps = {
+        let mut symbols = Vec::new();
+        let mut boards = Vec::new();
+        for (k, setup) in setups.iter().enumerate() {
+            for (n, i) in setup.instruments.iter().enumerate() {
+                symbols.push(match plain {
+                    true => i.symbol.clone(),
+                    false => format!("{}/{}", setup.name, i.symbol),
+                });
+                boards.push((k, n));
+            }
+        }
+        let board = Boards {
+            boards: sims.iter().map(|s| s.sim.stamps()).collect(),
+            instruments: boards,
+        };
+        Some((Arc::new(board) as Arc<dyn WireStamps>, symbols))
+    };
     let net = NetConfig {
         send_rate: if plain { None } else { Some(10.0) },
         poll_mode: if config.busy_poll {
@@ -395,7 +461,9 @@ pub fn run(
         for s in &mut sims {
             if let (Some(schedule), Some(proxy)) = (s.schedule.as_mut(), s.proxy.as_ref()) {
                 let v = sims_index(&stats, &s.name);
-                schedule.step(now, &s.sim, proxy, &stats.venues[v], s.count);
+                if let Some(line) = schedule.step(now, &s.sim, proxy, &stats.venues[v], s.count) {
+                    status(&line);
+                }
             }
         }
         if config.pregenerate.is_some() {
@@ -457,8 +525,19 @@ pub fn run(
     let venues = if plain {
         Vec::new()
     } else {
-        settle_and_compare(&mut sims, &stats, &events, &mut mirrors, config.depth)
+        settle_and_compare(
+            &mut sims,
+            &stats,
+            &events,
+            &mut mirrors,
+            config.depth,
+            &mut status,
+        )
     };
+    // No fault is under way any more, whatever the schedules were doing.
+    for s in &sims {
+        crate::live::injected::set(&s.name, None);
+    }
     let books_valid = FeedStats::get(&stats.books_valid);
     feed_stop.store(true, Ordering::Relaxed);
     feed.join()
@@ -481,6 +560,7 @@ pub fn run(
         gaps: FeedStats::get(&stats.gaps),
         reconnects: FeedStats::get(&stats.reconnects),
         decode_errors: FeedStats::get(&stats.decode_errors),
+        wire_stamped: FeedStats::get(&stats.wire_stamped),
         elapsed,
         table: report.table(),
         core,
@@ -488,6 +568,25 @@ pub fn run(
         mean_payload: bytes.checked_div(sent).unwrap_or(0),
         venues,
     })
+}
+
+/// Several simulators' send stamps as one board: the board's instrument
+/// `k` is simulator `instruments[k].0`'s instrument `instruments[k].1`.
+struct Boards {
+    boards: Vec<Arc<tickwire_sim::SendStamps>>,
+    instruments: Vec<(usize, usize)>,
+}
+
+impl WireStamps for Boards {
+    fn sent(&self, instrument: usize, stream: WireStream, id: u64) -> Option<u64> {
+        // Id 0 is a message without an id (Kraken's books): its slot holds
+        // whichever such message went last, not this one's stamp.
+        if id == 0 {
+            return None;
+        }
+        let &(k, n) = self.instruments.get(instrument)?;
+        self.boards.get(k)?.sent(n, stream, id)
+    }
 }
 
 /// The feed's index of the venue named `name`.
@@ -510,6 +609,7 @@ fn settle_and_compare(
     events: &std::sync::mpsc::Receiver<tickwire_venues::Event>,
     mirrors: &mut Mirrors,
     depth: usize,
+    status: &mut impl FnMut(&str),
 ) -> Vec<VenueSummary> {
     let deadline = Instant::now() + Duration::from_secs(40);
     while Instant::now() < deadline
@@ -527,7 +627,9 @@ fn settle_and_compare(
                 && schedule.busy()
             {
                 let v = sims_index(stats, &s.name);
-                schedule.step(now, &s.sim, proxy, &stats.venues[v], s.count);
+                if let Some(line) = schedule.step(now, &s.sim, proxy, &stats.venues[v], s.count) {
+                    status(&line);
+                }
             }
         }
     }

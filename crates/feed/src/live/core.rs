@@ -9,14 +9,12 @@ use tickwire_net::{
     CloseCode, Conn, ConnId, Disconnect, Handler, Payload, Reconnect, ResponseHead, Role, Stamps,
 };
 use tickwire_tsc::{Calibration, Clock, Counter, Recorder, Stage};
-use tickwire_venues::binance::Market;
 use tickwire_venues::book::Limit;
 use tickwire_venues::plan::{self, ConnectionPlan};
-use tickwire_venues::{
-    Event, Input, InstrumentId, InstrumentSpec, Kind, Outcome, Venue, VenueAdapter, binance, bybit,
-    coinbase, deribit, kraken, okx,
-};
+use tickwire_venues::{Event, InstrumentId, Kind, Outcome, VenueAdapter};
 
+pub(crate) use super::adapter::Adapter;
+use super::adapter::Frame;
 use super::budget::{Refusal, RestBudget};
 use super::emitter::Emitter;
 use super::lines::{Line, PlanLines};
@@ -29,61 +27,6 @@ use super::update::{NoHandler, OnEvent, Update};
 use super::wire::{WireStamps, WireStream};
 use super::{Sinks, VenueSetup};
 use crate::recording::{self, Record};
-
-/// A venue adapter, with Binance apart: only it takes REST snapshots.
-pub(crate) enum Adapter {
-    Binance(Box<binance::Adapter>),
-    Other(Box<dyn VenueAdapter>),
-}
-
-impl Adapter {
-    /// The adapter that speaks `venue`. Every venue is named: a new one
-    /// must say which adapter is its own.
-    pub(crate) fn new(venue: Venue, instruments: &[InstrumentSpec]) -> Adapter {
-        let binance =
-            |market| Adapter::Binance(Box::new(binance::Adapter::new(market, instruments)));
-        Adapter::Other(match venue {
-            Venue::BinanceSpot => return binance(Market::Spot),
-            Venue::BinanceUsdM => return binance(Market::UsdM),
-            Venue::BinanceCoinM => return binance(Market::CoinM),
-            Venue::Okx => Box::new(okx::Adapter::new(instruments)),
-            Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse => {
-                Box::new(bybit::Adapter::new(instruments))
-            }
-            Venue::Kraken => Box::new(kraken::v2::Adapter::new(instruments)),
-            Venue::Coinbase => Box::new(coinbase::Adapter::new(instruments)),
-            Venue::Deribit => Box::new(deribit::Adapter::new(instruments)),
-        })
-    }
-
-    pub(crate) fn adapter(&mut self) -> &mut dyn VenueAdapter {
-        match self {
-            Adapter::Binance(a) => a.as_mut(),
-            Adapter::Other(a) => a.as_mut(),
-        }
-    }
-
-    pub(crate) fn adapter_ref(&self) -> &dyn VenueAdapter {
-        match self {
-            Adapter::Binance(a) => a.as_ref(),
-            Adapter::Other(a) => a.as_ref(),
-        }
-    }
-}
-
-/// A received message as an adapter's [`Input`]: a text frame's text, which
-/// the codec checked is UTF-8, and its padded bytes.
-struct Frame<'a>(Payload<'a>);
-
-impl<'a> Input<'a> for Frame<'a> {
-    fn text(&self) -> Option<&str> {
-        self.0.as_str()
-    }
-
-    fn into_padded(self) -> (&'a mut [u8], usize) {
-        self.0.into_padded()
-    }
-}
 
 /// A connection's role in the feed.
 #[derive(Clone, Copy)]
@@ -125,6 +68,9 @@ pub(crate) struct VenueState {
     /// so the queue never holds more entries than there are books (and
     /// never grows).
     pub(crate) snapshot_wanted: Vec<bool>,
+    /// The handler was told the venue is unreachable (once, before its
+    /// first connection: `connectivity`).
+    pub(crate) unreachable_told: bool,
 }
 
 impl VenueState {
@@ -156,6 +102,7 @@ impl VenueState {
             rest_url: String::new(),
             was_valid: vec![false; n],
             snapshot_wanted: vec![false; n],
+            unreachable_told: false,
             lines: Vec::with_capacity(plans.len()),
             plans,
             plan_of,
@@ -244,8 +191,31 @@ impl<H: OnEvent> Core<H> {
                 payload,
             };
             if w.write(&r).is_err() {
-                self.record_errors += 1;
+                self.recording_failed();
             }
+        }
+    }
+
+    /// Hands the recording's buffered records to the OS once they have
+    /// waited `recording::FLUSH_INTERVAL`: called once a poll turn.
+    pub(crate) fn flush_recording(&mut self, now: Instant) {
+        if let Some(w) = self.sinks.recording.as_mut()
+            && w.flush_due(now).is_err()
+        {
+            self.recording_failed();
+        }
+    }
+
+    /// A record the recording could not take: counted, and the writer's
+    /// failure (file, byte, cause) said once.
+    fn recording_failed(&mut self) {
+        self.record_errors += 1;
+        if self.record_errors == 1
+            && let Some(why) = self.sinks.recording.as_ref().and_then(|w| w.failure())
+        {
+            tickwire_log(format_args!(
+                "{why}; the records after it are not written (the run goes on)"
+            ));
         }
     }
 }
@@ -445,6 +415,7 @@ impl<H: OnEvent> Handler for Core<H> {
         let now = Instant::now();
         self.venues[v].lines[p].opened(line, now);
         self.lines_changed(v, p, tsc);
+        self.stream_opened(v, conn.id());
         // A reconnect (not on the receive path): `Opened` again.
         if let Some((url, closed)) = self.stream_urls.get_mut(&conn.id())
             && std::mem::take(closed)
@@ -582,6 +553,11 @@ impl<H: OnEvent> Handler for Core<H> {
             FeedStats::add(&stats.wire_stamped, 1);
         } else if let Some(e) = first
             && e.exchange_ns != 0
+            // A sender in this process stamps its sends: the exchange
+            // stage is the wire, measured on the TSC, or not measured (a
+            // venue's own event time is another clock, and a pregenerated
+            // market's is when it was made).
+            && send_stamps.is_none()
         {
             stamps.exchange_unix_ns = e.exchange_ns;
         }
@@ -704,8 +680,12 @@ impl<H: OnEvent> Handler for Core<H> {
         match link {
             Some(Link::Stream(v, p, line)) => {
                 let planned = self.venues[v].lines[p].retiring[line as usize];
+                let was_open = self.venues[v].lines[p].open[line as usize];
                 let again = self.venues[v].lines[p].closed(line, Instant::now());
                 self.lines_changed(v, p, tsc);
+                // Counted as a failed attempt (and the handler told, the
+                // venue's first) if it never opened.
+                let never = self.stream_ended(v, id, was_open, reason);
                 if self.stopping {
                     Reconnect::No
                 } else if planned {
@@ -722,16 +702,25 @@ impl<H: OnEvent> Handler for Core<H> {
                         venue: v,
                         url: self.stream_urls.get(&id).map_or("", |(url, _)| url),
                     };
-                    let then = if again {
+                    let then = if never {
+                        "the venue has never connected; trying again with backoff"
+                    } else if again && !was_open {
+                        "trying again with backoff"
+                    } else if again {
                         "reconnecting with backoff"
                     } else {
                         "its other line carries its books"
                     };
                     self.failures.connection(at, reason, then, Instant::now());
                     if again {
-                        FeedStats::add(&self.stats.reconnects, 1);
-                        FeedStats::add(&self.stats.venues[v].reconnects, 1);
-                        self.venues[v].recorder.add(Counter::Reconnects, 1);
+                        // A reconnect is of a connection that had opened;
+                        // a failed attempt is counted apart
+                        // (`stream_ended`).
+                        if was_open {
+                            FeedStats::add(&self.stats.reconnects, 1);
+                            FeedStats::add(&self.stats.venues[v].reconnects, 1);
+                            self.venues[v].recorder.add(Counter::Reconnects, 1);
+                        }
                         Reconnect::Yes
                     } else {
                         self.links.remove(&id);

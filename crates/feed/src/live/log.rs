@@ -1,4 +1,4 @@
-//! What the feed says on standard error: every failure an operator needs
+//! What the feed says (through the `log` facade): every failure an operator needs
 //! to see, once, with its cause, and repeats only counted (a venue that is
 //! down would otherwise fill the log, and the writes would slow the feed).
 //!
@@ -13,9 +13,20 @@ use tickwire_venues::{DecodeError, InstrumentSpec};
 
 use super::stats::{FeedStats, VenueStats};
 
-/// One line on standard error, prefixed with the program's name.
+/// The `log` target every line of the feed library's is written to: an
+/// embedding program's logger routes (or filters) it by this name.
+pub const LOG_TARGET: &str = "tickwire_feed";
+
+/// One warning through the [`log`] facade (target [`LOG_TARGET`]), ending
+/// with the fault injected on its venue if one is under way
+/// ([`super::injected`]): the embedding program's logger says it where it
+/// wants; the `tickwire-feed` binary's prints it on standard error,
+/// prefixed with its name. Nothing is printed by the library itself.
 pub(crate) fn tickwire_log(line: std::fmt::Arguments<'_>) {
-    eprintln!("tickwire-feed: {line}");
+    match super::injected::on_line(&line) {
+        Some(fault) => ::log::warn!(target: LOG_TARGET, "{line} [injected fault: {fault}]"),
+        None => ::log::warn!(target: LOG_TARGET, "{line}"),
+    }
 }
 
 /// Undecodable messages are counted, and logged once per venue and kind of
@@ -291,6 +302,60 @@ mod tests {
         let rest = Kind::RestStatus(429);
         assert_eq!(f.due(0, "https://h/depth?symbol=A", rest, t0), Some(None));
         assert_eq!(f.due(0, "https://h/depth?symbol=B", rest, t0), None);
+    }
+
+    /// A logger that keeps the records of the feed's target.
+    struct Kept(std::sync::Mutex<Vec<(::log::Level, String)>>);
+
+    impl ::log::Log for Kept {
+        fn enabled(&self, metadata: &::log::Metadata<'_>) -> bool {
+            metadata.target() == "tickwire_feed"
+        }
+
+        fn log(&self, record: &::log::Record<'_>) {
+            if self.enabled(record.metadata()) {
+                let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+                kept.push((record.level(), record.args().to_string()));
+            }
+        }
+
+        fn flush(&self) {}
+    }
+
+    static KEPT: Kept = Kept(std::sync::Mutex::new(Vec::new()));
+
+    #[test]
+    fn a_failure_is_said_through_the_log_facade_to_the_programs_logger() {
+        // The only test of this binary that installs a logger.
+        ::log::set_logger(&KEPT).unwrap();
+        ::log::set_max_level(::log::LevelFilter::Info);
+        let mut f = Failures::new("no anchors".into());
+        let stats = VenueStats {
+            name: "logged".into(),
+            ..VenueStats::default()
+        };
+        let at = Site {
+            stats: &stats,
+            venue: 0,
+            url: "wss://127.0.0.1:1/logged",
+        };
+        let refused = Disconnect::Io(std::io::ErrorKind::ConnectionRefused);
+        f.connection(at, &refused, "trying again", Instant::now());
+        let kept = KEPT.0.lock().unwrap();
+        let said: Vec<_> = kept
+            .iter()
+            .filter(|(_, line)| line.contains("wss://127.0.0.1:1/logged"))
+            .collect();
+        assert_eq!(said.len(), 1, "{kept:?}");
+        let (level, line) = said[0];
+        assert_eq!(*level, ::log::Level::Warn);
+        // The logger adds the program's name; the library does not.
+        assert!(
+            line.starts_with(
+                "venue logged: wss://127.0.0.1:1/logged: socket error: connection refused"
+            ),
+            "{line}"
+        );
     }
 
     #[test]

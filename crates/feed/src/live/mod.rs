@@ -25,9 +25,12 @@ use crate::recording;
 use crate::shm;
 use crate::sink::{self, Publisher};
 
+mod adapter;
 mod budget;
+mod connectivity;
 mod core;
 mod emitter;
+pub(crate) mod injected;
 mod lines;
 mod links;
 mod log;
@@ -41,10 +44,13 @@ mod update;
 mod wire;
 
 use self::budget::{Admit, RestBudget};
+pub use self::connectivity::{Connectivity, NeverConnected, VenueStatus};
 pub(crate) use self::core::Adapter;
 use self::core::{Core, Link, VenueState};
 use self::lines::PlanLines;
 use self::links::Links;
+pub use self::log::LOG_TARGET;
+pub(crate) use self::log::tickwire_log;
 use self::log::{BadInput, Failures};
 use self::recovery::{Due, Recovery};
 use self::setup::feed_net;
@@ -53,6 +59,9 @@ pub use self::stats::{FeedStats, LostBy, VenueStats};
 use self::streams::{PingTimer, StreamTarget};
 pub use self::update::{Fixed, NoHandler, OnEvent, Update};
 pub use self::wire::{WireStamps, WireStream};
+/// The causes [`Connectivity::Unreachable`] carries, for a bot to match on
+/// without depending on `tickwire-net` itself.
+pub use tickwire_net::{Disconnect, TlsErrorKind};
 
 /// One venue of a feed.
 #[derive(Clone, Debug)]
@@ -178,6 +187,10 @@ pub struct Feed<H = NoHandler> {
     /// What lives as long as the feed: the simulators it was built
     /// against (`FeedBuilder::simulated`).
     pub(crate) keep: Vec<Box<dyn std::any::Any + Send>>,
+    /// Past this with no venue ever connected, `poll` fails
+    /// (`FeedBuilder::connect_deadline`): when it was set, and how long;
+    /// cleared once a venue connects.
+    pub(crate) connect_deadline: Option<(Instant, Duration)>,
 }
 
 impl<H> fmt::Debug for Feed<H> {
@@ -322,9 +335,17 @@ impl<H: OnEvent> Feed<H> {
                 .instruments
                 .iter()
                 .map(|i| {
-                    send_stamps
-                        .as_ref()
-                        .and_then(|(_, syms)| syms.iter().position(|s| *s == i.symbol))
+                    // By symbol, or by `venue/symbol` (several venues'
+                    // senders on one board, whose symbols repeat).
+                    let name = &state.setup.name;
+                    send_stamps.as_ref().and_then(|(_, syms)| {
+                        syms.iter().position(|s| {
+                            *s == i.symbol
+                                || s.strip_prefix(name.as_str())
+                                    .and_then(|s| s.strip_prefix('/'))
+                                    == Some(i.symbol.as_str())
+                        })
+                    })
                 })
                 .collect();
             states.push(state);
@@ -425,6 +446,7 @@ impl<H: OnEvent> Feed<H> {
             names,
             due: Vec::with_capacity(recoveries),
             keep: Vec::new(),
+            connect_deadline: None,
         };
         feed.share_address_budgets();
         for v in 0..feed.targets.len() {
@@ -523,7 +545,11 @@ impl<H: OnEvent> Feed<H> {
     /// message, then the chores: snapshot fetches asked for,
     /// resubscriptions due and application pings due. A handler that
     /// panicked (and was caught) left a message half handled: every poll
-    /// after it is an error; build a new feed.
+    /// after it is an error; build a new feed. Past the
+    /// [`connect_deadline`](crate::FeedBuilder::connect_deadline), if one
+    /// was set, with no venue ever connected, every poll is an error of
+    /// kind `NotConnected` whose inner error is a [`NeverConnected`]
+    /// (which venues, and why).
     pub fn poll(&mut self) -> std::io::Result<()> {
         if self.driver.handler().in_handler {
             return Err(std::io::Error::other(
@@ -538,8 +564,14 @@ impl<H: OnEvent> Feed<H> {
         };
         // Even after a failed poll: its messages were handled.
         self.driver.handler_mut().flush_recorders();
+        if self.driver.handler().sinks.recording.is_some() {
+            self.driver.handler_mut().flush_recording(Instant::now());
+        }
         polled?;
         self.chores();
+        if self.connect_deadline.is_some() {
+            self.check_connected()?;
+        }
         Ok(())
     }
 

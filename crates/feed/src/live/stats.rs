@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 use tickwire_net::Disconnect;
 use tickwire_tsc::escape_label;
 
+use super::connectivity::VenueStatus;
+
 /// Counters a status line or a test reads while the feed runs: the whole
 /// feed's, and each venue's in [`FeedStats::venues`].
 ///
@@ -41,8 +43,13 @@ pub struct FeedStats {
     /// REST fetch, or a resubscription); a book's first snapshot is not
     /// counted.
     pub resyncs: AtomicU64,
-    /// Connections that dropped and were reconnected.
+    /// Connections that dropped after they had opened, and were
+    /// reconnected (an attempt that never opened is a `connect_failures`).
     pub reconnects: AtomicU64,
+    /// Stream connection attempts that failed before they opened (refused,
+    /// a certificate not trusted, a name not resolved, a timeout); each is
+    /// tried again with backoff.
+    pub connect_failures: AtomicU64,
     /// Connections closed on purpose once another line carried their
     /// books: before the venue's connection lifetime, make-before-break.
     pub planned_reconnects: AtomicU64,
@@ -90,8 +97,18 @@ pub struct VenueStats {
     /// Snapshots asked for to deepen a valid book before its kept levels
     /// ran out (Binance; the book stays valid).
     pub refreshes: AtomicU64,
-    /// Stream connections that dropped and were reconnected.
+    /// Stream connections that dropped after they had opened, and were
+    /// reconnected.
     pub reconnects: AtomicU64,
+    /// Stream connections that opened (their handshakes done), the first
+    /// and every reconnection: 0 while the venue has never connected.
+    pub connections: AtomicU64,
+    /// Stream connection attempts that failed before they opened; each is
+    /// tried again with backoff. While `connections` is 0, every attempt
+    /// so far failed: the venue has never connected ([`VenueStats::status`]).
+    pub connect_failures: AtomicU64,
+    /// Its stream connections open now.
+    pub lines_open: AtomicU64,
     /// Stream connections replaced on purpose, make-before-break.
     pub planned_reconnects: AtomicU64,
     /// Messages that came on both lines, by the line whose copy came
@@ -188,7 +205,31 @@ impl FeedStats {
         let g = FeedStats::get;
         let venues = || feeds.iter().flat_map(|f| f.venues.iter());
         type Of = fn(&VenueStats) -> u64;
-        let per_venue: [(&str, &str, &str, Of); 11] = [
+        let per_venue: [(&str, &str, &str, Of); 15] = [
+            (
+                "connections_total",
+                "counter",
+                "Stream connections that opened (0: the venue never connected).",
+                |v| FeedStats::get(&v.connections),
+            ),
+            (
+                "connect_failures_total",
+                "counter",
+                "Stream connection attempts that failed before they opened.",
+                |v| FeedStats::get(&v.connect_failures),
+            ),
+            (
+                "connected",
+                "gauge",
+                "1 while at least one of the venue's stream connections is open.",
+                |v| u64::from(v.status() == VenueStatus::Connected),
+            ),
+            (
+                "never_connected",
+                "gauge",
+                "1 while no stream connection of the venue has ever opened.",
+                |v| u64::from(v.status() == VenueStatus::NeverConnected),
+            ),
             (
                 "rest_requests_total",
                 "counter",
@@ -339,6 +380,18 @@ impl FeedStats {
 }
 
 impl VenueStats {
+    /// Where its connections stand: never connected, connected (one open
+    /// at least), or disconnected (it was connected; none is open now).
+    pub fn status(&self) -> VenueStatus {
+        if FeedStats::get(&self.connections) == 0 {
+            VenueStatus::NeverConnected
+        } else if FeedStats::get(&self.lines_open) > 0 {
+            VenueStatus::Connected
+        } else {
+            VenueStatus::Disconnected
+        }
+    }
+
     /// The newest failure's cause (a connection lost, a request refused),
     /// and how long ago it was; `None` before any.
     pub fn last_failure(&self) -> Option<(String, Duration)> {
@@ -358,21 +411,36 @@ impl VenueStats {
         *when = at;
     }
 
-    /// `books valid X/Y, N gaps, N resyncs, reconnects N, rejections N`,
-    /// and for a venue that fetched REST snapshots `REST requests N
+    /// `books valid X/Y, N gaps, N resyncs, reconnects N, rejections N`
+    /// (`NEVER CONNECTED (N failed attempts)` in place of the reconnects
+    /// while no connection of the venue has opened; `failed connection
+    /// attempts N` after them once some did), and for a venue that fetched REST snapshots `REST requests N
     /// (weight W), 429s N, bans N`: the figures every venue's status and
     /// summary line starts with.
     pub fn line(&self) -> String {
         let g = FeedStats::get;
+        let connected = match self.status() {
+            VenueStatus::NeverConnected => format!(
+                "NEVER CONNECTED ({} failed attempts)",
+                g(&self.connect_failures)
+            ),
+            _ => format!("reconnects {}", g(&self.reconnects)),
+        };
         let mut line = format!(
-            "books valid {}/{}, {} gaps, {} resyncs, reconnects {}, rejections {}",
+            "books valid {}/{}, {} gaps, {} resyncs, {connected}, rejections {}",
             g(&self.books_valid),
             self.books,
             g(&self.gaps),
             g(&self.resyncs),
-            g(&self.reconnects),
             g(&self.rejections),
         );
+        if self.status() != VenueStatus::NeverConnected && g(&self.connect_failures) > 0 {
+            let _ = write!(
+                line,
+                ", failed connection attempts {}",
+                g(&self.connect_failures)
+            );
+        }
         if g(&self.planned_reconnects) > 0 {
             let _ = write!(line, ", planned reconnects {}", g(&self.planned_reconnects));
         }

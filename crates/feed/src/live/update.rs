@@ -15,6 +15,7 @@ use tickwire_venues::decimal::format_wire;
 use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, VenueAdapter};
 
 use super::VenueSetup;
+use super::connectivity::Connectivity;
 
 /// The embedding program's handler of the feed's updates.
 pub trait OnEvent {
@@ -25,6 +26,16 @@ pub trait OnEvent {
     /// One message's events (or a snapshot's, or a line's end), after the
     /// books took them.
     fn on_update(&mut self, update: &Update<'_>);
+
+    /// A venue's connection news: its first connection failed (it is
+    /// unreachable, and why: a certificate not trusted, a refused port, a
+    /// name that does not resolve), or its first connection opened. Told
+    /// on connection events only, never per message; by default ignored
+    /// ([`VenueStats::status`](super::VenueStats::status) says the same
+    /// between polls).
+    fn on_connectivity(&mut self, news: &Connectivity<'_>) {
+        let _ = news;
+    }
 }
 
 impl<F: FnMut(&Update<'_>)> OnEvent for F {

@@ -16,7 +16,10 @@
 //!   bid and offer.
 //! - A client that neither pings nor receives data for 10 minutes is cut
 //!   off ([`Bybit::on_tick`]).
+//! - REST `GET /v5/market/instruments-info` lists what is served
+//!   (`listing`); a topic of a symbol not listed is refused.
 
+mod listing;
 mod stream;
 mod wire;
 
@@ -37,6 +40,7 @@ use wire::{Framed, Wire};
 
 /// Bybit, one of its three public categories.
 pub(crate) struct Bybit {
+    venue: Venue,
     path: &'static str,
     wire: Wire,
     streams: Mutex<Streams>,
@@ -91,6 +95,7 @@ impl Bybit {
             _ => ("/v5/public/linear", false),
         };
         Bybit {
+            venue,
             path,
             wire: Wire { spot },
             streams: Mutex::new(Streams::default()),
@@ -316,6 +321,12 @@ impl Protocol for Bybit {
     /// `max_active_time`, is ignored). Another path is refused with 404
     /// and Go's net/http words (unconfirmed: Bybit's refusal of an unknown
     /// stream path was not captured).
+    /// `instruments-info` (see `listing.rs`).
+    fn instruments(&self, path: &str, market: &Market) -> Option<Response> {
+        (path.split('?').next() == Some(listing::PATH))
+            .then(|| listing::instruments(self.venue, path, market))
+    }
+
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {
         let route = path.split_once('?').map_or(path, |(r, _)| r);
         if route != self.path {

@@ -74,12 +74,16 @@
 //!   bid and ask after it), its 24 h and 52 w figures taken since the
 //!   simulator started. `candles`, `status` and `ticker_batch` are
 //!   acknowledged and silent.
+//! - REST `GET /api/v3/brokerage/market/products` and
+//!   `.../products/{id}` list what is served (`listing`; an unlisted id
+//!   is 404 `NOT_FOUND`).
 //! - Faults: `bad_checksum` and `restart` mean nothing here (no checksum;
 //!   no book counter to restart).
 //! - 8 messages a second from an address ("WebSocket Rate Limits"), all
 //!   clients' together (loopback): the one whose message is the ninth in
 //!   a second is closed, unanswered (`budget`: the venue does not say).
 
+mod listing;
 mod tape;
 mod wire;
 
@@ -308,6 +312,11 @@ impl Protocol for Coinbase {
     /// A channel with products; not `heartbeats`, which has none.
     fn subscribed(&self, client: &Client) -> bool {
         client.subs.values().any(|products| !products.is_empty())
+    }
+
+    /// The public products (see `listing.rs`).
+    fn instruments(&self, path: &str, market: &Market) -> Option<Response> {
+        listing::products(path, market)
     }
 
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {

@@ -25,6 +25,9 @@
 //!   10 000 a second back), every other request from one of 50 000 (500 a
 //!   request); a request with no credit left gets 10028
 //!   `too_many_requests` and the session ends.
+//! - `public/get_instruments` (WebSocket and REST `GET
+//!   /api/v2/public/get_instruments`) lists what is served (`listing`);
+//!   a channel of an instrument not listed is left out of `result`.
 //! - Faults: a lost book message (`drop_book`) is not sent, but its change
 //!   id is used up, so the next change's `prev_change_id` does not chain;
 //!   Deribit has no checksum (`bad_checksum` is ignored) and no counter
@@ -35,6 +38,7 @@
 //! channels (left out of `result`, as unknown channels are), the HTTP 429
 //! for a 33rd connection from one address.
 
+mod listing;
 mod wire;
 
 use std::collections::BTreeSet;
@@ -345,6 +349,28 @@ impl Protocol for Deribit {
         !client.subs.is_empty()
     }
 
+    /// `GET /api/v2/public/get_instruments` (see `listing.rs`).
+    fn instruments(&self, path: &str, market: &Market) -> Option<Response> {
+        if path.split('?').next() != Some(listing::PATH) {
+            return None;
+        }
+        let us_in = crate::time::now_us();
+        let params = listing::params_of(path);
+        Some(match listing::instruments(Some(&params), market) {
+            Ok(list) => Response::json(200, wire::result(None, us_in, &list)),
+            Err((reason, param)) => Response::json(
+                400,
+                wire::error(
+                    None,
+                    us_in,
+                    code::INVALID_PARAMS,
+                    "Invalid params",
+                    Some((reason, param)),
+                ),
+            ),
+        })
+    }
+
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {
         let route = path.split_once('?').map_or(path, |(r, _)| r);
         if route != "/ws/api/v2" && route != "/ws/api/v2/" {
@@ -462,6 +488,10 @@ impl Protocol for Deribit {
                 client.heartbeat = None;
                 out.push(wire::result(id, us_in, r#""ok""#));
             }
+            "public/get_instruments" => match listing::instruments(req.get("params"), market) {
+                Ok(list) => out.push(wire::result(id, us_in, &list)),
+                Err((reason, param)) => out.push(invalid(reason, param)),
+            },
             "public/test" => {
                 if let Some(hb) = client.heartbeat.as_mut() {
                     hb.asked = false;

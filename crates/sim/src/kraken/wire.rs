@@ -3,6 +3,9 @@
 
 use std::fmt::Write as _;
 
+use tickwire_venues::Venue;
+
+use crate::catalogue::Listing;
 use crate::market::{Digits, SimInstrument, decimal};
 use crate::time::{Utc, now_us};
 
@@ -129,7 +132,7 @@ const FILLER_QUOTES: [&str; 2] = ["USD", "EUR"];
 /// The `instrument` snapshot ("Instrument": `data` is an object of
 /// `assets` and `pairs`; one schema for snapshot and update): every
 /// simulated pair with its precisions (the simulated instrument's scales),
-/// then filler pairs.
+/// `online`, then filler pairs, `delisted`.
 pub(super) fn instrument_snapshot(instruments: &[SimInstrument]) -> String {
     let mut assets: Vec<String> = Vec::new();
     for i in instruments {
@@ -153,22 +156,40 @@ pub(super) fn instrument_snapshot(instruments: &[SimInstrument]) -> String {
         );
     }
     s.push_str(r#"],"pairs":["#);
-    let ours = instruments
-        .iter()
-        .map(|i| (i.symbol.clone(), i.price_scale, i.size_scale));
-    let made_up = (0..FILLER_BASES).flat_map(|k| {
-        FILLER_QUOTES
-            .iter()
-            .map(move |q| (format!("{}/{q}", filler(k)), 5, 8))
+    let ours = instruments.iter().map(|i| {
+        let min = Listing::of(Venue::Kraken, i).min_size;
+        let mut qty_min = String::new();
+        decimal(&mut qty_min, min, i.size_scale, Digits::Trimmed);
+        (
+            i.symbol.clone(),
+            i.price_scale,
+            i.size_scale,
+            qty_min,
+            "online",
+        )
     });
-    for (k, (symbol, price, qty)) in ours.chain(made_up).enumerate() {
+    // The filler pairs have no book: they are listed `delisted`, so that a
+    // client reading the list knows a subscription of one is refused
+    // ("Currency pair not supported"), as it is.
+    let made_up = (0..FILLER_BASES).flat_map(|k| {
+        FILLER_QUOTES.iter().map(move |q| {
+            (
+                format!("{}/{q}", filler(k)),
+                5,
+                8,
+                "0.0001".to_owned(),
+                "delisted",
+            )
+        })
+    });
+    for (k, (symbol, price, qty, qty_min, status)) in ours.chain(made_up).enumerate() {
         if k > 0 {
             s.push(',');
         }
         let (base, quote) = symbol.split_once('/').unwrap_or((&symbol, ""));
         let _ = write!(
             s,
-            r#"{{"symbol":"{symbol}","base":"{base}","quote":"{quote}","status":"online","qty_precision":{qty},"qty_increment":{},"price_precision":{price},"cost_precision":5,"marginable":true,"has_index":true,"cost_min":0.5,"margin_initial":0.2,"position_limit_long":250,"position_limit_short":200,"tick_size":{tick},"price_increment":{tick},"qty_min":0.0001}}"#,
+            r#"{{"symbol":"{symbol}","base":"{base}","quote":"{quote}","status":"{status}","qty_precision":{qty},"qty_increment":{},"price_precision":{price},"cost_precision":5,"marginable":true,"has_index":true,"cost_min":0.5,"margin_initial":0.2,"position_limit_long":250,"position_limit_short":200,"tick_size":{tick},"price_increment":{tick},"qty_min":{qty_min}}}"#,
             increment(qty),
             tick = increment(price),
         );
@@ -227,7 +248,7 @@ mod tests {
 
     #[test]
     fn the_instrument_snapshot_is_as_large_as_the_live_one() {
-        let s = instrument_snapshot(&SimInstrument::pair(tickwire_venues::Venue::Kraken));
+        let s = instrument_snapshot(&SimInstrument::pair(Venue::Kraken));
         assert!((500_000..1_000_000).contains(&s.len()), "{}", s.len());
         let v: serde_json::Value = serde_json::from_str(&s).unwrap();
         let pairs = v["data"]["pairs"].as_array().unwrap();
@@ -235,6 +256,9 @@ mod tests {
         assert_eq!(pairs[0]["symbol"], "BTC/USD");
         assert_eq!(pairs[0]["price_precision"], 1);
         assert_eq!(pairs[1]["price_precision"], 2);
+        assert_eq!(pairs[0]["status"], "online");
+        assert_eq!(pairs[0]["qty_min"], 0.0001);
+        assert!(pairs[2..].iter().all(|p| p["status"] == "delisted"));
         assert!(s.contains(r#""qty_increment":1e-08"#));
         assert_eq!(
             v["data"]["assets"].as_array().unwrap().len(),

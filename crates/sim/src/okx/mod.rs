@@ -20,6 +20,9 @@
 //!   has sent since June 2026, or the CRC32 it sent before as an option:
 //!   `checksums`),
 //!   `bbo-tbt` (a one-level snapshot when the top changes) and `trades`.
+//! - REST `GET /api/v5/public/instruments` lists what is served
+//!   (`listing`); an `instId` not listed is refused 60018 on the
+//!   WebSocket, 51001 there.
 //!
 //! Not simulated: `books5`, `books-l2-tbt`, `books50-l2-tbt` and every
 //! other channel (refused with 60018, as OKX refuses a channel it does not
@@ -30,6 +33,7 @@
 
 pub(crate) mod budget;
 mod checksums;
+mod listing;
 mod messages;
 mod window;
 
@@ -263,6 +267,11 @@ impl Protocol for Okx {
 
     fn subscribed(&self, client: &Client) -> bool {
         !client.subs.is_empty()
+    }
+
+    /// `public/instruments` (see `listing.rs`).
+    fn instruments(&self, path: &str, market: &Market) -> Option<Response> {
+        (path.split('?').next() == Some(listing::PATH)).then(|| listing::instruments(path, market))
     }
 
     fn open(&self, path: &str, _market: &Market) -> Result<Client, Response> {

@@ -2,6 +2,7 @@
 
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::plan::Channels;
+use tickwire_venues::{InstrumentSpec, Venue};
 
 use super::super::recovery::Due;
 use super::super::stats::VenueStats;

@@ -1,0 +1,361 @@
+//! What `run` needs of the machine beyond a well-formed file, checked
+//! before anything starts, by `run --check` and by `run` alike: the files
+//! it reads parse, the files it writes can be written, the port it serves
+//! is free. A failure names the key, as the file's own checks do, so the
+//! binary says it the same way and exits 2, and no run directory is made.
+
+use std::io;
+use std::net::{Ipv4Addr, TcpListener};
+use std::path::{Path, PathBuf};
+
+use tickwire_net::TlsConfig;
+
+use super::{ConfigError, FeedConfig, error};
+
+impl FeedConfig {
+    /// Every check `run` makes of the machine before it starts, without
+    /// starting (nothing is connected, and no output is left behind):
+    ///
+    /// - `tls.ca_file` reads and parses as PEM certificates;
+    /// - every output (`metrics.hlog`, `sinks.jsonl`, `record.path`,
+    ///   `sinks.shm`) can be written: its directory exists or can be made,
+    ///   and a relative path's run directory can be made under
+    ///   [`crate::runs::ROOT`];
+    /// - no recording exists under `record.path` (one is never
+    ///   overwritten);
+    /// - `metrics.prometheus_port` is free on 127.0.0.1;
+    /// - a `[[thread]]` with a `priority` can be pinned and given it (tried
+    ///   on a thread that ends at once).
+    ///
+    /// Instruments are not looked up here: a check against each venue's
+    /// list of instruments belongs in [`FeedConfig::preflight_instruments`].
+    pub fn preflight(&self) -> Result<(), ConfigError> {
+        self.preflight_unblamed()
+            .map_err(|e| super::blame(&self.overrides, e))
+    }
+
+    fn preflight_unblamed(&self) -> Result<(), ConfigError> {
+        if let Some(ca) = &self.ca_file {
+            TlsConfig::empty()
+                .add_ca_file(ca)
+                .map_err(|e| error("tls.ca_file", format!("{}: {e}", ca.display())))?;
+        }
+        for (key, path) in self.written(false) {
+            writable(&path).map_err(|e| error(key, e))?;
+        }
+        if let Some(r) = &self.record {
+            for base in self.record_bases(&r.path) {
+                if let Some(taken) = crate::recording::files(&base).first() {
+                    return Err(error(
+                        "record.path",
+                        format!(
+                            "{} exists: a recording is never overwritten (choose another name)",
+                            taken.display()
+                        ),
+                    ));
+                }
+            }
+        }
+        // Each feed thread's pinning and SCHED_FIFO priority, tried on a
+        // thread of its own that ends at once: a process without the
+        // right to real-time priorities is refused here, not once started.
+        for (n, t) in self.threads.iter().enumerate() {
+            if t.priority.is_none() {
+                continue;
+            }
+            let (core, priority) = (t.core, t.priority);
+            let tried = std::thread::scope(|s| {
+                s.spawn(|| -> Result<(), (&'static str, io::Error)> {
+                    if let Some(core) = core {
+                        crate::threads::pin(core).map_err(|e| ("core", e))?;
+                    }
+                    if let Some(p) = priority {
+                        crate::threads::fifo(p).map_err(|e| ("priority", e))?;
+                    }
+                    Ok(())
+                })
+                .join()
+            });
+            match tried {
+                Ok(Ok(())) => {}
+                Ok(Err((what, e))) => {
+                    return Err(error(format!("thread[{n}].{what}"), e.to_string()));
+                }
+                Err(_) => {
+                    return Err(error(format!("thread[{n}].priority"), "trying it panicked"));
+                }
+            }
+        }
+        if let Some(port) = self.metrics.prometheus_port
+            && port != 0
+        {
+            TcpListener::bind((Ipv4Addr::LOCALHOST, port)).map_err(|e| {
+                error(
+                    "metrics.prometheus_port",
+                    format!("127.0.0.1:{port}: {e} (is another feed serving there?)"),
+                )
+            })?;
+        }
+        self.preflight_instruments()
+    }
+
+    /// Whether each venue lists the instruments the configuration names:
+    /// the place for that check (it asks each venue, or its simulator, for
+    /// its instruments). Nothing is looked up yet: every instrument passes.
+    pub fn preflight_instruments(&self) -> Result<(), ConfigError> {
+        Ok(())
+    }
+
+    /// Makes the directories the outputs go in (a relative path's are
+    /// under the run directory, once [`FeedConfig::place_outputs`] put them
+    /// there).
+    pub fn make_output_dirs(&self) -> Result<(), ConfigError> {
+        for (key, path) in self.written(true) {
+            if let Some(dir) = path.parent()
+                && !dir.as_os_str().is_empty()
+            {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| error(key, format!("{}: {e}", dir.display())))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The files a run writes, with the key that names each. Before the
+    /// outputs are `placed`, a relative one as it will be: under a new run
+    /// directory.
+    fn written(&self, placed: bool) -> Vec<(&'static str, PathBuf)> {
+        let in_run = |p: &Path| {
+            if p.is_relative() && !placed {
+                Path::new(crate::runs::ROOT).join("<run>").join(p)
+            } else {
+                p.to_owned()
+            }
+        };
+        let mut out = Vec::new();
+        if let Some(p) = &self.metrics.hlog {
+            out.push(("metrics.hlog", in_run(p)));
+        }
+        if let Some(p) = self.sinks.jsonl.as_ref().filter(|p| p.as_os_str() != "-") {
+            out.push(("sinks.jsonl", in_run(p)));
+        }
+        if let Some(r) = &self.record {
+            for base in self.record_bases(&r.path) {
+                let mut first = base.into_os_string();
+                first.push(".0.twrec");
+                out.push(("record.path", in_run(Path::new(&first))));
+            }
+        }
+        // The ring is where it is said to be: it is for other programs.
+        if let Some(p) = &self.sinks.shm {
+            out.push(("sinks.shm", p.clone()));
+        }
+        out
+    }
+
+    /// The recording's base name for each feed thread (`.t<n>` after it
+    /// with more than one thread, as the runner writes them).
+    fn record_bases(&self, path: &Path) -> Vec<PathBuf> {
+        if self.threads.len() <= 1 {
+            return vec![path.to_owned()];
+        }
+        (0..self.threads.len())
+            .map(|n| {
+                let mut p = path.as_os_str().to_owned();
+                p.push(format!(".t{n}"));
+                PathBuf::from(p)
+            })
+            .collect()
+    }
+}
+
+/// Whether `path` can be written: an existing file opens for writing (not
+/// truncated); else its nearest existing ancestor is a directory in which
+/// a file can be made (a probe, made and removed at once).
+fn writable(path: &Path) -> Result<(), String> {
+    let said = |e: io::Error| format!("{}: {e}", path.display());
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return Err(format!("{}: is a directory", path.display())),
+        Ok(_) => {
+            return std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map(drop)
+                .map_err(said);
+        }
+        // Not there, or a file is where a directory should be: the
+        // ancestors say which.
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) => {}
+        Err(e) => return Err(said(e)),
+    }
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        let here = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        match std::fs::metadata(here) {
+            Ok(m) if m.is_dir() => {
+                return probe(here).map_err(|e| format!("{}: {e}", here.display()));
+            }
+            Ok(_) => return Err(format!("{}: is not a directory", here.display())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => dir = d.parent(),
+            Err(e) => return Err(format!("{}: {e}", here.display())),
+        }
+    }
+    Ok(())
+}
+
+/// Makes and removes a file in `dir`: whether this process may write there.
+fn probe(dir: &Path) -> io::Result<()> {
+    let name = dir.join(format!(".tickwire-check-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&name)?;
+    std::fs::remove_file(&name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(extra: &str) -> FeedConfig {
+        FeedConfig::parse(
+            &format!("{extra}\n[[venue]]\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT\"]\n"),
+            [],
+        )
+        .unwrap()
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("tickwire-preflight-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_ca_file_that_is_not_pem_is_refused() {
+        let dir = temp("ca");
+        let ca = dir.join("ca.pem");
+        std::fs::write(&ca, "not a certificate\n").unwrap();
+        let c = config(&format!("[tls]\nca_file = {:?}", ca.display().to_string()));
+        let e = c.preflight().unwrap_err();
+        assert_eq!(e.key, "tls.ca_file", "{e}");
+        assert!(e.problem.contains("no certificate"), "{e}");
+        assert_eq!(e.env, None);
+        // From the environment: its variable named.
+        let c = FeedConfig::parse(
+            "[[venue]]\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT\"]\n",
+            [(
+                "TICKWIRE_FEED_TLS_CA_FILE".to_owned(),
+                ca.display().to_string(),
+            )],
+        )
+        .unwrap();
+        let e = c.preflight().unwrap_err();
+        assert_eq!(e.key, "tls.ca_file", "{e}");
+        assert!(
+            e.env
+                .as_deref()
+                .is_some_and(|v| v.starts_with("TICKWIRE_FEED_TLS_CA_FILE=")),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_output_under_a_file_is_refused_and_a_missing_directory_is_made() {
+        let dir = temp("out");
+        std::fs::write(dir.join("plain"), "").unwrap();
+        let under_file = dir.join("plain/events.jsonl");
+        let c = config(&format!(
+            "[sinks]\njsonl = {:?}",
+            under_file.display().to_string()
+        ));
+        let e = c.preflight().unwrap_err();
+        assert_eq!(e.key, "sinks.jsonl", "{e}");
+        assert!(e.problem.contains("not a directory"), "{e}");
+        // A directory that does not exist yet can be made: passes, and
+        // the run makes it.
+        let deep = dir.join("a/b/events.jsonl");
+        let c = config(&format!(
+            "[sinks]\njsonl = {:?}",
+            deep.display().to_string()
+        ));
+        c.preflight().unwrap();
+        assert!(!dir.join("a").exists(), "a check makes nothing");
+        c.make_output_dirs().unwrap();
+        assert!(dir.join("a/b").is_dir());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A relative output's directories are made where the run directory
+    /// put it, and nowhere else.
+    #[test]
+    fn relative_outputs_get_their_directories_in_the_run_directory() {
+        let dir = temp("placed");
+        let mut c =
+            config("[metrics]\nhlog = \"m/feed.hlog\"\n[sinks]\njsonl = \"j/events.jsonl\"");
+        c.preflight().unwrap();
+        let run = dir.join("runs/x-run");
+        c.place_outputs(&run);
+        c.make_output_dirs().unwrap();
+        assert!(run.join("m").is_dir() && run.join("j").is_dir());
+        let mut made: Vec<_> = std::fs::read_dir(&run)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        made.sort();
+        assert_eq!(made, ["j", "m"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_recording_that_exists_is_refused() {
+        let dir = temp("rec");
+        std::fs::write(dir.join("mine.0.twrec"), "").unwrap();
+        let base = dir.join("mine");
+        let c = config(&format!(
+            "[record]\npath = {:?}",
+            base.display().to_string()
+        ));
+        let e = c.preflight().unwrap_err();
+        assert_eq!(e.key, "record.path", "{e}");
+        assert!(e.problem.contains("never overwritten"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `run` gives a feed thread its SCHED_FIFO priority at start; the
+    /// check refuses exactly when this process may not have it.
+    #[test]
+    fn a_priority_is_refused_by_the_check_when_run_would_be_refused() {
+        let allowed = std::thread::spawn(|| crate::threads::fifo(10).is_ok())
+            .join()
+            .unwrap();
+        let c = config("[[thread]]\npriority = 10\nvenues = [\"binance-spot\"]");
+        match c.preflight() {
+            Ok(()) => assert!(allowed, "the check passed a priority run would be refused"),
+            Err(e) => {
+                assert!(!allowed, "{e}");
+                assert_eq!(e.key, "thread[0].priority", "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_prometheus_port_in_use_is_refused() {
+        let taken = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let c = config(&format!("[metrics]\nprometheus_port = {port}"));
+        let e = c.preflight().unwrap_err();
+        assert_eq!(e.key, "metrics.prometheus_port", "{e}");
+    }
+}

@@ -1,0 +1,190 @@
+//! `tickwire-feed demo` (and the bare command): its arguments checked
+//! before anything is made, the announcement of what it will do, the
+//! status lines, and the summary: the latency table, each venue's line,
+//! and what each stage and count means.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tickwire_feed::demo::DemoConfig;
+
+use crate::cli::{DemoArgs, VenueList};
+use crate::stop_on_signals;
+
+pub(crate) fn demo(args: &DemoArgs) -> ExitCode {
+    let stop = match stop_on_signals() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("tickwire-feed demo: cannot install signal handlers: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut config = DemoConfig {
+        duration: Duration::from_secs(args.seconds),
+        rate: args.rate,
+        burst: args.burst,
+        pregenerate: args.max,
+        core: args.core,
+        busy_poll: args.busy_poll,
+        hlog: args.hlog.clone().unwrap_or_default(),
+        svg: true,
+        venues: args.venues.clone().map(|v| v.0).unwrap_or_default(),
+        faults: args.faults,
+        depth: args.depth,
+        rest_weight_limit: args.rest_weight_limit,
+        lifetime: args.lifetime,
+        standby: args.standby,
+    };
+    // The values the demo would refuse once started are refused before
+    // anything is made (a run directory, a latency log), exit 2.
+    if let Err(e) = config.check() {
+        eprintln!("tickwire-feed demo: {e}");
+        return ExitCode::from(2);
+    }
+    let run_dir = match &args.hlog {
+        Some(_) => None,
+        None => match tickwire_feed::runs::create("demo") {
+            Ok(dir) => {
+                config.hlog = dir.join("demo.hlog");
+                Some(dir)
+            }
+            Err(e) => {
+                eprintln!(
+                    "tickwire-feed demo: cannot make its run directory under {}/: {e}",
+                    tickwire_feed::runs::ROOT
+                );
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let hlog = config.hlog.clone();
+    let hlog_existed = hlog.exists();
+    match &args.venues {
+        None if args.max.is_some() => eprintln!(
+            "tickwire demo: a Binance-like simulator (BTCUSDT, ETHUSDT) with {} market steps made \
+             ahead of time, sent as fast as the feed takes them, and the feed, over TLS on \
+             loopback, until all have arrived (at most {} s)",
+            args.max.unwrap_or_default(),
+            args.seconds
+        ),
+        None => eprintln!(
+            "tickwire demo: a Binance-like simulator (BTCUSDT, ETHUSDT; {} steps/s) and the feed, \
+             over TLS on loopback, for {} s",
+            args.rate, args.seconds
+        ),
+        Some(VenueList(venues)) => eprintln!(
+            "tickwire demo: {} simulated venues ({}; {} steps/s in all), books {} levels deep, \
+             and the feed on one thread, over TLS on loopback, for {} s{}",
+            venues.len(),
+            venues
+                .iter()
+                .map(|v| v.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+            args.rate,
+            args.depth,
+            args.seconds,
+            if args.faults {
+                ", every fault in turn on every venue"
+            } else {
+                ""
+            }
+        ),
+    }
+    match tickwire_feed::demo::run(&config, &stop, |line| eprintln!("{line}")) {
+        Ok(s) => {
+            println!();
+            print!("{}", s.table);
+            let secs = s.elapsed.as_secs_f64().max(1e-9);
+            println!(
+                "feed on core {}: {} messages ({:.0}/s), {} events, books valid {}/{}, \
+                 {} gaps, {} reconnects, {} undecodable, {} wire-stamped",
+                s.core,
+                s.messages,
+                s.messages as f64 / secs,
+                s.events,
+                s.books_valid,
+                s.books,
+                s.gaps,
+                s.reconnects,
+                s.decode_errors,
+                s.wire_stamped
+            );
+            for v in &s.venues {
+                println!("{}", v.line());
+            }
+            if let Some(t) = s.throughput {
+                println!(
+                    "sustained: {t:.0} messages/s from the first to the last ({:.0} MB/s of \
+                     payload, {} bytes a message), books valid {}/{}",
+                    t * s.mean_payload as f64 / 1e6,
+                    s.mean_payload,
+                    s.books_valid,
+                    s.books
+                );
+            }
+            println!(
+                "latency log: {}  plot: {}",
+                hlog.display(),
+                hlog.with_extension("svg").display()
+            );
+            println!(
+                "stages: wake = poll returned -> read starts; read = the read system call; \
+                 tls = in-place decryption; frame = WebSocket frames up to this message; \
+                 json = decoded into events and books, handed to the sinks; \
+                 handler = an embedding program's handler (the demo has none: 0); \
+                 total = read -> handled; exchange = simulator send -> feed read (the wire), \
+                 for the wire-stamped messages only"
+            );
+            println!(
+                "wire-stamped: messages whose simulator send stamp the feed matched, so their \
+                 exchange stage could be measured (the others have none: a stamp is kept for \
+                 the last 4096 ids of each stream, and a venue's message without an id, as \
+                 Kraken's books, has none)"
+            );
+            if args.max.is_some() {
+                println!(
+                    "with --max the simulator sends ahead of the feed: the exchange stage \
+                     includes the time each message waited in the socket buffers for the feed \
+                     to read it"
+                );
+            }
+            // With --venues: a venue whose books are not valid and equal to
+            // its simulator's at the end, or a fault not recovered from, is
+            // a failed demo.
+            let failed: Vec<&str> = s
+                .venues
+                .iter()
+                .filter(|v| {
+                    !v.books_equal
+                        || v.books_valid.0 != v.books_valid.1
+                        || v.faults.is_some_and(|(i, r)| i != r)
+                })
+                .map(|v| v.name.as_str())
+                .collect();
+            if !failed.is_empty() {
+                eprintln!(
+                    "tickwire-feed demo: not whole at the end: {}",
+                    failed.join(", ")
+                );
+                return ExitCode::FAILURE;
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("tickwire-feed demo: {e}");
+            // What a demo that failed left is no run: no directory, and no
+            // latency log that `report` would refuse.
+            match &run_dir {
+                Some(dir) => {
+                    let _ = tickwire_feed::runs::discard("demo", dir);
+                }
+                None if !hlog_existed => {
+                    let _ = std::fs::remove_file(&hlog);
+                }
+                None => {}
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
