@@ -116,12 +116,19 @@ pub fn prune(root: &Path, retention: Retention) -> io::Result<Pruned> {
     };
     let mut protected = Vec::new();
     let mut runs = Vec::new();
-    for entry in entries {
-        let entry = entry?;
+    // An entry that cannot be read is left alone (and a link that cannot
+    // be read protects nothing, but keeps its run from counting as gone).
+    for entry in entries.flatten() {
         let name = entry.file_name();
-        let kind = entry.file_type()?;
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
         if kind.is_symlink() && name.to_string_lossy().starts_with("latest-") {
-            protected.push(std::fs::read_link(entry.path())?.file_name().map(ToOwned::to_owned));
+            match std::fs::read_link(entry.path()) {
+                Ok(target) => protected.push(target.file_name().map(ToOwned::to_owned)),
+                // Which run it names is unknown: delete none this time.
+                Err(_) => return Ok(Pruned::default()),
+            }
         } else if kind.is_dir() && !name.to_string_lossy().starts_with('.') {
             runs.push(name);
         }
@@ -161,10 +168,7 @@ fn size_of_tree(path: &Path) -> u64 {
         return meta.len();
     }
     std::fs::read_dir(path).map_or(0, |entries| {
-        entries
-            .flatten()
-            .map(|e| size_of_tree(&e.path()))
-            .sum()
+        entries.flatten().map(|e| size_of_tree(&e.path())).sum()
     })
 }
 
@@ -286,7 +290,10 @@ mod tests {
         let root = std::env::temp_dir().join(format!("tickwire-retain-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         // Nothing to prune before the first run.
-        assert_eq!(prune(&root, Retention::default()).unwrap(), Pruned::default());
+        assert_eq!(
+            prune(&root, Retention::default()).unwrap(),
+            Pruned::default()
+        );
         let mut made = Vec::new();
         for n in 0..30u64 {
             // The simulator started first, and only once: its run is old.
@@ -352,8 +359,13 @@ mod tests {
         let e = Retention::from_vars(vars("many", "1"))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("TICKWIRE_RUNS_KEEP") && e.contains("many"), "{e}");
-        let e = Retention::from_vars(vars("1", "-1")).unwrap_err().to_string();
+        assert!(
+            e.contains("TICKWIRE_RUNS_KEEP") && e.contains("many"),
+            "{e}"
+        );
+        let e = Retention::from_vars(vars("1", "-1"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("TICKWIRE_RUNS_MAX_MB"), "{e}");
         assert_eq!(
             Retention::from_vars(|_| None).unwrap(),
