@@ -1,7 +1,9 @@
 //! A bot's side of the shared-memory ring: reads the feed's events from
-//! another process, without a system call per event, and prints them
-//! (or, with `--count`, only how many of each kind arrived and how many
-//! were lost because this reader fell a lap behind). When the feed
+//! another process, without a system call per event, and prints them,
+//! named through the ring's instrument table with decimal prices
+//! (`binance-spot BTCUSDT trade 61737.63 x 0.00123000 buy #42`), or, with
+//! `--count`, only how many of each kind arrived for each instrument and
+//! how many were lost because this reader fell a lap behind. When the feed
 //! restarts, its new ring replaces the old at the path: the reader reads
 //! what the old one still holds, then moves over, and says so.
 //!
@@ -38,6 +40,7 @@ fn main() {
     if args.iter().any(|a| a == "--from-oldest") {
         reader.rewind();
     }
+    print_table(&reader);
     let until = Instant::now() + Duration::from_secs(seconds);
     let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
     let mut lost = 0;
@@ -45,11 +48,19 @@ fn main() {
     while Instant::now() < until {
         match reader.read() {
             Read::Event(e) if count_only => {
-                let name = format!("{:?}", e.kind);
-                let name = name.split([' ', '{', '(']).next().unwrap_or("?").to_owned();
+                let kind = format!("{:?}", e.kind);
+                let kind = kind.split([' ', '{', '(']).next().unwrap_or("?");
+                let name = match reader.instrument(e.instrument) {
+                    Some(i) => format!("{} {} {kind}", i.venue, i.symbol),
+                    None => format!("instrument {} {kind}", e.instrument.0),
+                };
                 *kinds.entry(name).or_default() += 1;
             }
-            Read::Event(e) => println!("{e:?}"),
+            Read::Event(e) => match reader.instrument(e.instrument) {
+                Some(i) => println!("{}", i.describe(&e)),
+                // Not in the table: a writer that does not name it.
+                None => println!("{e:?}"),
+            },
             Read::Lost(n) => lost += n,
             Read::Reattached { generation } => {
                 reattached += 1;
@@ -57,6 +68,7 @@ fn main() {
                     "reattached: the feed restarted; reading its new ring \
                      (generation {generation:016x}) from its first event"
                 );
+                print_table(&reader);
             }
             // A bot would spin here on its own core; an example naps.
             Read::Empty => std::thread::sleep(Duration::from_micros(50)),
@@ -64,7 +76,7 @@ fn main() {
     }
     if count_only {
         for (kind, n) in &kinds {
-            println!("{kind:>14} {n}");
+            println!("{kind:>40} {n}");
         }
     }
     println!("lost (lapped by the writer): {lost}");
@@ -73,4 +85,14 @@ fn main() {
         reader.generation(),
         reader.state()
     );
+}
+
+/// The ring's instruments: what its events' ids name.
+fn print_table(reader: &Reader) {
+    for i in reader.instruments() {
+        println!(
+            "instrument {}: {} {} (prices {} decimals, sizes {})",
+            i.id.0, i.venue, i.symbol, i.price_scale, i.size_scale
+        );
+    }
 }

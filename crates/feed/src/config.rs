@@ -13,7 +13,8 @@
 //! prometheus_port = 9100       # serve /metrics on 127.0.0.1 (optional)
 //!
 //! [sinks]
-//! jsonl = "events.jsonl"       # or "-" for standard output
+//! jsonl = "events.jsonl"       # or "-" for standard output; docs/jsonl.md
+//! jsonl_max_mb = 256           # then events.1.jsonl, events.2.jsonl, ...
 //! shm = "/dev/shm/tickwire"    # the shared-memory ring (one feed thread)
 //! shm_capacity = 65536         # events, a power of two
 //! queue = 65536                # events between the feed and the JSONL writer
@@ -150,6 +151,7 @@ struct RawMetrics {
 #[serde(deny_unknown_fields)]
 struct RawSinks {
     jsonl: Option<PathBuf>,
+    jsonl_max_mb: Option<u64>,
     shm: Option<PathBuf>,
     shm_capacity: Option<usize>,
     queue: Option<usize>,
@@ -214,6 +216,9 @@ pub struct MetricsConfig {
 pub struct SinksConfig {
     /// JSON Lines to this file (`-`: standard output).
     pub jsonl: Option<PathBuf>,
+    /// Past this size a JSON Lines file goes on in the next
+    /// (`events.1.jsonl`, ...).
+    pub jsonl_max_bytes: u64,
     /// The shared-memory ring.
     pub shm: Option<PathBuf>,
     /// Its capacity in events.
@@ -561,6 +566,13 @@ impl FeedConfig {
                 format!("{queue} must be between 16 and 16777216"),
             ));
         }
+        let jsonl_mb = raw.sinks.jsonl_max_mb.unwrap_or(256);
+        if !(1..=1 << 20).contains(&jsonl_mb) {
+            return Err(error(
+                "sinks.jsonl_max_mb",
+                format!("{jsonl_mb} must be between 1 and 1048576"),
+            ));
+        }
         let record = match raw.record {
             None => None,
             Some(r) => {
@@ -782,6 +794,7 @@ impl FeedConfig {
             },
             sinks: SinksConfig {
                 jsonl: raw.sinks.jsonl,
+                jsonl_max_bytes: jsonl_mb << 20,
                 shm: raw.sinks.shm,
                 shm_capacity,
                 queue,

@@ -516,7 +516,12 @@ fn main() -> ExitCode {
             shm,
             shm_capacity,
         } => {
-            let ring = match shm.map(|p| tickwire_feed::shm::Writer::create(&p, shm_capacity)) {
+            let connections = connections.map_or(Connections::OfVenue, Connections::Matching);
+            let instruments: Vec<InstrumentSpec> =
+                instruments.iter().map(|i| i.spec(venue)).collect();
+            let names = Instrument::of_venue(venue.name(), &instruments);
+            let create = |p| tickwire_feed::shm::Writer::create(p, shm_capacity, &names);
+            let ring = match shm.map(create) {
                 None => None,
                 Some(Ok(w)) => Some(w),
                 Some(Err(e)) => {
@@ -524,9 +529,6 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let connections = connections.map_or(Connections::OfVenue, Connections::Matching);
-            let instruments: Vec<InstrumentSpec> =
-                instruments.iter().map(|i| i.spec(venue)).collect();
             run_replay(
                 &recordings,
                 venue,
@@ -577,32 +579,34 @@ fn run_replay(
         },
     }
     .map(|w| Box::new(std::io::BufWriter::with_capacity(1 << 16, w)) as Box<dyn Write>);
-    let names: Vec<Instrument> = instruments
-        .iter()
-        .map(|i| Instrument {
-            venue: venue.name().to_owned(),
-            symbol: i.symbol.clone(),
-            price_scale: i.price_scale,
-            size_scale: i.size_scale,
-        })
-        .collect();
-    let mut line = Vec::with_capacity(512);
+    let mut encoder = sink::Encoder::new(Instrument::of_venue(venue.name(), instruments));
+    let mut line = Vec::with_capacity(1 << 12);
     let mut write_error = None;
+    if let Some(out) = out.as_mut() {
+        sink::Encoder::header(&mut line);
+        write_error = out.write_all(&line).err();
+    }
     let pace = if real_time { Pace::Original } else { Pace::Max };
-    let result = replay::replay(&files, venue, instruments, connections, pace, |event| {
-        if let Some(ring) = ring.as_mut() {
-            ring.publish(&event);
-        }
-        if let (Some(out), None) = (out.as_mut(), &write_error)
-            && let Some(name) = names.get(event.instrument.0 as usize)
-        {
-            line.clear();
-            sink::json_line(&event, name, &mut line);
-            if let Err(e) = out.write_all(&line) {
-                write_error = Some(e);
+    let result = replay::replay_timed(
+        &files,
+        venue,
+        instruments,
+        connections,
+        pace,
+        |event, wall_ns| {
+            if let Some(ring) = ring.as_mut() {
+                ring.publish(&event);
             }
-        }
-    });
+            if let (Some(out), None) = (out.as_mut(), &write_error) {
+                line.clear();
+                // The recording's receive time: its TSC is another boot's.
+                encoder.encode(&event, wall_ns, &mut line);
+                if let Err(e) = out.write_all(&line) {
+                    write_error = Some(e);
+                }
+            }
+        },
+    );
     if let Some(e) = write_error.or_else(|| out.as_mut().and_then(|o| o.flush().err())) {
         eprintln!("tickwire-feed replay: writing events: {e}");
         return ExitCode::FAILURE;

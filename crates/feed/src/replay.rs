@@ -234,6 +234,20 @@ pub fn replay(
     pace: Pace,
     mut emit: impl FnMut(Event),
 ) -> Result<Stats, ReplayError> {
+    replay_timed(files, venue, instruments, connections, pace, |e, _| emit(e))
+}
+
+/// [`replay`], handing each event with the wall-clock time its message
+/// was received at (Unix ns, as recorded): the recording's own receive
+/// time, which its TSC stamps cannot give on another machine or boot.
+pub fn replay_timed(
+    files: &[PathBuf],
+    venue: Venue,
+    instruments: &[InstrumentSpec],
+    connections: &Connections,
+    pace: Pace,
+    mut emit: impl FnMut(Event, u64),
+) -> Result<Stats, ReplayError> {
     let mut adapter = Adapter::new(venue, instruments);
     let mut stats = Stats::default();
     let mut endpoints: HashMap<u32, String> = HashMap::new();
@@ -254,7 +268,7 @@ pub fn replay(
                     .adapter()
                     .on_disconnect(record.tsc, &mut |e: Event| {
                         stats.events += 1;
-                        emit(e);
+                        emit(e, record.wall_ns);
                     });
             }
             stats.records += 1;
@@ -277,9 +291,10 @@ pub fn replay(
                     std::thread::sleep(wait);
                 }
             }
+            let wall_ns = record.wall_ns;
             let mut count = |e: Event| {
                 stats.events += 1;
-                emit(e);
+                emit(e, wall_ns);
             };
             // The adapters decode in place, with padding after the text.
             let padded = |buf: &mut Vec<u8>, payload: &[u8]| {

@@ -6,7 +6,6 @@
 //! the JSON Lines flushed and the last histogram interval written.
 
 use std::fmt;
-use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -146,24 +145,25 @@ pub fn run(
     let (queue, writer) = match &config.sinks.jsonl {
         None => (None, None),
         Some(path) => {
-            let out: Box<dyn io::Write + Send> = if path.as_os_str() == "-" {
-                Box::new(io::stdout())
+            let out = if path.as_os_str() == "-" {
+                sink::Output::Stdout
             } else {
-                Box::new(
-                    std::fs::File::create(path)
-                        .map_err(|e| setup(&format!("sinks.jsonl {}", path.display()), e))?,
-                )
+                sink::Output::File {
+                    path: path.clone(),
+                    max_bytes: config.sinks.jsonl_max_bytes,
+                }
             };
             let (publisher, events) = sink::queue(config.sinks.queue);
-            let writer = sink::spawn_json_lines(events, names.clone(), out)
-                .map_err(|e| setup("the JSON Lines thread", e))?;
+            let dropped = publisher.drop_counter();
+            let writer = sink::spawn_json_lines(events, names.clone(), out, dropped)
+                .map_err(|e| setup(&format!("sinks.jsonl {}", path.display()), e))?;
             (Some(publisher), Some(writer))
         }
     };
     let mut ring = match &config.sinks.shm {
         None => None,
         Some(path) => Some(
-            shm::Writer::create(path, config.sinks.shm_capacity)
+            shm::Writer::create(path, config.sinks.shm_capacity, &names)
                 .map_err(|e| setup(&format!("sinks.shm {}", path.display()), e))?,
         ),
     };

@@ -12,6 +12,15 @@
 //!   and the demo's `--hlog`, are used as given; a relative output path in
 //!   a configuration file, or given to `record --out`, goes inside the
 //!   run's directory.
+//! - **Retention**: before a new run is made, the oldest runs are deleted
+//!   until the new one will make at most [`Retention::keep`] runs (20
+//!   unless `TICKWIRE_RUNS_KEEP` says) and those left take at most
+//!   [`Retention::max_bytes`] (1024 MiB unless `TICKWIRE_RUNS_MAX_MB`
+//!   says); `0` turns a limit off. A run a `runs/latest-<command>` link
+//!   points to (a simulator still running, the last recording of each
+//!   command) is never deleted, so every link stays valid (and a failed
+//!   start's [`discard`] finds the run before it). Put what must be kept
+//!   outside `runs/` (`--out` with an absolute path).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -22,10 +31,145 @@ use tickwire_venues::time::Utc;
 /// The directory under which every run's directory is made.
 pub const ROOT: &str = "runs";
 
+/// How much of `runs/` is kept when a run starts (see the
+/// [module](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retention {
+    /// Runs kept, the new one included (0: no limit).
+    pub keep: usize,
+    /// Bytes kept, the new run's included (0: no limit).
+    pub max_bytes: u64,
+}
+
+impl Default for Retention {
+    /// 20 runs, 1024 MiB: a morning of trying things (the demo, `sim`,
+    /// a few runs) stays in a few hundred MB.
+    fn default() -> Retention {
+        Retention {
+            keep: 20,
+            max_bytes: 1 << 30,
+        }
+    }
+}
+
+/// The variable that sets [`Retention::keep`].
+pub const KEEP_VAR: &str = "TICKWIRE_RUNS_KEEP";
+/// The variable that sets [`Retention::max_bytes`], in MiB.
+pub const MAX_MB_VAR: &str = "TICKWIRE_RUNS_MAX_MB";
+
+impl Retention {
+    /// The default, with [`KEEP_VAR`] and [`MAX_MB_VAR`] applied; an
+    /// error names the variable and its value.
+    pub fn from_env() -> io::Result<Retention> {
+        Retention::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`from_env`](Self::from_env) with the variables `var` gives.
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> io::Result<Retention> {
+        let mut r = Retention::default();
+        let var = |name: &str| -> io::Result<Option<u64>> {
+            match var(name) {
+                None => Ok(None),
+                Some(v) => v.trim().parse().map(Some).map_err(|_| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("{name}={v:?}: not a whole number (0 for no limit)"),
+                    )
+                }),
+            }
+        };
+        if let Some(keep) = var(KEEP_VAR)? {
+            r.keep = usize::try_from(keep).unwrap_or(usize::MAX);
+        }
+        if let Some(mb) = var(MAX_MB_VAR)? {
+            r.max_bytes = mb.saturating_mul(1 << 20);
+        }
+        Ok(r)
+    }
+}
+
+/// What [`prune`] deleted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Run directories deleted.
+    pub runs: usize,
+    /// Their bytes.
+    pub bytes: u64,
+}
+
 /// Makes a new run directory for `command` under [`ROOT`] (in the current
-/// directory) and points `runs/latest-<command>` at it.
+/// directory) and points `runs/latest-<command>` at it, once the
+/// [retention](Retention::from_env) has made room for it.
 pub fn create(command: &str) -> io::Result<PathBuf> {
+    let retention = Retention::from_env()?;
+    prune(Path::new(ROOT), retention)?;
     create_in(Path::new(ROOT), command, SystemTime::now())
+}
+
+/// Deletes the oldest runs under `root` until one more would make at
+/// most `retention.keep` and those left take at most
+/// `retention.max_bytes`, but never a run a `latest-*` link points to.
+pub fn prune(root: &Path, retention: Retention) -> io::Result<Pruned> {
+    let entries = match std::fs::read_dir(root) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Pruned::default()),
+        other => other?,
+    };
+    let mut protected = Vec::new();
+    let mut runs = Vec::new();
+    // An entry that cannot be read is left alone (and a link that cannot
+    // be read protects nothing, but keeps its run from counting as gone).
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_symlink() && name.to_string_lossy().starts_with("latest-") {
+            match std::fs::read_link(entry.path()) {
+                Ok(target) => protected.push(target.file_name().map(ToOwned::to_owned)),
+                // Which run it names is unknown: delete none this time.
+                Err(_) => return Ok(Pruned::default()),
+            }
+        } else if kind.is_dir() && !name.to_string_lossy().starts_with('.') {
+            runs.push(name);
+        }
+    }
+    // `YYYYMMDD-HHMMSS-...`: by name is oldest first.
+    runs.sort();
+    let sizes: Vec<u64> = runs.iter().map(|r| size_of_tree(&root.join(r))).collect();
+    // Counted with the run about to be made.
+    let (mut count, mut total) = (runs.len() + 1, sizes.iter().sum::<u64>());
+    let mut pruned = Pruned::default();
+    for (run, size) in runs.iter().zip(sizes) {
+        let over = (retention.keep > 0 && count > retention.keep)
+            || (retention.max_bytes > 0 && total > retention.max_bytes);
+        if !over {
+            break;
+        }
+        if protected.iter().flatten().any(|p| p == run) {
+            continue;
+        }
+        // One another process removes at the same time is gone anyway.
+        if std::fs::remove_dir_all(root.join(run)).is_ok() {
+            count -= 1;
+            total -= size;
+            pruned.runs += 1;
+            pruned.bytes += size;
+        }
+    }
+    Ok(pruned)
+}
+
+/// The bytes of the files under `path` (links not followed).
+fn size_of_tree(path: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    std::fs::read_dir(path).map_or(0, |entries| {
+        entries.flatten().map(|e| size_of_tree(&e.path())).sum()
+    })
 }
 
 /// [`create`] under `root`, stamped with `now`.
@@ -135,6 +279,98 @@ mod tests {
         // 2024-02-29 23:59:59 UTC: a leap day.
         assert_eq!(utc_stamp(1_709_251_199), "20240229-235959");
         assert_eq!(utc_stamp(1_709_251_200), "20240301-000000");
+    }
+
+    /// 30 runs of four commands, 1 MiB each: the oldest go, down to the
+    /// limits (room left for one more), but never a run a `latest-*` link
+    /// names.
+    #[test]
+    #[cfg(unix)]
+    fn old_runs_are_deleted_down_to_the_limits_and_every_link_stays_valid() {
+        let root = std::env::temp_dir().join(format!("tickwire-retain-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        // Nothing to prune before the first run.
+        assert_eq!(
+            prune(&root, Retention::default()).unwrap(),
+            Pruned::default()
+        );
+        let mut made = Vec::new();
+        for n in 0..30u64 {
+            // The simulator started first, and only once: its run is old.
+            let command = match n % 3 {
+                _ if n == 0 => "sim",
+                0 => "record",
+                1 => "demo",
+                _ => "run",
+            };
+            let at = UNIX_EPOCH + Duration::from_secs(1_709_251_200 + n * 60);
+            let dir = create_in(&root, command, at).unwrap();
+            std::fs::write(dir.join("out"), vec![0u8; 1 << 20]).unwrap();
+            made.push(dir);
+        }
+        let keep = |keep, max_mb: u64| Retention {
+            keep,
+            max_bytes: max_mb << 20,
+        };
+        // No limit crossed: nothing goes.
+        assert_eq!(prune(&root, keep(31, 0)).unwrap(), Pruned::default());
+        // 20 runs with the next: the 11 oldest go but the simulator's
+        // (latest-sim).
+        let pruned = prune(&root, keep(20, 0)).unwrap();
+        assert_eq!(pruned.runs, 11);
+        assert!(pruned.bytes >= 11 << 20);
+        assert!(made[0].exists(), "latest-sim's run is kept");
+        assert!(made[1..12].iter().all(|d| !d.exists()));
+        assert!(made[12..].iter().all(|d| d.exists()));
+        // 5 MiB: the oldest go until 5 runs are left, the linked ones
+        // among them (sim, and the newest of demo, record and run).
+        prune(&root, keep(0, 5)).unwrap();
+        let left: Vec<_> = made.iter().filter(|d| d.exists()).collect();
+        assert_eq!(left.len(), 5, "{left:?}");
+        for link in ["latest-sim", "latest-demo", "latest-run", "latest-record"] {
+            let target = std::fs::canonicalize(root.join(link)).unwrap();
+            assert!(target.is_dir(), "{link}");
+        }
+        // Hidden files, the links and .gitignore are not runs.
+        assert!(root.join(".gitignore").exists());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn the_limits_come_from_the_environment_and_a_bad_value_is_named() {
+        let vars = |keep: &'static str, mb: &'static str| {
+            move |name: &str| match name {
+                KEEP_VAR => Some(keep.to_owned()),
+                MAX_MB_VAR => Some(mb.to_owned()),
+                _ => None,
+            }
+        };
+        assert_eq!(
+            Retention::from_vars(vars("5", "0")).unwrap(),
+            Retention {
+                keep: 5,
+                max_bytes: 0
+            }
+        );
+        assert_eq!(
+            Retention::from_vars(vars("0", "300")).unwrap().max_bytes,
+            300 << 20
+        );
+        let e = Retention::from_vars(vars("many", "1"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("TICKWIRE_RUNS_KEEP") && e.contains("many"),
+            "{e}"
+        );
+        let e = Retention::from_vars(vars("1", "-1"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("TICKWIRE_RUNS_MAX_MB"), "{e}");
+        assert_eq!(
+            Retention::from_vars(|_| None).unwrap(),
+            Retention::default()
+        );
     }
 
     #[test]

@@ -4,18 +4,24 @@
 //! allocated once, whose `publish` never waits and never allocates. When
 //! the queue is full (a sink that cannot keep up) the event is dropped and
 //! counted; the feed goes on. A sink thread drains the queue and writes:
-//! [`spawn_json_lines`] writes one JSON object per event per line.
+//! [`spawn_json_lines`] writes one JSON object per event per line, of the
+//! schema in `docs/jsonl.md` ([`jsonl`]), into files rotated by size
+//! ([`RotatingFile`]).
 
 use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 
-use tickwire_venues::book::Side;
-use tickwire_venues::decimal::format_wire;
-use tickwire_venues::event::{Aggressor, Event, Kind};
-use tickwire_venues::sync::Resync;
+use tickwire_venues::event::{Event, InstrumentSpec};
+
+pub mod jsonl;
+mod rotate;
+
+pub use jsonl::Encoder;
+pub use rotate::{RotatingFile, rotated_path};
 
 /// The I/O thread's end of a sink's queue.
 #[derive(Clone)]
@@ -78,164 +84,142 @@ pub struct Instrument {
     pub size_scale: u8,
 }
 
-/// Appends `v` at `scale` as a JSON string with exactly `scale` decimals.
-fn decimal(out: &mut Vec<u8>, v: i64, scale: u8) {
-    let mut buf = [0u8; 48];
-    let (n, _) = format_wire(v, scale, scale, &mut buf);
-    out.push(b'"');
-    out.extend_from_slice(&buf[..n]);
-    out.push(b'"');
+impl Instrument {
+    /// `instruments` of the venue named `venue`, in order (instrument `i`
+    /// is the events' `InstrumentId(i)`).
+    pub fn of_venue(venue: &str, instruments: &[InstrumentSpec]) -> Vec<Instrument> {
+        instruments
+            .iter()
+            .map(|i| Instrument {
+                venue: venue.to_owned(),
+                symbol: i.symbol.clone(),
+                price_scale: i.price_scale,
+                size_scale: i.size_scale,
+            })
+            .collect()
+    }
 }
 
-/// Appends one event as a JSON object and a newline. Prices and sizes are
-/// strings with the instrument's decimals (exact: no float on the way);
-/// `recv_tsc` is the receive stamp as the feed took it. Writes into `out`
-/// without allocating once `out` has room for a line (~300 bytes).
-pub fn json_line(event: &Event, instrument: &Instrument, out: &mut Vec<u8>) {
-    let (ps, ss) = (instrument.price_scale, instrument.size_scale);
-    // `write!` into a `Vec` only fails if it cannot grow.
-    let _ = write!(
-        out,
-        r#"{{"venue":"{}","symbol":"{}","exchange_ns":{},"recv_tsc":{},"type":"#,
-        instrument.venue, instrument.symbol, event.exchange_ns, event.recv_tsc
-    );
-    match event.kind {
-        Kind::Trade {
-            price,
-            size,
-            aggressor,
-            trade_id,
-        } => {
-            out.extend_from_slice(br#""trade","price":"#);
-            decimal(out, price, ps);
-            out.extend_from_slice(br#","size":"#);
-            decimal(out, size, ss);
-            let aggressor = match aggressor {
-                Aggressor::Buy => "buy",
-                Aggressor::Sell => "sell",
-                Aggressor::Unknown => "unknown",
-            };
-            let _ = write!(out, r#","aggressor":"{aggressor}","trade_id":{trade_id}"#);
+/// Where a JSON Lines writer writes.
+pub enum Output {
+    /// Standard output (never rotated).
+    Stdout,
+    /// A file, rotated once it holds `max_bytes` (0: never): see
+    /// [`RotatingFile`].
+    File {
+        /// The first file's path.
+        path: PathBuf,
+        /// The size past which the next line goes to a new file.
+        max_bytes: u64,
+    },
+    /// Any writer (a test's), never rotated.
+    Writer(Box<dyn Write + Send>),
+}
+
+/// Receive stamps to Unix ns: the process's TSC calibration
+/// ([`tickwire_tsc::calibration`], which the metrics exporter refines),
+/// looked up again every 4096 events.
+fn live_clock() -> impl FnMut(u64) -> u64 + Send {
+    let mut cal = tickwire_tsc::calibration();
+    let mut n = 0u32;
+    move |tsc| {
+        n = n.wrapping_add(1);
+        if n.is_multiple_of(4096) {
+            cal = tickwire_tsc::calibration();
         }
-        Kind::Quote {
-            bid_price,
-            bid_size,
-            ask_price,
-            ask_size,
-            update_id,
-        } => {
-            out.extend_from_slice(br#""quote","bid_price":"#);
-            decimal(out, bid_price, ps);
-            out.extend_from_slice(br#","bid_size":"#);
-            decimal(out, bid_size, ss);
-            out.extend_from_slice(br#","ask_price":"#);
-            decimal(out, ask_price, ps);
-            out.extend_from_slice(br#","ask_size":"#);
-            decimal(out, ask_size, ss);
-            let _ = write!(out, r#","update_id":{update_id}"#);
-        }
-        Kind::BookSnapshot {
-            update_id,
-            bids,
-            asks,
-            depth,
-        } => {
-            let _ = write!(
-                out,
-                r#""book_snapshot","update_id":{update_id},"bids":{bids},"asks":{asks},"depth":{depth}"#
-            );
-        }
-        Kind::BookDelta {
-            side,
-            price,
-            size,
-            update_id,
-            last,
-        } => {
-            let side = match side {
-                Side::Bid => "bid",
-                Side::Ask => "ask",
-            };
-            let _ = write!(out, r#""book_delta","side":"{side}","price":"#);
-            decimal(out, price, ps);
-            out.extend_from_slice(br#","size":"#);
-            decimal(out, size, ss);
-            let _ = write!(out, r#","update_id":{update_id},"last":{last}"#);
-        }
-        Kind::BookValid { update_id } => {
-            let _ = write!(out, r#""book_valid","update_id":{update_id}"#);
-        }
-        Kind::Gap { why } => {
-            out.extend_from_slice(br#""gap","why":"#);
-            let _ = match why {
-                Resync::Sequence { expected, got } => {
-                    write!(out, r#""sequence","expected":{expected},"got":{got}"#)
-                }
-                Resync::SnapshotStale {
-                    snapshot,
-                    first_diff,
-                } => write!(
-                    out,
-                    r#""snapshot_stale","snapshot":{snapshot},"first_diff":{first_diff}"#
-                ),
-                Resync::Crossed => write!(out, r#""crossed""#),
-                Resync::BadLevel => write!(out, r#""bad_level""#),
-                Resync::Checksum { expected, got } => {
-                    write!(out, r#""checksum","expected":{expected},"got":{got}"#)
-                }
-                Resync::Disconnected => write!(out, r#""disconnected""#),
-                Resync::DepthExhausted => write!(out, r#""depth_exhausted""#),
-                // A reason added later.
-                _ => write!(out, r#""other""#),
-            };
-        }
-        Kind::Resync => out.extend_from_slice(br#""resync""#),
-        Kind::Stale { silent_ms } => {
-            let _ = write!(out, r#""stale","silent_ms":{silent_ms}"#);
-        }
-        Kind::Disconnected => out.extend_from_slice(br#""disconnected""#),
-        Kind::Rejected { code } => {
-            let _ = write!(out, r#""rejected","code":{code}"#);
-        }
-        // A kind added later: named, its fields not yet written.
-        _ => out.extend_from_slice(br#""other""#),
+        cal.to_unix_ns(tsc)
     }
-    out.extend_from_slice(b"}\n");
 }
 
 /// Starts a thread that writes every event of `events` to `out` as JSON
-/// Lines, until every [`Publisher`] is gone; it then flushes and returns
-/// how many lines it wrote. Events of an instrument id it does not know
-/// are skipped.
+/// Lines of the [schema](jsonl) (a `header` line first in every file;
+/// receive stamps through the process's TSC calibration; a `dropped`
+/// line before the next event whenever `dropped`, the publishers' drop
+/// counter, has grown), until every [`Publisher`] is gone; it then
+/// flushes and returns how many event lines it wrote. Events of an
+/// instrument id it does not know are skipped.
 pub fn spawn_json_lines(
     events: Receiver<Event>,
     instruments: Vec<Instrument>,
-    out: Box<dyn Write + Send>,
+    out: Output,
+    dropped: Arc<AtomicU64>,
 ) -> io::Result<JoinHandle<io::Result<u64>>> {
+    let mut out = match out {
+        Output::Stdout => LineOut::plain(Box::new(io::stdout())),
+        Output::Writer(w) => LineOut::plain(w),
+        Output::File { path, max_bytes } => {
+            LineOut::Rotating(RotatingFile::create(path, max_bytes)?)
+        }
+    };
     std::thread::Builder::new()
         .name("tickwire-jsonl".into())
         .spawn(move || {
-            let mut out = BufWriter::with_capacity(1 << 16, out);
-            let mut line = Vec::with_capacity(512);
+            let mut encoder = Encoder::new(instruments);
+            let mut clock = live_clock();
+            let mut line = Vec::with_capacity(1 << 12);
             let mut written = 0;
+            let mut said_dropped = 0;
             for event in events {
-                let Some(instrument) = instruments.get(event.instrument.0 as usize) else {
-                    continue;
-                };
                 line.clear();
-                json_line(&event, instrument, &mut line);
-                out.write_all(&line)?;
-                written += 1;
+                let now_dropped = dropped.load(Ordering::Relaxed);
+                if now_dropped > said_dropped {
+                    Encoder::dropped(now_dropped - said_dropped, &mut line);
+                    said_dropped = now_dropped;
+                }
+                let before = line.len();
+                encoder.encode(&event, clock(event.recv_tsc), &mut line);
+                written += u64::from(line.len() > before);
+                out.write_line(&line)?;
+            }
+            let now_dropped = dropped.load(Ordering::Relaxed);
+            if now_dropped > said_dropped {
+                line.clear();
+                Encoder::dropped(now_dropped - said_dropped, &mut line);
+                out.write_line(&line)?;
             }
             out.flush()?;
             Ok(written)
         })
 }
 
+/// A writer of whole lines: one stream, or rotated files.
+enum LineOut {
+    Plain(BufWriter<Box<dyn Write + Send>>),
+    Rotating(RotatingFile),
+}
+
+impl LineOut {
+    /// A stream, its header written.
+    fn plain(w: Box<dyn Write + Send>) -> LineOut {
+        let mut header = Vec::new();
+        Encoder::header(&mut header);
+        let mut w = BufWriter::with_capacity(1 << 16, w);
+        // Into the buffer: an error would show at the first flush.
+        let _ = w.write_all(&header);
+        LineOut::Plain(w)
+    }
+
+    fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+        match self {
+            LineOut::Plain(w) => w.write_all(line),
+            LineOut::Rotating(r) => r.write_lines(line),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            LineOut::Plain(w) => w.flush(),
+            LineOut::Rotating(r) => r.flush(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tickwire_venues::event::InstrumentId;
+    use tickwire_venues::book::Side;
+    use tickwire_venues::event::{Aggressor, InstrumentId, Kind};
+    use tickwire_venues::sync::Resync;
 
     #[global_allocator]
     static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
@@ -309,12 +293,22 @@ mod tests {
         ]
     }
 
+    /// `event`'s line, received at 7 (Unix ns), as a new encoder writes it.
+    fn json_line(event: &Event, name: &Instrument, out: &mut Vec<u8>) {
+        Encoder::new(vec![name.clone()]).encode(event, 7, out);
+    }
+
     #[test]
     fn every_kind_is_one_json_object_with_exact_decimals() {
         let mut out = Vec::new();
         for kind in kinds() {
             out.clear();
             json_line(&event(kind), &btc(), &mut out);
+            if let Kind::BookSnapshot { .. } = kind {
+                // Written with its levels, once they came.
+                assert!(out.is_empty());
+                continue;
+            }
             assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
             assert!(out.ends_with(b"}\n"));
             let v: serde_json::Value = serde_json::from_slice(&out)
@@ -322,7 +316,8 @@ mod tests {
             assert_eq!(v["venue"], "binance");
             assert_eq!(v["symbol"], "BTCUSDT");
             assert_eq!(v["exchange_ns"], 1_723_161_255_208_000_000u64);
-            assert_eq!(v["recv_tsc"], 42);
+            assert_eq!(v["recv_ns"], 7);
+            assert!(v.get("recv_tsc").is_none(), "ticks are converted");
             match kind {
                 Kind::Trade { .. } => {
                     assert_eq!(v["type"], "trade");
@@ -337,12 +332,6 @@ mod tests {
                     assert_eq!(v["ask_price"], "-0.05");
                     assert_eq!(v["ask_size"], "0.00000000");
                     assert_eq!(v["update_id"], 50_093_324_134u64);
-                }
-                Kind::BookSnapshot { .. } => {
-                    assert_eq!(
-                        (v["bids"].as_u64(), v["depth"].as_u64()),
-                        (Some(2), Some(100))
-                    );
                 }
                 Kind::BookDelta { .. } => {
                     assert_eq!(v["type"], "book_delta");
@@ -379,17 +368,93 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_line_carries_its_levels_and_its_deltas_are_not_repeated() {
+        let mut enc = Encoder::new(vec![btc()]);
+        let mut out = Vec::new();
+        let snap = |bids, asks| Kind::BookSnapshot {
+            update_id: 7,
+            bids,
+            asks,
+            depth: 20,
+        };
+        let level = |side, price, size, last| Kind::BookDelta {
+            side,
+            price,
+            size,
+            update_id: 7,
+            last,
+        };
+        let mut first = event(snap(2, 1));
+        first.exchange_ns = 0;
+        for kind in [
+            first.kind,
+            level(Side::Bid, 6_173_763, 378_826_000, false),
+            level(Side::Bid, 6_173_700, 1, false),
+            level(Side::Ask, 6_173_764, 123_000, true),
+            Kind::BookValid { update_id: 7 },
+            level(Side::Ask, 6_173_764, 0, true),
+        ] {
+            let e = Event { kind, ..first };
+            enc.encode(&e, 99, &mut out);
+        }
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        let s = &lines[0];
+        assert_eq!(s["type"], "book_snapshot");
+        assert_eq!(s["exchange_ns"], serde_json::Value::Null, "0 is no time");
+        assert_eq!(s["recv_ns"], 99);
+        assert_eq!(
+            s["bids"],
+            serde_json::json!([["61737.63", "3.78826000"], ["61737.00", "0.00000001"]])
+        );
+        assert_eq!(s["asks"], serde_json::json!([["61737.64", "0.00123000"]]));
+        assert_eq!(
+            (s["update_id"].as_u64(), s["depth"].as_u64()),
+            (Some(7), Some(20))
+        );
+        assert_eq!(lines[1]["type"], "book_valid");
+        assert_eq!(
+            (lines[2]["type"].as_str(), lines[2]["size"].as_str()),
+            (Some("book_delta"), Some("0.00000000"))
+        );
+        // A snapshot cut short (its levels lost) is not written; what
+        // follows is.
+        let mut out = Vec::new();
+        for kind in [snap(2, 0), level(Side::Bid, 1, 1, false), Kind::Resync] {
+            enc.encode(&Event { kind, ..first }, 1, &mut out);
+        }
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.contains(r#""type":"resync""#), "{text}");
+        // An empty book's snapshot is written at once.
+        let mut out = Vec::new();
+        enc.encode(
+            &Event {
+                kind: snap(0, 0),
+                ..first
+            },
+            1,
+            &mut out,
+        );
+        assert!(
+            String::from_utf8(out)
+                .unwrap()
+                .contains(r#""bids":[],"asks":[]"#)
+        );
+    }
+
+    #[test]
     fn publishing_never_waits_or_allocates_and_counts_what_it_drops() {
         let (publisher, rx) = queue(64);
         let e = event(kinds()[0]);
-        let mut line = Vec::with_capacity(512);
-        let btc = btc();
         let (queued, allocations) = tickwire_testkit::allocations(|| {
             let mut queued = 0;
             for _ in 0..100 {
                 queued += usize::from(publisher.publish(e));
-                line.clear();
-                json_line(&e, &btc, &mut line);
             }
             queued
         });
@@ -417,8 +482,22 @@ mod tests {
         }
         let shared = Shared::default();
         let (publisher, rx) = queue(1024);
-        let sink = spawn_json_lines(rx, vec![btc()], Box::new(shared.clone())).unwrap();
+        let dropped = publisher.drop_counter();
+        // Drops before the first event are said before it, with how many.
+        dropped.fetch_add(3, Ordering::Relaxed);
+        let sink = spawn_json_lines(
+            rx,
+            vec![btc()],
+            Output::Writer(Box::new(shared.clone())),
+            dropped.clone(),
+        )
+        .unwrap();
         let mut expected = Vec::new();
+        Encoder::header(&mut expected);
+        Encoder::dropped(3, &mut expected);
+        let mut enc = Encoder::new(vec![btc()]);
+        let cal = tickwire_tsc::calibration();
+        let mut lines = 0;
         for (i, kind) in kinds().into_iter().enumerate() {
             let mut e = event(kind);
             e.recv_tsc = i as u64;
@@ -427,10 +506,15 @@ mod tests {
             stray.instrument = InstrumentId(9);
             assert!(publisher.publish(stray));
             assert!(publisher.publish(e));
-            json_line(&e, &btc(), &mut expected);
+            let before = expected.len();
+            enc.encode(&e, cal.to_unix_ns(e.recv_tsc), &mut expected);
+            lines += u64::from(expected.len() > before);
         }
         drop(publisher);
-        assert_eq!(sink.join().unwrap().unwrap(), kinds().len() as u64);
-        assert_eq!(*shared.0.lock().unwrap(), expected);
+        assert_eq!(sink.join().unwrap().unwrap(), lines);
+        assert_eq!(
+            String::from_utf8_lossy(&shared.0.lock().unwrap()),
+            String::from_utf8_lossy(&expected)
+        );
     }
 }

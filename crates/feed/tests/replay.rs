@@ -232,7 +232,21 @@ fn the_replay_command_writes_every_event_as_json_lines() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), expected);
+    // The header, then a line an event but the snapshot's levels (in the
+    // snapshot's line).
+    assert_eq!(lines[0]["type"], "header");
+    let levels: usize = lines
+        .iter()
+        .filter(|l| l["type"] == "book_snapshot")
+        .map(|l| l["bids"].as_array().unwrap().len() + l["asks"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(lines.len(), 1 + expected - levels);
+    // Receive times are the recording's wall clock (Unix ns).
+    assert!(
+        lines[1..]
+            .iter()
+            .all(|l| l["recv_ns"].as_u64().is_some_and(|t| t > 0))
+    );
     let trade = lines.iter().find(|l| l["type"] == "trade").unwrap();
     assert_eq!(
         (
@@ -255,16 +269,34 @@ fn the_replay_command_writes_every_event_as_json_lines() {
     // The same events went to the shared-memory ring, in order.
     let mut reader = tickwire_feed::shm::Reader::open(&ring).unwrap();
     reader.rewind();
+    let table = reader.instruments();
+    assert_eq!(table.len(), 1);
+    assert_eq!(
+        (
+            table[0].venue.as_str(),
+            table[0].symbol.as_str(),
+            table[0].price_scale,
+            table[0].size_scale
+        ),
+        ("binance-spot", "BTCUSDT", 2, 8)
+    );
     let name = tickwire_feed::sink::Instrument {
         venue: "binance-spot".into(),
         symbol: "BTCUSDT".into(),
         price_scale: 2,
         size_scale: 8,
     };
+    let mut encoder = tickwire_feed::sink::Encoder::new(vec![name]);
     let mut from_ring = Vec::new();
+    tickwire_feed::sink::Encoder::header(&mut from_ring);
+    let mut n = 0;
     while let tickwire_feed::shm::Read::Event(e) = reader.read() {
-        tickwire_feed::sink::json_line(&e, &name, &mut from_ring);
+        // The ring carries the TSC stamp; the replay's lines the wall
+        // time the write_session recorded with it (equal there).
+        encoder.encode(&e, e.recv_tsc, &mut from_ring);
+        n += 1;
     }
+    assert_eq!(n, expected);
     assert_eq!(String::from_utf8(from_ring).unwrap(), text);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -157,21 +157,41 @@ rest = "https://localhost:{port}"
     assert_eq!(valid, 2, "{stderr}");
     assert!(trades > 10);
     // The summary counts every event, the shutdown's too, and each went to
-    // the file; the feed's own stop is not a gap.
-    let lines = text.lines().count();
+    // the file (after its header line; a snapshot's levels in its line);
+    // the feed's own stop is not a gap.
+    let lines = text.lines().count() - 1;
+    let levels: usize = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "book_snapshot")
+        .map(|v| v["bids"].as_array().unwrap().len() + v["asks"].as_array().unwrap().len())
+        .sum();
+    let events = lines + levels;
     assert!(
         stderr.contains(&format!(
             " events, {lines} JSON lines (0 dropped), 0 gaps, 0 reconnects, 0 undecodable"
-        )) && stderr.contains(&format!(", {lines} events, ")),
+        )) && stderr.contains(&format!(", {events} events, ")),
         "{lines} lines; {stderr}"
     );
-    // The last word: the connection closed, then each book ended.
+    // The last word: the connection closed, said for each of its
+    // instruments, then each book ended.
     let last: Vec<String> = text
         .lines()
-        .skip(lines - 3)
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].to_string())
+        .skip(lines + 1 - 4)
+        .map(|l| {
+            let v = serde_json::from_str::<serde_json::Value>(l).unwrap();
+            format!("{} {}", v["type"], v["symbol"])
+        })
         .collect();
-    assert_eq!(last, [r#""disconnected""#, r#""gap""#, r#""gap""#]);
+    assert_eq!(
+        last,
+        [
+            r#""disconnected" "BTCUSDT""#,
+            r#""disconnected" "ETHUSDT""#,
+            r#""gap" "BTCUSDT""#,
+            r#""gap" "ETHUSDT""#
+        ]
+    );
     // The latency log was flushed: it parses and has the stages.
     let report = tickwire_tsc::Report::read(&dir.join("feed.hlog")).unwrap();
     assert!(report.table().contains("sim/total"), "{}", report.table());
@@ -206,7 +226,7 @@ rest = "https://localhost:{port}"
         .count();
     assert_eq!(replay_trades, trades);
     // Event for event, the shutdown's closes included.
-    assert_eq!(replayed.len(), lines);
+    assert_eq!(replayed.len(), events);
 
     // The simulator serving that recording: a feed reaches the same books
     // and sees every recorded trade.

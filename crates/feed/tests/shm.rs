@@ -82,7 +82,7 @@ fn names_in(dir: &Path) -> Vec<String> {
 fn restart(crash: bool) {
     let dir = temp_dir(if crash { "crash" } else { "end" });
     let path = dir.join("ring");
-    let mut old = Writer::create(&path, 64).unwrap();
+    let mut old = Writer::create(&path, 64, &[]).unwrap();
     let mut reader = Reader::open(&path).unwrap();
     assert_eq!(reader.generation(), old.generation());
     for n in 0..40 {
@@ -102,7 +102,7 @@ fn restart(crash: bool) {
         assert_eq!(reader.state(), State::Ended);
     }
 
-    let mut new = Writer::create(&path, 16).unwrap();
+    let mut new = Writer::create(&path, 16, &[]).unwrap();
     assert_ne!(new.generation(), first);
     assert_eq!(reader.state(), State::Superseded);
     for n in 1000..1010 {
@@ -161,10 +161,10 @@ fn a_reader_follows_a_writer_restarted_after_a_crash() {
 fn a_ring_put_in_place_without_the_mark_is_found_by_the_recheck() {
     let dir = temp_dir("unmarked");
     let path = dir.join("ring");
-    let mut old = Writer::create(&path, 8).unwrap();
+    let mut old = Writer::create(&path, 8, &[]).unwrap();
     let mut reader = Reader::open(&path).unwrap();
     reader.set_recheck(Duration::from_millis(20));
-    let mut new = Writer::create(dir.join("other"), 8).unwrap();
+    let mut new = Writer::create(dir.join("other"), 8, &[]).unwrap();
     new.publish(&nth(5));
     fs::rename(dir.join("other"), &path).unwrap();
     old.publish(&nth(4));
@@ -187,7 +187,7 @@ fn a_reader_racing_the_writer_through_the_file_never_sees_a_torn_event() {
     const N: u64 = 500_000;
     let dir = temp_dir("race");
     let path = dir.join("ring");
-    let mut w = Writer::create(&path, 64).unwrap();
+    let mut w = Writer::create(&path, 64, &[]).unwrap();
     let mut r = Reader::open(&path).unwrap();
     let reader = std::thread::spawn(move || {
         let (mut read, mut lost, mut last) = (0u64, 0u64, None);
@@ -221,7 +221,7 @@ fn a_reader_racing_the_writer_through_the_file_never_sees_a_torn_event() {
 fn publishing_to_and_reading_from_a_file_allocate_nothing() {
     let dir = temp_dir("alloc");
     let path = dir.join("ring");
-    let mut w = Writer::create(&path, 1024).unwrap();
+    let mut w = Writer::create(&path, 1024, &[]).unwrap();
     let mut r = Reader::open(&path).unwrap();
     let ((), allocations) = tickwire_testkit::allocations(|| {
         for n in 0..1000 {
@@ -239,7 +239,7 @@ fn foreign_files_and_bad_capacities_are_refused() {
     let dir = temp_dir("foreign");
     let path = dir.join("ring");
     assert!(matches!(
-        Writer::create(&path, 6),
+        Writer::create(&path, 6, &[]),
         Err(RingError::Capacity(6))
     ));
     assert!(matches!(Reader::open(&path), Err(RingError::Io(_))));
@@ -251,7 +251,18 @@ fn foreign_files_and_bad_capacities_are_refused() {
     v1[8] = 1;
     v1[16] = 16;
     fs::write(&path, &v1).unwrap();
-    assert!(matches!(Reader::open(&path), Err(RingError::NotARing)));
+    assert!(matches!(Reader::open(&path), Err(RingError::Version(1))));
+    // A version-2 ring (no instrument table) too, with its version said.
+    let mut v2 = vec![0u8; 128 + 16 * 128];
+    v2[..8].copy_from_slice(b"twring01");
+    v2[8] = 2;
+    v2[16] = 16;
+    v2[24] = 1;
+    fs::write(&path, &v2).unwrap();
+    match Reader::open(&path) {
+        Err(e @ RingError::Version(2)) => assert!(e.to_string().contains("version 2"), "{e}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
     // A writer replaces a foreign file (without touching it: a reader of
     // it would not have been told anything), and keeps its permissions.
     #[cfg(unix)]
@@ -260,9 +271,9 @@ fn foreign_files_and_bad_capacities_are_refused() {
         fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
     }
     let foreign = File::open(&path).unwrap();
-    let mut w = Writer::create(&path, 16).unwrap();
+    let mut w = Writer::create(&path, 16, &[]).unwrap();
     assert_eq!(fs::read(&path).unwrap().len() as u64, ring_bytes(16));
-    assert_eq!(foreign.metadata().unwrap().len(), v1.len() as u64);
+    assert_eq!(foreign.metadata().unwrap().len(), v2.len() as u64);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -273,5 +284,43 @@ fn foreign_files_and_bad_capacities_are_refused() {
     w.publish(&nth(1));
     assert_eq!(r.read(), Read::Event(nth(1)));
     assert_eq!(names_in(&dir), ["ring"]);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A reader in another process names the events: the ring's instrument
+/// table (written before the ring is at its path) maps each id to its
+/// venue, symbol and decimals.
+#[test]
+fn a_reader_names_the_events_from_the_rings_instrument_table() {
+    use tickwire_feed::sink::Instrument;
+    let dir = temp_dir("named");
+    let path = dir.join("ring");
+    let names: Vec<Instrument> = [("binance-spot", "BTCUSDT", 2, 8), ("okx", "ETH-USDT", 2, 6)]
+        .into_iter()
+        .map(|(venue, symbol, price_scale, size_scale)| Instrument {
+            venue: venue.into(),
+            symbol: symbol.into(),
+            price_scale,
+            size_scale,
+        })
+        .collect();
+    let mut w = Writer::create(&path, 64, &names).unwrap();
+    assert_eq!(fs::metadata(&path).unwrap().len(), 128 + 2 * 128 + 64 * 128);
+    let mut r = Reader::open(&path).unwrap();
+    w.publish(&nth(1));
+    let Read::Event(e) = r.read() else {
+        panic!("no event")
+    };
+    let named = r.instrument(e.instrument).unwrap();
+    assert_eq!(
+        (
+            named.venue.as_str(),
+            named.symbol.as_str(),
+            named.price_scale,
+            named.size_scale
+        ),
+        ("okx", "ETH-USDT", 2, 6)
+    );
+    assert_eq!(r.instruments().len(), 2);
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -406,16 +406,19 @@ impl Instruments {
         }
     }
 
-    /// The connection went down: `Disconnected`, then for every book that
-    /// was valid (or bridging) `Gap(Disconnected)`, and `Resync` at once
-    /// where the snapshot comes in band (see [`BookSync::disconnected`]).
+    /// The connection went down: `Disconnected` for each instrument it
+    /// carried, then for every book that was valid (or bridging)
+    /// `Gap(Disconnected)`, and `Resync` at once where the snapshot comes
+    /// in band (see [`BookSync::disconnected`]).
     pub(crate) fn disconnect(&mut self, recv_tsc: u64, emit: &mut impl FnMut(Event)) {
-        emit(Event {
-            instrument: InstrumentId(0),
-            exchange_ns: 0,
-            recv_tsc,
-            kind: Kind::Disconnected,
-        });
+        for i in 0..self.list.len() {
+            emit(Event {
+                instrument: InstrumentId(i as u32),
+                exchange_ns: 0,
+                recv_tsc,
+                kind: Kind::Disconnected,
+            });
+        }
         self.each_book(recv_tsc, emit, |sync, mut on| sync.disconnected(&mut on));
     }
 }

@@ -63,8 +63,8 @@ pub struct InstrumentId(pub u32);
 /// One normalised event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
-    /// Which instrument (for [`Kind::Disconnected`]: the first instrument
-    /// of the connection's adapter).
+    /// Which instrument (a connection's [`Kind::Disconnected`] comes once
+    /// for each instrument it carried).
     pub instrument: InstrumentId,
     /// The venue's timestamp of the event, ns since the Unix epoch (at the
     /// venue's own resolution, usually ms or µs); 0 when it sends none.
@@ -161,7 +161,8 @@ pub enum Kind {
         silent_ms: u32,
     },
     /// The connection carrying the instrument went down (emitted by the
-    /// feed, followed by a `Gap` for each book).
+    /// feed, once for each instrument of the connection, then a `Gap`
+    /// for each book).
     Disconnected,
     /// The venue refused a subscription of the instrument (an unknown
     /// symbol or channel, a bad depth): nothing will come for it until a

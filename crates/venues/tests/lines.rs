@@ -184,3 +184,30 @@ fn a_diff_between_a_trades_copies_does_not_hide_its_lead() {
         })
     );
 }
+
+/// A connection that goes down says so for every instrument it carried,
+/// not only the first (a consumer reading one symbol's events must see
+/// it), whether its lines close or it drops.
+#[test]
+fn a_lost_connection_is_said_for_each_instrument_it_carried() {
+    let specs = [
+        InstrumentSpec::new("BTCUSDT", 1, 1, 10),
+        InstrumentSpec::new("ETHUSDT", 1, 1, 10),
+        InstrumentSpec::new("SOLUSDT", 1, 1, 0),
+    ];
+    let disconnected = |events: &[Event]| -> Vec<u32> {
+        events
+            .iter()
+            .filter(|e| e.kind == Kind::Disconnected)
+            .map(|e| e.instrument.0)
+            .collect()
+    };
+    let mut a = Adapter::new(Market::Spot, &specs);
+    a.lines_changed(&[0, 1, 2], [true, false], 0, &mut |_| {});
+    let mut out = Vec::new();
+    a.lines_changed(&[1, 2], [false, false], 5, &mut |e| out.push(e));
+    assert_eq!(disconnected(&out), [1, 2]);
+    let mut out = Vec::new();
+    a.on_disconnect(6, &mut |e| out.push(e));
+    assert_eq!(disconnected(&out), [0, 1, 2]);
+}

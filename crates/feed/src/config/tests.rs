@@ -297,6 +297,16 @@ fn an_override_names_one_venue_by_its_whole_name() {
 }
 
 #[test]
+fn jsonl_files_rotate_at_their_size_and_a_bad_size_is_refused() {
+    let c = parse(GOOD, &[]).unwrap();
+    assert_eq!(c.sinks.jsonl_max_bytes, 256 << 20, "the default");
+    let c = parse(GOOD, &[("TICKWIRE_FEED_SINKS_JSONL_MAX_MB", "3")]).unwrap();
+    assert_eq!(c.sinks.jsonl_max_bytes, 3 << 20);
+    let e = parse(GOOD, &[("TICKWIRE_FEED_SINKS_JSONL_MAX_MB", "0")]).unwrap_err();
+    assert_eq!(e.key, "sinks.jsonl_max_mb", "{e}");
+}
+
+#[test]
 fn the_recordings_sync_interval_is_optional_and_checked() {
     let with = |sync: &str| format!("{GOOD}\n[record]\npath = \"rec/x\"\n{sync}");
     let c = parse(&with(""), &[]).unwrap();

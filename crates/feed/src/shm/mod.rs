@@ -7,27 +7,37 @@
 //!
 //! # Layout
 //!
-//! Version 2, in 64-bit words (native order: writer and readers share one
+//! Version 3, in 64-bit words (native order: writer and readers share one
 //! machine):
 //!
 //! ```text
 //! header, 16 words (128 bytes)
 //!   0      magic       "twring01" as a little-endian word
-//!   1      version     2
+//!   1      version     3 (a reader refuses any other: RingError::Version)
 //!   2      capacity    slots, a power of two, at least 2
 //!   3      generation  the writer that made this ring: nonzero, new at
 //!                      every start (random)
 //!   4      state       1 live, 2 ended (its writer was closed),
 //!                      3 superseded (a newer ring took its path)
 //!   5      successor   when superseded, the generation that did it
-//!   6, 7   reserved, 0
+//!   6      instruments entries in the instrument table, `n`
+//!   7      reserved, 0
 //!   8      published   events written so far
 //!   9..15  reserved, 0
-//! slots, `capacity` of them from word 16, 16 words (128 bytes) each
+//! instrument table, `n` entries from word 16, 16 words each (see `table`):
+//!          id, venue, symbol, price and size decimals; written before the
+//!          magic, never changed after ([`Reader::instruments`])
+//! slots, `capacity` of them from word 16 + 16n, 16 words (128 bytes) each
 //!   0      sequence
 //!   1..8   the event (see `encode`)
 //!   9..15  padding
 //! ```
+//!
+//! Version 2 had no instrument table (its slots began at word 16): a
+//! version 3 reader refuses it with [`RingError::Version`], and a version
+//! 2 reader refuses a version 3 ring (it checks the version word), so
+//! neither misreads the other. A version 2 reader whose ring a version 3
+//! writer replaces finds nothing more to read: rebuild it.
 //!
 //! Each slot is a sequence lock: the writer of event `n` sets its
 //! sequence to `2n + 1`, writes the event, then sets it to `2n + 2`, and
@@ -83,28 +93,36 @@
 //! memory as atomic words (`Region::words`), which the tests also run
 //! on a heap-backed ring, under Miri.
 
-use std::ffi::OsString;
-use std::fs::{self, File, OpenOptions};
 use std::hash::{BuildHasher, RandomState};
 use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::path::Path;
 #[cfg(test)]
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::time::{Duration, Instant};
 
-use memmap2::{MmapOptions, MmapRaw};
-use tickwire_venues::event::Event;
+use memmap2::MmapRaw;
+use tickwire_venues::event::{Event, InstrumentId};
 
 mod codec;
+mod named;
+mod place;
+mod table;
 #[cfg(test)]
 mod tests;
 
 pub use codec::{decode, encode};
+pub use named::{Described, Scaled};
+pub use table::{MAX_SYMBOL, MAX_VENUE, RingInstrument};
+
+use crate::sink::Instrument;
+#[cfg(test)]
+use place::HeapPath;
+use place::Place;
 
 /// `"twring01"`, as a little-endian word.
 const MAGIC: u64 = u64::from_le_bytes(*b"twring01");
-const VERSION: u64 = 2;
+const VERSION: u64 = 3;
 const HEADER_WORDS: usize = 16;
 const SLOT_WORDS: usize = 16;
 const EVENT_WORDS: usize = 8;
@@ -116,6 +134,7 @@ const W_CAPACITY: usize = 2;
 const W_GENERATION: usize = 3;
 const W_STATE: usize = 4;
 const W_SUCCESSOR: usize = 5;
+const W_INSTRUMENTS: usize = 6;
 const W_PUBLISHED: usize = 8;
 
 // The state word's values.
@@ -220,23 +239,31 @@ impl Region {
         &self.words()[i]
     }
 
-    /// The capacity of the ring this is the header of, if it is a whole
-    /// ring of this version `file_words` long.
-    fn check(&self, file_words: u64) -> Option<u64> {
+    /// The capacity and the instrument table's length of the ring this is
+    /// the header of, if it is a whole ring of this version `file_words`
+    /// long; a ring of another version is told apart from a file that is
+    /// no ring.
+    fn check(&self, file_words: u64) -> Result<(u64, u64), RingError> {
         let h = self.words();
-        if h.len() < HEADER_WORDS
-            || h[W_MAGIC].load(Ordering::Acquire) != MAGIC
-            || h[W_VERSION].load(Ordering::Relaxed) != VERSION
-            || h[W_GENERATION].load(Ordering::Relaxed) == 0
-        {
-            return None;
+        if h.len() < HEADER_WORDS || h[W_MAGIC].load(Ordering::Acquire) != MAGIC {
+            return Err(RingError::NotARing);
+        }
+        let version = h[W_VERSION].load(Ordering::Relaxed);
+        if version != VERSION {
+            return Err(RingError::Version(version));
         }
         let capacity = h[W_CAPACITY].load(Ordering::Relaxed);
+        let instruments = h[W_INSTRUMENTS].load(Ordering::Relaxed);
         let whole = capacity
             .checked_mul(SLOT_WORDS as u64)
-            .and_then(|w| w.checked_add(HEADER_WORDS as u64));
-        (capacity >= 2 && capacity.is_power_of_two() && whole == Some(file_words))
-            .then_some(capacity)
+            .and_then(|w| w.checked_add(HEADER_WORDS as u64))
+            .and_then(|w| w.checked_add(instruments.checked_mul(table::ENTRY_WORDS as u64)?));
+        (h[W_GENERATION].load(Ordering::Relaxed) != 0
+            && capacity >= 2
+            && capacity.is_power_of_two()
+            && whole == Some(file_words))
+        .then_some((capacity, instruments))
+        .ok_or(RingError::NotARing)
     }
 }
 
@@ -245,19 +272,26 @@ struct Ring {
     region: Region,
     mask: u64,
     capacity: u64,
+    /// The first slot's word (after the instrument table).
+    slots: usize,
+    /// The instrument table, read once at attach.
+    instruments: Vec<RingInstrument>,
     /// Its file's identity (device, inode), or the heap slice's address.
     id: Option<(u64, u64)>,
 }
 
 impl Ring {
     fn attach(region: Region, id: Option<(u64, u64)>) -> Result<Ring, RingError> {
-        let capacity = region
-            .check(region.words as u64)
-            .ok_or(RingError::NotARing)?;
+        let (capacity, n) = region.check(region.words as u64)?;
+        // `check` proved the file holds the table and the slots.
+        let slots = HEADER_WORDS + n as usize * table::ENTRY_WORDS;
+        let instruments = table::decode_table(&region.words()[HEADER_WORDS..slots])?;
         Ok(Ring {
             region,
             mask: capacity - 1,
             capacity,
+            slots,
+            instruments,
             id,
         })
     }
@@ -277,7 +311,7 @@ impl Ring {
     /// The words of slot `n`'s sequence and event, in `all`.
     #[inline]
     fn slot_in<'a>(&self, all: &'a [AtomicU64], n: u64) -> &'a [AtomicU64] {
-        let at = HEADER_WORDS + (n & self.mask) as usize * SLOT_WORDS;
+        let at = self.slots + (n & self.mask) as usize * SLOT_WORDS;
         &all[at..at + 1 + EVENT_WORDS]
     }
 
@@ -316,10 +350,15 @@ impl Ring {
     }
 }
 
-/// Fills in a new ring's header (its slots are zeros, which no event's
-/// sequence is); the magic last, so that a reader that sees it sees the
-/// rest.
-fn init(h: &[AtomicU64], capacity: u64, generation: u64) {
+/// Fills in a new ring's header and instrument table (its slots are
+/// zeros, which no event's sequence is); the magic last, so that a reader
+/// that sees it sees the rest.
+fn init(h: &[AtomicU64], capacity: u64, generation: u64, instruments: &[u64]) {
+    table::store(instruments, &h[HEADER_WORDS..]);
+    h[W_INSTRUMENTS].store(
+        (instruments.len() / table::ENTRY_WORDS) as u64,
+        Ordering::Relaxed,
+    );
     h[W_VERSION].store(VERSION, Ordering::Relaxed);
     h[W_CAPACITY].store(capacity, Ordering::Relaxed);
     h[W_GENERATION].store(generation, Ordering::Relaxed);
@@ -343,189 +382,19 @@ fn fresh_generation(old: Option<u64>) -> u64 {
     }
 }
 
-/// A file's identity: a new file at the path has another one.
-#[cfg(unix)]
-fn file_id(meta: &fs::Metadata) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    Some((meta.dev(), meta.ino()))
-}
-
-/// Unknown here: every recheck opens the path and compares generations.
-#[cfg(not(unix))]
-fn file_id(_: &fs::Metadata) -> Option<(u64, u64)> {
-    None
-}
-
-/// Where a ring lives: a path or, in the tests, a heap slot that stands
-/// for one.
-enum Place {
-    Path(PathBuf),
-    #[cfg(test)]
-    Heap(HeapPath),
-}
-
-/// A test's stand-in for a path: whichever heap ring was last put there.
-#[cfg(test)]
-#[derive(Clone, Default)]
-struct HeapPath(Arc<Mutex<Option<Arc<[AtomicU64]>>>>);
-
-/// A new ring, not yet at its place.
-enum Staged {
-    Temp(PathBuf),
-    #[cfg(test)]
-    Heap(Arc<[AtomicU64]>),
-}
-
-impl Place {
-    /// The header of the ring at this place, writable, if it is a whole
-    /// ring of this version (one a new writer can mark superseded).
-    fn current(&self) -> Option<Region> {
-        match self {
-            Place::Path(path) => {
-                let file = OpenOptions::new().read(true).write(true).open(path).ok()?;
-                let len = file.metadata().ok()?.len();
-                if len < (HEADER_WORDS * 8) as u64 {
-                    return None;
-                }
-                // The header alone: the file is at least that long, and
-                // no writer ever shortens it.
-                let map = MmapOptions::new()
-                    .len(HEADER_WORDS * 8)
-                    .map_raw(&file)
-                    .ok()?;
-                let header = Region::map(map);
-                header.check(len / 8).map(|_| header)
-            }
-            #[cfg(test)]
-            Place::Heap(h) => {
-                let words = h.0.lock().unwrap().clone()?;
-                let file_words = words.len() as u64;
-                let header = Region::heap(words);
-                header.check(file_words).map(|_| header)
-            }
-        }
-    }
-
-    /// A new ring of `capacity` slots, its header written, not yet at
-    /// this place.
-    fn stage(&self, capacity: usize, generation: u64) -> Result<(Ring, Staged), RingError> {
-        let words = capacity
-            .checked_mul(SLOT_WORDS)
-            .and_then(|w| w.checked_add(HEADER_WORDS))
-            .filter(|w| w.checked_mul(8).is_some())
-            .ok_or(RingError::Capacity(capacity))?;
-        match self {
-            Place::Path(path) => {
-                let mut name = OsString::from(".");
-                name.push(path.file_name().ok_or_else(|| {
-                    io::Error::new(io::ErrorKind::InvalidInput, "a ring's path names a file")
-                })?);
-                name.push(format!(".{generation:016x}.tmp"));
-                let temp = path.with_file_name(name);
-                let file = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create_new(true)
-                    .open(&temp)?;
-                let made = (|| {
-                    // Whoever could read the ring replaced can read this one.
-                    if let Ok(old) = fs::metadata(path) {
-                        let _ = file.set_permissions(old.permissions());
-                    }
-                    // A new file, which no one else maps yet.
-                    file.set_len((words * 8) as u64)?;
-                    let region = Region::map(MmapOptions::new().map_raw(&file)?);
-                    init(region.words(), capacity as u64, generation);
-                    Ring::attach(region, file_id(&file.metadata()?))
-                })();
-                match made {
-                    Ok(ring) => Ok((ring, Staged::Temp(temp))),
-                    Err(e) => {
-                        let _ = fs::remove_file(&temp);
-                        Err(e)
-                    }
-                }
-            }
-            #[cfg(test)]
-            Place::Heap(_) => {
-                let heap: Arc<[AtomicU64]> = (0..words).map(|_| AtomicU64::new(0)).collect();
-                let region = Region::heap(heap.clone());
-                init(region.words(), capacity as u64, generation);
-                let id = Some((0, Arc::as_ptr(&heap).cast::<AtomicU64>().addr() as u64));
-                Ok((Ring::attach(region, id)?, Staged::Heap(heap)))
-            }
-        }
-    }
-
-    /// Puts `staged` at this place, in place of whatever was there.
-    fn install(&self, staged: Staged) -> Result<(), RingError> {
-        match (self, staged) {
-            (Place::Path(path), Staged::Temp(temp)) => fs::rename(&temp, path).map_err(|e| {
-                let _ = fs::remove_file(&temp);
-                RingError::Io(e)
-            }),
-            #[cfg(test)]
-            (Place::Heap(h), Staged::Heap(words)) => {
-                *h.0.lock().unwrap() = Some(words);
-                Ok(())
-            }
-            #[cfg(test)]
-            _ => unreachable!("staged elsewhere"),
-        }
-    }
-
-    /// The ring at this place, for reading.
-    fn open(&self) -> Result<Ring, RingError> {
-        match self {
-            Place::Path(path) => {
-                let file = File::open(path)?;
-                let meta = file.metadata()?;
-                if meta.len() < (HEADER_WORDS * 8) as u64 || !meta.len().is_multiple_of(8) {
-                    return Err(RingError::NotARing);
-                }
-                Ring::attach(
-                    Region::map(MmapOptions::new().map_raw_read_only(&file)?),
-                    file_id(&meta),
-                )
-            }
-            #[cfg(test)]
-            Place::Heap(h) => {
-                let words = h.0.lock().unwrap().clone().ok_or(RingError::NotARing)?;
-                let id = Some((0, Arc::as_ptr(&words).cast::<AtomicU64>().addr() as u64));
-                Ring::attach(Region::heap(words), id)
-            }
-        }
-    }
-
-    /// The ring at this place, if it is another than `than` (a newer
-    /// writer's).
-    fn newer(&self, than: &Ring) -> Option<Ring> {
-        let now = match self {
-            Place::Path(path) => file_id(&fs::metadata(path).ok()?),
-            #[cfg(test)]
-            Place::Heap(h) => {
-                let words = h.0.lock().unwrap();
-                Some((
-                    0,
-                    Arc::as_ptr(words.as_ref()?).cast::<AtomicU64>().addr() as u64,
-                ))
-            }
-        };
-        if now.is_some() && now == than.id {
-            return None;
-        }
-        let ring = self.open().ok()?;
-        (ring.generation() != than.generation()).then_some(ring)
-    }
-}
-
 /// Why a ring could not be opened.
 #[derive(Debug)]
 pub enum RingError {
     /// The file could not be created, sized, opened, mapped or renamed.
     Io(io::Error),
-    /// The file is not an event ring of this version.
+    /// The file is not an event ring.
     NotARing,
+    /// The file is an event ring of another layout version (this one
+    /// reads version 3 only).
+    Version(u64),
+    /// An instrument whose venue or symbol is longer than the instrument
+    /// table holds ([`MAX_VENUE`], [`MAX_SYMBOL`] bytes).
+    Name(String),
     /// The capacity is not a power of two of at least 2.
     Capacity(usize),
 }
@@ -535,6 +404,16 @@ impl std::fmt::Display for RingError {
         match self {
             RingError::Io(e) => write!(f, "{e}"),
             RingError::NotARing => write!(f, "not a tickwire event ring (or another version)"),
+            RingError::Version(v) => write!(
+                f,
+                "a tickwire event ring of layout version {v}, which this reader does not read \
+                 (it reads version {VERSION}): use a reader built with the feed that writes it"
+            ),
+            RingError::Name(n) => write!(
+                f,
+                "instrument {n}: a ring's table holds venue names of at most {MAX_VENUE} bytes \
+                 and symbols of at most {MAX_SYMBOL}"
+            ),
             RingError::Capacity(c) => {
                 write!(
                     f,
@@ -562,22 +441,37 @@ pub struct Writer {
 
 impl Writer {
     /// Creates a ring of `capacity` slots (a power of two; 128 bytes
-    /// each) and puts it at `path`, in place of the ring there, which it
-    /// marks superseded (see the [lifecycle](self#the-ring-files-lifecycle)).
-    pub fn create(path: impl AsRef<Path>, capacity: usize) -> Result<Writer, RingError> {
-        Writer::start(&Place::Path(path.as_ref().to_owned()), capacity)
+    /// each) whose instrument table lists `instruments` (instrument `i`
+    /// is the events' `InstrumentId(i)`), and puts it at `path`, in place
+    /// of the ring there, which it marks superseded (see the
+    /// [lifecycle](self#the-ring-files-lifecycle)).
+    pub fn create(
+        path: impl AsRef<Path>,
+        capacity: usize,
+        instruments: &[Instrument],
+    ) -> Result<Writer, RingError> {
+        Writer::start(
+            &Place::Path(path.as_ref().to_owned()),
+            capacity,
+            instruments,
+        )
     }
 
-    fn start(place: &Place, capacity: usize) -> Result<Writer, RingError> {
+    fn start(
+        place: &Place,
+        capacity: usize,
+        instruments: &[Instrument],
+    ) -> Result<Writer, RingError> {
         if capacity < 2 || !capacity.is_power_of_two() {
             return Err(RingError::Capacity(capacity));
         }
+        let table = table::encode_table(instruments)?;
         let old = place.current();
         let generation = fresh_generation(
             old.as_ref()
                 .map(|h| h.word(W_GENERATION).load(Ordering::Relaxed)),
         );
-        let (ring, staged) = place.stage(capacity, generation)?;
+        let (ring, staged) = place.stage(capacity, generation, &table)?;
         // The old ring's readers learn that it will have no more events
         // (whatever its writer's state: ended, crashed, or still going).
         let prior = old.as_ref().map(|h| {
@@ -702,6 +596,19 @@ impl Reader {
     /// The generation of the ring being read.
     pub fn generation(&self) -> u64 {
         self.ring.generation()
+    }
+
+    /// The instrument table of the ring being read: entry `i` names the
+    /// events of `InstrumentId(i)`, with the decimals of their prices and
+    /// sizes. A new ring after [`Read::Reattached`] has its own.
+    pub fn instruments(&self) -> &[RingInstrument] {
+        &self.ring.instruments
+    }
+
+    /// The entry of `id` in the [instrument table](Self::instruments).
+    #[inline]
+    pub fn instrument(&self, id: InstrumentId) -> Option<&RingInstrument> {
+        self.ring.instruments.get(id.0 as usize)
     }
 
     /// The state of the ring being read.

@@ -10,7 +10,7 @@ use tickwire_venues::event::{Aggressor, InstrumentId, Kind};
 use tickwire_venues::sync::Resync;
 
 fn writer(place: &HeapPath, capacity: usize) -> Writer {
-    Writer::start(&Place::Heap(place.clone()), capacity).unwrap()
+    Writer::start(&Place::Heap(place.clone()), capacity, &[]).unwrap()
 }
 
 /// A reader that looks for a replacement whenever it is allowed to.
@@ -135,7 +135,7 @@ fn the_header_is_as_documented() {
     assert_eq!(h.len(), 16 + 8 * 16);
     let word = |i: usize| h[i].load(Ordering::Relaxed);
     assert_eq!(word(0).to_le_bytes(), *b"twring01");
-    assert_eq!((word(1), word(2)), (2, 8));
+    assert_eq!((word(1), word(2)), (3, 8));
     assert_eq!(word(3), w.generation());
     assert_ne!(word(3), 0);
     assert_eq!((word(4), word(5), word(8)), (1, 0, 0), "live, no successor");
@@ -146,7 +146,10 @@ fn the_header_is_as_documented() {
     // Slot 2 (event 2): sequence 2n + 2, then the event's words.
     assert_eq!(word(16 + 2 * 16), 6);
     assert_eq!(word(16 + 2 * 16 + 2), 2 * 3, "exchange time");
-    assert!((6..8).chain(9..16).all(|i| word(i) == 0), "reserved");
+    assert!(
+        (6..8).chain(9..16).all(|i| word(i) == 0),
+        "no table, reserved"
+    );
     drop(w);
     assert_eq!(word(4), 2, "ended");
 }
@@ -222,7 +225,7 @@ fn publishing_and_reading_allocate_nothing() {
 fn bad_capacities_are_refused() {
     for capacity in [0, 1, 6, usize::MAX] {
         assert!(matches!(
-            Writer::start(&Place::Heap(HeapPath::default()), capacity),
+            Writer::start(&Place::Heap(HeapPath::default()), capacity, &[]),
             Err(RingError::Capacity(c)) if c == capacity
         ));
     }
@@ -460,5 +463,152 @@ fn a_successor_found_while_the_old_ring_still_grows_waits() {
             },
             Read::Event(nth(50))
         ]
+    );
+}
+
+fn instrument(venue: &str, symbol: &str, price_scale: u8, size_scale: u8) -> Instrument {
+    Instrument {
+        venue: venue.into(),
+        symbol: symbol.into(),
+        price_scale,
+        size_scale,
+    }
+}
+
+#[test]
+fn a_reader_gets_the_writers_instrument_table_and_the_slots_follow_it() {
+    let place = HeapPath::default();
+    let names = [
+        instrument("binance-spot", "BTCUSDT", 2, 8),
+        instrument("deribit", "BTC-27DEC24-100000-C", 4, 1),
+        // The longest names a table holds, and non-ASCII.
+        instrument(&"v".repeat(MAX_VENUE), &"é".repeat(MAX_SYMBOL / 2), 18, 0),
+    ];
+    let mut w = Writer::start(&Place::Heap(place.clone()), 32, &names).unwrap();
+    let h = words_at(&place);
+    let word = |i: usize| h[i].load(Ordering::Relaxed);
+    assert_eq!(h.len(), 16 + 3 * 16 + 32 * 16);
+    assert_eq!(word(6), 3, "the table's length");
+    // Entry 1: id 1, 4 price and 1 size decimals, a 7-byte venue.
+    assert_eq!(word(16 + 16), 1 | 4 << 32 | 1 << 40 | 7 << 48 | 20 << 56);
+    assert_eq!(word(16 + 16 + 1).to_le_bytes(), *b"deribit\0");
+    let mut r = reader(&place);
+    let got = r.instruments().to_vec();
+    assert_eq!(got.len(), 3);
+    for (i, (got, want)) in got.iter().zip(&names).enumerate() {
+        assert_eq!(got.id, InstrumentId(i as u32));
+        assert_eq!(
+            (&got.venue, &got.symbol, got.price_scale, got.size_scale),
+            (&want.venue, &want.symbol, want.price_scale, want.size_scale)
+        );
+    }
+    assert_eq!(
+        r.instrument(InstrumentId(1)).unwrap().symbol,
+        "BTC-27DEC24-100000-C"
+    );
+    assert_eq!(r.instrument(InstrumentId(3)), None);
+    // Events go after the table, and every kind comes back.
+    for (n, k) in every_kind().into_iter().enumerate() {
+        w.publish(&event(n as u64, k));
+        assert_eq!(r.read(), Read::Event(event(n as u64, k)));
+    }
+    assert_eq!(word(16 + 48), 2, "slot 0's sequence after the table");
+}
+
+#[test]
+fn a_name_too_long_for_the_table_is_refused_not_cut() {
+    for (venue, symbol) in [
+        ("v".repeat(MAX_VENUE + 1), "BTCUSDT".to_owned()),
+        ("okx".to_owned(), "S".repeat(MAX_SYMBOL + 1)),
+    ] {
+        let named = [instrument(&venue, &symbol, 2, 8)];
+        match Writer::start(&Place::Heap(HeapPath::default()), 8, &named) {
+            Err(RingError::Name(n)) => assert_eq!(n, format!("{venue} {symbol}")),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
+}
+
+#[test]
+fn a_ring_of_another_layout_version_is_refused_with_its_version() {
+    let place = HeapPath::default();
+    let _w = Writer::start(&Place::Heap(place.clone()), 8, &[]).unwrap();
+    // A version 2 ring: the same header, no table.
+    words_at(&place)[1].store(2, Ordering::Relaxed);
+    match Reader::attach(Place::Heap(place.clone())) {
+        Err(RingError::Version(2)) => {}
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    let said = RingError::Version(2).to_string();
+    assert!(
+        said.contains("version 2") && said.contains("version 3"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_reattached_reader_reads_the_new_rings_table() {
+    let place = HeapPath::default();
+    let old = Writer::start(
+        &Place::Heap(place.clone()),
+        8,
+        &[instrument("okx", "BTC-USDT", 1, 8)],
+    );
+    let mut r = reader(&place);
+    assert_eq!(r.instruments()[0].symbol, "BTC-USDT");
+    drop(old);
+    let _new = Writer::start(
+        &Place::Heap(place.clone()),
+        8,
+        &[instrument("okx", "ETH-USDT", 2, 6)],
+    )
+    .unwrap();
+    assert!(matches!(drain(&mut r, 10)[..], [Read::Reattached { .. }]));
+    assert_eq!(r.instruments()[0].symbol, "ETH-USDT");
+    assert_eq!(r.instruments()[0].price_scale, 2);
+}
+
+#[test]
+fn a_named_event_reads_with_its_symbol_and_decimal_prices() {
+    let btc = RingInstrument {
+        id: InstrumentId(0),
+        venue: "binance-spot".into(),
+        symbol: "BTCUSDT".into(),
+        price_scale: 2,
+        size_scale: 8,
+    };
+    let line = |kind| btc.describe(&event(0, kind)).to_string();
+    assert_eq!(
+        line(Kind::Trade {
+            price: 6_173_763,
+            size: 123_000,
+            aggressor: Aggressor::Buy,
+            trade_id: 9,
+        }),
+        "binance-spot BTCUSDT trade 61737.63 x 0.00123000 buy #9"
+    );
+    assert_eq!(
+        line(Kind::Quote {
+            bid_price: -5,
+            bid_size: 0,
+            ask_price: 6_173_764,
+            ask_size: 1,
+            update_id: 1,
+        }),
+        "binance-spot BTCUSDT quote -0.05 x 0.00000000 / 61737.64 x 0.00000001"
+    );
+    assert_eq!(
+        line(Kind::BookDelta {
+            side: Side::Bid,
+            price: 100,
+            size: 2_500_000_000,
+            update_id: 3,
+            last: true,
+        }),
+        "binance-spot BTCUSDT book_delta bid 1.00 x 25.00000000 (last)"
+    );
+    assert_eq!(
+        line(Kind::Disconnected),
+        "binance-spot BTCUSDT disconnected"
     );
 }

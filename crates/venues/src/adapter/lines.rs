@@ -88,7 +88,7 @@ impl Instruments {
 
     /// Which of the two lines carrying `instruments` are open now: see
     /// [`BookSync::lines_changed`]. With neither open, `Disconnected`
-    /// first (for the first of them), as at a disconnect.
+    /// first (for each of them), as at a disconnect.
     pub(crate) fn lines_changed(
         &mut self,
         instruments: &[usize],
@@ -97,12 +97,15 @@ impl Instruments {
         emit: &mut impl FnMut(Event),
     ) {
         if !open[0] && !open[1] {
-            emit(Event {
-                instrument: InstrumentId(instruments.first().copied().unwrap_or(0) as u32),
-                exchange_ns: 0,
-                recv_tsc,
-                kind: Kind::Disconnected,
-            });
+            // Each instrument the connection carried: the event names it.
+            for &i in instruments {
+                emit(Event {
+                    instrument: InstrumentId(i as u32),
+                    exchange_ns: 0,
+                    recv_tsc,
+                    kind: Kind::Disconnected,
+                });
+            }
         }
         for &i in instruments {
             let Some(instrument) = self.list.get_mut(i) else {

@@ -595,19 +595,25 @@ mod adapter_tests {
         );
         let mut ev = Vec::new();
         a.on_disconnect(42, &mut |e| ev.push(e));
+        // Said for both instruments of the connection; one book gaps.
         assert_eq!(
             kinds(&ev),
             [
+                Kind::Disconnected,
                 Kind::Disconnected,
                 Kind::Gap {
                     why: Resync::Disconnected
                 }
             ]
         );
+        assert_eq!(
+            ev.iter().map(|e| e.instrument.0).collect::<Vec<_>>(),
+            [0, 1, 0]
+        );
         assert!(ev.iter().all(|e| e.recv_tsc == 42));
         ev.clear();
         a.on_disconnect(43, &mut |e| ev.push(e));
-        assert_eq!(kinds(&ev), [Kind::Disconnected]);
+        assert_eq!(kinds(&ev), [Kind::Disconnected, Kind::Disconnected]);
         // The new connection's first diff asks for the snapshot, which
         // then bridges to it.
         let (r, ev) = feed(
