@@ -73,6 +73,7 @@ use tickwire_venues::plan::Channels;
 use crate::instruments::InstrumentCheck;
 use crate::live::{LineSetup, VenueSetup, plans, rest_limit_problem};
 use crate::replay::Venue;
+use raw::{RawConfig, culprit, key_at, key_of_serde};
 
 /// A configuration that cannot be used: which key, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,90 +113,6 @@ fn error(key: impl Into<String>, problem: impl Into<String>) -> ConfigError {
         problem: problem.into(),
         env: None,
     }
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawConfig {
-    #[serde(default)]
-    poll: Option<String>,
-    #[serde(default)]
-    connect_deadline_s: Option<u64>,
-    #[serde(default)]
-    check_instruments: Option<String>,
-    #[serde(default)]
-    metrics: RawMetrics,
-    #[serde(default)]
-    sinks: RawSinks,
-    #[serde(default)]
-    record: Option<RawRecord>,
-    #[serde(default)]
-    tls: RawTls,
-    #[serde(default)]
-    thread: Vec<RawThread>,
-    #[serde(default)]
-    venue: Vec<RawVenue>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawMetrics {
-    hlog: Option<PathBuf>,
-    interval_ms: Option<u64>,
-    prometheus_port: Option<u16>,
-    #[serde(default)]
-    stderr: bool,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSinks {
-    jsonl: Option<PathBuf>,
-    jsonl_max_mb: Option<u64>,
-    shm: Option<PathBuf>,
-    shm_capacity: Option<usize>,
-    queue: Option<usize>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRecord {
-    path: PathBuf,
-    max_file_mb: Option<u64>,
-    sync_ms: Option<u64>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTls {
-    ca_file: Option<PathBuf>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawThread {
-    core: Option<usize>,
-    priority: Option<u8>,
-    #[serde(default)]
-    venues: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawVenue {
-    name: Option<String>,
-    venue: String,
-    instruments: Vec<String>,
-    trades: Option<bool>,
-    aggregate: Option<bool>,
-    quotes: Option<bool>,
-    books: Option<bool>,
-    endpoint: Option<String>,
-    rest: Option<String>,
-    rest_weight_limit: Option<u32>,
-    standby: Option<bool>,
-    standby_endpoint: Option<String>,
-    connection_lifetime_s: Option<u64>,
 }
 
 /// The metrics exporter's settings.
@@ -356,84 +273,6 @@ pub fn parse_instrument(s: &str) -> Result<InstrumentArg, String> {
         symbol: symbol.to_owned(),
         scales,
         depth,
-    })
-}
-
-/// The dotted key (`sinks.queue`, `venue.standby`) whose value is at byte
-/// `at` of `text`, and its line (1-based): the key before the `=` on that
-/// line, under the nearest table header above it.
-fn key_at(text: &str, at: usize) -> (String, usize) {
-    let before = &text[..at.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let start = before.rfind('\n').map_or(0, |n| n + 1);
-    let this = text[start..].lines().next().unwrap_or_default();
-    let Some((key, _)) = this.split_once('=') else {
-        return (String::new(), line);
-    };
-    let key = key.trim().trim_matches('"');
-    let above = &before[..start];
-    let header = above.lines().rev().map(str::trim).find(|l| is_header(l));
-    let key = match header {
-        // An array of tables, `[[venue]]`: which one, as `venue[1]`.
-        Some(h) if h.starts_with("[[") => {
-            let n = above.lines().filter(|l| l.trim() == h).count();
-            format!("{}[{}].{key}", h.trim_matches(['[', ']']).trim(), n - 1)
-        }
-        Some(h) => format!("{}.{key}", h.trim_matches(['[', ']']).trim()),
-        None => key.to_owned(),
-    };
-    (key, line)
-}
-
-/// Whether a (trimmed) line is a table header, `[name]` or `[[name]]`
-/// (maybe with a comment), not a line of a multi-line array.
-fn is_header(line: &str) -> bool {
-    let line = line.split('#').next().unwrap_or_default().trim_end();
-    let name = line
-        .strip_prefix("[[")
-        .and_then(|l| l.strip_suffix("]]"))
-        .or_else(|| line.strip_prefix('[').and_then(|l| l.strip_suffix(']')));
-    name.is_some_and(|n| {
-        !n.trim().is_empty()
-            && n.trim()
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '"'))
-    })
-}
-
-/// The key a serde error is about, from its message.
-fn key_of_serde(e: &toml::de::Error) -> String {
-    let msg = e.message();
-    if let Some(start) = msg.find('`')
-        && let Some(len) = msg[start + 1..].find('`')
-    {
-        return msg[start + 1..start + 1 + len].to_owned();
-    }
-    "file".into()
-}
-
-/// The first override that, applied alone to the file's table, makes a
-/// value of the wrong type, and serde's words for it.
-fn culprit<'a>(
-    file: &toml::Table,
-    overrides: &'a [env::Override],
-) -> Option<(&'a env::Override, String)> {
-    overrides.iter().find_map(|o| {
-        let mut table = file.clone();
-        env::apply_env(&mut table, [(o.var.clone(), o.raw.clone())]).ok()?;
-        RawConfig::deserialize(toml::Value::Table(table))
-            .err()
-            .map(|e| {
-                let mut problem = e.message().trim().to_owned();
-                // The README's rule, where it was missed: a list is TOML.
-                if problem.contains("expected a sequence") {
-                    problem.push_str(&format!(
-                        " (a list is written as TOML: {}='[\"A\", \"B\"]')",
-                        o.var
-                    ));
-                }
-                (o, problem)
-            })
     })
 }
 
@@ -821,5 +660,6 @@ fn blame(overrides: &[env::Override], e: ConfigError) -> ConfigError {
 
 mod env;
 mod preflight;
+mod raw;
 #[cfg(test)]
 mod tests;
