@@ -32,6 +32,7 @@ use tickwire_venues::plan::Channels;
 use tickwire_venues::{InstrumentSpec, Venue};
 
 use crate::config::{self, ConfigError, FeedConfig};
+use crate::instruments::InstrumentCheck;
 use crate::live::{Feed, FeedError, FeedStats, LineSetup, NoHandler, OnEvent, Sinks, VenueSetup};
 
 /// Builds a [`Feed`]: its venues, their instruments, and how it connects.
@@ -52,8 +53,8 @@ pub struct FeedBuilder {
     sinks: Sinks,
     /// Set by `connect_deadline`.
     connect_deadline: Option<Duration>,
-    /// Check instruments against the venues' lists at build.
-    check_instruments: bool,
+    /// What `build` does with the venues' instrument lists.
+    check: InstrumentCheck,
     /// Per venue, which instruments were given their decimals.
     scales_given: Vec<Vec<bool>>,
 }
@@ -95,7 +96,7 @@ impl FeedBuilder {
             metrics: None,
             sinks: Sinks::default(),
             connect_deadline: None,
-            check_instruments: false,
+            check: InstrumentCheck::default(),
             scales_given: Vec::new(),
         }
     }
@@ -109,8 +110,7 @@ impl FeedBuilder {
         let mut b = FeedBuilder::new();
         b.venues = config.venues.clone();
         b.scales_given = config.scales_given.clone();
-        b.check_instruments =
-            config.check_instruments == crate::instruments::InstrumentCheck::Required;
+        b.check = config.check_instruments;
         b.net.poll_mode = config.poll;
         b.ca_file = config.ca_file.clone();
         b.connect_deadline = config.connect_deadline;
@@ -244,10 +244,30 @@ impl FeedBuilder {
     /// "required"` in the configuration): a symbol the venue does not list
     /// (with the closest names it does), or a list that cannot be fetched,
     /// fails `build`; instruments given without decimals take the list's
-    /// (those of [`setup`](Self::setup) keep theirs). Off by default. With
-    /// [`simulated`](Self::simulated), the simulators' lists.
+    /// (those of [`setup`](Self::setup) keep theirs). With `false`, no
+    /// list is fetched. Without either, [`instrument_check`]'s default
+    /// (best effort). With [`simulated`](Self::simulated), the simulators'
+    /// lists.
+    ///
+    /// [`instrument_check`]: Self::instrument_check
     pub fn check_instruments(mut self, on: bool) -> FeedBuilder {
-        self.check_instruments = on;
+        self.check = if on {
+            InstrumentCheck::Required
+        } else {
+            InstrumentCheck::Off
+        };
+        self
+    }
+
+    /// What `build` does with the venues' instrument lists, as
+    /// `check_instruments` in the configuration. The default,
+    /// [`InstrumentCheck::BestEffort`]: a symbol a fetched list lacks
+    /// fails `build` (with the closest names listed); a list that cannot
+    /// be fetched is said once through the `log` facade (target
+    /// [`LOG_TARGET`](crate::live::LOG_TARGET)) and the instruments go on
+    /// unchecked.
+    pub fn instrument_check(mut self, check: InstrumentCheck) -> FeedBuilder {
+        self.check = check;
         self
     }
 
@@ -298,7 +318,8 @@ impl FeedBuilder {
             {
                 // The simulators' CA is the one to trust (and `ca_file`,
                 // if given, too).
-                let (sims, ca) = crate::simulated::start(&mut self.venues, self.check_instruments)?;
+                let (sims, ca) =
+                    crate::simulated::start(&mut self.venues, self.check != InstrumentCheck::Off)?;
                 tls = TlsConfig::empty();
                 tls.add_ca_pem(ca.as_bytes())
                     .map_err(|e| FeedError::Setup(e.to_string()))?;
@@ -315,14 +336,22 @@ impl FeedBuilder {
                     .into(),
             ));
         }
-        if self.check_instruments {
+        if self.check != InstrumentCheck::Off {
             crate::instruments::check_venues(
                 &mut self.venues,
                 &self.scales_given,
-                crate::instruments::InstrumentCheck::Required,
+                self.check,
                 &Ok(tls.clone()),
                 None,
-                |_| {},
+                // What was checked is news; a list not fetched, a warning.
+                |line| {
+                    let level = if line.contains("could not be fetched") {
+                        log::Level::Warn
+                    } else {
+                        log::Level::Info
+                    };
+                    log::log!(target: crate::live::LOG_TARGET, level, "{line}");
+                },
             )
             .map_err(|e| FeedError::Setup(e.to_string()))?;
         }

@@ -31,9 +31,12 @@ const RATE: u32 = 200;
 ///
 /// `listed_only` (a feed that checks its instruments against the
 /// venue's list): each simulator serves its venue's whole catalogue and
-/// nothing else, so a symbol the catalogue does not list is refused as
-/// the venue would refuse it. Otherwise every configured symbol is
-/// served (one the catalogue lacks, with its first instrument's market).
+/// nothing else, so the check finds (and suggests) what the venue lists.
+/// Otherwise each simulator serves the configured symbols its catalogue
+/// lists, each with its own market; one the catalogue does not list is
+/// not served, and the simulator treats it as the venue treats a symbol
+/// it does not list (a refusal, or Binance's acknowledged silence): never
+/// another instrument's market under that name.
 pub(crate) fn start(
     venues: &mut [VenueSetup],
     listed_only: bool,
@@ -41,25 +44,16 @@ pub(crate) fn start(
     let (tls, ca) = tickwire_sim::self_signed().map_err(FeedError::Setup)?;
     let mut sims: Vec<Box<dyn Any + Send>> = Vec::new();
     for setup in venues.iter_mut() {
-        let known = SimInstrument::pair(setup.venue);
-        let mut instruments: Vec<SimInstrument> = setup
-            .instruments
-            .iter_mut()
-            .map(|spec| {
-                // The venue's own instrument of that name if the simulator
-                // has one; else the first one's market under this name.
-                let mut sim = known
-                    .iter()
-                    .find(|i| i.symbol == spec.symbol)
-                    .unwrap_or(&known[0])
-                    .clone();
-                sim.symbol.clone_from(&spec.symbol);
-                // The feed's decimals must hold what the simulator sends.
-                spec.price_scale = spec.price_scale.max(sim.price_scale);
-                spec.size_scale = spec.size_scale.max(sim.size_scale);
-                sim
-            })
-            .collect();
+        let mut instruments = Vec::new();
+        for spec in &mut setup.instruments {
+            let Some(sim) = SimInstrument::find_listed(setup.venue, &spec.symbol) else {
+                continue;
+            };
+            // The feed's decimals must hold what the simulator sends.
+            spec.price_scale = spec.price_scale.max(sim.price_scale);
+            spec.size_scale = spec.size_scale.max(sim.size_scale);
+            instruments.push(sim);
+        }
         if listed_only {
             instruments = SimInstrument::listed(setup.venue);
         }

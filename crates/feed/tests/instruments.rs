@@ -532,3 +532,50 @@ fn a_simulated_feed_that_asks_for_the_check_meets_the_simulators_list() {
         assert!(built.is_ok(), "{venue}: {:?}", built.err());
     }
 }
+
+/// An embedded simulated feed checks by default (best effort): a symbol
+/// the simulator does not list fails `build` with the listed spelling,
+/// without `check_instruments` being asked for.
+#[test]
+fn a_simulated_feed_checks_its_symbols_by_default() {
+    use tickwire_feed::Feed;
+
+    let Err(e) = Feed::builder()
+        .venue("binance-spot", &["btcusdt"])
+        .simulated(true)
+        .build()
+    else {
+        panic!("built with btcusdt");
+    };
+    assert!(e.to_string().contains("did you mean BTCUSDT?"), "{e}");
+}
+
+/// Unchecked, a simulated symbol the catalogue lists is served with its
+/// own market (SOLUSDT near 150), never another instrument's under its
+/// name (the simulator used to serve BTCUSDT's market, near 60 000, for
+/// any symbol it did not know).
+#[test]
+fn an_unchecked_simulated_symbol_gets_its_own_market() {
+    use tickwire_feed::Feed;
+
+    let mut feed = Feed::builder()
+        .venue("binance-spot", &["SOLUSDT"])
+        .simulated(true)
+        .check_instruments(false)
+        .build()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let bid = loop {
+        feed.poll().unwrap();
+        if let Some((bid, _)) = feed
+            .book_of("binance-spot", "SOLUSDT")
+            .and_then(|b| b.top())
+        {
+            break bid;
+        }
+        assert!(Instant::now() < deadline, "no SOLUSDT book in 60 s");
+    };
+    // Binance's default decimals: 8.
+    let units = bid.price / 100_000_000;
+    assert!((50..1_000).contains(&units), "SOLUSDT bid at {units}");
+}

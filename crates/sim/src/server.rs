@@ -640,7 +640,10 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
         // Decided with the clients locked, as the steps are made and
         // written: once `pause(true)` has taken the lock, no step is under
         // way and none starts.
+        // (A simulator serving no instrument, every symbol asked for
+        // being one it does not list, has no market to move.)
         let moving = !shared.paused.load(Ordering::Acquire)
+            && !market.instruments.is_empty()
             && clients.iter().any(|c| shared.protocol.subscribed(&c.state));
         if !moving {
             // Paused, or no client subscribed to anything (or no client):
