@@ -102,7 +102,19 @@ pub struct Pruned {
 /// [retention](Retention::from_env) has made room for it.
 pub fn create(command: &str) -> io::Result<PathBuf> {
     let retention = Retention::from_env()?;
-    prune(Path::new(ROOT), retention)?;
+    let pruned = prune(Path::new(ROOT), retention)?;
+    // Deleting a user's files is said, with how to keep more.
+    if pruned.runs > 0 {
+        log::info!(
+            target: crate::live::LOG_TARGET,
+            "removed the {} oldest run(s) under {ROOT}/ ({:.1} MiB) to keep the last {} and {} MiB \
+             ({KEEP_VAR}, {MAX_MB_VAR}; 0: no limit)",
+            pruned.runs,
+            pruned.bytes as f64 / f64::from(1 << 20),
+            retention.keep,
+            retention.max_bytes >> 20
+        );
+    }
     create_in(Path::new(ROOT), command, SystemTime::now())
 }
 

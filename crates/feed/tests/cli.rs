@@ -436,3 +436,34 @@ fn a_start_that_fails_takes_its_run_directory_back() {
     assert_eq!(std::fs::read(cwd.join("mine.3.twrec")).unwrap(), b"older");
     std::fs::remove_dir_all(&cwd).unwrap();
 }
+
+/// Runs deleted to keep `runs/` within its retention are said, with how
+/// many and how to keep more; the run the new one replaces as the oldest
+/// is gone.
+#[test]
+fn runs_removed_by_the_retention_are_said() {
+    let cwd = temp_dir("retention");
+    let old = cwd.join("runs/20200101-000000-run");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("feed.hlog"), "old").unwrap();
+    std::fs::write(
+        cwd.join("feed.toml"),
+        format!("connect_deadline_s = 1\ncheck_instruments = \"off\"\n[metrics]\nhlog = \"feed.hlog\"\n{VENUE}"),
+    )
+    .unwrap();
+    // Nothing listens: the run ends by itself (exit 3) past its deadline.
+    let out = bin()
+        .current_dir(&cwd)
+        .env("TICKWIRE_RUNS_KEEP", "1")
+        .args(["run", "--config", "feed.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(!old.exists(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("removed the 1 oldest run(s) under runs/"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
