@@ -313,10 +313,25 @@ fn coinbase_lists_what_streams_and_leaves_out_the_rest() {
     let p = coinbase::Coinbase::new();
     let (status, v) = list(&p, venue, "/api/v3/brokerage/market/products");
     assert_eq!(status, 200);
-    assert_eq!(
-        sorted(names(&v["products"], "product_id")),
-        catalogue(venue)
-    );
+    // Every product, and each `-USD` one's `-USDC` alias (its `alias`
+    // naming the `-USD` product).
+    let mut expected = catalogue(venue);
+    for s in catalogue(venue) {
+        if let Some(base) = s.strip_suffix("-USD") {
+            expected.push(format!("{base}-USDC"));
+        }
+    }
+    expected.sort();
+    assert_eq!(sorted(names(&v["products"], "product_id")), expected);
+    for p in v["products"].as_array().unwrap() {
+        let id = p["product_id"].as_str().unwrap();
+        let alias = id.strip_suffix("-USDC").map(|b| format!("{b}-USD"));
+        assert_eq!(
+            p["alias"].as_str(),
+            Some(alias.as_deref().unwrap_or("")),
+            "{p}"
+        );
+    }
     let sub =
         |s: &str| format!(r#"{{"type":"subscribe","product_ids":["{s}"],"channel":"level2"}}"#);
     let listed = session(&p, venue, "/", &[&sub("SOL-USD")]);

@@ -312,11 +312,16 @@ fn coinbase_products() {
     let sim = catalogue(Venue::Coinbase);
     let a = get(&sim, "/api/v3/brokerage/market/products");
     assert_eq!(a.status, 200);
-    assert_eq!(
-        names(&a.body["products"], "product_id"),
-        symbols(Venue::Coinbase)
-    );
-    assert_eq!(a.body["num_products"], symbols(Venue::Coinbase).len());
+    // Every product, each `-USD` one followed by its `-USDC` alias.
+    let listed: Vec<String> = symbols(Venue::Coinbase)
+        .into_iter()
+        .flat_map(|s| {
+            let alias = s.strip_suffix("-USD").map(|b| format!("{b}-USDC"));
+            std::iter::once(s).chain(alias)
+        })
+        .collect();
+    assert_eq!(names(&a.body["products"], "product_id"), listed);
+    assert_eq!(a.body["num_products"], listed.len());
     let btc = find(&a.body["products"], "product_id", "BTC-USD");
     assert_eq!(
         (&btc["status"], &btc["trading_disabled"]),

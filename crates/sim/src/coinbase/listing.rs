@@ -17,7 +17,8 @@
 //!   corresponding '-USD' based products", WebSocket Channels; see
 //!   `wire::product_id`): the single product `BTC-USDC` answers with
 //!   `product_id` `BTC-USDC` and `alias` `BTC-USD`, and `BTC-USD`'s
-//!   `alias_to` names `BTC-USDC`.
+//!   `alias_to` names `BTC-USDC`; the whole list holds both, each alias
+//!   a product of its own (its `alias` set), as the venue lists them.
 //! - A product not listed: `404` with the Advanced Trade error body
 //!   `{"error":"NOT_FOUND","error_details":"ProductID is invalid",
 //!   "message":"ProductID is invalid"}` (the error body's fields are the
@@ -60,8 +61,20 @@ pub(super) fn products(path: &str, market: &Market) -> Option<Response> {
             .first()
             .is_none_or(|t| *t == "SPOT");
         let listed: Vec<Value> = if spot && ids.is_empty() {
+            // Each product, and each `-USD` one's `-USDC` alias as a
+            // product of its own (its `alias` naming the `-USD` one): the
+            // list holds every id a client may subscribe.
             (0..market.instruments.len())
-                .map(|n| entry(market, n, None))
+                .flat_map(|n| {
+                    let usdc = market.instruments[n]
+                        .symbol
+                        .strip_suffix("-USD")
+                        .map(|base| format!("{base}-USDC"))
+                        .filter(|id| product(market, id) == Some(n))
+                        .filter(|id| market.instruments.iter().all(|i| &i.symbol != id));
+                    std::iter::once(entry(market, n, None))
+                        .chain(usdc.map(|id| entry(market, n, Some(&id))))
+                })
                 .collect()
         } else if spot {
             ids.iter()
