@@ -24,7 +24,8 @@ pub(crate) enum Command {
     /// Run the feed: the venues, instruments, threads, sinks and metrics
     /// of a TOML file (see examples/feed.toml), overridable with
     /// TICKWIRE_FEED_* environment variables. Stops cleanly on SIGINT/SIGTERM.
-    /// Exit code 2: the configuration is invalid (nothing was connected).
+    /// Exit code 2: the configuration is invalid (nothing was connected);
+    /// 3: no venue connected within `connect_deadline_s`.
     Run {
         /// The configuration file.
         #[arg(long)]

@@ -348,21 +348,18 @@ pub fn fetch_for(
     )
 }
 
-/// The list of an in-process simulator of `venue` and where it came
-/// from: fetched from the simulator as from the venue when it serves
-/// one; else (a simulator that lists nothing) its instrument table, each
-/// instrument's tick and lot one unit of its decimals.
+/// The list of an in-process simulator of `venue` (serving its whole
+/// catalogue, as a simulated feed that checks its instruments does),
+/// fetched from it as from the venue, and where it came from.
 #[cfg(feature = "sim")]
 pub fn simulated(venue: Venue) -> Result<(Listing, String), String> {
     use tickwire_sim::{SimConfig, SimInstrument, Simulator};
-    use tickwire_venues::listing::Listed;
 
     let (tls, ca) = tickwire_sim::self_signed()?;
-    let known = SimInstrument::pair(venue);
     let sim = Simulator::start(SimConfig {
         venue,
         tls: Some(tls),
-        instruments: known.clone(),
+        instruments: SimInstrument::listed(venue),
         rate: 1,
         ..SimConfig::default()
     })
@@ -374,29 +371,6 @@ pub fn simulated(venue: Venue) -> Result<(Listing, String), String> {
         .map_err(|e| format!("the simulator's CA: {e}"))?;
     let rest = format!("https://localhost:{port}");
     let endpoint = format!("wss://localhost:{port}");
-    match fetch_for(venue, Some(&rest), Some(&endpoint), None, Some(trust)) {
-        Ok(f) => Ok((f.listing, format!("the simulator, {}", f.url))),
-        Err(_) => {
-            let unit = |d: u8| match d {
-                0 => "1".to_owned(),
-                d => format!("0.{}1", "0".repeat(usize::from(d) - 1)),
-            };
-            let instruments = known
-                .iter()
-                .map(|i| {
-                    Listed::new(
-                        &i.symbol,
-                        "simulated",
-                        true,
-                        Some(&unit(i.price_scale)),
-                        Some(&unit(i.size_scale)),
-                    )
-                })
-                .collect();
-            Ok((
-                Listing { instruments },
-                "the simulator's instrument table: it serves no list".to_owned(),
-            ))
-        }
-    }
+    let f = fetch_for(venue, Some(&rest), Some(&endpoint), None, Some(trust))?;
+    Ok((f.listing, format!("the simulator, {}", f.url)))
 }
