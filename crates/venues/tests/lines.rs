@@ -66,9 +66,14 @@ fn trades_and_quotes_that_come_twice_are_emitted_once() {
         "older than the last"
     );
     assert_eq!(feed(&mut a, 1, &quote(8), 160).len(), 1);
-    // Line 0 goes down: line 1 alone, everything again.
+    // Line 0 brings a trade first and goes down: line 1's copy, still to
+    // come, is a copy all the same (it used to be emitted again); what is
+    // new on line 1 alone goes out.
+    assert_eq!(feed(&mut a, 0, &trade(3), 165).len(), 1);
     a.lines_changed(&[0], [false, true], 170, &mut |_| {});
-    assert_eq!(feed(&mut a, 1, &trade(2), 180).len(), 1);
+    assert!(feed(&mut a, 1, &trade(3), 180).is_empty(), "a copy");
+    assert_eq!(feed(&mut a, 1, &trade(4), 190).len(), 1);
+    assert_eq!(feed(&mut a, 1, &quote(9), 195).len(), 1);
 }
 
 #[test]

@@ -14,6 +14,11 @@ use crate::sync::{BookSync, Line};
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Carried {
     pub(super) open: [bool; 2],
+    /// Both lines have carried the instrument at once: from then on an id
+    /// not above the highest emitted is a copy even with one line open (a
+    /// line that went down after bringing a trade leaves the other line's
+    /// copy of it still to come).
+    pub(super) paired: bool,
     pub(super) leader: Line,
     /// The highest trade id and quote id emitted.
     pub(super) trade: u64,
@@ -116,6 +121,7 @@ impl Instruments {
                 c.leader = 1 - c.leader;
             }
             c.open = open;
+            c.paired |= open[0] && open[1];
             if let Some(sync) = instrument.sync.as_mut() {
                 book_verdict(i, sync, recv_tsc, emit, |sync, on| {
                     sync.lines_changed(open, &mut { on })
@@ -145,10 +151,15 @@ impl Instruments {
 
     /// Whether a trade or quote with venue id `id` (0: none) that came on
     /// the current line is new, given the highest id emitted, `seen`:
-    /// while one line is open everything is; while both are, an id not
-    /// above the highest is the other line's copy, and what has no id is
-    /// taken from the leader alone.
+    /// once both lines have carried the instrument, an id not above the
+    /// highest is the other line's copy (whether or not that line is still
+    /// open: the line that brought it first may have gone down since);
+    /// while both are open, what has no id is taken from the leader alone;
+    /// an instrument only ever on one line has everything emitted.
     pub(super) fn fresh(c: &Carried, from: Line, id: u64, seen: u64) -> bool {
+        if c.paired && id != 0 && id <= seen {
+            return false;
+        }
         if !c.both() {
             return true;
         }
