@@ -164,7 +164,7 @@ impl Instruments {
                 (c.floor, c.floor_of) = (c.trade, self.message);
             }
             let c = *c;
-            let fresh = Self::fresh(&c, self.from, t.trade_id, c.floor);
+            let fresh = Self::fresh(&c, c.paired[0], self.from, t.trade_id, c.floor);
             if c.both() && t.trade_id != 0 {
                 self.arrived(i, What::Trade, t.trade_id, recv_tsc, fresh);
             }
@@ -172,8 +172,11 @@ impl Instruments {
                 outcome = Outcome::Data;
                 continue;
             }
-            let mark = &mut self.list[i].lines.trade;
-            *mark = (*mark).max(t.trade_id);
+            let c = &mut self.list[i].lines;
+            c.trade = c.trade.max(t.trade_id);
+            if !c.both() && t.trade_id != 0 {
+                c.paired[0] = false;
+            }
             let spec = &self.list[i].spec;
             let level = crate::decimal::level(t.price, t.size, spec.price_scale, spec.size_scale)
                 .map_err(|e| e.at(id))?;
@@ -224,10 +227,13 @@ impl Instruments {
             return Ok(Outcome::Ignored);
         };
         let c = &mut instrument.lines;
-        if !Self::fresh(c, from, quote.update_id, c.quote) {
+        if !Self::fresh(c, c.paired[1], from, quote.update_id, c.quote) {
             return Ok(Outcome::Data);
         }
         c.quote = c.quote.max(quote.update_id);
+        if !c.both() && quote.update_id != 0 {
+            c.paired[1] = false;
+        }
         let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
         let level =
             |(p, q): (&str, &str)| crate::decimal::level(p, q, ps, ss).map_err(|e| e.at(id));

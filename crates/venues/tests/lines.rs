@@ -74,6 +74,10 @@ fn trades_and_quotes_that_come_twice_are_emitted_once() {
     assert!(feed(&mut a, 1, &trade(3), 180).is_empty(), "a copy");
     assert_eq!(feed(&mut a, 1, &trade(4), 190).len(), 1);
     assert_eq!(feed(&mut a, 1, &quote(9), 195).len(), 1);
+    // The copies over, line 1 alone is one line again: ids that start
+    // lower (a venue's restarted book service) are new.
+    assert_eq!(feed(&mut a, 1, &quote(1), 200).len(), 1);
+    assert_eq!(feed(&mut a, 1, &trade(1), 210).len(), 1);
 }
 
 #[test]

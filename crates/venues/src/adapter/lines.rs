@@ -14,11 +14,15 @@ use crate::sync::{BookSync, Line};
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Carried {
     pub(super) open: [bool; 2],
-    /// Both lines have carried the instrument at once: from then on an id
-    /// not above the highest emitted is a copy even with one line open (a
-    /// line that went down after bringing a trade leaves the other line's
-    /// copy of it still to come).
-    pub(super) paired: bool,
+    /// Both lines have carried the instrument's trades (0) and quotes (1)
+    /// at once, and the copies may not be over: an id not above the
+    /// highest emitted is then a copy even with one line open (a line that
+    /// went down after bringing a trade leaves the other line's copy of it
+    /// still to come). With one line open, its first new id ends it: the
+    /// copies came before (each line brings its ids in order), and a
+    /// venue's ids that start again lower (a restarted book service) are
+    /// new, as with one line.
+    pub(super) paired: [bool; 2],
     pub(super) leader: Line,
     /// The highest trade id and quote id emitted.
     pub(super) trade: u64,
@@ -121,7 +125,13 @@ impl Instruments {
                 c.leader = 1 - c.leader;
             }
             c.open = open;
-            c.paired |= open[0] && open[1];
+            if open[0] && open[1] {
+                c.paired = [true; 2];
+            }
+            if !open[0] && !open[1] {
+                // Nothing left to copy from: a new connection starts over.
+                c.paired = [false; 2];
+            }
             if let Some(sync) = instrument.sync.as_mut() {
                 book_verdict(i, sync, recv_tsc, emit, |sync, on| {
                     sync.lines_changed(open, &mut { on })
@@ -156,8 +166,8 @@ impl Instruments {
     /// open: the line that brought it first may have gone down since);
     /// while both are open, what has no id is taken from the leader alone;
     /// an instrument only ever on one line has everything emitted.
-    pub(super) fn fresh(c: &Carried, from: Line, id: u64, seen: u64) -> bool {
-        if c.paired && id != 0 && id <= seen {
+    pub(super) fn fresh(c: &Carried, paired: bool, from: Line, id: u64, seen: u64) -> bool {
+        if paired && id != 0 && id <= seen {
             return false;
         }
         if !c.both() {
