@@ -164,7 +164,11 @@ pub fn increment_decimals(text: &str) -> Result<u8, BadIncrement> {
     if int.bytes().chain(frac.bytes()).all(|b| b == b'0') {
         return Err(BadIncrement::Zero);
     }
-    let places = frac.trim_end_matches('0').len() as i64 - exponent;
+    // An exponent the text may carry at any size (`1e-9223372036854775808`)
+    // cannot overflow the subtraction: too fine either way.
+    let Some(places) = (frac.trim_end_matches('0').len() as i64).checked_sub(exponent) else {
+        return Err(BadIncrement::TooFine);
+    };
     if places > i64::from(MAX_SCALE) {
         return Err(BadIncrement::TooFine);
     }

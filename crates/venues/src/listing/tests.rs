@@ -37,6 +37,12 @@ fn decimals_of_increments_are_exact() {
         );
     }
     assert_eq!(increment_decimals("1e-19"), Err(BadIncrement::TooFine));
+    // An exponent at the edge of i64 is too fine, not an overflow.
+    assert_eq!(
+        increment_decimals("1e-9223372036854775808"),
+        Err(BadIncrement::TooFine)
+    );
+    assert_eq!(increment_decimals("1e9223372036854775807"), Ok(0));
 }
 
 proptest::proptest! {
