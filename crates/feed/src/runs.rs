@@ -115,12 +115,17 @@ pub fn create(command: &str) -> io::Result<PathBuf> {
             retention.max_bytes >> 20
         );
     }
-    create_in(Path::new(ROOT), command, SystemTime::now())
+    let dir = create_in(Path::new(ROOT), command, SystemTime::now())?;
+    hold(&dir);
+    Ok(dir)
 }
 
 /// Deletes the oldest runs under `root` until one more would make at
 /// most `retention.keep` and those left take at most
-/// `retention.max_bytes`, but never a run a `latest-*` link points to.
+/// `retention.max_bytes`, but never a run a `latest-*` link points to,
+/// one still in use (its process holds its lock: [`create`]), or a
+/// directory not named as tickwire names its runs (a `runs/` of the
+/// user's own is not ours to empty).
 pub fn prune(root: &Path, retention: Retention) -> io::Result<Pruned> {
     let entries = match std::fs::read_dir(root) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Pruned::default()),
@@ -141,7 +146,7 @@ pub fn prune(root: &Path, retention: Retention) -> io::Result<Pruned> {
                 // Which run it names is unknown: delete none this time.
                 Err(_) => return Ok(Pruned::default()),
             }
-        } else if kind.is_dir() && !name.to_string_lossy().starts_with('.') {
+        } else if kind.is_dir() && name.to_str().is_some_and(is_run_name) {
             runs.push(name);
         }
     }
@@ -157,7 +162,7 @@ pub fn prune(root: &Path, retention: Retention) -> io::Result<Pruned> {
         if !over {
             break;
         }
-        if protected.iter().flatten().any(|p| p == run) {
+        if protected.iter().flatten().any(|p| p == run) || in_use(&root.join(run)) {
             continue;
         }
         // One another process removes at the same time is gone anyway.
@@ -169,6 +174,36 @@ pub fn prune(root: &Path, retention: Retention) -> io::Result<Pruned> {
         }
     }
     Ok(pruned)
+}
+
+/// Whether `name` is a run directory's: `YYYYMMDD-HHMMSS-<command>`,
+/// maybe with `-<n>` (see [`create_in`]).
+fn is_run_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() > 16
+        && b[..8].iter().all(u8::is_ascii_digit)
+        && b[8] == b'-'
+        && b[9..15].iter().all(u8::is_ascii_digit)
+        && b[15] == b'-'
+        && b[16].is_ascii_lowercase()
+}
+
+/// Takes `dir`'s lock (`flock` on the directory itself, no file added)
+/// for as long as this process lives: a run in use is never pruned by
+/// another process's start.
+fn hold(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir)
+        && d.try_lock().is_ok()
+    {
+        // Released when the process ends, however it ends.
+        std::mem::forget(d);
+    }
+}
+
+/// Whether another process holds `dir`'s lock ([`hold`]).
+fn in_use(dir: &Path) -> bool {
+    std::fs::File::open(dir)
+        .is_ok_and(|d| matches!(d.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
 }
 
 /// The bytes of the files under `path` (links not followed).
@@ -345,6 +380,38 @@ mod tests {
         }
         // Hidden files, the links and .gitignore are not runs.
         assert!(root.join(".gitignore").exists());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A run another process still uses (it holds the run's lock), and a
+    /// directory not named as a run (the user's own), are never pruned,
+    /// however far over the limits.
+    #[test]
+    #[cfg(unix)]
+    fn a_run_in_use_and_a_directory_of_the_users_are_kept() {
+        let root = std::env::temp_dir().join(format!("tickwire-in-use-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let at = |n: u64| UNIX_EPOCH + Duration::from_secs(1_709_251_200 + n * 60);
+        let busy = create_in(&root, "record", at(0)).unwrap();
+        let done = create_in(&root, "record", at(1)).unwrap();
+        let _newest = create_in(&root, "record", at(2)).unwrap();
+        let mine = root.join("my-notes");
+        std::fs::create_dir_all(&mine).unwrap();
+        // The lock a running `record` holds (another open of the
+        // directory conflicts with it, as another process's would).
+        let lock = std::fs::File::open(&busy).unwrap();
+        lock.try_lock().unwrap();
+        let pruned = prune(
+            &root,
+            Retention {
+                keep: 1,
+                max_bytes: 0,
+            },
+        )
+        .unwrap();
+        assert_eq!(pruned.runs, 1);
+        assert!(busy.exists() && mine.exists() && !done.exists());
+        drop(lock);
         std::fs::remove_dir_all(&root).unwrap();
     }
 
