@@ -37,7 +37,7 @@ use std::io::{self, Read};
 
 pub mod writer;
 
-pub use writer::{FLUSH_BYTES, FLUSH_INTERVAL, Writer, files, follows};
+pub use writer::{FLUSH_BYTES, FLUSH_INTERVAL, Writer, files, follows, series_files};
 
 /// The first eight bytes of every recording.
 pub const MAGIC: [u8; 8] = *b"tickwire";

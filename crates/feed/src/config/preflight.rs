@@ -46,7 +46,13 @@ impl FeedConfig {
         }
         if let Some(r) = &self.record {
             for base in self.record_bases(&r.path) {
-                if let Some(taken) = crate::recording::files(&base).first() {
+                // A relative path lands in a run directory made for this
+                // run, where nothing is yet; an absolute one is checked as
+                // the writer checks it, every file of a series.
+                if base.is_relative() {
+                    continue;
+                }
+                if let Some(taken) = crate::recording::series_files(&base).first() {
                     return Err(error(
                         "record.path",
                         format!(
@@ -324,6 +330,28 @@ mod tests {
         let e = c.preflight().unwrap_err();
         assert_eq!(e.key, "record.path", "{e}");
         assert!(e.problem.contains("never overwritten"), "{e}");
+        // A later file of a series alone is in the way too, as the
+        // writer finds it.
+        std::fs::remove_file(dir.join("mine.0.twrec")).unwrap();
+        std::fs::write(dir.join("mine.3.twrec"), "").unwrap();
+        let e = c.preflight().unwrap_err();
+        assert!(e.problem.contains("mine.3.twrec exists"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A relative recording path goes into the new run's directory: a
+    /// recording of that name where the command runs is not in its way.
+    #[test]
+    fn a_relative_recording_is_checked_where_it_will_be_written() {
+        let dir = temp("rec-relative");
+        let here = std::env::current_dir().unwrap();
+        let c = config("[record]\npath = \"tickwire-preflight-rec-relative/x\"");
+        let taken = here.join("tickwire-preflight-rec-relative");
+        std::fs::create_dir_all(&taken).unwrap();
+        std::fs::write(taken.join("x.0.twrec"), "").unwrap();
+        let result = c.preflight();
+        std::fs::remove_dir_all(&taken).unwrap();
+        assert_eq!(result, Ok(()));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

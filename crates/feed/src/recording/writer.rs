@@ -337,7 +337,7 @@ impl Syncer {
 }
 
 /// Every `<base>.<n>.twrec` in `base`'s directory, whatever `n`.
-fn series_files(base: &Path) -> Vec<PathBuf> {
+pub fn series_files(base: &Path) -> Vec<PathBuf> {
     let (Some(dir), Some(stem)) = (base.parent(), base.file_name()) else {
         return Vec::new();
     };
