@@ -2,9 +2,12 @@
 //! `events.1.jsonl`, `events.2.jsonl`, ... (the number before the
 //! extension, so that `*.jsonl` still finds them all). A file is rotated
 //! between lines, never inside one, and each starts with the schema's
-//! `header` line, so each reads on its own. None is deleted: what a run
-//! keeps is bounded by the `runs/` retention (`[runs]` in the
-//! configuration), not here.
+//! `header` line, so each reads on its own. A series replaces the one of
+//! the same name before it whole (its first file truncated, its later
+//! files removed, said), so that `events*.jsonl` is never one run's
+//! lines followed by another's; otherwise none is deleted: what a run
+//! keeps is bounded by the `runs/` retention (`TICKWIRE_RUNS_KEEP`,
+//! `TICKWIRE_RUNS_MAX_MB`), not here.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -38,10 +41,25 @@ pub struct RotatingFile {
 }
 
 impl RotatingFile {
-    /// Creates the series' first file at `base` (replacing a file there),
-    /// rotated once it holds `max_bytes` (0: never).
+    /// Creates the series' first file at `base` (replacing a file there,
+    /// and removing the later files of the series it began), rotated once
+    /// it holds `max_bytes` (0: never).
     pub fn create(base: PathBuf, max_bytes: u64) -> io::Result<RotatingFile> {
         let (out, header) = open(&base)?;
+        let mut removed = 0;
+        for n in 1.. {
+            match std::fs::remove_file(rotated_path(&base, n)) {
+                Ok(()) => removed += 1,
+                Err(_) => break,
+            }
+        }
+        if removed > 0 {
+            log::info!(
+                target: crate::live::LOG_TARGET,
+                "{}: replaced, with the {removed} later file(s) of its earlier series",
+                base.display()
+            );
+        }
         Ok(RotatingFile {
             base,
             max_bytes,
@@ -96,6 +114,30 @@ fn open(path: &Path) -> io::Result<(BufWriter<File>, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A new series replaces the earlier one of its name whole: no file
+    /// of it is left to be read as this one's.
+    #[test]
+    fn a_new_series_leaves_none_of_the_earlier_one() {
+        let dir = std::env::temp_dir().join(format!("tickwire-reseries-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let base = dir.join("events.jsonl");
+        for n in 0..4 {
+            std::fs::write(rotated_path(&base, n), "earlier\n").unwrap();
+        }
+        let mut f = RotatingFile::create(base.clone(), 0).unwrap();
+        f.write_lines(b"{}\n").unwrap();
+        f.flush().unwrap();
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["events.jsonl"]);
+        assert!(!std::fs::read_to_string(&base).unwrap().contains("earlier"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn files_are_numbered_before_the_extension() {
