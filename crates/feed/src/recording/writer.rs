@@ -100,7 +100,8 @@ impl Writer {
     /// Has a thread of its own `fdatasync` the file being written every
     /// `interval` (and the directory once a file is started), so a power
     /// loss loses at most about `interval` plus [`FLUSH_INTERVAL`] of the
-    /// recording. The feed thread never waits for it. `None` (the
+    /// recording. The feed thread never calls it (though a sync under way
+    /// may delay a concurrent `write` on some file systems). `None` (the
     /// default): the OS writes the files back in its own time (Linux:
     /// within about 30 s); [`finish`](Self::finish) syncs either way.
     pub fn sync_every(&mut self, interval: Option<Duration>) -> io::Result<()> {
