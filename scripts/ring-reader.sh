@@ -33,6 +33,10 @@ until_true() {
     done
 }
 lines_at_least() { [ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ]; }
+# An event line of the reader names its venue (the configuration's
+# `name`, `sim` in examples/sim.toml) and symbol from the ring's table:
+# `sim BTCUSDT trade 60001.07 x 7.96372 sell #5019874`.
+event='^sim [A-Z]'
 
 # A port the system picks (no fixed port to collide with on a shared
 # host), read back from the simulator's line.
@@ -55,14 +59,14 @@ start_feed 1
 until_true 60 "ring" test -s "$ring"
 "$reader_bin" "$ring" --seconds 600 > "$out/reader.log" 2>&1 &
 pids+=($!)
-until_true 60 "events read from the first feed" lines_at_least "$out/reader.log" '^Event' 200
+until_true 60 "events read from the first feed" lines_at_least "$out/reader.log" "$event" 200
 
 kill -TERM "$feed"
 wait "$feed" || { echo "the first feed did not stop cleanly"; tail "$out/feed-1.log"; exit 1; }
 start_feed 2
 until_true 60 "reattach" grep -q '^reattached: ' "$out/reader.log"
-before=$(grep -c '^Event' "$out/reader.log")
+before=$(grep -c "$event" "$out/reader.log")
 until_true 60 "events read from the restarted feed" \
-    lines_at_least "$out/reader.log" '^Event' $(( before + 200 ))
+    lines_at_least "$out/reader.log" "$event" $(( before + 200 ))
 grep -m 1 '^reattached: ' "$out/reader.log"
-echo "ring-reader: $(grep -c '^Event' "$out/reader.log") events read across a feed restart"
+echo "ring-reader: $(grep -c "$event" "$out/reader.log") events read across a feed restart"
