@@ -4,13 +4,13 @@
 //! loudly, and runs on; its status and summary lines say "NEVER
 //! CONNECTED", not reconnects. Every server is on loopback, started here.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
 
 use tickwire_sim::{self as sim, SimConfig, Simulator};
+
+mod running;
+
+use running::Run;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
@@ -29,95 +29,6 @@ fn closed_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// `run` on `config`, its standard error read line by line.
-struct Run {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-/// A generous deadline only, so a broken feed fails a test rather than
-/// hang it; every wait below ends on an event (a line, the exit).
-const TOO_LONG: Duration = Duration::from_secs(90);
-
-impl Run {
-    fn start(dir: &Path, config: &str) -> Run {
-        let path = dir.join("feed.toml");
-        std::fs::write(&path, config).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
-            .args(["run", "--config"])
-            .arg(&path)
-            .current_dir(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Run {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// Waits for a line `matches` accepts.
-    fn wait_for(&mut self, what: &str, matches: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + TOO_LONG;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if matches(&line) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!("no {what} on stderr; it said:\n{}", self.seen.join("\n")),
-            }
-        }
-    }
-
-    /// Reads standard error to its end (the process exited), then its
-    /// exit code.
-    fn exit_code(&mut self) -> Option<i32> {
-        let deadline = Instant::now() + TOO_LONG;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => self.seen.push(line),
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    panic!("it never exited; it said:\n{}", self.seen.join("\n"))
-                }
-            }
-        }
-        self.child.wait().unwrap().code()
-    }
-
-    /// SIGINT, as Ctrl-C sends it.
-    fn interrupt(&self) {
-        let pid = self.child.id().to_string();
-        let status = Command::new("kill").args(["-INT", &pid]).status().unwrap();
-        assert!(status.success());
-    }
-}
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A status line's count after `label` (`reconnects 0` gives 0).

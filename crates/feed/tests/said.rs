@@ -3,13 +3,13 @@
 //! whose certificate the configured trust anchors do not vouch for. Each is
 //! said once, and the status line carries it.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
 use tickwire_sim::{self as sim, SimConfig, Simulator};
+
+mod running;
+
+use running::Run;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tickwire-said-{name}-{}", std::process::id()));
@@ -18,66 +18,9 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// `run` on a one-venue configuration (`venue` table lines), its standard
-/// error read line by line.
-struct Running {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Running {
-    fn start(dir: &std::path::Path, venue: &str) -> Running {
-        let config = dir.join("feed.toml");
-        std::fs::write(&config, format!("[[venue]]\n{venue}\n")).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
-            .args(["run", "--config"])
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Running {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// Waits for a line `matches` accepts (the feed runs on; a generous
-    /// deadline only so a broken feed fails the test rather than hang it).
-    fn wait_for(&mut self, what: &str, matches: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if matches(&line) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!("no {what} on stderr; it said:\n{}", self.seen.join("\n")),
-            }
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `run` on a one-venue configuration (`venue` table lines).
+fn start(dir: &std::path::Path, venue: &str) -> Run {
+    Run::start(dir, &format!("[[venue]]\n{venue}\n"))
 }
 
 #[test]
@@ -89,7 +32,7 @@ fn a_port_where_nothing_listens_is_said_once_with_its_cause() {
         .local_addr()
         .unwrap()
         .port();
-    let mut run = Running::start(
+    let mut run = start(
         &dir,
         &format!(
             "name = \"closed\"\nvenue = \"okx\"\ninstruments = [\"BTC-USDT\"]\n\
@@ -141,7 +84,7 @@ fn a_certificate_the_trust_anchors_do_not_vouch_for_is_said_with_the_name_and_an
     .unwrap();
     let port = simulator.addr().port();
     // No `tls.ca_file`: the simulator's private CA is not trusted.
-    let mut run = Running::start(
+    let mut run = start(
         &dir,
         &format!(
             "name = \"sim\"\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT:2:5:100\"]\n\
