@@ -343,15 +343,7 @@ impl FeedBuilder {
                 self.check,
                 &Ok(tls.clone()),
                 None,
-                // What was checked is news; a list not fetched, a warning.
-                |line| {
-                    let level = if line.contains("could not be fetched") {
-                        log::Level::Warn
-                    } else {
-                        log::Level::Info
-                    };
-                    log::log!(target: crate::live::LOG_TARGET, level, "{line}");
-                },
+                |level, line| log::log!(target: crate::live::LOG_TARGET, level, "{line}"),
             )
             .map_err(|e| FeedError::Setup(e.to_string()))?;
         }

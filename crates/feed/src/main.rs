@@ -75,7 +75,7 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
     let lists = match tickwire_feed::instruments::check(
         &mut config,
         Some(std::path::Path::new(tickwire_feed::runs::ROOT)),
-        |line| eprintln!("{line}"),
+        |_, line| eprintln!("{line}"),
     ) {
         Ok(lists) => lists,
         Err(e) => {

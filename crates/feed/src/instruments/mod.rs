@@ -217,13 +217,14 @@ fn first_url(venue: Venue, origin: &Origin, symbols: &[&str]) -> String {
 
 /// Checks every venue of `config` against its list (see the module
 /// docs), taking decimals from the lists; `say` gets each line worth
-/// telling (one per instrument, and a list that could not be fetched).
+/// telling with its level (`Info`: one per instrument checked; `Warn`: a
+/// list that could not be fetched).
 /// `runs`: the runs directory whose latest lists may be reused. Returns
 /// the lists, to be kept in the run directory ([`save`]).
 pub fn check(
     config: &mut FeedConfig,
     runs: Option<&Path>,
-    say: impl FnMut(&str),
+    say: impl FnMut(log::Level, &str),
 ) -> Result<Vec<VenueListing>, CheckError> {
     let tls = trust(config.ca_file.as_deref());
     check_venues(
@@ -245,7 +246,7 @@ pub fn check_venues(
     mode: InstrumentCheck,
     tls: &Result<TlsConfig, String>,
     runs: Option<&Path>,
-    mut say: impl FnMut(&str),
+    mut say: impl FnMut(log::Level, &str),
 ) -> Result<Vec<VenueListing>, CheckError> {
     let mut lists = Vec::new();
     if mode == InstrumentCheck::Off {
@@ -266,12 +267,15 @@ pub fn check_venues(
                         cause,
                     });
                 }
-                say(&format!(
-                    "venue {} ({}): instruments not checked, its list could not be fetched: \
+                say(
+                    log::Level::Warn,
+                    &format!(
+                        "venue {} ({}): instruments not checked, its list could not be fetched: \
                      {cause}; going on with the configured decimals (set check_instruments = \
                      \"required\" to refuse instead)",
-                    setup.name, setup.venue
-                ));
+                        setup.name, setup.venue
+                    ),
+                );
                 continue;
             }
         };
@@ -293,16 +297,19 @@ pub fn check_venues(
                 } else {
                     "the venue's list"
                 };
-                say(&format!(
-                    "venue {} ({}): {} instruments checked against {how} ({} listed, {})",
-                    setup.name,
-                    setup.venue,
-                    setup.instruments.len(),
-                    list.listing.instruments.len(),
-                    list.url
-                ));
+                say(
+                    log::Level::Info,
+                    &format!(
+                        "venue {} ({}): {} instruments checked against {how} ({} listed, {})",
+                        setup.name,
+                        setup.venue,
+                        setup.instruments.len(),
+                        list.listing.instruments.len(),
+                        list.url
+                    ),
+                );
                 for note in notes {
-                    say(&format!("  {note}"));
+                    say(log::Level::Info, &format!("  {note}"));
                 }
             }
             Err(unknown) => {
