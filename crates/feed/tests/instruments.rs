@@ -505,10 +505,17 @@ fn a_run_keeps_its_lists_and_the_next_start_reuses_them() {
 fn a_simulated_feed_that_asks_for_the_check_meets_the_simulators_list() {
     use tickwire_feed::Feed;
 
+    // Every venue the project lists.
     for (venue, wrong, right) in [
         ("binance-spot", "btcusdt", "BTCUSDT"),
+        ("binance-usdm", "BTCUSDT_PERP", "BTCUSDT"),
+        ("binance-coinm", "btcusd_perp", "BTCUSD_PERP"),
         ("okx", "BTC-USDT-SWAP-X", "BTC-USDT"),
+        ("bybit-spot", "btcusdt", "BTCUSDT"),
+        ("bybit-linear", "BTCUSDTX", "BTCUSDT"),
+        ("bybit-inverse", "btcusd", "BTCUSD"),
         ("kraken", "XBT/USD", "BTC/USD"),
+        ("coinbase", "btc-usd", "BTC-USD"),
         ("deribit", "btc-perpetual", "BTC-PERPETUAL"),
     ] {
         let Err(e) = Feed::builder()
