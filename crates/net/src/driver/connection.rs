@@ -104,8 +104,7 @@ impl<H: Handler> Driver<H> {
         slot.last_rx = now;
         slot.tx.reset(Role::Client, now);
         slot.tls_out.clear();
-        slot.rx.clear();
-        slot.rx.decoder.reset_for(Role::Client);
+        slot.rx.reset(Role::Client);
         self.timers_dirty = true;
         let Some(endpoint) = slot.endpoint.as_ref() else {
             return;
@@ -200,8 +199,7 @@ impl<H: Handler> Driver<H> {
             slot.last_rx = now;
             slot.tx.reset(Role::Server, now);
             slot.tls_out.clear();
-            slot.rx.clear();
-            slot.rx.decoder.reset_for(Role::Server);
+            slot.rx.reset(Role::Server);
             self.timers_dirty = true;
         }
     }
@@ -222,7 +220,7 @@ impl<H: Handler> Driver<H> {
         loop {
             let slot = &mut self.slots[index];
             slot.rx.compact(max_read);
-            if slot.rx.cipher_end == slot.rx.cap {
+            if slot.rx.is_full() {
                 if slot.fetch {
                     return self.end(index, Disconnect::Fetch(crate::FetchError::TooLarge));
                 }
@@ -234,23 +232,23 @@ impl<H: Handler> Driver<H> {
                 return;
             };
             let rx = &mut slot.rx;
-            let offered = (rx.cap - rx.cipher_end).min(max_read);
+            let spare = rx.spare(max_read);
+            let offered = spare.len();
             let read_start = self.clock.now();
-            let n = match socket.read(&mut rx.buf[rx.cipher_end..rx.cipher_end + offered]) {
+            let n = match socket.read(spare) {
                 Ok(0) => return self.on_eof(index),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return self.end(index, Disconnect::Io(e.kind())),
             };
-            rx.cipher_end += n;
+            rx.received(n);
             slot.read_start = read_start;
             slot.read_end = self.clock.now();
             slot.last_rx = self.now;
             let close_notify = match slot.tls.as_mut() {
                 None => {
-                    rx.end = rx.cipher_end;
-                    rx.cipher_start = rx.cipher_end;
+                    rx.received_in_clear();
                     slot.decrypted = 0;
                     false
                 }

@@ -25,12 +25,11 @@ use crate::event::{
 };
 use crate::id::ConnId;
 use crate::outgoing::{CloseRequest, Conn, Outgoing};
-use crate::payload::{Frame, PAYLOAD_PADDING, next_frame};
+use crate::payload::Frame;
 use crate::receive::{Incoming, open_tls};
 use crate::region::Region;
 use crate::resolve::{Lookup, ResolveError, Resolved, Resolver};
 use crate::socket::Socket;
-use crate::tls::record::MAX_RECORD;
 use crate::tls::{Mode, TlsConfig, TlsConfigError, TlsContext, TlsSession};
 
 mod connection;
