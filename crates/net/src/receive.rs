@@ -222,7 +222,10 @@ pub(crate) fn open_tls(
 
 #[cfg(test)]
 mod tests {
+    use tickwire_codec::Role;
+
     use super::{Incoming, SMALL_TAIL};
+    use crate::payload::Frame;
 
     /// A buffer of `cap` whose plaintext is `plain` and ciphertext `cipher`
     /// (as offsets), each byte its offset's low bits.
@@ -264,6 +267,39 @@ mod tests {
         rx.compact(32 * 1024);
         assert_eq!((rx.start, rx.end, rx.cipher_start), (0, 0, 0));
         assert_eq!(rx.cipher_end, kept);
+    }
+
+    /// Puts `bytes` into `rx` as a plain `ws://` read does.
+    fn read_in_clear(rx: &mut Incoming, bytes: &[u8]) {
+        rx.compact(32 * 1024);
+        rx.spare(32 * 1024)[..bytes.len()].copy_from_slice(bytes);
+        rx.received(bytes.len());
+        rx.received_in_clear();
+    }
+
+    #[test]
+    fn after_a_protocol_error_everything_received_is_discarded() {
+        let mut rx = Incoming::new(64 * 1024, 64 * 1024, 16);
+        // "hi", then a frame with a reserved opcode, then "ok".
+        read_in_clear(&mut rx, b"\x81\x02hi\x83\x00\x81\x02ok");
+        let Ok(Some(Frame::Data(first))) = rx.next_frame() else {
+            panic!("the first message");
+        };
+        assert_eq!(first.as_bytes(), b"hi");
+        rx.restore_padding();
+        assert!(rx.next_frame().is_err());
+        assert!(rx.plaintext().is_empty(), "the rest is dropped at once");
+        // The decoder has failed: what comes later is dropped too.
+        read_in_clear(&mut rx, b"\x81\x02ok");
+        assert!(matches!(rx.next_frame(), Ok(None)));
+        assert!(rx.plaintext().is_empty());
+        // A new connection starts clean.
+        rx.reset(Role::Client);
+        read_in_clear(&mut rx, b"\x81\x02ok");
+        let Ok(Some(Frame::Data(again))) = rx.next_frame() else {
+            panic!("a message after the reset");
+        };
+        assert_eq!(again.as_bytes(), b"ok");
     }
 
     #[test]
