@@ -2,8 +2,6 @@
 //! send side, shared by the WebSocket encoder and the TLS record layer,
 //! knowing neither.
 
-use std::fmt;
-
 /// Why a [`Region`] has no room for a write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RegionError {
@@ -11,15 +9,6 @@ pub(crate) enum RegionError {
     TooLarge,
     /// Not enough room now; there will be once the region drains.
     Full,
-}
-
-impl fmt::Display for RegionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            RegionError::TooLarge => "larger than the buffer",
-            RegionError::Full => "buffer full",
-        })
-    }
 }
 
 /// A byte region with a read and a write position, compacted on demand.
