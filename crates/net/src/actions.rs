@@ -8,8 +8,8 @@
 use tickwire_codec::OpCode;
 
 use crate::config::Endpoint;
-use crate::event::ConnId;
-use crate::outgoing::SendError;
+use crate::error::SendError;
+use crate::id::ConnId;
 
 /// The requests made during callbacks and not yet carried out.
 pub(crate) struct Actions {

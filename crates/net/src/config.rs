@@ -3,6 +3,9 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::payload::PAYLOAD_PADDING;
+use crate::tls::record::{MAX_PLAINTEXT, MAX_RECORD};
+
 /// How the driver waits for readiness.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PollMode {
@@ -193,16 +196,24 @@ pub struct SlotSize {
     pub max_message_size: usize,
 }
 
+/// A slot's TLS output: a handshake flight, or the send buffer's worth of
+/// records (each record's header, tag and padding on top of its text).
+pub(crate) fn tls_out_size(write_buffer_size: usize) -> usize {
+    write_buffer_size
+        + (write_buffer_size / MAX_PLAINTEXT + 1) * (MAX_RECORD - MAX_PLAINTEXT)
+        + 16 * 1024
+}
+
 impl Config {
     /// The bytes one slot with these receive sizes sets aside: its receive
     /// and message buffers, its send buffer, outbox and TLS output.
     pub fn slot_bytes(&self, read_buffer_size: usize, max_message_size: usize) -> usize {
         read_buffer_size
             + max_message_size
-            + 2 * crate::PAYLOAD_PADDING
+            + 2 * PAYLOAD_PADDING
             + self.write_buffer_size
             + self.outbox_size
-            + crate::driver::tls_out_size(self.write_buffer_size)
+            + tls_out_size(self.write_buffer_size)
     }
 
     /// The bytes every slot of the driver sets aside at start-up.

@@ -7,42 +7,16 @@ use std::time::Duration;
 use tickwire_codec::handshake::HandshakeError;
 use tickwire_codec::{CloseCode, ProtocolError, Role};
 
-use crate::outgoing::{Conn, SendError};
-
+use crate::fetch::FetchError;
+use crate::id::ConnId;
+use crate::outgoing::Conn;
 use crate::payload::Payload;
+use crate::resolve::ResolveError;
 use crate::tls::TlsError;
+
 /// The clock readings taken for a message, handed to
 /// [`Handler::on_message`]; tickwire-net fills `poll` to `decrypted` (once per read; `decoded` is the handler's to stamp).
 pub use tickwire_tsc::Stamps;
-
-/// Identifies one logical connection: the same id across its reconnects.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ConnId {
-    pub(crate) index: u32,
-    pub(crate) serial: u32,
-}
-
-impl ConnId {
-    /// The slot this connection occupies (0-based, below `max_connections`).
-    pub fn index(self) -> usize {
-        self.index as usize
-    }
-
-    /// An id for slot `index`, its `serial`th connection there, without a
-    /// driver: for tests of the tables an application keys by slot. Not
-    /// part of the API (the `internals` feature).
-    #[cfg(any(fuzzing, feature = "internals"))]
-    #[doc(hidden)]
-    pub fn from_parts(index: u32, serial: u32) -> ConnId {
-        ConnId { index, serial }
-    }
-}
-
-impl fmt::Display for ConnId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "conn {}.{}", self.index, self.serial)
-    }
-}
 
 /// What TLS is carrying a connection, and what its record layer has done.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -113,7 +87,7 @@ pub enum Disconnect {
     /// TLS failed: an untrusted certificate, a wrong host name, an alert.
     Tls(TlsError),
     /// The host name did not resolve to an address.
-    Resolve(crate::resolve::ResolveError),
+    Resolve(ResolveError),
     /// A socket error: connection refused, reset, unreachable.
     Io(io::ErrorKind),
     /// The TCP connection ended without a Close frame (close code 1006).
@@ -126,7 +100,7 @@ pub enum Disconnect {
     /// to [`Handler::on_response`]); the connection is not reconnected.
     Fetched,
     /// A fetch's response could not be read.
-    Fetch(crate::fetch::FetchError),
+    Fetch(FetchError),
 }
 
 impl fmt::Display for Disconnect {
@@ -270,35 +244,5 @@ pub trait Handler {
     /// from 1 and resets after a successful handshake).
     fn on_reconnecting(&mut self, id: ConnId, attempt: u32, delay: Duration) {
         let _ = (id, attempt, delay);
-    }
-}
-
-/// Why [`Driver::connect`](crate::Driver::connect) or a send failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum DriverError {
-    /// Every connection slot is in use.
-    NoFreeSlot,
-    /// No connection has this id (it was closed, or never existed).
-    UnknownConnection,
-    /// A send failed.
-    Send(SendError),
-}
-
-impl fmt::Display for DriverError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DriverError::NoFreeSlot => f.write_str("every connection slot is in use"),
-            DriverError::UnknownConnection => f.write_str("no such connection"),
-            DriverError::Send(e) => write!(f, "send failed: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for DriverError {}
-
-impl From<SendError> for DriverError {
-    fn from(e: SendError) -> Self {
-        DriverError::Send(e)
     }
 }

@@ -10,7 +10,9 @@ use tickwire_codec::handshake::{RequestStatus, ServerHandshake, write_response};
 
 use crate::config::Endpoint;
 use crate::driver::Driver;
-use crate::event::{ConnId, DriverError, Handler};
+use crate::error::DriverError;
+use crate::event::Handler;
+use crate::id::ConnId;
 use crate::region::Region;
 use crate::tls::record::{KeySchedule, RecordError, RecordLayer, TrafficKey};
 use crate::tls::{Mode, TlsConfig, TlsSession};

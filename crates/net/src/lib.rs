@@ -48,8 +48,10 @@
 mod actions;
 mod config;
 mod driver;
+mod error;
 mod event;
 mod fetch;
+mod id;
 #[cfg(any(fuzzing, feature = "internals"))]
 #[doc(hidden)]
 pub mod internals;
@@ -66,12 +68,11 @@ pub use config::{
     Backoff, Config, Endpoint, MAX_HEADERS, MAX_PROTOCOLS, PollMode, SlotSize, UrlError,
 };
 pub use driver::{Driver, SetupError};
-pub use event::{
-    ConnId, Disconnect, DriverError, Excerpt, Handler, Reconnect, ResponseHead, Stamps, Timeout,
-    TlsInfo,
-};
+pub use error::{DriverError, SendError};
+pub use event::{Disconnect, Excerpt, Handler, Reconnect, ResponseHead, Stamps, Timeout, TlsInfo};
 pub use fetch::FetchError;
-pub use outgoing::{Conn, SendError};
+pub use id::ConnId;
+pub use outgoing::Conn;
 pub use payload::{PAYLOAD_PADDING, Payload};
 pub use resolve::ResolveError;
 pub use tickwire_codec::{CloseCode, ProtocolError, Role, handshake::HandshakeError};

@@ -1,7 +1,6 @@
 //! The send side of a connection: a preallocated send buffer, a queue of
 //! paced application messages, and the [`Conn`] handle the handler sends with.
 
-use std::fmt;
 use std::time::Instant;
 
 use rand::RngCore;
@@ -13,36 +12,18 @@ use tickwire_codec::{
 
 use crate::actions::Reserve;
 use crate::config::Endpoint;
-use crate::event::{ConnId, DriverError};
-use crate::region::Region;
+use crate::error::{DriverError, SendError};
+use crate::id::ConnId;
+use crate::region::{Region, RegionError};
 
-/// Why a send failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SendError {
-    /// The connection is not open (still connecting, closing, or closed).
-    NotOpen,
-    /// The frame is larger than the send buffer (or the outbox) can ever hold.
-    TooLarge,
-    /// The send buffer or the outbox is full; try again after it drains.
-    Full,
-    /// A Ping payload over 125 bytes, a close reason over 123 bytes, or a
-    /// close code that may not be sent.
-    InvalidControl,
-}
-
-impl fmt::Display for SendError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            SendError::NotOpen => "connection not open",
-            SendError::TooLarge => "message larger than the send buffer",
-            SendError::Full => "send buffer full",
-            SendError::InvalidControl => "invalid control frame",
-        })
+impl From<RegionError> for SendError {
+    fn from(e: RegionError) -> Self {
+        match e {
+            RegionError::TooLarge => SendError::TooLarge,
+            RegionError::Full => SendError::Full,
+        }
     }
 }
-
-impl std::error::Error for SendError {}
 
 /// A close the application asked for from inside a callback.
 #[derive(Clone, Copy, Debug)]

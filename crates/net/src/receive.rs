@@ -1,8 +1,8 @@
 //! The receive buffer of a connection, and TLS over it.
 
-use tickwire_codec::{Config as CodecConfig, Decoder, Role};
+use tickwire_codec::{Config as CodecConfig, Decoder, ProtocolError, Role};
 
-use crate::payload::{PAYLOAD_PADDING, Restore};
+use crate::payload::{Frame, PAYLOAD_PADDING, Restore, next_frame};
 use crate::region::Region;
 use crate::tls::record::MAX_RECORD;
 use crate::tls::{Mode, TlsError, TlsSession};
@@ -22,16 +22,19 @@ const SMALL_TAIL: usize = 8 * 1024;
 /// into the plaintext. With TLS they are read into the ciphertext region and
 /// decrypted in place to the end of the plaintext, closing the gap. Nothing
 /// is read past `cap`, so every payload has `PAYLOAD_PADDING` bytes after it.
+/// The positions are private: the driver reads into [`spare`](Self::spare),
+/// says how much came ([`received`](Self::received)), and takes plaintext
+/// and frames out, so the layout above holds whatever the driver does.
 pub(crate) struct Incoming {
-    pub(crate) buf: Box<[u8]>,
-    pub(crate) cap: usize,
-    pub(crate) start: usize,
-    pub(crate) end: usize,
-    pub(crate) cipher_start: usize,
-    pub(crate) cipher_end: usize,
-    pub(crate) decoder: Decoder<Box<[u8]>>,
+    buf: Box<[u8]>,
+    cap: usize,
+    start: usize,
+    end: usize,
+    cipher_start: usize,
+    cipher_end: usize,
+    decoder: Decoder<Box<[u8]>>,
     /// What a handler's padding covered, to put back after it.
-    pub(crate) restore: Restore,
+    restore: Restore,
 }
 
 impl Incoming {
@@ -62,11 +65,102 @@ impl Incoming {
         }
     }
 
-    pub(crate) fn clear(&mut self) {
+    fn clear(&mut self) {
         self.start = 0;
         self.end = 0;
         self.cipher_start = 0;
         self.cipher_end = 0;
+    }
+
+    /// Empties the buffer and readies the decoder for a new connection in
+    /// `role`.
+    pub(crate) fn reset(&mut self, role: Role) {
+        self.clear();
+        self.decoder.reset_for(role);
+    }
+
+    /// Whether nothing more can be read: the ciphertext (or, without TLS,
+    /// the plaintext) reaches the capacity.
+    pub(crate) fn is_full(&self) -> bool {
+        self.cipher_end == self.cap
+    }
+
+    /// Where the next read of at most `max_read` bytes goes (after
+    /// [`compact`](Self::compact)); its length is what is offered.
+    pub(crate) fn spare(&mut self, max_read: usize) -> &mut [u8] {
+        let offered = (self.cap - self.cipher_end).min(max_read);
+        &mut self.buf[self.cipher_end..self.cipher_end + offered]
+    }
+
+    /// `n` bytes were read into [`spare`](Self::spare).
+    pub(crate) fn received(&mut self, n: usize) {
+        self.cipher_end += n;
+    }
+
+    /// Without TLS: everything received is plaintext.
+    pub(crate) fn received_in_clear(&mut self) {
+        self.end = self.cipher_end;
+        self.cipher_start = self.cipher_end;
+    }
+
+    /// The plaintext not yet consumed (writable: parsers work in place).
+    pub(crate) fn plaintext(&mut self) -> &mut [u8] {
+        &mut self.buf[self.start..self.end]
+    }
+
+    /// Marks the first `n` bytes of the plaintext consumed.
+    pub(crate) fn consume(&mut self, n: usize) {
+        self.start += n;
+    }
+
+    /// Whether the plaintext not yet consumed leaves no room for one more
+    /// TLS record: a response that is still incomplete can never complete.
+    pub(crate) fn no_room_for_record(&self) -> bool {
+        self.end - self.start + MAX_RECORD >= self.cap
+    }
+
+    /// `len` bytes at `offset` into the plaintext, with the
+    /// `PAYLOAD_PADDING` writable bytes after them (the buffer always has
+    /// them past its capacity; what they cover is plaintext or ciphertext
+    /// no longer needed).
+    pub(crate) fn padded(&mut self, offset: usize, len: usize) -> &mut [u8] {
+        let at = self.start + offset;
+        &mut self.buf[at..at + len + PAYLOAD_PADDING]
+    }
+
+    /// The next frame in the plaintext, consumed from it. After a protocol
+    /// error the rest is discarded at once, not at the next read: a frame
+    /// that filled the buffer (one announced larger than the limit) would
+    /// leave no room for that read, and the slot would end before the peer
+    /// could read the close frame. Once the decoder has failed, everything
+    /// that arrives is discarded and no frame comes out.
+    pub(crate) fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ProtocolError> {
+        if self.decoder.error().is_some() {
+            self.start = self.end;
+            return Ok(None);
+        }
+        match next_frame(
+            &mut self.decoder,
+            &mut self.buf,
+            self.start,
+            self.end,
+            &mut self.restore,
+        ) {
+            Ok((consumed, frame)) => {
+                self.start += consumed;
+                Ok(frame)
+            }
+            Err(e) => {
+                self.start = self.end;
+                Err(e)
+            }
+        }
+    }
+
+    /// Puts back what the handler may have written into the padding after
+    /// the last payload.
+    pub(crate) fn restore_padding(&mut self) {
+        self.restore.apply(&mut self.buf);
     }
 
     /// Makes room to read at the end: drops consumed bytes, closes the gap.
@@ -128,7 +222,10 @@ pub(crate) fn open_tls(
 
 #[cfg(test)]
 mod tests {
+    use tickwire_codec::Role;
+
     use super::{Incoming, SMALL_TAIL};
+    use crate::payload::Frame;
 
     /// A buffer of `cap` whose plaintext is `plain` and ciphertext `cipher`
     /// (as offsets), each byte its offset's low bits.
@@ -170,6 +267,39 @@ mod tests {
         rx.compact(32 * 1024);
         assert_eq!((rx.start, rx.end, rx.cipher_start), (0, 0, 0));
         assert_eq!(rx.cipher_end, kept);
+    }
+
+    /// Puts `bytes` into `rx` as a plain `ws://` read does.
+    fn read_in_clear(rx: &mut Incoming, bytes: &[u8]) {
+        rx.compact(32 * 1024);
+        rx.spare(32 * 1024)[..bytes.len()].copy_from_slice(bytes);
+        rx.received(bytes.len());
+        rx.received_in_clear();
+    }
+
+    #[test]
+    fn after_a_protocol_error_everything_received_is_discarded() {
+        let mut rx = Incoming::new(64 * 1024, 64 * 1024, 16);
+        // "hi", then a frame with a reserved opcode, then "ok".
+        read_in_clear(&mut rx, b"\x81\x02hi\x83\x00\x81\x02ok");
+        let Ok(Some(Frame::Data(first))) = rx.next_frame() else {
+            panic!("the first message");
+        };
+        assert_eq!(first.as_bytes(), b"hi");
+        rx.restore_padding();
+        assert!(rx.next_frame().is_err());
+        assert!(rx.plaintext().is_empty(), "the rest is dropped at once");
+        // The decoder has failed: what comes later is dropped too.
+        read_in_clear(&mut rx, b"\x81\x02ok");
+        assert!(matches!(rx.next_frame(), Ok(None)));
+        assert!(rx.plaintext().is_empty());
+        // A new connection starts clean.
+        rx.reset(Role::Client);
+        read_in_clear(&mut rx, b"\x81\x02ok");
+        let Ok(Some(Frame::Data(again))) = rx.next_frame() else {
+            panic!("a message after the reset");
+        };
+        assert_eq!(again.as_bytes(), b"ok");
     }
 
     #[test]

@@ -1,6 +1,15 @@
-//! A fixed byte buffer with a read and a write position.
+//! A fixed byte buffer with a read and a write position: the bottom of the
+//! send side, shared by the WebSocket encoder and the TLS record layer,
+//! knowing neither.
 
-use crate::outgoing::SendError;
+/// Why a [`Region`] has no room for a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RegionError {
+    /// More bytes than the whole region holds.
+    TooLarge,
+    /// Not enough room now; there will be once the region drains.
+    Full,
+}
 
 /// A byte region with a read and a write position, compacted on demand.
 pub(crate) struct Region {
@@ -24,13 +33,13 @@ impl Region {
     }
 
     /// Room for `n` more bytes at the end, compacting if needed.
-    pub(crate) fn reserve(&mut self, n: usize) -> Result<&mut [u8], SendError> {
+    pub(crate) fn reserve(&mut self, n: usize) -> Result<&mut [u8], RegionError> {
         if n > self.buf.len() {
-            return Err(SendError::TooLarge);
+            return Err(RegionError::TooLarge);
         }
         if self.buf.len() - self.end < n {
             if self.buf.len() - (self.end - self.start) < n {
-                return Err(SendError::Full);
+                return Err(RegionError::Full);
             }
             self.buf.copy_within(self.start..self.end, 0);
             self.end -= self.start;

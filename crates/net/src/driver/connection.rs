@@ -4,6 +4,28 @@
 
 use super::*;
 
+/// Whether a read that returns less than it was offered ends the draining
+/// of a socket, saving the read that would only say `WouldBlock`.
+///
+/// mio's portable contract is stricter: "Once a readiness event is
+/// received, the corresponding operation must be performed repeatedly until
+/// it returns `WouldBlock`. Unless this is done, there is no guarantee that
+/// another readiness event will be delivered" (`mio::Poll`, "Draining
+/// readiness", <https://docs.rs/mio/1/mio/struct.Poll.html#draining-readiness>).
+/// On Linux mio registers sockets with epoll, edge-triggered (`EPOLLET`),
+/// and epoll(7) gives more: "For stream-oriented files (e.g., pipe, FIFO,
+/// stream socket), the condition that the read/write I/O space is exhausted
+/// can also be detected by checking the amount of data read from / written
+/// to the target file descriptor" (its questions and answers, Q9): the
+/// read came back short because the receive queue was empty, and a byte
+/// that arrives after it is a change, which raises a new edge. mio's
+/// Windows backend re-arms its poll only when an operation returns
+/// `WouldBlock` (`IoSourceState::do_io`), and mio keeps `WouldBlock` as the
+/// rule on every platform (tokio-rs/mio#1611, which declined to promise
+/// the short read): so everywhere but Linux the loop reads on until
+/// `WouldBlock`. A constant, so the Linux build has no branch for it.
+const SHORT_READ_DRAINS: bool = cfg!(target_os = "linux");
+
 impl<H: Handler> Driver<H> {
     // ----- connection set-up -------------------------------------------------
 
@@ -104,8 +126,7 @@ impl<H: Handler> Driver<H> {
         slot.last_rx = now;
         slot.tx.reset(Role::Client, now);
         slot.tls_out.clear();
-        slot.rx.clear();
-        slot.rx.decoder.reset_for(Role::Client);
+        slot.rx.reset(Role::Client);
         self.timers_dirty = true;
         let Some(endpoint) = slot.endpoint.as_ref() else {
             return;
@@ -200,8 +221,7 @@ impl<H: Handler> Driver<H> {
             slot.last_rx = now;
             slot.tx.reset(Role::Server, now);
             slot.tls_out.clear();
-            slot.rx.clear();
-            slot.rx.decoder.reset_for(Role::Server);
+            slot.rx.reset(Role::Server);
             self.timers_dirty = true;
         }
     }
@@ -210,11 +230,12 @@ impl<H: Handler> Driver<H> {
 
     /// Reads until the socket is drained, processing what arrives as it
     /// arrives. mio is edge-triggered, so stopping early would strand bytes;
-    /// but a read that returns less than it was offered has emptied the TCP
-    /// receive queue, and anything arriving after it raises a new edge, so
-    /// the read that would only say `WouldBlock` is skipped (one syscall
-    /// per wake-up saved). Not when the peer has closed or errored: that
-    /// edge is the last, and the loop reads on to the end of the stream.
+    /// but on Linux a read that returns less than it was offered has emptied
+    /// the TCP receive queue, and anything arriving after it raises a new
+    /// edge, so the read that would only say `WouldBlock` is skipped (one
+    /// syscall per wake-up saved; [`SHORT_READ_DRAINS`] says why this holds
+    /// on Linux only). Not when the peer has closed or errored: that edge
+    /// is the last, and the loop reads on to the end of the stream.
     pub(super) fn on_readable(&mut self, index: usize, closed: bool) {
         self.slots[index].read_turn = self.turn;
         let max_read = self.config.max_read;
@@ -222,7 +243,7 @@ impl<H: Handler> Driver<H> {
         loop {
             let slot = &mut self.slots[index];
             slot.rx.compact(max_read);
-            if slot.rx.cipher_end == slot.rx.cap {
+            if slot.rx.is_full() {
                 if slot.fetch {
                     return self.end(index, Disconnect::Fetch(crate::FetchError::TooLarge));
                 }
@@ -234,23 +255,23 @@ impl<H: Handler> Driver<H> {
                 return;
             };
             let rx = &mut slot.rx;
-            let offered = (rx.cap - rx.cipher_end).min(max_read);
+            let spare = rx.spare(max_read);
+            let offered = spare.len();
             let read_start = self.clock.now();
-            let n = match socket.read(&mut rx.buf[rx.cipher_end..rx.cipher_end + offered]) {
+            let n = match socket.read(spare) {
                 Ok(0) => return self.on_eof(index),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return self.end(index, Disconnect::Io(e.kind())),
             };
-            rx.cipher_end += n;
+            rx.received(n);
             slot.read_start = read_start;
             slot.read_end = self.clock.now();
             slot.last_rx = self.now;
             let close_notify = match slot.tls.as_mut() {
                 None => {
-                    rx.end = rx.cipher_end;
-                    rx.cipher_start = rx.cipher_end;
+                    rx.received_in_clear();
                     slot.decrypted = 0;
                     false
                 }
@@ -286,7 +307,7 @@ impl<H: Handler> Driver<H> {
                 // The peer will send nothing more: like the end of the stream.
                 return self.on_eof(index);
             }
-            if n < offered && !closed {
+            if SHORT_READ_DRAINS && n < offered && !closed {
                 break;
             }
             reads += 1;

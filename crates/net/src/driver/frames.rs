@@ -30,20 +30,18 @@ impl<H: Handler> Driver<H> {
         }
         let id = slot.id(index);
         let rx = &mut slot.rx;
-        let response = match crate::fetch::parse_response(&mut rx.buf[rx.start..rx.end], eof) {
+        let response = match crate::fetch::parse_response(rx.plaintext(), eof) {
             Ok(Some(r)) => r,
-            Ok(None) if rx.end - rx.start + MAX_RECORD >= rx.cap => {
+            Ok(None) if rx.no_room_for_record() => {
                 // Not complete, and no room left for another TLS record.
                 return After::End(Disconnect::Fetch(crate::FetchError::TooLarge));
             }
             Ok(None) => return After::Continue,
             Err(e) => return After::End(Disconnect::Fetch(e)),
         };
-        let start = rx.start + response.body_start;
-        // The body and the padding after it (the buffer always has
-        // PAYLOAD_PADDING bytes past its capacity): what follows the body is
-        // the rest of this response or ciphertext no longer needed.
-        let body = &mut rx.buf[start..start + response.body_len + PAYLOAD_PADDING];
+        // The body and the padding after it: what follows the body is the
+        // rest of this response or ciphertext no longer needed.
+        let body = rx.padded(response.body_start, response.body_len);
         let head = ResponseHead {
             status: response.status,
             retry_after: response
@@ -56,7 +54,7 @@ impl<H: Handler> Driver<H> {
 
     pub(super) fn process_handshake(&mut self, index: usize) -> After {
         let slot = &mut self.slots[index];
-        let input = &slot.rx.buf[slot.rx.start..slot.rx.end];
+        let input = &*slot.rx.plaintext();
         let consumed = match slot.role {
             Role::Client => {
                 let (Some(hs), Some(endpoint)) = (slot.client_hs.as_mut(), slot.endpoint.as_ref())
@@ -106,7 +104,7 @@ impl<H: Handler> Driver<H> {
                 }
             },
         };
-        self.slots[index].rx.start += consumed;
+        self.slots[index].rx.consume(consumed);
         self.opened(index);
         After::Continue
     }
@@ -162,28 +160,11 @@ impl<H: Handler> Driver<H> {
         let slot = &mut slots[index];
         let id = slot.id(index);
         loop {
-            let Incoming {
-                buf,
-                start,
-                end,
-                decoder,
-                restore,
-                ..
-            } = &mut slot.rx;
-            if decoder.error().is_some() {
-                // Failed: the close frame is out; discard until the peer closes.
-                *start = *end;
-                return After::Continue;
-            }
-            let (consumed, frame) = match next_frame(decoder, buf, *start, *end, restore) {
+            // After a failure the close frame is out: what arrives is
+            // discarded until the peer closes (no frame comes out).
+            let frame = match slot.rx.next_frame() {
                 Ok(found) => found,
                 Err(e) => {
-                    // Discarded now, not at the next read: a frame that
-                    // filled the buffer (one announced larger than the
-                    // limit) would leave no room for that read, and the
-                    // slot would end at once, before the peer could read
-                    // the close frame.
-                    *start = *end;
                     return fail_slot(
                         slot,
                         rng,
@@ -194,7 +175,6 @@ impl<H: Handler> Driver<H> {
                     );
                 }
             };
-            *start += consumed;
             let open = slot.phase == Phase::Open;
             let payload = match frame {
                 None => return After::Continue,
@@ -256,7 +236,7 @@ impl<H: Handler> Driver<H> {
                 handler.on_message(&mut conn, payload, stamps);
             }
             // The handler may have written into the padding after the payload.
-            slot.rx.restore.apply(&mut slot.rx.buf);
+            slot.rx.restore_padding();
             // A handler callback may have asked to close.
             if let Some(request) = slot.tx.close_request.take() {
                 begin_close(slot, rng, *now, config, request, timers_dirty);

@@ -43,8 +43,7 @@ impl<H: Handler> Driver<H> {
                 let slot = &mut self.slots[index];
                 slot.tx.reset(Role::Client, now);
                 slot.tls_out.clear();
-                slot.rx.clear();
-                slot.rx.decoder.reset_for(Role::Client);
+                slot.rx.reset(Role::Client);
                 slot.tls = Some(session);
                 slot.last_rx = now;
                 self.opened(index);

@@ -15,21 +15,21 @@ use tickwire_codec::handshake::{
 };
 use tickwire_codec::{CloseCode, MAX_CONTROL_FRAME_LEN, OpCode, ProtocolError, Role};
 
-use crate::actions::{Actions, Reserve, take_serial, take_slot};
-use crate::config::{Config, Endpoint, PollMode};
 use tickwire_tsc::Clock;
 
+use crate::actions::{Actions, Reserve, take_serial, take_slot};
+use crate::config::{Config, Endpoint, PollMode, tls_out_size};
+use crate::error::{DriverError, SendError};
 use crate::event::{
-    ConnId, Disconnect, DriverError, Excerpt, Handler, Reconnect, ResponseHead, Stamps, Timeout,
-    TlsInfo,
+    Disconnect, Excerpt, Handler, Reconnect, ResponseHead, Stamps, Timeout, TlsInfo,
 };
-use crate::outgoing::{CloseRequest, Conn, Outgoing, SendError};
-use crate::payload::{Frame, PAYLOAD_PADDING, next_frame};
+use crate::id::ConnId;
+use crate::outgoing::{CloseRequest, Conn, Outgoing};
+use crate::payload::Frame;
 use crate::receive::{Incoming, open_tls};
 use crate::region::Region;
 use crate::resolve::{Lookup, ResolveError, Resolved, Resolver};
 use crate::socket::Socket;
-use crate::tls::record::{MAX_PLAINTEXT, MAX_RECORD};
 use crate::tls::{Mode, TlsConfig, TlsConfigError, TlsContext, TlsSession};
 
 mod connection;
@@ -65,14 +65,6 @@ enum Phase {
     /// A Close frame has gone out; waiting for the peer's (if
     /// `await_close_frame`) and then for the end of the stream.
     Closing,
-}
-
-/// A slot's TLS output: a handshake flight, or the send buffer's worth of
-/// records (each record's header, tag and padding on top of its text).
-pub(crate) fn tls_out_size(write_buffer_size: usize) -> usize {
-    write_buffer_size
-        + (write_buffer_size / MAX_PLAINTEXT + 1) * (MAX_RECORD - MAX_PLAINTEXT)
-        + 16 * 1024
 }
 
 struct Slot {
