@@ -64,13 +64,13 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 use serde::Deserialize;
 use tickwire_net::{Endpoint, PollMode};
 use tickwire_venues::InstrumentSpec;
 use tickwire_venues::plan::Channels;
 
-use crate::instruments::InstrumentCheck;
 use crate::live::{LineSetup, VenueSetup, plans, rest_limit_problem};
 use crate::replay::Venue;
 use raw::{RawConfig, culprit, key_at, key_of_serde};
@@ -199,6 +199,43 @@ pub struct FeedConfig {
     /// The environment overrides that set values, so that a later check
     /// ([`FeedConfig::preflight`]) blames a value on its variable too.
     overrides: Vec<env::Override>,
+}
+
+/// What the feed does with the venues' instrument lists
+/// (`check_instruments`). Defined here, below [`crate::instruments`],
+/// which checks a [`FeedConfig`] and so depends on this module.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InstrumentCheck {
+    /// Fetch each list; refuse to start if one cannot be fetched.
+    Required,
+    /// Fetch each list; if one cannot be fetched, say so once with the
+    /// cause and go on with the configured (or default) decimals,
+    /// unchecked. Unknown symbols in a list that was fetched are refused.
+    #[default]
+    BestEffort,
+    /// Fetch nothing, check nothing.
+    Off,
+}
+
+impl InstrumentCheck {
+    /// The values the configuration takes.
+    pub const NAMES: [(&'static str, InstrumentCheck); 3] = [
+        ("required", InstrumentCheck::Required),
+        ("best-effort", InstrumentCheck::BestEffort),
+        ("off", InstrumentCheck::Off),
+    ];
+}
+
+impl FromStr for InstrumentCheck {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<InstrumentCheck, String> {
+        InstrumentCheck::NAMES
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, c)| *c)
+            .ok_or_else(|| format!("`{s}` is not one of required, best-effort, off"))
+    }
 }
 
 /// An instrument as written in the configuration or on the command line,
