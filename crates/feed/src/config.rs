@@ -236,6 +236,8 @@ pub struct FeedConfig {
     /// The environment overrides that set values, so that a later check
     /// ([`FeedConfig::preflight`]) blames a value on its variable too.
     overrides: Vec<env::Override>,
+    /// The file's text, so that a later check locates a key in it too.
+    text: String,
 }
 
 /// What the feed does with the venues' instrument lists
@@ -404,6 +406,7 @@ impl FeedConfig {
         let mut config =
             FeedConfig::check(raw).map_err(|e| source.located(blame(&overrides, e)))?;
         config.overrides = overrides;
+        config.text = text.to_owned();
         Ok(config)
     }
 
@@ -711,7 +714,17 @@ impl FeedConfig {
             check_instruments,
             scales_given,
             overrides: Vec::new(),
+            text: String::new(),
         })
+    }
+}
+
+/// `e`, located in `text` (a configuration's that parsed) unless an
+/// override is to blame.
+fn located(text: &str, e: ConfigError) -> ConfigError {
+    match Source::parse(text) {
+        Ok(source) => source.located(e),
+        Err(_) => e,
     }
 }
 
