@@ -58,7 +58,7 @@
 //! error about a value an override set names the variable and its value
 //! ([`ConfigError::env`]), not the file. An error about the file says
 //! where, as the TOML parser's own spans place the key
-//! (`feed.toml:5:9: `sinks.queue`: ...`, [`ConfigError::at`]).
+//! (``feed.toml:5:9: `sinks.queue`: ...``, [`ConfigError::at`]).
 //!
 //! [`FeedConfig::preflight`] is what `run` needs of the machine beyond the
 //! file (`config/preflight.rs`).
@@ -80,9 +80,9 @@ pub use source::Location;
 use source::Source;
 
 /// A configuration that cannot be used: which key, where, and what is
-/// wrong. Shown as `feed.toml:3:9: `sinks.queue`: invalid type: string
-/// "x", expected usize`, or, for a value an override set,
-/// `TICKWIRE_FEED_SINKS_QUEUE="x": `sinks.queue`: ...`.
+/// wrong. Shown as ``feed.toml:3:9: `sinks.queue`: invalid type: string
+/// "x", expected usize``, or, for a value an override set,
+/// ``TICKWIRE_FEED_SINKS_QUEUE="x": `sinks.queue`: ...``.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ConfigError {
