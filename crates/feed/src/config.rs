@@ -56,7 +56,9 @@
 //! strings otherwise: a list is written as TOML, brackets and quotes
 //! included (`TICKWIRE_FEED_VENUE_BINANCE_INSTRUMENTS='["BTCUSDT"]'`). An
 //! error about a value an override set names the variable and its value
-//! ([`ConfigError::env`]), not the file.
+//! ([`ConfigError::env`]), not the file. An error about the file says
+//! where, as the TOML parser's own spans place the key
+//! (``feed.toml:5:9: `sinks.queue`: ...``, [`ConfigError::at`]).
 //!
 //! [`FeedConfig::preflight`] is what `run` needs of the machine beyond the
 //! file (`config/preflight.rs`).
@@ -64,44 +66,77 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 use serde::Deserialize;
 use tickwire_net::{Endpoint, PollMode};
 use tickwire_venues::InstrumentSpec;
 use tickwire_venues::plan::Channels;
 
-use crate::instruments::InstrumentCheck;
 use crate::live::{LineSetup, VenueSetup, plans, rest_limit_problem};
 use crate::replay::Venue;
-use raw::{RawConfig, culprit, key_at, key_of_serde};
+use raw::{RawConfig, refused};
+pub use source::Location;
+use source::Source;
 
-/// A configuration that cannot be used: which key, and what is wrong.
+/// A configuration that cannot be used: which key, where, and what is
+/// wrong. Shown as ``feed.toml:3:9: `sinks.queue`: invalid type: string
+/// "x", expected usize``, or, for a value an override set,
+/// ``TICKWIRE_FEED_SINKS_QUEUE="x": `sinks.queue`: ...``.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConfigError {
-    /// The key, as a path (`venue[0].instruments[1]`, `sinks.shm`), or the
-    /// file when the problem is not one key's.
+    /// The key, as a path (`venue[0].instruments[1]`, `sinks.shm`); empty
+    /// when the problem is not one key's (a syntax error between keys, a
+    /// file that cannot be read).
     pub key: String,
     /// What is wrong with it.
     pub problem: String,
     /// Where the value came from when not from the file: the environment
     /// variable that set it and its value, `NAME="value"`.
     pub env: Option<String>,
+    /// Where in the file, from the TOML parser's spans: the value's line
+    /// and column (for a key the file leaves out, its table's), when the
+    /// file is to blame.
+    pub at: Option<Location>,
+    /// The file, when the configuration was read from one
+    /// ([`FeedConfig::load`]) and the file is to blame.
+    pub file: Option<PathBuf>,
 }
 
 impl ConfigError {
     /// The same error, about a value `from` set.
     fn blamed_on(mut self, from: &env::Override) -> ConfigError {
         self.env = Some(from.source());
+        self.at = None;
+        self
+    }
+
+    /// The same error, about the file at `path` (unless an override is
+    /// to blame).
+    pub fn in_file(mut self, path: &Path) -> ConfigError {
+        if self.env.is_none() {
+            self.file = Some(path.to_owned());
+        }
         self
     }
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(env) = &self.env {
-            write!(f, "{env}: ")?;
+        match (&self.env, &self.file, self.at) {
+            (Some(env), _, _) => write!(f, "{env}: ")?,
+            (None, Some(file), Some(at)) => {
+                write!(f, "{}:{}:{}: ", file.display(), at.line, at.column)?;
+            }
+            (None, Some(file), None) => write!(f, "{}: ", file.display())?,
+            (None, None, Some(at)) => write!(f, "line {}, column {}: ", at.line, at.column)?,
+            (None, None, None) => {}
         }
-        write!(f, "`{}`: {}", self.key, self.problem)
+        if !self.key.is_empty() {
+            write!(f, "`{}`: ", self.key)?;
+        }
+        f.write_str(&self.problem)
     }
 }
 
@@ -112,6 +147,8 @@ fn error(key: impl Into<String>, problem: impl Into<String>) -> ConfigError {
         key: key.into(),
         problem: problem.into(),
         env: None,
+        at: None,
+        file: None,
     }
 }
 
@@ -199,6 +236,45 @@ pub struct FeedConfig {
     /// The environment overrides that set values, so that a later check
     /// ([`FeedConfig::preflight`]) blames a value on its variable too.
     overrides: Vec<env::Override>,
+    /// The file's text, so that a later check locates a key in it too.
+    text: String,
+}
+
+/// What the feed does with the venues' instrument lists
+/// (`check_instruments`). Defined here, below [`crate::instruments`],
+/// which checks a [`FeedConfig`] and so depends on this module.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InstrumentCheck {
+    /// Fetch each list; refuse to start if one cannot be fetched.
+    Required,
+    /// Fetch each list; if one cannot be fetched, say so once with the
+    /// cause and go on with the configured (or default) decimals,
+    /// unchecked. Unknown symbols in a list that was fetched are refused.
+    #[default]
+    BestEffort,
+    /// Fetch nothing, check nothing.
+    Off,
+}
+
+impl InstrumentCheck {
+    /// The values the configuration takes.
+    pub const NAMES: [(&'static str, InstrumentCheck); 3] = [
+        ("required", InstrumentCheck::Required),
+        ("best-effort", InstrumentCheck::BestEffort),
+        ("off", InstrumentCheck::Off),
+    ];
+}
+
+impl FromStr for InstrumentCheck {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<InstrumentCheck, String> {
+        InstrumentCheck::NAMES
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, c)| *c)
+            .ok_or_else(|| format!("`{s}` is not one of required, best-effort, off"))
+    }
 }
 
 /// An instrument as written in the configuration or on the command line,
@@ -304,11 +380,13 @@ impl FeedConfig {
         }
     }
 
-    /// Reads `path`, applies the process's `TICKWIRE_FEED_*` variables, checks.
+    /// Reads `path`, applies the process's `TICKWIRE_FEED_*` variables,
+    /// checks. An error the file is to blame for names it
+    /// ([`ConfigError::in_file`]).
     pub fn load(path: &Path) -> Result<FeedConfig, ConfigError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| error(path.display().to_string(), format!("cannot read: {e}")))?;
-        FeedConfig::parse(&text, std::env::vars())
+            .map_err(|e| error("", format!("cannot read: {e}")).in_file(path))?;
+        FeedConfig::parse(&text, std::env::vars()).map_err(|e| e.in_file(path))
     }
 
     /// Parses and checks `text` with the overrides `env`.
@@ -316,48 +394,19 @@ impl FeedConfig {
         text: &str,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<FeedConfig, ConfigError> {
-        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            let span = e
-                .span()
-                .map(|s| {
-                    let line = text[..s.start.min(text.len())].lines().count().max(1);
-                    format!(" (line {line})")
-                })
-                .unwrap_or_default();
-            error(key_of_serde(&e), format!("{}{span}", e.message().trim()))
-        })?;
+        // Every error about the file is located from the parser's own
+        // spans (`config/source.rs`), never from its wording.
+        let source = Source::parse(text)?;
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| source.refusal(&e))?;
         let file = table.clone();
         let overrides = env::apply_env(&mut table, env)?;
-        let raw = RawConfig::deserialize(toml::Value::Table(table)).map_err(|e| {
-            // The table has no spans: the text alone, read again, says
-            // where a value of the wrong type (or a missing key) is. If
-            // the text alone is fine, an override made it wrong: the first
-            // one that is wrong on its own is named.
-            match toml::from_str::<RawConfig>(text) {
-                Err(t) if t.message() == e.message() && t.span().is_some() => {
-                    let (key, line) = key_at(text, t.span().map_or(0, |s| s.start));
-                    let key = if key.is_empty() {
-                        key_of_serde(&e)
-                    } else {
-                        key
-                    };
-                    error(key, format!("{} (line {line})", e.message().trim()))
-                }
-                _ => match culprit(&file, &overrides) {
-                    Some((o, message)) => error(&o.key, message).blamed_on(o),
-                    None => error(
-                        key_of_serde(&e),
-                        format!(
-                            "{} (after the TICKWIRE_FEED_* overrides)",
-                            e.message().trim()
-                        ),
-                    ),
-                },
-            }
-        })?;
+        let raw = RawConfig::deserialize(toml::Value::Table(table))
+            .map_err(|e| refused(&source, &file, &overrides, &e))?;
         // A value an override set is blamed on the override.
-        let mut config = FeedConfig::check(raw).map_err(|e| blame(&overrides, e))?;
+        let mut config =
+            FeedConfig::check(raw).map_err(|e| source.located(blame(&overrides, e)))?;
         config.overrides = overrides;
+        config.text = text.to_owned();
         Ok(config)
     }
 
@@ -430,8 +479,14 @@ impl FeedConfig {
                         format!("{ms} must be between 1 and 3600000"),
                     ));
                 }
+                let Some(path) = r.path else {
+                    return Err(error(
+                        "record.path",
+                        "missing: the recording's base name (`path = \"rec/feed\"`)",
+                    ));
+                };
                 Some(RecordConfig {
-                    path: r.path,
+                    path,
                     max_file_bytes: mb << 20,
                     sync_interval: r.sync_ms.map(std::time::Duration::from_millis),
                 })
@@ -453,23 +508,37 @@ impl FeedConfig {
         let mut names = BTreeSet::new();
         for (n, v) in raw.venue.iter().enumerate() {
             let key = |k: &str| format!("venue[{n}].{k}");
-            let venue: Venue = v
-                .venue
+            let Some(venue_name) = &v.venue else {
+                return Err(error(
+                    key("venue"),
+                    "missing: which venue this is (`venue = \"binance-spot\"`)",
+                ));
+            };
+            let venue: Venue = venue_name
                 .parse()
                 .map_err(|e: String| error(key("venue"), e))?;
-            let name = v.name.clone().unwrap_or_else(|| v.venue.clone());
+            let name = v.name.clone().unwrap_or_else(|| venue_name.clone());
             if !names.insert(name.clone()) {
                 return Err(error(
                     key("name"),
                     format!("`{name}` names two venues; give each a distinct `name`"),
                 ));
             }
-            if v.instruments.is_empty() {
-                return Err(error(key("instruments"), "is empty"));
-            }
+            let v_instruments = match &v.instruments {
+                None => {
+                    return Err(error(
+                        key("instruments"),
+                        "missing: the venue's instruments (`instruments = [\"BTCUSDT\"]`)",
+                    ));
+                }
+                Some(list) if list.is_empty() => {
+                    return Err(error(key("instruments"), "is empty"));
+                }
+                Some(list) => list,
+            };
             let mut instruments = Vec::new();
             let mut given = Vec::new();
-            for (k, s) in v.instruments.iter().enumerate() {
+            for (k, s) in v_instruments.iter().enumerate() {
                 let arg = parse_instrument(s)
                     .map_err(|e| error(format!("venue[{n}].instruments[{k}]"), e))?;
                 given.push(arg.scales.is_some());
@@ -645,7 +714,17 @@ impl FeedConfig {
             check_instruments,
             scales_given,
             overrides: Vec::new(),
+            text: String::new(),
         })
+    }
+}
+
+/// `e`, located in `text` (a configuration's that parsed) unless an
+/// override is to blame.
+fn located(text: &str, e: ConfigError) -> ConfigError {
+    match Source::parse(text) {
+        Ok(source) => source.located(e),
+        Err(_) => e,
     }
 }
 
@@ -661,5 +740,6 @@ fn blame(overrides: &[env::Override], e: ConfigError) -> ConfigError {
 mod env;
 mod preflight;
 mod raw;
+mod source;
 #[cfg(test)]
 mod tests;

@@ -38,10 +38,7 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
     // A configuration that cannot be used: its key named, and where the
     // value came from (the file, or an environment variable), exit 2.
     let refuse = |e: &tickwire_feed::config::ConfigError| {
-        match e.env {
-            Some(_) => eprintln!("tickwire-feed: {e}"),
-            None => eprintln!("tickwire-feed: {}: {e}", path.display()),
-        }
+        eprintln!("tickwire-feed: {}", e.clone().in_file(path));
         ExitCode::from(2)
     };
     let mut config = match FeedConfig::load(path) {

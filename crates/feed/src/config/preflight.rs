@@ -32,7 +32,7 @@ impl FeedConfig {
     /// [`crate::instruments::check`], which `main` runs right after.
     pub fn preflight(&self) -> Result<(), ConfigError> {
         self.preflight_unblamed()
-            .map_err(|e| super::blame(&self.overrides, e))
+            .map_err(|e| super::located(&self.text, super::blame(&self.overrides, e)))
     }
 
     fn preflight_unblamed(&self) -> Result<(), ConfigError> {
@@ -251,6 +251,15 @@ mod tests {
         assert_eq!(e.key, "tls.ca_file", "{e}");
         assert!(e.problem.contains("no certificate"), "{e}");
         assert_eq!(e.env, None);
+        // Where in the file: the value of `ca_file`, on line 2.
+        assert_eq!(
+            e.at,
+            Some(crate::config::Location {
+                line: 2,
+                column: 11
+            }),
+            "{e}"
+        );
         // From the environment: its variable named.
         let c = FeedConfig::parse(
             "[[venue]]\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT\"]\n",

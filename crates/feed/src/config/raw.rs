@@ -1,15 +1,17 @@
 //! The file's own layer: the TOML tables as serde reads them, before
-//! any value is checked, and where in the text (or which environment
-//! override) a value serde refused came from.
+//! any value is checked, and whom a value serde refused is blamed on: the
+//! file (where its parser's spans put the value) or an environment
+//! override.
 
 use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::env;
+use super::source::Source;
+use super::{ConfigError, env, error};
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a configuration file")]
 pub(super) struct RawConfig {
     #[serde(default)]
     pub(super) poll: Option<String>,
@@ -32,7 +34,7 @@ pub(super) struct RawConfig {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "the [metrics] table")]
 pub(super) struct RawMetrics {
     pub(super) hlog: Option<PathBuf>,
     pub(super) interval_ms: Option<u64>,
@@ -42,7 +44,7 @@ pub(super) struct RawMetrics {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "the [sinks] table")]
 pub(super) struct RawSinks {
     pub(super) jsonl: Option<PathBuf>,
     pub(super) jsonl_max_mb: Option<u64>,
@@ -52,21 +54,21 @@ pub(super) struct RawSinks {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "the [record] table")]
 pub(super) struct RawRecord {
-    pub(super) path: PathBuf,
+    pub(super) path: Option<PathBuf>,
     pub(super) max_file_mb: Option<u64>,
     pub(super) sync_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "the [tls] table")]
 pub(super) struct RawTls {
     pub(super) ca_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a [[thread]] table")]
 pub(super) struct RawThread {
     pub(super) core: Option<usize>,
     pub(super) priority: Option<u8>,
@@ -75,11 +77,11 @@ pub(super) struct RawThread {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a [[venue]] table")]
 pub(super) struct RawVenue {
     pub(super) name: Option<String>,
-    pub(super) venue: String,
-    pub(super) instruments: Vec<String>,
+    pub(super) venue: Option<String>,
+    pub(super) instruments: Option<Vec<String>>,
     pub(super) trades: Option<bool>,
     pub(super) aggregate: Option<bool>,
     pub(super) quotes: Option<bool>,
@@ -92,80 +94,58 @@ pub(super) struct RawVenue {
     pub(super) connection_lifetime_s: Option<u64>,
 }
 
-/// The dotted key (`sinks.queue`, `venue.standby`) whose value is at byte
-/// `at` of `text`, and its line (1-based): the key before the `=` on that
-/// line, under the nearest table header above it.
-pub(super) fn key_at(text: &str, at: usize) -> (String, usize) {
-    let before = &text[..at.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let start = before.rfind('\n').map_or(0, |n| n + 1);
-    let this = text[start..].lines().next().unwrap_or_default();
-    let Some((key, _)) = this.split_once('=') else {
-        return (String::new(), line);
-    };
-    let key = key.trim().trim_matches('"');
-    let above = &before[..start];
-    let header = above.lines().rev().map(str::trim).find(|l| is_header(l));
-    let key = match header {
-        // An array of tables, `[[venue]]`: which one, as `venue[1]`.
-        Some(h) if h.starts_with("[[") => {
-            let n = above.lines().filter(|l| l.trim() == h).count();
-            format!("{}[{}].{key}", h.trim_matches(['[', ']']).trim(), n - 1)
+/// Why the file with its overrides (`file`, then `overrides`) does not
+/// read as a [`RawConfig`] (`merged` is serde's error for the whole):
+/// the file's own mistake at a key no override replaced, located by the
+/// parser's spans; else the first override that is wrong on its own,
+/// blamed; else serde's words for the whole.
+pub(super) fn refused(
+    source: &Source<'_>,
+    file: &toml::Table,
+    overrides: &[env::Override],
+    merged: &toml::de::Error,
+) -> ConfigError {
+    if let Err(e) = toml::from_str::<RawConfig>(source.text()) {
+        let own = source.refusal(&e);
+        if !overrides.iter().any(|o| o.covers(&own.key)) {
+            return own;
         }
-        Some(h) => format!("{}.{key}", h.trim_matches(['[', ']']).trim()),
-        None => key.to_owned(),
-    };
-    (key, line)
-}
-
-/// Whether a (trimmed) line is a table header, `[name]` or `[[name]]`
-/// (maybe with a comment), not a line of a multi-line array.
-pub(super) fn is_header(line: &str) -> bool {
-    let line = line.split('#').next().unwrap_or_default().trim_end();
-    let name = line
-        .strip_prefix("[[")
-        .and_then(|l| l.strip_suffix("]]"))
-        .or_else(|| line.strip_prefix('[').and_then(|l| l.strip_suffix(']')));
-    name.is_some_and(|n| {
-        !n.trim().is_empty()
-            && n.trim()
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '"'))
-    })
-}
-
-/// The key a serde error is about, from its message.
-pub(super) fn key_of_serde(e: &toml::de::Error) -> String {
-    let msg = e.message();
-    if let Some(start) = msg.find('`')
-        && let Some(len) = msg[start + 1..].find('`')
-    {
-        return msg[start + 1..start + 1 + len].to_owned();
     }
-    "file".into()
+    match culprit(file, overrides) {
+        Some((o, problem)) => error(&o.key, problem).blamed_on(o),
+        None => error(
+            "",
+            format!(
+                "{} (after the TICKWIRE_FEED_* overrides)",
+                merged.message().trim()
+            ),
+        ),
+    }
 }
 
 /// The first override that, applied alone to the file's table, makes a
 /// value of the wrong type, and serde's words for it.
-pub(super) fn culprit<'a>(
+fn culprit<'a>(
     file: &toml::Table,
     overrides: &'a [env::Override],
 ) -> Option<(&'a env::Override, String)> {
     overrides.iter().find_map(|o| {
         let mut table = file.clone();
         env::apply_env(&mut table, [(o.var.clone(), o.raw.clone())]).ok()?;
-        RawConfig::deserialize(toml::Value::Table(table))
-            .err()
-            .map(|e| {
-                let mut problem = e.message().trim().to_owned();
-                // The README's rule, where it was missed: a list is TOML.
-                if problem.contains("expected a sequence") {
-                    problem.push_str(&format!(
-                        " (a list is written as TOML: {}='[\"A\", \"B\"]')",
-                        o.var
-                    ));
-                }
-                (o, problem)
-            })
+        let e = RawConfig::deserialize(toml::Value::Table(table)).err()?;
+        let mut problem = e.message().trim().to_owned();
+        // The README's rule, where it was missed: a list is TOML. Said
+        // where the value, written as a one-element list, would be taken.
+        let listed = format!("[{}]", toml::Value::String(o.raw.clone()));
+        let mut table = file.clone();
+        if env::apply_env(&mut table, [(o.var.clone(), listed)]).is_ok()
+            && RawConfig::deserialize(toml::Value::Table(table)).is_ok()
+        {
+            problem.push_str(&format!(
+                " (a list is written as TOML: {}='[\"A\", \"B\"]')",
+                o.var
+            ));
+        }
+        Some((o, problem))
     })
 }

@@ -19,7 +19,6 @@ pub mod matching;
 
 use std::fmt;
 use std::path::Path;
-use std::str::FromStr;
 use std::time::Duration;
 
 use tickwire_net::TlsConfig;
@@ -29,47 +28,13 @@ use tickwire_venues::listing::Listing;
 use crate::config::FeedConfig;
 use crate::live::VenueSetup;
 
+// The configuration's value, re-exported where the check it governs is.
 pub use self::fetch::{Fetched, Origin, origin};
 pub use self::matching::{Unknown, closest};
+pub use crate::config::InstrumentCheck;
 
 /// How long one venue's list may take to fetch, every page included.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(15);
-
-/// What the feed does with the venues' instrument lists
-/// (`check_instruments` in the configuration).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum InstrumentCheck {
-    /// Fetch each list; refuse to start if one cannot be fetched.
-    Required,
-    /// Fetch each list; if one cannot be fetched, say so once with the
-    /// cause and go on with the configured (or default) decimals,
-    /// unchecked. Unknown symbols in a list that was fetched are refused.
-    #[default]
-    BestEffort,
-    /// Fetch nothing, check nothing.
-    Off,
-}
-
-impl InstrumentCheck {
-    /// The values the configuration takes.
-    pub const NAMES: [(&'static str, InstrumentCheck); 3] = [
-        ("required", InstrumentCheck::Required),
-        ("best-effort", InstrumentCheck::BestEffort),
-        ("off", InstrumentCheck::Off),
-    ];
-}
-
-impl FromStr for InstrumentCheck {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<InstrumentCheck, String> {
-        InstrumentCheck::NAMES
-            .iter()
-            .find(|(n, _)| *n == s)
-            .map(|(_, c)| *c)
-            .ok_or_else(|| format!("`{s}` is not one of required, best-effort, off"))
-    }
-}
 
 /// A venue's list as this start got it.
 #[derive(Clone, Debug)]
