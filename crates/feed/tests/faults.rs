@@ -10,10 +10,7 @@
 //! simulator's book; "b" must never notice. Faults that do not break the
 //! stream (1-byte segments, delays) must change nothing at all.
 
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
-
-mod common;
+use crate::common;
 
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};

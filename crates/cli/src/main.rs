@@ -21,6 +21,7 @@ use tickwire_venues::InstrumentSpec;
 mod cli;
 mod demo_command;
 mod logger;
+mod runs;
 
 use cli::{Cli, Command, DemoArgs, InstrumentsArgs};
 use demo_command::demo;
@@ -74,7 +75,7 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
     // made or connected: an unknown symbol is a configuration error.
     let lists = match tickwire_feed::instruments::check(
         &mut config,
-        Some(std::path::Path::new(tickwire_feed::runs::ROOT)),
+        Some(std::path::Path::new(runs::ROOT)),
         |_, line| eprintln!("{line}"),
     ) {
         Ok(lists) => lists,
@@ -92,7 +93,7 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
     // directory, made once the configuration has passed every check.
     let mut run_dir = None;
     if config.relative_outputs() {
-        match tickwire_feed::runs::create(command) {
+        match runs::create(command) {
             Ok(dir) => {
                 config.place_outputs(&dir);
                 eprintln!("outputs in {}", dir.display());
@@ -107,7 +108,7 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
             Err(e) => {
                 eprintln!(
                     "tickwire-feed {command}: cannot make its run directory under {}/: {e}",
-                    tickwire_feed::runs::ROOT
+                    runs::ROOT
                 );
                 return ExitCode::FAILURE;
             }
@@ -117,7 +118,7 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
     // `runs/latest-<command>` where it was.
     let discard = |run_dir: &Option<PathBuf>| {
         if let Some(dir) = run_dir
-            && let Err(e) = tickwire_feed::runs::discard(command, dir)
+            && let Err(e) = runs::discard(command, dir)
         {
             eprintln!(
                 "tickwire-feed {command}: cannot remove {}: {e}",
@@ -321,7 +322,7 @@ fn serve_sim(args: SimArgs) -> ExitCode {
     let ca_out = match ca_out {
         Some(path) => path,
         None if plain => PathBuf::new(),
-        None => match tickwire_feed::runs::create("sim") {
+        None => match runs::create("sim") {
             Ok(dir) => {
                 run_dir = Some(dir.clone());
                 dir.join("sim-ca.pem")
@@ -329,7 +330,7 @@ fn serve_sim(args: SimArgs) -> ExitCode {
             Err(e) => {
                 eprintln!(
                     "tickwire-feed sim: cannot make its run directory under {}/: {e}",
-                    tickwire_feed::runs::ROOT
+                    runs::ROOT
                 );
                 return ExitCode::FAILURE;
             }
@@ -386,7 +387,7 @@ fn serve_sim(args: SimArgs) -> ExitCode {
                 eprintln!("tickwire-feed sim: --listen {addr}: {e}");
                 if let Some(dir) = &run_dir {
                     drop(simulators);
-                    let _ = tickwire_feed::runs::discard("sim", dir);
+                    let _ = runs::discard("sim", dir);
                 }
                 return ExitCode::from(2);
             }

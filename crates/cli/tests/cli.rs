@@ -4,25 +4,12 @@
 //! demo's flags are checked before anything is made, its help and its
 //! output agree with what it does.
 
+use crate::util::bin;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tickwire-feed"));
-    // The tests' own environment must not override their files.
-    for (k, _) in std::env::vars() {
-        if k.starts_with("TICKWIRE_FEED_") {
-            c.env_remove(k);
-        }
-    }
-    c
-}
-
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tickwire-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::temp_dir(&format!("cli-{name}"))
 }
 
 fn stderr(out: &Output) -> String {

@@ -5,6 +5,7 @@
 //! invalid configuration: exit 2 with the key named, before connecting. And
 //! the example configurations the README points to, checked as shipped.
 
+use crate::util::bin;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,10 +15,7 @@ use tickwire_sim::{self as sim, SimConfig, Simulator};
 use tickwire_venues::{InstrumentSpec, Kind};
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tickwire-run-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::temp_dir(&format!("run-{name}"))
 }
 
 /// The Prometheus page served on 127.0.0.1:`port` (empty while the
@@ -32,10 +30,6 @@ fn scrape(port: u16) -> String {
     let _ = conn.read_to_string(&mut text);
     text.split_once("\r\n\r\n")
         .map_or(String::new(), |(_, body)| body.to_owned())
-}
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! on the disk within the flush interval; and `--out` with a relative path
 //! writes into the run's directory, not the current one.
 
+use crate::util::bin;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -12,14 +13,7 @@ use tickwire_feed::recording::{self, FILE_HEADER, FLUSH_BYTES, RECORD_HEADER, Re
 use tickwire_sim::{self as sim, SimConfig, Simulator};
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tickwire-record-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
+    crate::util::temp_dir(&format!("record-{name}"))
 }
 
 /// A simulator of Binance spot at `rate` steps a second, and a

@@ -43,7 +43,7 @@ pub(crate) fn demo(args: &DemoArgs) -> ExitCode {
     }
     let run_dir = match &args.hlog {
         Some(_) => None,
-        None => match tickwire_feed::runs::create("demo") {
+        None => match crate::runs::create("demo") {
             Ok(dir) => {
                 config.hlog = dir.join("demo.hlog");
                 Some(dir)
@@ -51,7 +51,7 @@ pub(crate) fn demo(args: &DemoArgs) -> ExitCode {
             Err(e) => {
                 eprintln!(
                     "tickwire-feed demo: cannot make its run directory under {}/: {e}",
-                    tickwire_feed::runs::ROOT
+                    crate::runs::ROOT
                 );
                 return ExitCode::FAILURE;
             }
@@ -177,7 +177,7 @@ pub(crate) fn demo(args: &DemoArgs) -> ExitCode {
             // latency log that `report` would refuse.
             match &run_dir {
                 Some(dir) => {
-                    let _ = tickwire_feed::runs::discard("demo", dir);
+                    let _ = crate::runs::discard("demo", dir);
                 }
                 None if !hlog_existed => {
                     let _ = std::fs::remove_file(&hlog);

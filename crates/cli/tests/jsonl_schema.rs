@@ -218,10 +218,7 @@ fn every_kind() -> String {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tickwire-jsonl-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::temp_dir(&format!("jsonl-{name}"))
 }
 
 /// `tickwire-feed run` against the simulator, its JSON Lines rotated at
@@ -260,7 +257,7 @@ rest = "https://localhost:{port}"
         ),
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
+    let mut child = crate::util::bin()
         .args(["run", "--config"])
         .arg(&config)
         .stdout(Stdio::null())
