@@ -9,16 +9,15 @@ use std::time::Duration;
 use tickwire_feed::demo::DemoConfig;
 
 use crate::cli::{DemoArgs, VenueList};
+use crate::error::{CliError, CliResult};
 use crate::stop_on_signals;
 
-pub(crate) fn demo(args: &DemoArgs) -> ExitCode {
-    let stop = match stop_on_signals() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("tickwire-feed demo: cannot install signal handlers: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+pub(crate) fn demo(args: &DemoArgs) -> CliResult {
+    let stop = stop_on_signals().map_err(|e| {
+        CliError::Failed(format!(
+            "tickwire-feed demo: cannot install signal handlers: {e}"
+        ))
+    })?;
     let mut config = DemoConfig {
         duration: Duration::from_secs(args.seconds),
         rate: args.rate,
@@ -37,10 +36,9 @@ pub(crate) fn demo(args: &DemoArgs) -> ExitCode {
     };
     // The values the demo would refuse once started are refused before
     // anything is made (a run directory, a latency log), exit 2.
-    if let Err(e) = config.check() {
-        eprintln!("tickwire-feed demo: {e}");
-        return ExitCode::from(2);
-    }
+    config
+        .check()
+        .map_err(|e| CliError::Refused(format!("tickwire-feed demo: {e}")))?;
     let run_dir = match &args.hlog {
         Some(_) => None,
         None => match crate::runs::create("demo") {
@@ -49,11 +47,10 @@ pub(crate) fn demo(args: &DemoArgs) -> ExitCode {
                 Some(dir)
             }
             Err(e) => {
-                eprintln!(
+                return Err(CliError::Failed(format!(
                     "tickwire-feed demo: cannot make its run directory under {}/: {e}",
                     crate::runs::ROOT
-                );
-                return ExitCode::FAILURE;
+                )));
             }
         },
     };
@@ -163,16 +160,14 @@ pub(crate) fn demo(args: &DemoArgs) -> ExitCode {
                 .map(|v| v.name.as_str())
                 .collect();
             if !failed.is_empty() {
-                eprintln!(
+                return Err(CliError::Failed(format!(
                     "tickwire-feed demo: not whole at the end: {}",
                     failed.join(", ")
-                );
-                return ExitCode::FAILURE;
+                )));
             }
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            eprintln!("tickwire-feed demo: {e}");
             // What a demo that failed left is no run: no directory, and no
             // latency log that `report` would refuse.
             match &run_dir {
@@ -184,7 +179,7 @@ pub(crate) fn demo(args: &DemoArgs) -> ExitCode {
                 }
                 None => {}
             }
-            ExitCode::FAILURE
+            Err(CliError::Failed(format!("tickwire-feed demo: {e}")))
         }
     }
 }

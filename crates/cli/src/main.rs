@@ -14,17 +14,20 @@ use std::time::Duration;
 use clap::Parser;
 use tickwire_feed::config::FeedConfig;
 use tickwire_feed::replay::{self, Connections, Pace, Venue};
+use tickwire_feed::runner::Plan;
 use tickwire_feed::sink::{self, Instrument};
 use tickwire_tsc::Report;
 use tickwire_venues::InstrumentSpec;
 
 mod cli;
 mod demo_command;
+mod error;
 mod logger;
 mod runs;
 
 use cli::{Cli, Command, DemoArgs, InstrumentsArgs};
 use demo_command::demo;
+use error::{CliError, CliResult};
 
 /// A flag SIGINT and SIGTERM set: the run loops stop, flush and exit 0.
 fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
@@ -35,25 +38,22 @@ fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
     Ok(stop)
 }
 
-fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bool) -> ExitCode {
+fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bool) -> CliResult {
     // A configuration that cannot be used: its key named, and where the
     // value came from (the file, or an environment variable), exit 2.
     let refuse = |e: &tickwire_feed::config::ConfigError| {
-        match e.env {
-            Some(_) => eprintln!("tickwire-feed: {e}"),
-            None => eprintln!("tickwire-feed: {}: {e}", path.display()),
-        }
-        ExitCode::from(2)
+        CliError::Refused(match e.env {
+            Some(_) => format!("tickwire-feed: {e}"),
+            None => format!("tickwire-feed: {}: {e}", path.display()),
+        })
     };
-    let mut config = match FeedConfig::load(path) {
-        Ok(c) => c,
-        Err(e) => return refuse(&e),
-    };
+    let mut config = FeedConfig::load(path).map_err(|e| refuse(&e))?;
     let command = if record.is_some() { "record" } else { "run" };
     if let Some((given, mb)) = record {
         if !(1..=1 << 20).contains(&mb) {
-            eprintln!("tickwire-feed record: --max-file-mb {mb}: must be between 1 and 1048576");
-            return ExitCode::from(2);
+            return Err(CliError::Refused(format!(
+                "tickwire-feed record: --max-file-mb {mb}: must be between 1 and 1048576"
+            )));
         }
         let configured = config.record.take();
         config.record = Some(tickwire_feed::config::RecordConfig {
@@ -68,9 +68,7 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
     }
     // Everything `run` checks before it starts, `--check` checks too, and
     // before any run directory is made.
-    if let Err(e) = config.preflight() {
-        return refuse(&e);
-    }
+    config.preflight().map_err(|e| refuse(&e))?;
     // Every instrument against its venue's own list, before anything is
     // made or connected: an unknown symbol is a configuration error.
     let lists = match tickwire_feed::instruments::check(
@@ -80,14 +78,17 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
     ) {
         Ok(lists) => lists,
         Err(e) => {
-            eprintln!("tickwire-feed: {}: {e}", path.display());
-            return ExitCode::from(e.exit_code());
+            let message = format!("tickwire-feed: {}: {e}", path.display());
+            return Err(match e.exit_code() {
+                2 => CliError::Refused(message),
+                _ => CliError::Failed(message),
+            });
         }
     };
     print_plan(&config);
     if check {
         println!("configuration ok");
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     }
     // The configuration's relative output paths go into a new run
     // directory, made once the configuration has passed every check.
@@ -106,11 +107,10 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
                 run_dir = Some(dir);
             }
             Err(e) => {
-                eprintln!(
+                return Err(CliError::Failed(format!(
                     "tickwire-feed {command}: cannot make its run directory under {}/: {e}",
                     runs::ROOT
-                );
-                return ExitCode::FAILURE;
+                )));
             }
         }
     }
@@ -128,16 +128,14 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
     };
     if let Err(e) = config.make_output_dirs() {
         discard(&run_dir);
-        return refuse(&e);
+        return Err(refuse(&e));
     }
-    let stop = match stop_on_signals() {
-        Ok(s) => s,
-        Err(e) => {
-            discard(&run_dir);
-            eprintln!("tickwire-feed: cannot install signal handlers: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let stop = stop_on_signals().map_err(|e| {
+        discard(&run_dir);
+        CliError::Failed(format!(
+            "tickwire-feed: cannot install signal handlers: {e}"
+        ))
+    })?;
     match tickwire_feed::runner::run(&config, &stop, |line| eprintln!("{line}")) {
         Ok(s) => {
             eprintln!(
@@ -156,54 +154,43 @@ fn run(path: &std::path::Path, record: Option<(Option<PathBuf>, u64)>, check: bo
             for (venue, cause) in &s.never_connected {
                 eprintln!("tickwire-feed: venue {venue} NEVER CONNECTED: {cause}");
             }
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }
         // Nothing connected: its own code, so a supervisor tells it from
         // a bad configuration (2) and a failure while running (1).
         Err(e @ tickwire_feed::runner::RunError::NeverConnected(_)) => {
-            eprintln!("tickwire-feed: {e}");
-            ExitCode::from(3)
+            Err(CliError::NeverConnected(format!("tickwire-feed: {e}")))
         }
         // Nothing started: what the machine refused of the configuration
         // (a core, a priority), exit 2 as for an invalid value.
         Err(e @ tickwire_feed::runner::RunError::Setup(_)) => {
             discard(&run_dir);
-            eprintln!("tickwire-feed: {e}");
-            ExitCode::from(2)
+            Err(CliError::Refused(format!("tickwire-feed: {e}")))
         }
-        Err(e) => {
-            eprintln!("tickwire-feed: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => Err(CliError::Failed(format!("tickwire-feed: {e}"))),
     }
 }
 
 /// The plan `run` and `run --check` print: each thread's core and venues,
 /// each venue's connections, each thread's memory.
 fn print_plan(config: &FeedConfig) {
-    for (n, t) in config.threads.iter().enumerate() {
-        let venues: Vec<&str> = t
-            .venues
-            .iter()
-            .map(|&v| config.venues[v].name.as_str())
-            .collect();
+    let plan = Plan::of(config);
+    for (n, t) in plan.threads.iter().enumerate() {
         eprintln!(
             "thread {n}: core {}, {}, venues {}",
             t.core.map_or("unpinned".to_string(), |c| c.to_string()),
             t.priority
                 .map_or("normal priority".to_string(), |p| format!("SCHED_FIFO {p}")),
-            venues.join(", ")
+            t.venues.join(", ")
         );
     }
-    for v in &config.venues {
-        let plans =
-            tickwire_feed::live::plans(v.venue, &v.instruments, v.channels).unwrap_or_default();
+    for v in &plan.venues {
         eprintln!(
             "venue {} ({}): {} instruments on {} connection(s){}",
             v.name,
             v.venue.name(),
-            v.instruments.len(),
-            plans.len(),
+            v.instruments,
+            v.connections,
             v.endpoint
                 .as_ref()
                 .map_or(String::new(), |e| format!(" to {e}"))
@@ -211,13 +198,8 @@ fn print_plan(config: &FeedConfig) {
     }
     // What each feed thread sets aside at start-up, and no more after.
     let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
-    for (n, t) in config.threads.iter().enumerate() {
-        let venues: Vec<_> = t.venues.iter().map(|&v| config.venues[v].clone()).collect();
-        let net = tickwire_net::Config {
-            poll_mode: config.poll,
-            ..tickwire_net::Config::default()
-        };
-        if let Ok(b) = tickwire_feed::live::Budget::of(&venues, &net) {
+    for (n, t) in plan.threads.iter().enumerate() {
+        if let Some(b) = &t.memory {
             eprintln!(
                 "thread {n} memory: {} connection slots {:.1} MiB (the largest message each venue \
                  sends, REST snapshots included), {} books {:.1} MiB (their levels and diff buffers), \
@@ -234,7 +216,7 @@ fn print_plan(config: &FeedConfig) {
 
 /// `instruments`: a venue's list, from the venue (or `--rest`,
 /// `--endpoint`), or from an in-process simulator.
-fn instruments(args: &InstrumentsArgs) -> ExitCode {
+fn instruments(args: &InstrumentsArgs) -> CliResult {
     let got = if args.simulated {
         tickwire_feed::instruments::simulated(args.venue)
     } else {
@@ -247,13 +229,8 @@ fn instruments(args: &InstrumentsArgs) -> ExitCode {
         )
         .map(|f| (f.listing, f.url))
     };
-    let (listing, from) = match got {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("tickwire-feed instruments: {}: {e}", args.venue);
-            return ExitCode::FAILURE;
-        }
-    };
+    let (listing, from) = got
+        .map_err(|e| CliError::Failed(format!("tickwire-feed instruments: {}: {e}", args.venue)))?;
     let filter = args.filter.as_deref().map(str::to_ascii_uppercase);
     let shown: Vec<_> = listing
         .instruments
@@ -287,7 +264,7 @@ fn instruments(args: &InstrumentsArgs) -> ExitCode {
         listing.instruments.len(),
         args.venue
     );
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The `sim` command's arguments, checked.
@@ -303,7 +280,7 @@ struct SimArgs {
     replay: Option<tickwire_sim::Script>,
 }
 
-fn serve_sim(args: SimArgs) -> ExitCode {
+fn serve_sim(args: SimArgs) -> CliResult {
     use tickwire_sim::{SimConfig, Simulator};
     let SimArgs {
         listen,
@@ -328,36 +305,31 @@ fn serve_sim(args: SimArgs) -> ExitCode {
                 dir.join("sim-ca.pem")
             }
             Err(e) => {
-                eprintln!(
+                return Err(CliError::Failed(format!(
                     "tickwire-feed sim: cannot make its run directory under {}/: {e}",
                     runs::ROOT
-                );
-                return ExitCode::FAILURE;
+                )));
             }
         },
     };
     let ca_out = ca_out.as_path();
-    let stop = match stop_on_signals() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("tickwire-feed sim: cannot install signal handlers: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let stop = stop_on_signals().map_err(|e| {
+        CliError::Failed(format!(
+            "tickwire-feed sim: cannot install signal handlers: {e}"
+        ))
+    })?;
     let tls = if plain {
         None
     } else {
-        let (tls, ca) = match tickwire_sim::self_signed() {
-            Ok(pair) => pair,
-            Err(e) => {
-                eprintln!("tickwire-feed sim: cannot make a certificate: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        if let Err(e) = std::fs::write(ca_out, ca) {
-            eprintln!("tickwire-feed sim: --ca-out {}: {e}", ca_out.display());
-            return ExitCode::from(2);
-        }
+        let (tls, ca) = tickwire_sim::self_signed().map_err(|e| {
+            CliError::Failed(format!("tickwire-feed sim: cannot make a certificate: {e}"))
+        })?;
+        std::fs::write(ca_out, ca).map_err(|e| {
+            CliError::Refused(format!(
+                "tickwire-feed sim: --ca-out {}: {e}",
+                ca_out.display()
+            ))
+        })?;
         Some(tls)
     };
     let (ws, http) = if plain {
@@ -384,12 +356,13 @@ fn serve_sim(args: SimArgs) -> ExitCode {
         }) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("tickwire-feed sim: --listen {addr}: {e}");
                 if let Some(dir) = &run_dir {
                     drop(simulators);
                     let _ = runs::discard("sim", dir);
                 }
-                return ExitCode::from(2);
+                return Err(CliError::Refused(format!(
+                    "tickwire-feed sim: --listen {addr}: {e}"
+                )));
             }
         };
         let port = simulator.addr().port();
@@ -434,13 +407,25 @@ fn serve_sim(args: SimArgs) -> ExitCode {
             stats.snapshots
         );
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logger::install();
-    let Some(command) = cli.command else {
+    // The one place a failure is said and mapped to its exit code.
+    match command(cli.command) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// The command the line asked for (the demo when it named none), run.
+fn command(command: Option<Command>) -> CliResult {
+    let Some(command) = command else {
         return demo(&DemoArgs::default());
     };
     match command {
@@ -469,28 +454,26 @@ fn main() -> ExitCode {
                 // A recording is one venue's messages, played as recorded:
                 // serve it as that one venue.
                 Some(path) if venues.0.len() != 1 => {
-                    eprintln!(
+                    return Err(CliError::Refused(format!(
                         "tickwire-feed sim: --replay {} plays one venue's recording: name that venue alone in --venues",
                         path.display()
-                    );
-                    return ExitCode::from(2);
+                    )));
                 }
                 Some(path) => {
                     let files = replay::files_for(&path);
                     if files.is_empty() {
-                        eprintln!(
+                        return Err(CliError::Refused(format!(
                             "tickwire-feed sim: --replay {}: no such recording",
                             path.display()
-                        );
-                        return ExitCode::from(2);
+                        )));
                     }
-                    match replay::script(&files, real_time) {
-                        Ok(script) => Some(script),
-                        Err(e) => {
-                            eprintln!("tickwire-feed sim: --replay {}: {e}", path.display());
-                            return ExitCode::from(2);
-                        }
-                    }
+                    let script = replay::script(&files, real_time).map_err(|e| {
+                        CliError::Refused(format!(
+                            "tickwire-feed sim: --replay {}: {e}",
+                            path.display()
+                        ))
+                    })?;
+                    Some(script)
                 }
             };
             let venues = venues.0;
@@ -526,8 +509,9 @@ fn main() -> ExitCode {
                 None => None,
                 Some(Ok(w)) => Some(w),
                 Some(Err(e)) => {
-                    eprintln!("tickwire-feed replay: --shm: {e}");
-                    return ExitCode::from(2);
+                    return Err(CliError::Refused(format!(
+                        "tickwire-feed replay: --shm: {e}"
+                    )));
                 }
             };
             run_replay(
@@ -551,18 +535,17 @@ fn run_replay(
     jsonl: Option<PathBuf>,
     real_time: bool,
     mut ring: Option<tickwire_feed::shm::Writer>,
-) -> ExitCode {
+) -> CliResult {
     use std::io::Write;
     let mut files = Vec::new();
     for r in recordings {
         let found = replay::files_for(r);
         if found.is_empty() {
-            eprintln!(
+            return Err(CliError::Refused(format!(
                 "tickwire-feed replay: {}: no such recording (a file, or a base name with {}.0.twrec)",
                 r.display(),
                 r.display()
-            );
-            return ExitCode::from(2);
+            )));
         }
         files.extend(found);
     }
@@ -574,8 +557,10 @@ fn run_replay(
         Some(p) => match std::fs::File::create(p) {
             Ok(f) => Some(Box::new(f) as Box<dyn Write>),
             Err(e) => {
-                eprintln!("tickwire-feed replay: {}: {e}", p.display());
-                return ExitCode::FAILURE;
+                return Err(CliError::Failed(format!(
+                    "tickwire-feed replay: {}: {e}",
+                    p.display()
+                )));
             }
         },
     }
@@ -609,8 +594,9 @@ fn run_replay(
         },
     );
     if let Some(e) = write_error.or_else(|| out.as_mut().and_then(|o| o.flush().err())) {
-        eprintln!("tickwire-feed replay: writing events: {e}");
-        return ExitCode::FAILURE;
+        return Err(CliError::Failed(format!(
+            "tickwire-feed replay: writing events: {e}"
+        )));
     }
     match result {
         Ok(stats) => {
@@ -633,41 +619,32 @@ fn run_replay(
                 eprintln!("tickwire-feed replay: warning: {d}");
             }
             if stats.damage.iter().any(|d| !d.is_torn_tail()) {
-                eprintln!(
+                return Err(CliError::Failed(
                     "tickwire-feed replay: the recording is damaged other than by a crash's \
                      torn tail (above): records were lost"
-                );
-                return ExitCode::FAILURE;
+                        .to_string(),
+                ));
             }
             // Mostly undecodable: the wrong venue, or decimals too few for
             // the values it carries. Said, and a failed replay.
             if stats.messages > 0 && stats.decode_errors * 2 > stats.messages {
-                eprintln!(
+                return Err(CliError::Failed(format!(
                     "tickwire-feed replay: {} of {} messages could not be decoded: is --venue \
                      the venue the recording is from, and do the instruments' decimals \
                      (SYMBOL:PRICE_DECIMALS:SIZE_DECIMALS) hold the prices and sizes it sends?",
                     stats.decode_errors, stats.messages
-                );
-                return ExitCode::FAILURE;
+                )));
             }
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }
-        Err(e) => {
-            eprintln!("tickwire-feed replay: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => Err(CliError::Failed(format!("tickwire-feed replay: {e}"))),
     }
 }
 
-fn report(log: &std::path::Path, svg: Option<PathBuf>, no_svg: bool) -> ExitCode {
+fn report(log: &std::path::Path, svg: Option<PathBuf>, no_svg: bool) -> CliResult {
     use std::io::Write;
-    let report = match Report::read(log) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("tickwire-feed report: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("tickwire-feed report: {e}"));
+    let report = Report::read(log).map_err(|e| failed(&e))?;
     // Written, not printed: a reader that stops early (`| head`) ends the
     // table, not the program with a panic.
     let mut out = std::io::stdout().lock();
@@ -682,16 +659,12 @@ fn report(log: &std::path::Path, svg: Option<PathBuf>, no_svg: bool) -> ExitCode
     if let Err(e) = table
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
-        eprintln!("tickwire-feed report: {e}");
-        return ExitCode::FAILURE;
+        return Err(failed(&e));
     }
     if !no_svg {
         let svg = svg.unwrap_or_else(|| log.with_extension("svg"));
-        if let Err(e) = report.write_svg(&svg) {
-            eprintln!("tickwire-feed report: {e}");
-            return ExitCode::FAILURE;
-        }
+        report.write_svg(&svg).map_err(|e| failed(&e))?;
         let _ = writeln!(out, "plot written to {}", svg.display());
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }

@@ -467,12 +467,7 @@ fn a_run_keeps_its_lists_and_the_next_start_reuses_them() {
         .spawn()
         .unwrap();
     let kept = dir.join("runs/latest-run/instruments-binance.tsv");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !kept.exists() {
-        assert!(Instant::now() < deadline, "no {}", kept.display());
-        assert!(child.try_wait().unwrap().is_none(), "the run ended");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::util::wait_for(&mut child, "the kept instrument list", 60, || kept.exists());
     child.kill().unwrap();
     child.wait().unwrap();
     let text = std::fs::read_to_string(&kept).unwrap();

@@ -7,8 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
 use serde_json::Value;
 use tickwire_feed::sink::{Encoder, Instrument, rotated_path};
@@ -264,17 +263,10 @@ rest = "https://localhost:{port}"
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !rotated_path(&jsonl, 2).exists() {
-        assert!(Instant::now() < deadline, "no second rotation within 60 s");
-        assert!(child.try_wait().unwrap().is_none(), "the feed exited early");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    crate::util::wait_for(&mut child, "a second rotation", 60, || {
+        rotated_path(&jsonl, 2).exists()
+    });
+    crate::util::signal(&child, "-TERM");
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");

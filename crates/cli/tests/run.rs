@@ -95,12 +95,9 @@ rest = "https://localhost:{port}"
         .spawn()
         .unwrap();
     // Run until at least one record file rotated past 1 MiB, at most 30 s.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !dir.join("rec.1.twrec").exists() {
-        assert!(Instant::now() < deadline, "no rotation within 30 s");
-        assert!(child.try_wait().unwrap().is_none(), "the feed exited early");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::util::wait_for(&mut child, "a rotation", 30, || {
+        dir.join("rec.1.twrec").exists()
+    });
     // Scraped while it runs: the venue's messages and both books valid,
     // and the JSON Lines sink's drops (checked against the summary below).
     let deadline = Instant::now() + Duration::from_secs(30);
