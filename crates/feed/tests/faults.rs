@@ -488,7 +488,7 @@ fn rss() -> u64 {
 /// allocate between faults, and the resident set must stay flat after the
 /// warm-up. `.ci/run` runs it by name, in release mode.
 #[test]
-#[ignore = "a long run: cargo test --release -p tickwire-feed --test faults -- --ignored soak"]
+#[ignore = "a long run: cargo test --release -p tickwire-feed --test tests -- --ignored faults::soak"]
 fn soak() {
     let secs: u64 = std::env::var("TICKWIRE_SOAK_SECS")
         .ok()
