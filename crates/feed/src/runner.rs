@@ -486,3 +486,58 @@ pub fn run(
         Some(e) => Err(RunError::Feed(e)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Plan;
+    use crate::config::FeedConfig;
+
+    #[test]
+    fn a_plan_has_each_thread_with_its_venues_and_memory_and_each_venue_its_connections() {
+        let text = "[[venue]]\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\", \"B:1:1:400\"]\n\
+                    endpoint = \"wss://127.0.0.1:1\"\n\
+                    [[venue]]\nname = \"b\"\nvenue = \"binance-spot\"\ninstruments = [\"C:2:8\"]\n\
+                    [[thread]]\nvenues = [\"okx\"]\n\
+                    [[thread]]\npriority = 10\nvenues = [\"b\"]\n";
+        let config = FeedConfig::parse(text, std::iter::empty()).unwrap();
+        let plan = Plan::of(&config);
+        let threads: Vec<_> = plan
+            .threads
+            .iter()
+            .map(|t| (t.priority, t.venues.clone()))
+            .collect();
+        assert_eq!(
+            threads,
+            [
+                (None, vec!["okx".to_string()]),
+                (Some(10), vec!["b".to_string()])
+            ]
+        );
+        let books: Vec<_> = plan
+            .threads
+            .iter()
+            .map(|t| t.memory.as_ref().map(|m| m.books))
+            .collect();
+        assert_eq!(books, [Some(2), Some(1)]);
+        let venues: Vec<_> = plan
+            .venues
+            .iter()
+            .map(|v| {
+                (
+                    v.name.as_str(),
+                    v.venue.name(),
+                    v.instruments,
+                    v.connections,
+                    v.endpoint.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            venues,
+            [
+                ("okx", "okx", 2, 1, Some("wss://127.0.0.1:1")),
+                ("b", "binance-spot", 1, 1, None),
+            ]
+        );
+    }
+}
