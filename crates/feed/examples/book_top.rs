@@ -2,7 +2,7 @@
 //! on every update. By default against an exchange simulator it starts in
 //! this process (no network); `--real` connects to Binance itself.
 //!
-//!     cargo run --release --example book_top [-- --real]
+//!     cargo run --release -p tickwire-feed --example book_top [-- --real]
 //!
 //! Snapshots, resubscriptions and reconnects happen inside `poll`; the
 //! handler sees each message's book, never a stale or a broken one.

@@ -3,7 +3,7 @@
 //! recomputed on every update, and said whenever it changes (or crosses:
 //! one venue's bid above another's ask, an arbitrage on paper).
 //!
-//!     cargo run --release --example cross_bbo [-- --real] [--seconds N]
+//!     cargo run --release -p tickwire-feed --example cross_bbo [-- --real] [--seconds N]
 //!
 //! By default against exchange simulators started in this process.
 

@@ -4,7 +4,7 @@
 //! HdrHistogram and printed as percentiles at the end. The "strategy"
 //! here only watches the spread; put yours where it is.
 //!
-//!     cargo run --release --example strategy [-- --real] [--seconds N] [--updates N]
+//!     cargo run --release -p tickwire-feed --example strategy [-- --real] [--seconds N] [--updates N]
 //!
 //! By default against an exchange simulator started in this process, for
 //! 10 s, or until `--updates` book updates have been timed.

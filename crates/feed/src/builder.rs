@@ -232,8 +232,8 @@ impl FeedBuilder {
     /// With `true`, connect every venue to an exchange simulator started
     /// in this process, over TLS on loopback, speaking that venue's
     /// protocol, instead of the venue itself: no network needed. The
-    /// simulators stop with the feed. Needs the crate's `sim` feature (on
-    /// by default); without it, `build` says so.
+    /// simulators stop with the feed. Needs the crate's `sim` feature (off
+    /// by default: `features = ["sim"]`); without it, `build` says so.
     pub fn simulated(mut self, on: bool) -> FeedBuilder {
         self.simulated = on;
         self

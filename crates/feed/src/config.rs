@@ -368,7 +368,7 @@ impl FeedConfig {
     }
 
     /// Whether any output file is named by a relative path (the binary
-    /// puts those in a new run directory: [`crate::runs`]).
+    /// puts those in a new run directory under [`crate::RUNS_ROOT`]).
     pub fn relative_outputs(&mut self) -> bool {
         self.outputs_mut().next().is_some()
     }

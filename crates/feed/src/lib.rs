@@ -1,5 +1,5 @@
-//! The feed handler as a library: the engine the `tickwire-feed` binary
-//! runs, for a bot to embed, and the pieces other programs (and the fuzz
+//! The feed handler as a library: the engine the `tickwire-feed` program
+//! (the `tickwire-feed-cli` crate) runs, for a bot to embed, and the pieces other programs (and the fuzz
 //! targets) use too.
 //!
 //! - [`Feed`] and [`FeedBuilder`]: venues by name, instruments as the
@@ -58,8 +58,6 @@
 
 //! - [`replay`]: a recording through the venue adapters, as fast as
 //!   possible or at its own pace.
-//! - [`runs`]: where a command's outputs go: a new `runs/<time>-<command>/`
-//!   for each run, never overwritten, ignored by git.
 //! - [`shm`]: the shared-memory event ring (one writer, any number of
 //!   readers in other processes, overruns detected and counted, followed
 //!   across feed restarts).
@@ -76,7 +74,6 @@ pub mod mirror;
 pub mod recording;
 pub mod replay;
 pub mod runner;
-pub mod runs;
 #[allow(unsafe_code)]
 pub mod shm;
 #[cfg(feature = "sim")]
@@ -85,6 +82,12 @@ pub mod sink;
 pub mod threads;
 
 pub use builder::{FeedBuilder, Running};
+
+/// The directory, under the current one, in which the `tickwire-feed`
+/// program makes one directory per run for the outputs a configuration
+/// names by a relative path ([`FeedConfig::preflight`](config::FeedConfig::preflight)
+/// checks them there).
+pub const RUNS_ROOT: &str = "runs";
 
 /// The README's Rust snippets, compiled (and run where they need no
 /// network) as this crate's doctests, so they stay true.

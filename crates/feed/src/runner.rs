@@ -16,7 +16,9 @@ use tickwire_net::{Config as NetConfig, TlsConfig};
 use tickwire_tsc::{ExportConfig, HistogramConfig, Metrics};
 
 use crate::config::FeedConfig;
-use crate::live::{Feed, FeedStats, NeverConnected, Sinks, VenueStats, VenueStatus};
+use crate::live::{
+    Budget, Feed, FeedStats, NeverConnected, Sinks, VenueSetup, VenueStats, VenueStatus, plans,
+};
 use crate::recording::{self, Header};
 use crate::sink::Publisher;
 use crate::{shm, sink, threads};
@@ -99,6 +101,85 @@ fn venue_status(v: &VenueStats, line: &mut String) {
         }
     } else if let Some((cause, ago)) = recent {
         line.push_str(&format!("  | {}: {cause} ({}s ago)", v.name, ago.as_secs()));
+    }
+}
+
+/// What [`run`] will start for a configuration, as data: each thread's
+/// placement, venues and memory, and each venue's connections
+/// (`tickwire-feed run` prints it, and `run --check` stops there).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Plan {
+    /// One per `[[thread]]`, in the configuration's order.
+    pub threads: Vec<ThreadPlan>,
+    /// One per `[[venue]]`, in the configuration's order.
+    pub venues: Vec<VenuePlan>,
+}
+
+/// One feed thread of a [`Plan`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ThreadPlan {
+    /// The core it is pinned to (`None`: unpinned).
+    pub core: Option<usize>,
+    /// Its `SCHED_FIFO` priority (`None`: the normal one).
+    pub priority: Option<u8>,
+    /// The names of the venues it runs.
+    pub venues: Vec<String>,
+    /// What it sets aside at start-up, and no more after (`None`: its
+    /// venues' plans could not be made; [`run`] says why).
+    pub memory: Option<Budget>,
+}
+
+/// One venue of a [`Plan`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct VenuePlan {
+    /// Its name in the configuration.
+    pub name: String,
+    /// The venue it speaks to.
+    pub venue: tickwire_venues::Venue,
+    /// How many instruments it subscribes to.
+    pub instruments: usize,
+    /// How many connections carry them.
+    pub connections: usize,
+    /// Its endpoint, when the configuration names one.
+    pub endpoint: Option<String>,
+}
+
+impl Plan {
+    /// The plan of `config`, as [`FeedConfig::load`] made it.
+    pub fn of(config: &FeedConfig) -> Plan {
+        let threads = config
+            .threads
+            .iter()
+            .map(|t| {
+                let venues: Vec<VenueSetup> =
+                    t.venues.iter().map(|&v| config.venues[v].clone()).collect();
+                let net = NetConfig {
+                    poll_mode: config.poll,
+                    ..NetConfig::default()
+                };
+                ThreadPlan {
+                    core: t.core,
+                    priority: t.priority,
+                    venues: venues.iter().map(|v| v.name.clone()).collect(),
+                    memory: Budget::of(&venues, &net).ok(),
+                }
+            })
+            .collect();
+        let venues = config
+            .venues
+            .iter()
+            .map(|v| VenuePlan {
+                name: v.name.clone(),
+                venue: v.venue,
+                instruments: v.instruments.len(),
+                connections: plans(v.venue, &v.instruments, v.channels).map_or(0, |p| p.len()),
+                endpoint: v.endpoint.clone(),
+            })
+            .collect();
+        Plan { threads, venues }
     }
 }
 
@@ -403,5 +484,60 @@ pub fn run(
         None => Ok(summary),
         Some(e) if stats.len() < config.threads.len() => Err(RunError::Setup(e)),
         Some(e) => Err(RunError::Feed(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Plan;
+    use crate::config::FeedConfig;
+
+    #[test]
+    fn a_plan_has_each_thread_with_its_venues_and_memory_and_each_venue_its_connections() {
+        let text = "[[venue]]\nvenue = \"okx\"\ninstruments = [\"A:1:1:400\", \"B:1:1:400\"]\n\
+                    endpoint = \"wss://127.0.0.1:1\"\n\
+                    [[venue]]\nname = \"b\"\nvenue = \"binance-spot\"\ninstruments = [\"C:2:8\"]\n\
+                    [[thread]]\nvenues = [\"okx\"]\n\
+                    [[thread]]\npriority = 10\nvenues = [\"b\"]\n";
+        let config = FeedConfig::parse(text, std::iter::empty()).unwrap();
+        let plan = Plan::of(&config);
+        let threads: Vec<_> = plan
+            .threads
+            .iter()
+            .map(|t| (t.priority, t.venues.clone()))
+            .collect();
+        assert_eq!(
+            threads,
+            [
+                (None, vec!["okx".to_string()]),
+                (Some(10), vec!["b".to_string()])
+            ]
+        );
+        let books: Vec<_> = plan
+            .threads
+            .iter()
+            .map(|t| t.memory.as_ref().map(|m| m.books))
+            .collect();
+        assert_eq!(books, [Some(2), Some(1)]);
+        let venues: Vec<_> = plan
+            .venues
+            .iter()
+            .map(|v| {
+                (
+                    v.name.as_str(),
+                    v.venue.name(),
+                    v.instruments,
+                    v.connections,
+                    v.endpoint.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            venues,
+            [
+                ("okx", "okx", 2, 1, Some("wss://127.0.0.1:1")),
+                ("b", "binance-spot", 1, 1, None),
+            ]
+        );
     }
 }

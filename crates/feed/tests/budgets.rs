@@ -14,9 +14,7 @@
 //!   opens again and subscribes: never more than 8 in a second, as the
 //!   simulator counts them.
 
-#![cfg(feature = "sim")]
-
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -8,9 +8,7 @@
 //! listing `BTC-USDC` beside `BTC-USD` (one product's data, one id) is
 //! refused before anything connects.
 
-#![cfg(feature = "sim")]
-
-mod common;
+use crate::common;
 
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};

@@ -9,9 +9,6 @@ use tickwire_feed::{Feed, FeedBuilder, Update};
 use tickwire_sim::SimInstrument;
 use tickwire_venues::{Kind, Venue};
 
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
-
 /// What the bot's handler saw.
 #[derive(Default)]
 struct Seen {

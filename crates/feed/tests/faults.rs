@@ -10,10 +10,7 @@
 //! simulator's book; "b" must never notice. Faults that do not break the
 //! stream (1-byte segments, delays) must change nothing at all.
 
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
-
-mod common;
+use crate::common;
 
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
@@ -491,7 +488,7 @@ fn rss() -> u64 {
 /// allocate between faults, and the resident set must stay flat after the
 /// warm-up. `.ci/run` runs it by name, in release mode.
 #[test]
-#[ignore = "a long run: cargo test --release -p tickwire-feed --test faults -- --ignored soak"]
+#[ignore = "a long run: cargo test --release -p tickwire-feed --test tests -- --ignored faults::soak"]
 fn soak() {
     let secs: u64 = std::env::var("TICKWIRE_SOAK_SECS")
         .ok()

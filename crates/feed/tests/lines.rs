@@ -8,7 +8,7 @@
 //! every connection at its lifetime, and a standby line goes straight to
 //! the simulator, past the proxy.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -17,9 +17,6 @@ use tickwire_feed::live::FeedStats;
 use tickwire_sim::Venue;
 use tickwire_testkit::proxy::Fault;
 use tickwire_venues::Kind;
-
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
 
 /// The lifetime the simulator gives each connection: the feed opens the
 /// replacement at 70 % of it (5.6 s) and retires the old line once the

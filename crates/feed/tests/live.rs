@@ -6,9 +6,6 @@
 //! most messages' wire latency measured through the side channel; and the
 //! feed thread allocating nothing once warm.
 
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

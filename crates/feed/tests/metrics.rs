@@ -4,7 +4,7 @@
 //! events, snapshots and lost connections by cause; every one checked
 //! against [`FeedStats`] after a connection was reset under the feed.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};

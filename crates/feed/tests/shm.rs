@@ -11,9 +11,6 @@ use tickwire_feed::shm::{Read, Reader, RingError, State, Writer};
 use tickwire_venues::book::Side;
 use tickwire_venues::event::{Event, InstrumentId, Kind};
 
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
-
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tickwire-shm-{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);

@@ -5,10 +5,7 @@
 //! Coinbase snapshot of several megabytes loaded, and books that show a
 //! few levels of a deep market exact against the simulator's full book.
 
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
-
-mod common;
+use crate::common;
 
 use std::time::Instant;
 

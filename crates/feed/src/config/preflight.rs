@@ -20,7 +20,7 @@ impl FeedConfig {
     /// - every output (`metrics.hlog`, `sinks.jsonl`, `record.path`,
     ///   `sinks.shm`) can be written: its directory exists or can be made,
     ///   and a relative path's run directory can be made under
-    ///   [`crate::runs::ROOT`];
+    ///   [`crate::RUNS_ROOT`];
     /// - no recording exists under `record.path` (one is never
     ///   overwritten);
     /// - `metrics.prometheus_port` is free on 127.0.0.1;
@@ -127,7 +127,7 @@ impl FeedConfig {
     fn written(&self, placed: bool) -> Vec<(&'static str, PathBuf)> {
         let in_run = |p: &Path| {
             if p.is_relative() && !placed {
-                Path::new(crate::runs::ROOT).join("<run>").join(p)
+                Path::new(crate::RUNS_ROOT).join("<run>").join(p)
             } else {
                 p.to_owned()
             }

@@ -1,7 +1,7 @@
 //! Events as JSON Lines, schema `tickwire.jsonl` version 1: the contract
 //! is `docs/jsonl.md` (one section per line type, every field with its
 //! type and unit), checked against what this module writes by
-//! `tests/jsonl_schema.rs`.
+//! `crates/cli/tests/jsonl_schema.rs`.
 //!
 //! - Every file starts with a `header` line naming the schema and its
 //!   version.

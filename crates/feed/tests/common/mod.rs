@@ -5,8 +5,6 @@
 //! every venue (a Coinbase connection's sequence covers every book on it:
 //! one connection each keeps them apart).
 
-#![allow(dead_code)] // each test binary uses a part of it
-
 use std::sync::Arc;
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};

@@ -5,6 +5,7 @@
 //! invalid configuration: exit 2 with the key named, before connecting. And
 //! the example configurations the README points to, checked as shipped.
 
+use crate::util::bin;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,10 +15,7 @@ use tickwire_sim::{self as sim, SimConfig, Simulator};
 use tickwire_venues::{InstrumentSpec, Kind};
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tickwire-run-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::temp_dir(&format!("run-{name}"))
 }
 
 /// The Prometheus page served on 127.0.0.1:`port` (empty while the
@@ -32,10 +30,6 @@ fn scrape(port: u16) -> String {
     let _ = conn.read_to_string(&mut text);
     text.split_once("\r\n\r\n")
         .map_or(String::new(), |(_, body)| body.to_owned())
-}
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
 }
 
 #[test]
@@ -101,12 +95,9 @@ rest = "https://localhost:{port}"
         .spawn()
         .unwrap();
     // Run until at least one record file rotated past 1 MiB, at most 30 s.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !dir.join("rec.1.twrec").exists() {
-        assert!(Instant::now() < deadline, "no rotation within 30 s");
-        assert!(child.try_wait().unwrap().is_none(), "the feed exited early");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::util::wait_for(&mut child, "a rotation", 30, || {
+        dir.join("rec.1.twrec").exists()
+    });
     // Scraped while it runs: the venue's messages and both books valid,
     // and the JSON Lines sink's drops (checked against the summary below).
     let deadline = Instant::now() + Duration::from_secs(30);

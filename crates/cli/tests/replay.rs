@@ -14,10 +14,7 @@ use tickwire_venues::sync::Resync;
 use tickwire_venues::{Aggressor, Event, InstrumentSpec, Kind};
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tickwire-replay-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::temp_dir(&format!("replay-{name}"))
 }
 
 const STREAM: u32 = 1;

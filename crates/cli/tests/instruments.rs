@@ -6,23 +6,17 @@
 //! `instruments` command lists them. The venue is a tiny HTTP server on
 //! loopback that answers as Binance documents `exchangeInfo`.
 
+use crate::util::bin;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
-}
-
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tickwire-inst-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::temp_dir(&format!("inst-{name}"))
 }
 
 /// A Binance spot `exchangeInfo` answer, written after the example in
@@ -473,12 +467,7 @@ fn a_run_keeps_its_lists_and_the_next_start_reuses_them() {
         .spawn()
         .unwrap();
     let kept = dir.join("runs/latest-run/instruments-binance.tsv");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !kept.exists() {
-        assert!(Instant::now() < deadline, "no {}", kept.display());
-        assert!(child.try_wait().unwrap().is_none(), "the run ended");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::util::wait_for(&mut child, "the kept instrument list", 60, || kept.exists());
     child.kill().unwrap();
     child.wait().unwrap();
     let text = std::fs::read_to_string(&kept).unwrap();

@@ -2,18 +2,11 @@
 //! into a new run directory under `runs/` (ignored by git, never reused),
 //! nothing lands beside it, and a recording is never overwritten.
 
+use crate::util::bin;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
-}
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tickwire-first-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::temp_dir(&format!("first-{name}"))
 }
 
 fn names(dir: &Path) -> Vec<String> {

@@ -4,25 +4,12 @@
 //! demo's flags are checked before anything is made, its help and its
 //! output agree with what it does.
 
+use crate::util::bin;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tickwire-feed"));
-    // The tests' own environment must not override their files.
-    for (k, _) in std::env::vars() {
-        if k.starts_with("TICKWIRE_FEED_") {
-            c.env_remove(k);
-        }
-    }
-    c
-}
-
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tickwire-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::temp_dir(&format!("cli-{name}"))
 }
 
 fn stderr(out: &Output) -> String {
@@ -462,6 +449,48 @@ fn runs_removed_by_the_retention_are_said() {
         stderr(&out).contains("removed the 1 oldest run(s) under runs/"),
         "{}",
         stderr(&out)
+    );
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
+
+#[test]
+fn check_prints_the_plan_each_thread_venue_and_memory() {
+    let cwd = temp_dir("plan");
+    std::fs::write(
+        cwd.join("feed.toml"),
+        "check_instruments = \"off\"\n\
+         [[venue]]\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT:2:8\", \"ETHUSDT:2:8\"]\n\
+         endpoint = \"wss://127.0.0.1:1\"\n\
+         [[venue]]\nname = \"okx-a\"\nvenue = \"okx\"\ninstruments = [\"BTC-USDT:1:8\"]\n",
+    )
+    .unwrap();
+    let out = bin()
+        .current_dir(&cwd)
+        .args(["run", "--config", "feed.toml", "--check"])
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    let lines: Vec<&str> = said.lines().collect();
+    assert_eq!(lines.len(), 4, "{said}");
+    assert!(
+        lines[0].starts_with("thread 0: core ")
+            && lines[0].ends_with(", normal priority, venues binance-spot, okx-a"),
+        "{said}"
+    );
+    assert_eq!(
+        lines[1],
+        "venue binance-spot (binance-spot): 2 instruments on 1 connection(s) to wss://127.0.0.1:1"
+    );
+    assert_eq!(
+        lines[2],
+        "venue okx-a (okx): 1 instruments on 1 connection(s)"
+    );
+    assert!(
+        lines[3].starts_with("thread 0 memory: 16 connection slots ")
+            && lines[3].contains(" 3 books ")
+            && lines[3].ends_with(" MiB in all"),
+        "{said}"
     );
     std::fs::remove_dir_all(&cwd).unwrap();
 }

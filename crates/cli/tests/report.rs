@@ -2,19 +2,12 @@
 //! on a file that is not a log, and on a missing file.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use tickwire_tsc::{ExportConfig, HistogramConfig, Metrics, Stage};
 
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tickwire-feed-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn feed() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
+    crate::util::temp_dir(&format!("report-{name}"))
 }
 
 #[test]
@@ -35,7 +28,7 @@ fn report_prints_the_table_and_writes_the_plot() {
         rec.record_ns(Stage::Json, 2 * v);
     }
     exporter.finish().unwrap();
-    let out = feed().arg("report").arg(&log).output().unwrap();
+    let out = crate::util::bin().arg("report").arg(&log).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -64,13 +57,17 @@ fn report_explains_bad_input_and_fails() {
         (not_a_log.clone(), "not an interval log"),
         (d.join("missing.hlog"), "missing.hlog"),
     ] {
-        let out = feed().arg("report").arg(&path).output().unwrap();
+        let out = crate::util::bin()
+            .arg("report")
+            .arg(&path)
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(stderr.contains(says), "{stderr}");
     }
     // Usage errors are clap's: exit code 2 and a hint.
-    let out = feed().arg("report").output().unwrap();
+    let out = crate::util::bin().arg("report").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("<LOG>"));
     std::fs::remove_dir_all(&d).unwrap();

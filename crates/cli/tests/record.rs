@@ -4,22 +4,16 @@
 //! on the disk within the flush interval; and `--out` with a relative path
 //! writes into the run's directory, not the current one.
 
+use crate::util::{bin, signal, wait_for};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, ExitStatus, Stdio};
+use std::time::Duration;
 
 use tickwire_feed::recording::{self, FILE_HEADER, FLUSH_BYTES, RECORD_HEADER, Reader};
 use tickwire_sim::{self as sim, SimConfig, Simulator};
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tickwire-record-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
+    crate::util::temp_dir(&format!("record-{name}"))
 }
 
 /// A simulator of Binance spot at `rate` steps a second, and a
@@ -80,27 +74,6 @@ fn record_with(dir: &Path, config: &Path, out: &Path, name: &str, port: Option<u
         .stderr(std::fs::File::create(dir.join(format!("{name}.err"))).unwrap())
         .spawn()
         .unwrap()
-}
-
-fn signal(child: &Child, signal: &str) {
-    let status = Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill {signal}");
-}
-
-/// Waits (at most `secs`) for `done`, failing if the child exits first.
-fn wait_for(child: &mut Child, what: &str, secs: u64, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the recorder exited while waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// The bytes of every file of the series at `base`.

@@ -7,8 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
 use serde_json::Value;
 use tickwire_feed::sink::{Encoder, Instrument, rotated_path};
@@ -218,10 +217,7 @@ fn every_kind() -> String {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tickwire-jsonl-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::temp_dir(&format!("jsonl-{name}"))
 }
 
 /// `tickwire-feed run` against the simulator, its JSON Lines rotated at
@@ -260,24 +256,17 @@ rest = "https://localhost:{port}"
         ),
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
+    let mut child = crate::util::bin()
         .args(["run", "--config"])
         .arg(&config)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !rotated_path(&jsonl, 2).exists() {
-        assert!(Instant::now() < deadline, "no second rotation within 60 s");
-        assert!(child.try_wait().unwrap().is_none(), "the feed exited early");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    crate::util::wait_for(&mut child, "a second rotation", 60, || {
+        rotated_path(&jsonl, 2).exists()
+    });
+    crate::util::signal(&child, "-TERM");
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");

@@ -29,16 +29,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tickwire_venues::time::Utc;
 
 /// The directory under which every run's directory is made.
-pub const ROOT: &str = "runs";
+pub(crate) const ROOT: &str = tickwire_feed::RUNS_ROOT;
 
 /// How much of `runs/` is kept when a run starts (see the
 /// [module](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Retention {
+pub(crate) struct Retention {
     /// Runs kept, the new one included (0: no limit).
-    pub keep: usize,
+    pub(crate) keep: usize,
     /// Bytes kept, the new run's included (0: no limit).
-    pub max_bytes: u64,
+    pub(crate) max_bytes: u64,
 }
 
 impl Default for Retention {
@@ -53,14 +53,14 @@ impl Default for Retention {
 }
 
 /// The variable that sets [`Retention::keep`].
-pub const KEEP_VAR: &str = "TICKWIRE_RUNS_KEEP";
+pub(crate) const KEEP_VAR: &str = "TICKWIRE_RUNS_KEEP";
 /// The variable that sets [`Retention::max_bytes`], in MiB.
-pub const MAX_MB_VAR: &str = "TICKWIRE_RUNS_MAX_MB";
+pub(crate) const MAX_MB_VAR: &str = "TICKWIRE_RUNS_MAX_MB";
 
 impl Retention {
     /// The default, with [`KEEP_VAR`] and [`MAX_MB_VAR`] applied; an
     /// error names the variable and its value.
-    pub fn from_env() -> io::Result<Retention> {
+    pub(crate) fn from_env() -> io::Result<Retention> {
         Retention::from_vars(|name| std::env::var(name).ok())
     }
 
@@ -90,23 +90,23 @@ impl Retention {
 
 /// What [`prune`] deleted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Pruned {
+pub(crate) struct Pruned {
     /// Run directories deleted.
-    pub runs: usize,
+    pub(crate) runs: usize,
     /// Their bytes.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 /// Makes a new run directory for `command` under [`ROOT`] (in the current
 /// directory) and points `runs/latest-<command>` at it, once the
 /// [retention](Retention::from_env) has made room for it.
-pub fn create(command: &str) -> io::Result<PathBuf> {
+pub(crate) fn create(command: &str) -> io::Result<PathBuf> {
     let retention = Retention::from_env()?;
     let pruned = prune(Path::new(ROOT), retention)?;
     // Deleting a user's files is said, with how to keep more.
     if pruned.runs > 0 {
         log::info!(
-            target: crate::live::LOG_TARGET,
+            target: tickwire_feed::live::LOG_TARGET,
             "removed the {} oldest run(s) under {ROOT}/ ({:.1} MiB) to keep the last {} and {} MiB \
              ({KEEP_VAR}, {MAX_MB_VAR}; 0: no limit)",
             pruned.runs,
@@ -126,7 +126,7 @@ pub fn create(command: &str) -> io::Result<PathBuf> {
 /// one still in use (its process holds its lock: [`create`]), or a
 /// directory not named as tickwire names its runs (a `runs/` of the
 /// user's own is not ours to empty).
-pub fn prune(root: &Path, retention: Retention) -> io::Result<Pruned> {
+pub(crate) fn prune(root: &Path, retention: Retention) -> io::Result<Pruned> {
     let entries = match std::fs::read_dir(root) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Pruned::default()),
         other => other?,
@@ -220,7 +220,7 @@ fn size_of_tree(path: &Path) -> u64 {
 }
 
 /// [`create`] under `root`, stamped with `now`.
-pub fn create_in(root: &Path, command: &str, now: SystemTime) -> io::Result<PathBuf> {
+pub(crate) fn create_in(root: &Path, command: &str, now: SystemTime) -> io::Result<PathBuf> {
     std::fs::create_dir_all(root)?;
     let ignore = root.join(".gitignore");
     if !ignore.exists() {
@@ -253,12 +253,12 @@ pub fn create_in(root: &Path, command: &str, now: SystemTime) -> io::Result<Path
 /// by `create`, so it holds only what the failed start left) and points
 /// `runs/latest-<command>` back at the newest run of `command` left, or
 /// removes the link if there is none.
-pub fn discard(command: &str, dir: &Path) -> io::Result<()> {
+pub(crate) fn discard(command: &str, dir: &Path) -> io::Result<()> {
     discard_in(Path::new(ROOT), command, dir)
 }
 
 /// [`discard`] under `root`.
-pub fn discard_in(root: &Path, command: &str, dir: &Path) -> io::Result<()> {
+pub(crate) fn discard_in(root: &Path, command: &str, dir: &Path) -> io::Result<()> {
     std::fs::remove_dir_all(dir)?;
     // Run directories are `<stamp>-<command>[-<n>]`: the newest sorts
     // last by (stamp, n).

@@ -9,16 +9,15 @@ use std::time::Duration;
 use tickwire_feed::demo::DemoConfig;
 
 use crate::cli::{DemoArgs, VenueList};
+use crate::error::{CliError, CliResult};
 use crate::stop_on_signals;
 
-pub(crate) fn demo(args: &DemoArgs) -> ExitCode {
-    let stop = match stop_on_signals() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("tickwire-feed demo: cannot install signal handlers: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+pub(crate) fn demo(args: &DemoArgs) -> CliResult {
+    let stop = stop_on_signals().map_err(|e| {
+        CliError::Failed(format!(
+            "tickwire-feed demo: cannot install signal handlers: {e}"
+        ))
+    })?;
     let mut config = DemoConfig {
         duration: Duration::from_secs(args.seconds),
         rate: args.rate,
@@ -37,23 +36,21 @@ pub(crate) fn demo(args: &DemoArgs) -> ExitCode {
     };
     // The values the demo would refuse once started are refused before
     // anything is made (a run directory, a latency log), exit 2.
-    if let Err(e) = config.check() {
-        eprintln!("tickwire-feed demo: {e}");
-        return ExitCode::from(2);
-    }
+    config
+        .check()
+        .map_err(|e| CliError::Refused(format!("tickwire-feed demo: {e}")))?;
     let run_dir = match &args.hlog {
         Some(_) => None,
-        None => match tickwire_feed::runs::create("demo") {
+        None => match crate::runs::create("demo") {
             Ok(dir) => {
                 config.hlog = dir.join("demo.hlog");
                 Some(dir)
             }
             Err(e) => {
-                eprintln!(
+                return Err(CliError::Failed(format!(
                     "tickwire-feed demo: cannot make its run directory under {}/: {e}",
-                    tickwire_feed::runs::ROOT
-                );
-                return ExitCode::FAILURE;
+                    crate::runs::ROOT
+                )));
             }
         },
     };
@@ -163,28 +160,26 @@ pub(crate) fn demo(args: &DemoArgs) -> ExitCode {
                 .map(|v| v.name.as_str())
                 .collect();
             if !failed.is_empty() {
-                eprintln!(
+                return Err(CliError::Failed(format!(
                     "tickwire-feed demo: not whole at the end: {}",
                     failed.join(", ")
-                );
-                return ExitCode::FAILURE;
+                )));
             }
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            eprintln!("tickwire-feed demo: {e}");
             // What a demo that failed left is no run: no directory, and no
             // latency log that `report` would refuse.
             match &run_dir {
                 Some(dir) => {
-                    let _ = tickwire_feed::runs::discard("demo", dir);
+                    let _ = crate::runs::discard("demo", dir);
                 }
                 None if !hlog_existed => {
                     let _ = std::fs::remove_file(&hlog);
                 }
                 None => {}
             }
-            ExitCode::FAILURE
+            Err(CliError::Failed(format!("tickwire-feed demo: {e}")))
         }
     }
 }

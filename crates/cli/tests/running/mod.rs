@@ -3,8 +3,6 @@
 //! goes too), its standard error read line by line, every wait ending on
 //! an event (a line, the exit) with a generous deadline.
 
-#![allow(dead_code)] // each test binary uses a part of it
-
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -26,7 +24,7 @@ impl Run {
     pub(crate) fn start(dir: &Path, config: &str) -> Run {
         let path = dir.join("feed.toml");
         std::fs::write(&path, config).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tickwire-feed"))
+        let mut child = crate::util::bin()
             .args(["run", "--config"])
             .arg(&path)
             .current_dir(dir)

@@ -8,18 +8,10 @@ use std::path::PathBuf;
 
 use tickwire_sim::{self as sim, SimConfig, Simulator};
 
-mod running;
-
-use running::Run;
+use crate::running::Run;
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "tickwire-never-connected-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::temp_dir(&format!("never-connected-{name}"))
 }
 
 /// A loopback port nothing listens on (it was free a moment ago).
