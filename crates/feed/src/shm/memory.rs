@@ -13,9 +13,11 @@
 //! In the tests the same views are built over a heap slice
 //! ([`Writable::heap`], [`ReadOnly::heap`]), which Miri runs.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+#![allow(unsafe_code)]
+
 #[cfg(test)]
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use memmap2::MmapRaw;
 

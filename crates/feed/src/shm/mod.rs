@@ -47,6 +47,24 @@
 //! reads stale or mixed words, which the sequence check then rejects,
 //! rather than undefined behaviour.
 //!
+//! # Memory ordering
+//!
+//! The writer owns the ring's only read-write mapping. It stores the
+//! header and the table, then the magic with `Release`; for each event
+//! the odd sequence (`Relaxed`), a `Release` fence, the event's words
+//! (`Relaxed`), the even sequence and the published count (`Release`).
+//!
+//! A reader maps the ring read-only, and on read-only memory std allows
+//! only `Relaxed` atomic loads of at most 8 bytes (on 64-bit targets;
+//! `core::sync::atomic`, "Atomic accesses to read-only memory"; the
+//! crate does not build elsewhere). So a reader never makes an `Acquire`
+//! load: where it needs one (the magic, the published count, the state,
+//! a slot's sequence before its words) it loads `Relaxed` and then
+//! issues `fence(Acquire)`, which std names as the substitute; a second
+//! `fence(Acquire)` orders the event's words before the sequence's
+//! second load. Each fence makes the writer's `Release` store that the
+//! load read synchronize with the reader.
+//!
 //! # The ring file's lifecycle
 //!
 //! - **Created** by [`Writer::create`], never in place: the writer makes
@@ -89,9 +107,12 @@
 //! takes the path from it, and the first goes on writing to a ring no new
 //! reader opens (its readers move to the second once the first pauses).
 //!
-//! **This module holds the crate's only `unsafe`**: the view of a ring's
-//! memory as atomic words (`Region::words`), which the tests also run
-//! on a heap-backed ring, under Miri.
+//! **This module holds the crate's only `unsafe`**, in `memory.rs`: the
+//! view of a mapping as atomic words, read-write for the writer and
+//! loads alone for a reader. The tests run the same views over heap
+//! slices, under Miri.
+
+#![deny(unsafe_code)]
 
 use std::hash::{BuildHasher, RandomState};
 use std::io;

@@ -555,20 +555,11 @@ fn a_ring_of_another_layout_version_is_refused_with_its_version() {
 #[test]
 fn a_reattached_reader_reads_the_new_rings_table() {
     let place = HeapPath::default();
-    let old = Writer::start(
-        &place,
-        8,
-        &[instrument("okx", "BTC-USDT", 1, 8)],
-    );
+    let old = Writer::start(&place, 8, &[instrument("okx", "BTC-USDT", 1, 8)]);
     let mut r = reader(&place);
     assert_eq!(r.instruments()[0].symbol, "BTC-USDT");
     drop(old);
-    let _new = Writer::start(
-        &place,
-        8,
-        &[instrument("okx", "ETH-USDT", 2, 6)],
-    )
-    .unwrap();
+    let _new = Writer::start(&place, 8, &[instrument("okx", "ETH-USDT", 2, 6)]).unwrap();
     assert!(matches!(drain(&mut r, 10)[..], [Read::Reattached { .. }]));
     assert_eq!(r.instruments()[0].symbol, "ETH-USDT");
     assert_eq!(r.instruments()[0].price_scale, 2);
