@@ -1,6 +1,7 @@
-//! The tests' stand-in for a path (they run under Miri, which maps no
+//! The tests' stand-ins for a path (they run under Miri, which maps no
 //! file): a slot holding whichever heap ring was last put there, behind
-//! the same [`Find`] and [`Place`] a path implements.
+//! the same [`Find`] and [`Place`] a path implements; and a ring in an
+//! immutable static, which Miri treats as read-only memory.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -59,5 +60,20 @@ impl Place for HeapPath {
     fn install(&self, staged: Arc<[AtomicU64]>) -> Result<(), RingError> {
         *self.0.lock().unwrap() = Some(staged);
         Ok(())
+    }
+}
+
+/// A ring in an immutable static: read-only memory, as a reader's mapping
+/// is, and as Miri models it.
+pub(super) struct Immutable(pub(super) &'static [u64]);
+
+impl Find for Immutable {
+    fn open(&self) -> Result<(ReadOnly, Option<RingId>), RingError> {
+        Ok((ReadOnly::immutable(std::ptr::from_ref(self.0)), self.now()))
+    }
+
+    /// Always this one ring.
+    fn now(&self) -> Option<RingId> {
+        Some((1, self.0.as_ptr().addr() as u64))
     }
 }
