@@ -10,8 +10,10 @@
 //!   does nothing else; a reader that needs acquire semantics follows its
 //!   relaxed load with `fence(Acquire)`, as std says to.
 //!
-//! In the tests the same views are built over a heap slice
-//! ([`Writable::heap`], [`ReadOnly::heap`]), which Miri runs.
+//! In the tests, which Miri runs, the same views are built over a heap
+//! slice ([`Writable::heap`], [`ReadOnly::heap`]), and a reader's over an
+//! immutable static ([`ReadOnly::immutable`]), which Miri treats as
+//! read-only memory: it reports any other atomic operation there.
 
 #![allow(unsafe_code)]
 
@@ -53,41 +55,51 @@ trait Words: Send + Sync {
     fn words(&self) -> &[AtomicU64];
 }
 
+/// A mapping that starts on an `AtomicU64`'s alignment: [`Mapped::new`]
+/// checks it (a mapping starts on a page), and a mapping does not move.
+struct Mapped(MmapRaw);
+
+impl Mapped {
+    fn new(map: MmapRaw) -> Mapped {
+        assert!(
+            map.as_ptr().cast::<AtomicU64>().is_aligned(),
+            "a mapping starts on a page"
+        );
+        Mapped(map)
+    }
+
+    /// The words, from the mapping's own raw pointer. (Private: a
+    /// `ReadOnlyMap`'s words go out only as [`Loads`].)
+    fn words(&self) -> &[AtomicU64] {
+        let map = &self.0;
+        // SAFETY: `from_raw_parts` needs a pointer aligned, non-null,
+        // valid for reads of `len * 8` bytes of initialised `AtomicU64`s
+        // for the returned lifetime, and memory not mutated through
+        // anything but this `UnsafeCell`-holding type meanwhile. The
+        // pointer is the mapping's own (`MmapRaw` hands out no reference
+        // to its bytes, so no `&[u8]` forbids the other process's writes),
+        // aligned (checked in `new`), non-null. `len` is the mapping's
+        // length in whole words, and `self` keeps the mapping alive for as
+        // long as the slice borrows it; no tickwire process truncates a
+        // ring file (the lifecycle in `shm`), so the pages stay backed (a
+        // truncation from outside is a SIGBUS, not a read of freed
+        // memory). Every bit pattern is a valid `AtomicU64`, which has the
+        // size and alignment of a `u64` on the targets gated above. Every
+        // process running this module touches these words only through
+        // atomics, so nothing is a data race.
+        unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<AtomicU64>(), map.len() / 8) }
+    }
+}
+
 /// A mapping made read and write: the writer's.
-struct ReadWriteMap(MmapRaw);
+struct ReadWriteMap(Mapped);
 
 /// A mapping made read-only: a reader's.
-struct ReadOnlyMap(MmapRaw);
-
-/// The words of a mapping, from its own raw pointer.
-///
-/// (Private: the `ReadOnlyMap`'s words go out only as [`Loads`].)
-fn mapped(map: &MmapRaw) -> &[AtomicU64] {
-    // A mapping starts on a page, so on an `AtomicU64`'s alignment.
-    assert!(
-        map.as_ptr().cast::<AtomicU64>().is_aligned(),
-        "a mapping starts on a page"
-    );
-    // SAFETY: `from_raw_parts` needs a pointer aligned, non-null, valid
-    // for reads of `len * 8` bytes of initialised `AtomicU64`s for the
-    // returned lifetime, and memory not mutated through anything but this
-    // `UnsafeCell`-holding type meanwhile. The pointer is the mapping's
-    // own (`MmapRaw` hands out no reference to its bytes, so no `&[u8]`
-    // forbids the other process's writes), aligned (asserted above),
-    // non-null. `len` is the mapping's length in whole words, and `map`
-    // keeps the mapping alive for as long as the slice borrows it; no
-    // tickwire process truncates a ring file (the lifecycle in `shm`), so
-    // the pages stay backed (a truncation from outside is a SIGBUS, not a
-    // read of freed memory). Every bit pattern is a valid `AtomicU64`,
-    // which has the size and alignment of a `u64` on the targets gated
-    // above. Every process running this module touches these words only
-    // through atomics, so nothing is a data race.
-    unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<AtomicU64>(), map.len() / 8) }
-}
+struct ReadOnlyMap(Mapped);
 
 impl Words for ReadWriteMap {
     fn words(&self) -> &[AtomicU64] {
-        mapped(&self.0)
+        self.0.words()
     }
 }
 
@@ -96,7 +108,7 @@ impl Words for ReadOnlyMap {
     /// std restricts is the operations, and these words leave this file
     /// only as [`Loads`].)
     fn words(&self) -> &[AtomicU64] {
-        mapped(&self.0)
+        self.0.words()
     }
 }
 
@@ -121,7 +133,7 @@ impl Writable {
     /// `map`, which must have been mapped read and write
     /// (`MmapOptions::map_raw`).
     pub(super) fn map(map: MmapRaw) -> Writable {
-        Writable(Box::new(ReadWriteMap(map)))
+        Writable(Box::new(ReadWriteMap(Mapped::new(map))))
     }
 
     /// A heap slice standing for a mapping, in the tests.
@@ -150,7 +162,7 @@ pub(super) struct ReadOnly(Box<dyn Words>);
 impl ReadOnly {
     /// `map`, mapped read-only (`MmapOptions::map_raw_read_only`).
     pub(super) fn map(map: MmapRaw) -> ReadOnly {
-        ReadOnly(Box::new(ReadOnlyMap(map)))
+        ReadOnly(Box::new(ReadOnlyMap(Mapped::new(map))))
     }
 
     /// A heap slice standing for a read-only mapping, in the tests.
