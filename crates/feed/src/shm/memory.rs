@@ -175,11 +175,15 @@ impl ReadOnly {
     /// Miri models it (an immutable static's allocation is), so that Miri
     /// checks every operation a reader makes on it is one std allows
     /// there.
+    ///
+    /// # Safety
+    ///
+    /// `words` points to an immutable static (`&raw const` of it).
     #[cfg(test)]
-    pub(super) fn immutable(words: *const [u64]) -> ReadOnly {
-        // SAFETY: `words` points to an immutable static (the tests' only
-        // use), alive and unchanged for the program's life, so valid for
-        // reads for `'static`. `AtomicU64` "has the same size and bit
+    pub(super) unsafe fn immutable(words: *const [u64]) -> ReadOnly {
+        // SAFETY: `words` points to an immutable static (the caller's
+        // promise), alive and unchanged for the program's life, so valid
+        // for reads for `'static`. `AtomicU64` "has the same size and bit
         // validity as the underlying integer type, `u64`" (std's docs)
         // and the alignment of `u64` on the 64-bit targets gated above,
         // so the cast keeps every word whole and aligned. The memory is

@@ -625,7 +625,7 @@ const fn ended_ring() -> [u64; 48] {
         let at = HEADER_WORDS + (n % 2) as usize * SLOT_WORDS;
         w[at] = 2 * n + 2;
         // `BookValid` (tag 5) of instrument `n % 7`.
-        w[at + 1] = n % 7 | 5 << 32;
+        w[at + 1] = (n % 7) | (5 << 32);
         w[at + 2] = 3 * n;
         w[at + 3] = n;
         w[at + 4] = 11 * n;
@@ -642,7 +642,7 @@ const fn ended_ring() -> [u64; 48] {
 #[test]
 fn a_reader_only_loads_what_read_only_memory_allows() {
     static RING: [u64; 48] = ended_ring();
-    let mut r = Reader::attach(Box::new(Immutable(&RING))).unwrap();
+    let mut r = Reader::attach(Box::new(Immutable(|| &raw const RING))).unwrap();
     r.set_recheck(Duration::ZERO);
     assert_eq!((r.generation(), r.state()), (0x5eed, State::Ended));
     assert!(r.instruments().is_empty());
