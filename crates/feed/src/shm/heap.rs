@@ -1,7 +1,6 @@
-//! The tests' stand-ins for a path (they run under Miri, which maps no
+//! The tests' stand-in for a path (they run under Miri, which maps no
 //! file): a slot holding whichever heap ring was last put there, behind
-//! the same [`Find`] and [`Place`] a path implements; and a ring in an
-//! immutable static, which Miri treats as read-only memory.
+//! the same [`Find`] and [`Place`] a path implements.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -60,27 +59,5 @@ impl Place for HeapPath {
     fn install(&self, staged: Arc<[AtomicU64]>) -> Result<(), RingError> {
         *self.0.lock().unwrap() = Some(staged);
         Ok(())
-    }
-}
-
-/// A ring in an immutable static: read-only memory, as a reader's mapping
-/// is, and as Miri models it. It is reached by a raw pointer to the
-/// static (`&raw const`), which carries the static's own permissions, not
-/// a shared reference's (which Stacked Borrows would not let the reader's
-/// atomics view derive from).
-pub(super) struct Immutable(pub(super) fn() -> *const [u64]);
-
-impl Find for Immutable {
-    #[allow(unsafe_code)]
-    fn open(&self) -> Result<(ReadOnly, Option<RingId>), RingError> {
-        // SAFETY: the field is `|| &raw const` of an immutable static
-        // (what the type is for, and its tests' only use).
-        let memory = unsafe { ReadOnly::immutable((self.0)()) };
-        Ok((memory, self.now()))
-    }
-
-    /// Always this one ring.
-    fn now(&self) -> Option<RingId> {
-        Some((1, (self.0)().cast::<u64>().addr() as u64))
     }
 }

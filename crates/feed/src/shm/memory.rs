@@ -11,9 +11,7 @@
 //!   relaxed load with `fence(Acquire)`, as std says to.
 //!
 //! In the tests, which Miri runs, the same views are built over a heap
-//! slice ([`Writable::heap`], [`ReadOnly::heap`]), and a reader's over an
-//! immutable static ([`ReadOnly::immutable`]), which Miri treats as
-//! read-only memory: it reports any other atomic operation there.
+//! slice ([`Writable::heap`], [`ReadOnly::heap`]).
 
 #![allow(unsafe_code)]
 
@@ -113,13 +111,6 @@ impl Words for ReadOnlyMap {
 }
 
 #[cfg(test)]
-impl Words for &'static [AtomicU64] {
-    fn words(&self) -> &[AtomicU64] {
-        self
-    }
-}
-
-#[cfg(test)]
 impl Words for Arc<[AtomicU64]> {
     fn words(&self) -> &[AtomicU64] {
         self
@@ -168,30 +159,6 @@ impl ReadOnly {
     /// A heap slice standing for a read-only mapping, in the tests.
     #[cfg(test)]
     pub(super) fn heap(words: Arc<[AtomicU64]>) -> ReadOnly {
-        ReadOnly(Box::new(words))
-    }
-
-    /// An immutable static's words, in the tests: read-only memory, as
-    /// Miri models it (an immutable static's allocation is), so that Miri
-    /// checks every operation a reader makes on it is one std allows
-    /// there.
-    ///
-    /// # Safety
-    ///
-    /// `words` points to an immutable static (`&raw const` of it).
-    #[cfg(test)]
-    pub(super) unsafe fn immutable(words: *const [u64]) -> ReadOnly {
-        // SAFETY: `words` points to an immutable static (the caller's
-        // promise), alive and unchanged for the program's life, so valid
-        // for reads for `'static`. `AtomicU64` "has the same size and bit
-        // validity as the underlying integer type, `u64`" (std's docs)
-        // and the alignment of `u64` on the 64-bit targets gated above,
-        // so the cast keeps every word whole and aligned. The memory is
-        // read-only, which a `&AtomicU64` may point to (std's "Atomic
-        // accesses to read-only memory" restricts operations, not
-        // references), and this view gives out `Loads` alone: relaxed
-        // 8-byte loads, which that section allows there.
-        let words: &'static [AtomicU64] = unsafe { &*(words as *const [AtomicU64]) };
         ReadOnly(Box::new(words))
     }
 

@@ -5,7 +5,7 @@
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
-use super::heap::{HeapPath, Immutable};
+use super::heap::HeapPath;
 use super::*;
 use tickwire_venues::book::Side;
 use tickwire_venues::event::{Aggressor, InstrumentId, Kind};
@@ -608,55 +608,4 @@ fn a_named_event_reads_with_its_symbol_and_decimal_prices() {
         line(Kind::Disconnected),
         "binance-spot BTCUSDT disconnected"
     );
-}
-
-/// A ring of 2 slots whose writer published events 0, 1 and 2 (`nth`)
-/// and ended, as its words.
-const fn ended_ring() -> [u64; 48] {
-    let mut w = [0u64; 48];
-    w[W_MAGIC] = MAGIC;
-    w[W_VERSION] = VERSION;
-    w[W_CAPACITY] = 2;
-    w[W_GENERATION] = 0x5eed;
-    w[W_STATE] = ENDED;
-    w[W_PUBLISHED] = 3;
-    let mut n = 1;
-    while n < 3 {
-        let at = HEADER_WORDS + (n % 2) as usize * SLOT_WORDS;
-        w[at] = 2 * n + 2;
-        // `BookValid` (tag 5) of instrument `n % 7`.
-        w[at + 1] = (n % 7) | (5 << 32);
-        w[at + 2] = 3 * n;
-        w[at + 3] = n;
-        w[at + 4] = 11 * n;
-        n += 1;
-    }
-    w
-}
-
-/// A reader on read-only memory (an immutable static, which Miri treats
-/// as such): opening, reading, being lapped and rechecking its place
-/// load the ring only as std allows there, relaxed. Under Miri an
-/// `Acquire` load here is undefined behaviour ("atomic operations cannot
-/// be performed on read-only memory").
-#[test]
-fn a_reader_only_loads_what_read_only_memory_allows() {
-    static RING: [u64; 48] = ended_ring();
-    let mut r = Reader::attach(Box::new(Immutable(|| &raw const RING))).unwrap();
-    r.set_recheck(Duration::ZERO);
-    assert_eq!((r.generation(), r.state()), (0x5eed, State::Ended));
-    assert!(r.instruments().is_empty());
-    assert_eq!(r.read(), Read::Empty);
-    r.rewind();
-    assert_eq!(r.read(), Read::Event(nth(1)));
-    assert_eq!(r.read(), Read::Event(nth(2)));
-    for _ in 0..2 * CLOCK_EVERY {
-        assert_eq!(r.read(), Read::Empty);
-    }
-    r.next = 0;
-    assert_eq!(r.read(), Read::Lost(2));
-    assert_eq!(r.read(), Read::Event(nth(2)));
-    // Event 0's slot holds event 2: not taken for event 0.
-    r.next = 0;
-    assert_eq!(r.ring.get(0), None);
 }
