@@ -1,6 +1,7 @@
 //! The shared-memory ring as files: a writer restarted (after a clean end
 //! or a crash) replaces the ring at its path, and a reader of the old one
-//! reads what is left there, then follows. (The ring's logic alone is
+//! reads what is left there, then follows; and a writer in another
+//! process, read through a read-only mapping. (The ring's logic alone is
 //! tested on the heap, under Miri too, in `src/shm/tests.rs`.)
 
 use std::fs::{self, File};
@@ -319,5 +320,200 @@ fn a_reader_names_the_events_from_the_rings_instrument_table() {
         ("okx", "ETH-USDT", 2, 6)
     );
     assert_eq!(r.instruments().len(), 2);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The environment variable that makes [`ring_writer_child_process`] the
+/// writer of a ring at its value (otherwise it does nothing).
+const CHILD_RING: &str = "TICKWIRE_SHM_TEST_CHILD_RING";
+/// Events per step of the child's first phase: less than its ring's 64
+/// slots, so none is overwritten before the parent reads it.
+const STEP: u64 = 48;
+const STEPS: u64 = 100;
+/// Events of the second phase, published without waiting: ten laps.
+const LAPS: u64 = 640;
+/// Events of the third phase, raced against the reader.
+const RACE: u64 = 300_000;
+
+fn instruments() -> Vec<tickwire_feed::sink::Instrument> {
+    (0..5)
+        .map(|i| tickwire_feed::sink::Instrument {
+            venue: "venue".into(),
+            symbol: format!("SYM{i}"),
+            price_scale: i,
+            size_scale: 8,
+        })
+        .collect()
+}
+
+/// The writer's side of [`a_reader_in_another_process_reads_through_a_read_only_mapping`],
+/// run by the test in a child process (this test binary again): it
+/// publishes in the phases the parent asks for on its stdin, and says
+/// what it did on its stdout.
+#[test]
+#[allow(clippy::print_stdout)] // Its stdout is the parent's to read.
+fn ring_writer_child_process() {
+    let Some(path) = std::env::var_os(CHILD_RING) else {
+        return;
+    };
+    let mut asked = std::io::stdin().lines().map(Result::unwrap);
+    let mut w = Writer::create(&path, 64, &instruments()).unwrap();
+    println!("child: created {:x}", w.generation());
+    let mut n = 0;
+    for _ in 0..STEPS {
+        assert_eq!(asked.next().as_deref(), Some("next"));
+        for _ in 0..STEP {
+            assert!(w.publish(&nth(n)));
+            n += 1;
+        }
+        println!("child: published {n}");
+    }
+    assert_eq!(asked.next().as_deref(), Some("lap"));
+    for _ in 0..LAPS {
+        w.publish(&nth(n));
+        n += 1;
+    }
+    println!("child: published {n}");
+    assert_eq!(asked.next().as_deref(), Some("race"));
+    for _ in 0..RACE {
+        w.publish(&nth(n));
+        n += 1;
+    }
+    drop(w);
+    println!("child: ended {n}");
+}
+
+/// The child, killed if the test ends before it does.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// How this process maps `path`: the permissions column of its line in
+/// `/proc/self/maps` (`r--s`: read-only, shared).
+#[cfg(target_os = "linux")]
+fn mapped_as(path: &Path) -> Vec<String> {
+    let path = fs::canonicalize(path).unwrap();
+    fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .filter(|l| l.ends_with(&*path.to_string_lossy()))
+        .map(|l| l.split_whitespace().nth(1).unwrap().to_owned())
+        .collect()
+}
+
+/// A writer in another process, a reader here through its read-only
+/// mapping (no Miri: a real file, mapped by two processes). Paced by the
+/// reader, every event arrives, in order and whole; ten laps published
+/// at once are said lost and the reader goes on from the oldest left;
+/// raced, every event read is whole and in order and read + lost is all.
+#[test]
+fn a_reader_in_another_process_reads_through_a_read_only_mapping() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+
+    let dir = temp_dir("process");
+    let path = dir.join("ring");
+    let mut child = Child(
+        Command::new(std::env::current_exe().unwrap())
+            .args([
+                "ring_writer_child_process",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD_RING, &path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut to_child = child.0.stdin.take().unwrap();
+    let (said, hear) = std::sync::mpsc::channel();
+    let from_child = BufReader::new(child.0.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in from_child.lines().map_while(Result::ok) {
+            // (The test harness may have begun the line: `test ... `.)
+            if let Some(at) = line.find("child: ") {
+                let _ = said.send(line[at + "child: ".len()..].to_owned());
+            }
+        }
+    });
+    let next_said = || {
+        hear.recv_timeout(Duration::from_secs(60))
+            .expect("the child said nothing within a minute")
+    };
+    let mut ask = |what: &str| writeln!(to_child, "{what}").unwrap();
+
+    let created = next_said();
+    let mut r = Reader::open(&path).unwrap();
+    assert_eq!(created, format!("created {:x}", r.generation()));
+    #[cfg(target_os = "linux")]
+    assert_eq!(mapped_as(&path), ["r--s"], "one read-only shared mapping");
+    assert_eq!(r.instruments().len(), 5);
+    assert_eq!(r.instruments()[3].symbol, "SYM3");
+    assert_eq!(r.state(), State::Live);
+
+    // Paced: each step waits for the reader, so nothing is lost.
+    let mut n = 0;
+    for _ in 0..STEPS {
+        ask("next");
+        assert_eq!(next_said(), format!("published {}", n + STEP));
+        for _ in 0..STEP {
+            assert_eq!(r.read(), Read::Event(nth(n)));
+            n += 1;
+        }
+        assert_eq!(r.read(), Read::Empty);
+    }
+
+    // Ten laps ahead: the reader is told what it lost, then reads on.
+    ask("lap");
+    assert_eq!(next_said(), format!("published {}", n + LAPS));
+    let Read::Lost(lost) = r.read() else {
+        panic!("a reader ten laps behind was not told")
+    };
+    assert!(lost >= LAPS - 64, "{lost} lost");
+    n += lost;
+    while let Read::Event(e) = r.read() {
+        assert_eq!(e, nth(n));
+        n += 1;
+    }
+    assert_eq!(n, STEPS * STEP + LAPS, "read to the last event");
+
+    // Raced.
+    ask("race");
+    let end = n + RACE;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (mut read, mut lost) = (0, 0);
+    while n < end {
+        match r.read() {
+            Read::Event(e) => {
+                let k = e.recv_tsc;
+                assert_eq!(e, nth(k), "torn");
+                assert!(k >= n, "out of order: {k} after {n}");
+                lost += k - n;
+                read += 1;
+                n = k + 1;
+            }
+            Read::Lost(k) => lost += k,
+            Read::Empty => {
+                assert!(
+                    Instant::now() < deadline,
+                    "{read} read, {lost} lost by the deadline"
+                );
+                std::hint::spin_loop();
+            }
+            Read::Reattached { .. } => panic!("nothing replaced the ring"),
+        }
+    }
+    assert_eq!(n, end, "{read} read, {lost} lost");
+    assert!(read > 0);
+    assert_eq!(next_said(), format!("ended {end}"));
+    assert!(child.0.wait().unwrap().success());
+    assert_eq!(r.state(), State::Ended);
+    assert_eq!(r.read(), Read::Empty);
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -47,6 +47,24 @@
 //! reads stale or mixed words, which the sequence check then rejects,
 //! rather than undefined behaviour.
 //!
+//! # Memory ordering
+//!
+//! The writer owns the ring's only read-write mapping. It stores the
+//! header and the table, then the magic with `Release`; for each event
+//! the odd sequence (`Relaxed`), a `Release` fence, the event's words
+//! (`Relaxed`), the even sequence and the published count (`Release`).
+//!
+//! A reader maps the ring read-only, and on read-only memory std allows
+//! only `Relaxed` atomic loads of at most 8 bytes (on 64-bit targets;
+//! `core::sync::atomic`, "Atomic accesses to read-only memory"; the
+//! crate does not build elsewhere). So a reader never makes an `Acquire`
+//! load: where it needs one (the magic, the published count, the state,
+//! a slot's sequence before its words) it loads `Relaxed` and then
+//! issues `fence(Acquire)`, which std names as the substitute; a second
+//! `fence(Acquire)` orders the event's words before the sequence's
+//! second load. Each fence makes the writer's `Release` store that the
+//! load read synchronize with the reader.
+//!
 //! # The ring file's lifecycle
 //!
 //! - **Created** by [`Writer::create`], never in place: the writer makes
@@ -89,22 +107,25 @@
 //! takes the path from it, and the first goes on writing to a ring no new
 //! reader opens (its readers move to the second once the first pauses).
 //!
-//! **This module holds the crate's only `unsafe`**: the view of a ring's
-//! memory as atomic words (`Region::words`), which the tests also run
-//! on a heap-backed ring, under Miri.
+//! **This module holds the crate's only `unsafe`**, in `memory.rs`: the
+//! view of a mapping as atomic words, read-write for the writer and
+//! loads alone for a reader. The tests run the same views over heap
+//! slices, under Miri.
+
+#![deny(unsafe_code)]
 
 use std::hash::{BuildHasher, RandomState};
 use std::io;
 use std::path::Path;
-#[cfg(test)]
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::time::{Duration, Instant};
 
-use memmap2::MmapRaw;
 use tickwire_venues::event::{Event, InstrumentId};
 
 mod codec;
+#[cfg(test)]
+mod heap;
+mod memory;
 mod named;
 mod place;
 mod table;
@@ -116,9 +137,8 @@ pub use named::{Described, Scaled};
 pub use table::{MAX_SYMBOL, MAX_VENUE, RingInstrument};
 
 use crate::sink::Instrument;
-#[cfg(test)]
-use place::HeapPath;
-use place::Place;
+use memory::{Loads, ReadOnly, Writable};
+use place::{AtPath, Find, Place, RingId};
 
 /// `"twring01"`, as a little-endian word.
 const MAGIC: u64 = u64::from_le_bytes(*b"twring01");
@@ -170,106 +190,75 @@ impl State {
     }
 }
 
-/// What keeps a ring's memory alive: a mapping of its file or, in the
-/// tests (which run under Miri), the heap.
-enum Owner {
-    Map(MmapRaw),
-    #[cfg(test)]
-    Heap(Arc<[AtomicU64]>),
+/// The capacity and the instrument table's length of the ring whose
+/// header `h` begins, if it is a whole ring of this version `file_words`
+/// long; a ring of another version is told apart from a file that is no
+/// ring. The magic is loaded relaxed and then fenced (an acquire load,
+/// as std allows it on read-only memory), so the header and table its
+/// writer stored before it are seen whole.
+fn check(h: Loads<'_>, file_words: u64) -> Result<(u64, u64), RingError> {
+    if h.len() < HEADER_WORDS || h.load(W_MAGIC) != MAGIC {
+        return Err(RingError::NotARing);
+    }
+    fence(Ordering::Acquire);
+    let version = h.load(W_VERSION);
+    if version != VERSION {
+        return Err(RingError::Version(version));
+    }
+    let capacity = h.load(W_CAPACITY);
+    let instruments = h.load(W_INSTRUMENTS);
+    let whole = capacity
+        .checked_mul(SLOT_WORDS as u64)
+        .and_then(|w| w.checked_add(HEADER_WORDS as u64))
+        .and_then(|w| w.checked_add(instruments.checked_mul(table::ENTRY_WORDS as u64)?));
+    (h.load(W_GENERATION) != 0
+        && capacity >= 2
+        && capacity.is_power_of_two()
+        && whole == Some(file_words))
+    .then_some((capacity, instruments))
+    .ok_or(RingError::NotARing)
 }
 
-/// A ring's words (or its header's alone), wherever they live.
-struct Region {
-    owner: Owner,
-    words: usize,
+/// The word where slot `n`'s sequence is, in a ring whose slots begin at
+/// `slots`.
+#[inline]
+fn slot_at(slots: usize, mask: u64, n: u64) -> usize {
+    slots + (n & mask) as usize * SLOT_WORDS
 }
 
-impl Region {
-    fn map(map: MmapRaw) -> Region {
-        assert_eq!(
-            map.as_ptr().align_offset(align_of::<AtomicU64>()),
-            0,
-            "a mapping starts on a page"
-        );
-        Region {
-            words: map.len() / 8,
-            owner: Owner::Map(map),
-        }
+/// The writer's ring: its own read-write mapping. Only it stores events.
+struct WriteRing {
+    memory: Writable,
+    mask: u64,
+    /// The first slot's word (after the instrument table).
+    slots: usize,
+}
+
+impl WriteRing {
+    fn generation(&self) -> u64 {
+        self.memory.words()[W_GENERATION].load(Ordering::Relaxed)
     }
 
-    #[cfg(test)]
-    fn heap(words: Arc<[AtomicU64]>) -> Region {
-        Region {
-            words: words.len(),
-            owner: Owner::Heap(words),
-        }
-    }
-
-    /// The words, as atomics: the only view of a ring's memory this
-    /// module makes, and its only `unsafe`.
+    /// Writes event `n` and counts it published.
     #[inline]
-    fn words(&self) -> &[AtomicU64] {
-        // Loads from a read-only mapping are sound only for an atomic no
-        // larger than a pointer (std's rule): a 64-bit target's.
-        const { assert!(usize::BITS >= 64, "the ring needs 64-bit atomic loads") };
-        let start: *const AtomicU64 = match &self.owner {
-            Owner::Map(map) => map.as_mut_ptr().cast(),
-            #[cfg(test)]
-            Owner::Heap(words) => Arc::as_ptr(words).cast(),
-        };
-        // SAFETY: `start` is the mapping's (or the heap slice's) own raw
-        // pointer, not derived from any reference to these bytes, so no
-        // `&[u8]` forbids the writes made through the atomics. It is
-        // aligned for `AtomicU64` (a mapping starts on a page, asserted in
-        // `map`; the heap slice is of `AtomicU64`). The `self.words` words
-        // are inside the mapping (its length, rounded down) or the slice,
-        // which `self.owner` keeps alive for as long as `self` is
-        // borrowed; this module never truncates a ring's file (see the
-        // lifecycle), and a truncation from outside would be a SIGBUS, not
-        // a read of freed memory. `AtomicU64` has the size of a `u64` and
-        // every bit pattern is valid. Every access to these words, here
-        // and in the other processes running this module, is atomic, so
-        // sharing them races with nothing; on a read-only mapping (a
-        // reader's) they are only ever loaded, which std allows for a
-        // lock-free atomic no larger than a pointer (asserted above).
-        unsafe { std::slice::from_raw_parts(start, self.words) }
-    }
-
-    fn word(&self, i: usize) -> &AtomicU64 {
-        &self.words()[i]
-    }
-
-    /// The capacity and the instrument table's length of the ring this is
-    /// the header of, if it is a whole ring of this version `file_words`
-    /// long; a ring of another version is told apart from a file that is
-    /// no ring.
-    fn check(&self, file_words: u64) -> Result<(u64, u64), RingError> {
-        let h = self.words();
-        if h.len() < HEADER_WORDS || h[W_MAGIC].load(Ordering::Acquire) != MAGIC {
-            return Err(RingError::NotARing);
+    fn put(&self, n: u64, payload: [u64; EVENT_WORDS]) {
+        let all = self.memory.words();
+        let at = slot_at(self.slots, self.mask, n);
+        let slot = &all[at..at + 1 + EVENT_WORDS];
+        slot[0].store(2 * n + 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        for (word, v) in slot[1..].iter().zip(payload) {
+            word.store(v, Ordering::Relaxed);
         }
-        let version = h[W_VERSION].load(Ordering::Relaxed);
-        if version != VERSION {
-            return Err(RingError::Version(version));
-        }
-        let capacity = h[W_CAPACITY].load(Ordering::Relaxed);
-        let instruments = h[W_INSTRUMENTS].load(Ordering::Relaxed);
-        let whole = capacity
-            .checked_mul(SLOT_WORDS as u64)
-            .and_then(|w| w.checked_add(HEADER_WORDS as u64))
-            .and_then(|w| w.checked_add(instruments.checked_mul(table::ENTRY_WORDS as u64)?));
-        (h[W_GENERATION].load(Ordering::Relaxed) != 0
-            && capacity >= 2
-            && capacity.is_power_of_two()
-            && whole == Some(file_words))
-        .then_some((capacity, instruments))
-        .ok_or(RingError::NotARing)
+        slot[0].store(2 * n + 2, Ordering::Release);
+        all[W_PUBLISHED].store(n + 1, Ordering::Release);
     }
 }
 
-/// A ring whose header has been checked.
-struct Ring {
-    region: Region,
+/// A reader's ring: a read-only mapping, whose header has been checked.
+/// It only loads (relaxed, then fenced where it needs acquire).
+struct ReadRing {
+    memory: ReadOnly,
     mask: u64,
     capacity: u64,
     /// The first slot's word (after the instrument table).
@@ -277,17 +266,19 @@ struct Ring {
     /// The instrument table, read once at attach.
     instruments: Vec<RingInstrument>,
     /// Its file's identity (device, inode), or the heap slice's address.
-    id: Option<(u64, u64)>,
+    id: Option<RingId>,
 }
 
-impl Ring {
-    fn attach(region: Region, id: Option<(u64, u64)>) -> Result<Ring, RingError> {
-        let (capacity, n) = region.check(region.words as u64)?;
+impl ReadRing {
+    fn open(place: &dyn Find) -> Result<ReadRing, RingError> {
+        let (memory, id) = place.open()?;
+        let words = memory.loads();
+        let (capacity, n) = check(words, words.len() as u64)?;
         // `check` proved the file holds the table and the slots.
         let slots = HEADER_WORDS + n as usize * table::ENTRY_WORDS;
-        let instruments = table::decode_table(&region.words()[HEADER_WORDS..slots])?;
-        Ok(Ring {
-            region,
+        let instruments = table::decode_table(words.range(HEADER_WORDS, slots))?;
+        Ok(ReadRing {
+            memory,
             mask: capacity - 1,
             capacity,
             slots,
@@ -297,55 +288,42 @@ impl Ring {
     }
 
     fn generation(&self) -> u64 {
-        self.region.word(W_GENERATION).load(Ordering::Relaxed)
+        self.memory.loads().load(W_GENERATION)
     }
 
+    /// The state word, with acquire semantics (a relaxed load and a fence).
     fn state(&self) -> u64 {
-        self.region.word(W_STATE).load(Ordering::Acquire)
+        let state = self.memory.loads().load(W_STATE);
+        fence(Ordering::Acquire);
+        state
     }
 
+    /// Events published, with acquire semantics (a relaxed load and a
+    /// fence): the writer's release store of it made the events before it
+    /// visible.
+    #[inline]
     fn published(&self) -> u64 {
-        self.region.word(W_PUBLISHED).load(Ordering::Acquire)
-    }
-
-    /// The words of slot `n`'s sequence and event, in `all`.
-    #[inline]
-    fn slot_in<'a>(&self, all: &'a [AtomicU64], n: u64) -> &'a [AtomicU64] {
-        let at = self.slots + (n & self.mask) as usize * SLOT_WORDS;
-        &all[at..at + 1 + EVENT_WORDS]
-    }
-
-    #[inline]
-    fn slot(&self, n: u64) -> &[AtomicU64] {
-        self.slot_in(self.region.words(), n)
-    }
-
-    /// Writes event `n` and counts it published.
-    #[inline]
-    fn put(&self, n: u64, payload: [u64; EVENT_WORDS]) {
-        let all = self.region.words();
-        let slot = self.slot_in(all, n);
-        slot[0].store(2 * n + 1, Ordering::Relaxed);
-        fence(Ordering::Release);
-        for (word, v) in slot[1..].iter().zip(payload) {
-            word.store(v, Ordering::Relaxed);
-        }
-        slot[0].store(2 * n + 2, Ordering::Release);
-        all[W_PUBLISHED].store(n + 1, Ordering::Release);
+        let published = self.memory.loads().load(W_PUBLISHED);
+        fence(Ordering::Acquire);
+        published
     }
 
     /// Event `n`'s words; `None` if its slot holds another event (a later
-    /// lap's, whole or half written).
+    /// lap's, whole or half written). A sequence lock: the sequence is
+    /// loaded before (then fenced: an acquire load) and after (fenced
+    /// before it) the event's words.
     #[inline]
     fn get(&self, n: u64) -> Option<[u64; EVENT_WORDS]> {
-        let slot = self.slot(n);
-        let before = slot[0].load(Ordering::Acquire);
+        let at = slot_at(self.slots, self.mask, n);
+        let slot = self.memory.loads().range(at, at + 1 + EVENT_WORDS);
+        let before = slot.load(0);
+        fence(Ordering::Acquire);
         let mut payload = [0u64; EVENT_WORDS];
-        for (v, word) in payload.iter_mut().zip(&slot[1..]) {
-            *v = word.load(Ordering::Relaxed);
+        for (i, v) in payload.iter_mut().enumerate() {
+            *v = slot.load(1 + i);
         }
         fence(Ordering::Acquire);
-        let after = slot[0].load(Ordering::Relaxed);
+        let after = slot.load(0);
         (before == 2 * n + 2 && after == before).then_some(payload)
     }
 }
@@ -435,7 +413,7 @@ impl From<io::Error> for RingError {
 /// The feed's end: publishes events. One per ring; dropped, it marks its
 /// ring ended.
 pub struct Writer {
-    ring: Ring,
+    ring: WriteRing,
     next: u64,
 }
 
@@ -450,15 +428,11 @@ impl Writer {
         capacity: usize,
         instruments: &[Instrument],
     ) -> Result<Writer, RingError> {
-        Writer::start(
-            &Place::Path(path.as_ref().to_owned()),
-            capacity,
-            instruments,
-        )
+        Writer::start(&AtPath(path.as_ref().to_owned()), capacity, instruments)
     }
 
-    fn start(
-        place: &Place,
+    fn start<P: Place>(
+        place: &P,
         capacity: usize,
         instruments: &[Instrument],
     ) -> Result<Writer, RingError> {
@@ -466,25 +440,36 @@ impl Writer {
             return Err(RingError::Capacity(capacity));
         }
         let table = table::encode_table(instruments)?;
+        let words = capacity
+            .checked_mul(SLOT_WORDS)
+            .and_then(|w| w.checked_add(HEADER_WORDS + table.len()))
+            .filter(|w| w.checked_mul(8).is_some())
+            .ok_or(RingError::Capacity(capacity))?;
         let old = place.current();
         let generation = fresh_generation(
             old.as_ref()
-                .map(|h| h.word(W_GENERATION).load(Ordering::Relaxed)),
+                .map(|h| h.words()[W_GENERATION].load(Ordering::Relaxed)),
         );
-        let (ring, staged) = place.stage(capacity, generation, &table)?;
+        let (memory, _, staged) = place.stage(words, generation)?;
+        init(memory.words(), capacity as u64, generation, &table);
+        let ring = WriteRing {
+            memory,
+            mask: capacity as u64 - 1,
+            slots: HEADER_WORDS + table.len(),
+        };
         // The old ring's readers learn that it will have no more events
         // (whatever its writer's state: ended, crashed, or still going).
         let prior = old.as_ref().map(|h| {
-            h.word(W_SUCCESSOR).store(generation, Ordering::Relaxed);
-            h.word(W_STATE).swap(SUPERSEDED, Ordering::Release)
+            h.words()[W_SUCCESSOR].store(generation, Ordering::Relaxed);
+            h.words()[W_STATE].swap(SUPERSEDED, Ordering::Release)
         });
         if let Err(e) = place.install(staged) {
             // Not replaced after all: undo the mark, unless another new
             // writer has made it since.
             if let (Some(h), Some(prior)) = (&old, prior)
-                && h.word(W_SUCCESSOR).load(Ordering::Relaxed) == generation
+                && h.words()[W_SUCCESSOR].load(Ordering::Relaxed) == generation
             {
-                let _ = h.word(W_STATE).compare_exchange(
+                let _ = h.words()[W_STATE].compare_exchange(
                     SUPERSEDED,
                     prior,
                     Ordering::Release,
@@ -523,7 +508,7 @@ impl Writer {
 impl Drop for Writer {
     /// Marks the ring ended, unless a newer writer superseded it.
     fn drop(&mut self) {
-        let _ = self.ring.region.word(W_STATE).compare_exchange(
+        let _ = self.ring.memory.words()[W_STATE].compare_exchange(
             LIVE,
             ENDED,
             Ordering::Release,
@@ -557,11 +542,11 @@ pub enum Read {
 /// A consumer's end, in any process: reads events in order, following
 /// the ring's replacements at its path.
 pub struct Reader {
-    ring: Ring,
-    place: Place,
+    ring: ReadRing,
+    place: Box<dyn Find>,
     next: u64,
     /// A newer ring, found while this one still had events to read.
-    successor: Option<Ring>,
+    successor: Option<ReadRing>,
     /// Empty polls, counted to space out the clock's reads.
     idle: u32,
     checked: Instant,
@@ -572,11 +557,11 @@ impl Reader {
     /// Opens the ring at `path`, positioned after the last event published
     /// (only new events are read; see [`rewind`](Self::rewind)).
     pub fn open(path: impl AsRef<Path>) -> Result<Reader, RingError> {
-        Reader::attach(Place::Path(path.as_ref().to_owned()))
+        Reader::attach(Box::new(AtPath(path.as_ref().to_owned())))
     }
 
-    fn attach(place: Place) -> Result<Reader, RingError> {
-        let ring = place.open()?;
+    fn attach(place: Box<dyn Find>) -> Result<Reader, RingError> {
+        let ring = ReadRing::open(&*place)?;
         Ok(Reader {
             next: ring.published(),
             ring,
@@ -662,7 +647,7 @@ impl Reader {
                 } else {
                     self.idle.is_multiple_of(CLOCK_EVERY) && self.due(self.recheck)
                 };
-                match due.then(|| self.place.newer(&self.ring)).flatten() {
+                match due.then(|| self.newer()).flatten() {
                     Some(ring) => ring,
                     None => return Read::Empty,
                 }
@@ -681,6 +666,17 @@ impl Reader {
         Read::Reattached {
             generation: self.ring.generation(),
         }
+    }
+
+    /// The ring at the path, if it is another than the one being read (a
+    /// newer writer's).
+    fn newer(&self) -> Option<ReadRing> {
+        let now = self.place.now();
+        if now.is_some() && now == self.ring.id {
+            return None;
+        }
+        let ring = ReadRing::open(&*self.place).ok()?;
+        (ring.generation() != self.ring.generation()).then_some(ring)
     }
 
     fn due(&mut self, every: Duration) -> bool {

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tickwire_venues::event::InstrumentId;
 
 use super::RingError;
+use super::memory::Loads;
 use crate::sink::Instrument;
 
 /// Words per table entry.
@@ -98,13 +99,16 @@ pub(super) fn store(table: &[u64], into: &[AtomicU64]) {
     }
 }
 
-/// Reads a table (loaded after the header's magic, with acquire). An
-/// entry out of order, or a name that is not UTF-8 or longer than its
-/// field, is not a table this module wrote.
-pub(super) fn decode_table(words: &[AtomicU64]) -> Result<Vec<RingInstrument>, RingError> {
-    let mut out = Vec::with_capacity(words.len() / ENTRY_WORDS);
-    for (i, entry) in words.chunks_exact(ENTRY_WORDS).enumerate() {
-        let w: Vec<u64> = entry.iter().map(|a| a.load(Ordering::Relaxed)).collect();
+/// Reads a table (loaded after the header's magic, which was fenced: an
+/// acquire load). An entry out of order, or a name that is not UTF-8 or
+/// longer than its field, is not a table this module wrote.
+pub(super) fn decode_table(words: Loads<'_>) -> Result<Vec<RingInstrument>, RingError> {
+    let entries = words.len() / ENTRY_WORDS;
+    let mut out = Vec::with_capacity(entries);
+    for i in 0..entries {
+        let w: Vec<u64> = (0..ENTRY_WORDS)
+            .map(|k| words.load(i * ENTRY_WORDS + k))
+            .collect();
         let (venue_len, symbol_len) = ((w[0] >> 48) as u8 as usize, (w[0] >> 56) as usize);
         if w[0] as u32 as usize != i || venue_len > MAX_VENUE || symbol_len > MAX_SYMBOL {
             return Err(RingError::NotARing);

@@ -3,26 +3,34 @@
 //! shm`). The file-backed ring is tested in `tests/shm.rs`.
 
 use std::mem::ManuallyDrop;
+use std::sync::Arc;
 
+use super::heap::HeapPath;
 use super::*;
 use tickwire_venues::book::Side;
 use tickwire_venues::event::{Aggressor, InstrumentId, Kind};
 use tickwire_venues::sync::Resync;
 
 fn writer(place: &HeapPath, capacity: usize) -> Writer {
-    Writer::start(&Place::Heap(place.clone()), capacity, &[]).unwrap()
+    Writer::start(place, capacity, &[]).unwrap()
 }
 
 /// A reader that looks for a replacement whenever it is allowed to.
 fn reader(place: &HeapPath) -> Reader {
-    let mut r = Reader::attach(Place::Heap(place.clone())).unwrap();
+    let mut r = Reader::attach(Box::new(place.clone())).unwrap();
     r.set_recheck(Duration::ZERO);
     r
 }
 
 /// The ring at `place` now.
 fn words_at(place: &HeapPath) -> Arc<[AtomicU64]> {
-    place.0.lock().unwrap().clone().unwrap()
+    place.words().unwrap()
+}
+
+/// The word where slot `n`'s sequence is, in a ring of `capacity` slots
+/// and no instrument table (its event's words follow).
+fn slot_word(capacity: u64, n: u64) -> usize {
+    slot_at(HEADER_WORDS, capacity - 1, n)
 }
 
 fn every_kind() -> Vec<Kind> {
@@ -184,7 +192,8 @@ fn a_slot_being_overwritten_is_not_read() {
     for n in 0..4 {
         w.publish(&nth(n));
     }
-    let slot = w.ring.slot(0);
+    let h = words_at(&place);
+    let slot = &h[slot_word(4, 0)..];
     slot[0].store(2 * 4 + 1, Ordering::Relaxed);
     for word in &slot[1..4] {
         word.store(u64::MAX, Ordering::Relaxed);
@@ -198,7 +207,7 @@ fn a_slot_being_overwritten_is_not_read() {
     // Nor a slot whose sequence is another event's (here: none yet).
     let mut r = reader(&place);
     r.next = 1;
-    w.ring.slot(1)[0].store(0, Ordering::Relaxed);
+    h[slot_word(4, 1)].store(0, Ordering::Relaxed);
     assert!(matches!(r.read(), Read::Lost(_)));
 }
 
@@ -225,7 +234,7 @@ fn publishing_and_reading_allocate_nothing() {
 fn bad_capacities_are_refused() {
     for capacity in [0, 1, 6, usize::MAX] {
         assert!(matches!(
-            Writer::start(&Place::Heap(HeapPath::default()), capacity, &[]),
+            Writer::start(&HeapPath::default(), capacity, &[]),
             Err(RingError::Capacity(c)) if c == capacity
         ));
     }
@@ -363,6 +372,7 @@ fn an_abandoned_ring_is_superseded_too() {
     let place = HeapPath::default();
     let mut crashed = ManuallyDrop::new(writer(&place, 8));
     let mut r = reader(&place);
+    let old_words = words_at(&place);
     crashed.publish(&nth(1));
     assert_eq!(drain(&mut r, 10), [Read::Event(nth(1))]);
     assert_eq!(r.state(), State::Live);
@@ -379,10 +389,6 @@ fn an_abandoned_ring_is_superseded_too() {
         ]
     );
     // (Dropped at last, so the test leaks nothing; it marks nothing.)
-    let old_words = Arc::clone(match &crashed.ring.region.owner {
-        Owner::Heap(words) => words,
-        Owner::Map(_) => unreachable!(),
-    });
     drop(ManuallyDrop::into_inner(crashed));
     assert_eq!(old_words[W_STATE].load(Ordering::Relaxed), SUPERSEDED);
 }
@@ -484,7 +490,7 @@ fn a_reader_gets_the_writers_instrument_table_and_the_slots_follow_it() {
         // The longest names a table holds, and non-ASCII.
         instrument(&"v".repeat(MAX_VENUE), &"é".repeat(MAX_SYMBOL / 2), 18, 0),
     ];
-    let mut w = Writer::start(&Place::Heap(place.clone()), 32, &names).unwrap();
+    let mut w = Writer::start(&place, 32, &names).unwrap();
     let h = words_at(&place);
     let word = |i: usize| h[i].load(Ordering::Relaxed);
     assert_eq!(h.len(), 16 + 3 * 16 + 32 * 16);
@@ -522,7 +528,7 @@ fn a_name_too_long_for_the_table_is_refused_not_cut() {
         ("okx".to_owned(), "S".repeat(MAX_SYMBOL + 1)),
     ] {
         let named = [instrument(&venue, &symbol, 2, 8)];
-        match Writer::start(&Place::Heap(HeapPath::default()), 8, &named) {
+        match Writer::start(&HeapPath::default(), 8, &named) {
             Err(RingError::Name(n)) => assert_eq!(n, format!("{venue} {symbol}")),
             other => panic!("{:?}", other.map(|_| ())),
         }
@@ -532,10 +538,10 @@ fn a_name_too_long_for_the_table_is_refused_not_cut() {
 #[test]
 fn a_ring_of_another_layout_version_is_refused_with_its_version() {
     let place = HeapPath::default();
-    let _w = Writer::start(&Place::Heap(place.clone()), 8, &[]).unwrap();
+    let _w = Writer::start(&place, 8, &[]).unwrap();
     // A version 2 ring: the same header, no table.
     words_at(&place)[1].store(2, Ordering::Relaxed);
-    match Reader::attach(Place::Heap(place.clone())) {
+    match Reader::attach(Box::new(place.clone())) {
         Err(RingError::Version(2)) => {}
         other => panic!("{:?}", other.map(|_| ())),
     }
@@ -549,20 +555,11 @@ fn a_ring_of_another_layout_version_is_refused_with_its_version() {
 #[test]
 fn a_reattached_reader_reads_the_new_rings_table() {
     let place = HeapPath::default();
-    let old = Writer::start(
-        &Place::Heap(place.clone()),
-        8,
-        &[instrument("okx", "BTC-USDT", 1, 8)],
-    );
+    let old = Writer::start(&place, 8, &[instrument("okx", "BTC-USDT", 1, 8)]);
     let mut r = reader(&place);
     assert_eq!(r.instruments()[0].symbol, "BTC-USDT");
     drop(old);
-    let _new = Writer::start(
-        &Place::Heap(place.clone()),
-        8,
-        &[instrument("okx", "ETH-USDT", 2, 6)],
-    )
-    .unwrap();
+    let _new = Writer::start(&place, 8, &[instrument("okx", "ETH-USDT", 2, 6)]).unwrap();
     assert!(matches!(drain(&mut r, 10)[..], [Read::Reattached { .. }]));
     assert_eq!(r.instruments()[0].symbol, "ETH-USDT");
     assert_eq!(r.instruments()[0].price_scale, 2);
