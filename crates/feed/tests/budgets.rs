@@ -21,7 +21,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tickwire_feed::live::{Feed, FeedStats, LineSetup, Sinks, VenueSetup};
+use tickwire_feed::live::{Feed, FeedStats, LineSetup, VenueSetup};
 use tickwire_net::TlsConfig;
 use tickwire_sim::{RequestBudget, SimConfig, SimInstrument, Simulator, Venue, VenueFault};
 use tickwire_tsc::{HistogramConfig, Metrics};
@@ -48,8 +48,8 @@ fn feed(
             )
         })
         .collect();
-    Feed::new(
-        vec![VenueSetup {
+    Feed::builder()
+        .setup(VenueSetup {
             name: venue.name().into(),
             venue,
             instruments: specs,
@@ -58,15 +58,12 @@ fn feed(
             rest: None,
             rest_weight_limit: None,
             lines,
-        }],
-        common::net(),
-        &TlsConfig::empty(),
-        &Metrics::new(HistogramConfig::default()),
-        Sinks::default(),
-        None,
-        0,
-    )
-    .unwrap()
+        })
+        .net(common::net())
+        .tls(TlsConfig::empty())
+        .metrics(Metrics::new(HistogramConfig::default()))
+        .build()
+        .unwrap()
 }
 
 /// Polls until `done`, at most `secs`: a debug build on a loaded machine.
@@ -111,7 +108,8 @@ fn an_okx_book_that_keeps_breaking_never_takes_its_connection_over_the_budget() 
         20,
         LineSetup::default(),
     );
-    feed.limit_requests("okx", REQUESTS, WINDOW).unwrap();
+    feed.limit_requests(feed.venue("okx").unwrap(), REQUESTS, WINDOW)
+        .unwrap();
     let stats = feed.stats();
     poll_until(&mut feed, 60, "both books valid", |_| all_valid(&stats));
     let gaps = || FeedStats::get(&stats.venues[0].gaps);
@@ -126,7 +124,8 @@ fn an_okx_book_that_keeps_breaking_never_takes_its_connection_over_the_budget() 
         breaks += 1;
         let broken = Instant::now();
         poll_until(&mut feed, 60, "the book valid again", |f| {
-            f.book_of("okx", &instruments[0].symbol).is_some()
+            f.book_of(f.venue("okx").unwrap(), &instruments[0].symbol)
+                .is_some()
         });
         longest = longest.max(broken.elapsed());
         assert_eq!(

@@ -574,10 +574,8 @@ fn an_unchecked_simulated_symbol_gets_its_own_market() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let bid = loop {
         feed.poll().unwrap();
-        if let Some((bid, _)) = feed
-            .book_of("binance-spot", "SOLUSDT")
-            .and_then(|b| b.top())
-        {
+        let venue = feed.venue("binance-spot").unwrap();
+        if let Some((bid, _)) = feed.book_of(venue, "SOLUSDT").and_then(|b| b.top()) {
             break bid;
         }
         assert!(Instant::now() < deadline, "no SOLUSDT book in 60 s");

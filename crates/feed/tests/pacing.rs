@@ -60,8 +60,8 @@ fn trades_and_quotes() -> Channels {
 fn a_thousand_streams_are_subscribed_without_a_close() {
     let (simulator, specs, _) = market();
     let (queue, events) = sink::queue(1 << 20);
-    let mut feed = Feed::new(
-        vec![VenueSetup {
+    let mut feed = Feed::builder()
+        .setup(VenueSetup {
             name: "binance-spot".into(),
             venue: Venue::BinanceSpot,
             instruments: specs,
@@ -70,18 +70,16 @@ fn a_thousand_streams_are_subscribed_without_a_close() {
             rest: None,
             rest_weight_limit: None,
             lines: Default::default(),
-        }],
-        NetConfig::default(),
-        &TlsConfig::empty(),
-        &Metrics::new(HistogramConfig::default()),
-        Sinks {
+        })
+        .net(NetConfig::default())
+        .tls(TlsConfig::empty())
+        .metrics(Metrics::new(HistogramConfig::default()))
+        .sinks(Sinks {
             queue: Some(queue),
             ..Sinks::default()
-        },
-        None,
-        0,
-    )
-    .unwrap();
+        })
+        .build()
+        .unwrap();
     let stats = feed.stats();
     // Every instrument's stream flowing: the last frame was taken too.
     let mut heard = HashSet::new();

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup};
+use tickwire_feed::live::{Feed, FeedStats, VenueSetup};
 use tickwire_feed::replay::Venue;
 use tickwire_net::{Config as NetConfig, TlsConfig};
 use tickwire_sim::{SimConfig, SimInstrument, Simulator};
@@ -62,8 +62,8 @@ fn feed(
     rest: String,
     rest_weight_limit: Option<u32>,
 ) -> Feed {
-    Feed::new(
-        vec![VenueSetup {
+    Feed::builder()
+        .setup(VenueSetup {
             name: "binance-spot".into(),
             venue: Venue::BinanceSpot,
             instruments,
@@ -72,18 +72,15 @@ fn feed(
             rest: Some(rest),
             rest_weight_limit,
             lines: Default::default(),
-        }],
-        NetConfig {
+        })
+        .net(NetConfig {
             send_rate: None,
             ..NetConfig::default()
-        },
-        &TlsConfig::empty(),
-        &Metrics::new(HistogramConfig::default()),
-        Sinks::default(),
-        None,
-        0,
-    )
-    .unwrap()
+        })
+        .tls(TlsConfig::empty())
+        .metrics(Metrics::new(HistogramConfig::default()))
+        .build()
+        .unwrap()
 }
 
 /// The simulator's default pair, streaming; a feed of both books fetching

@@ -261,8 +261,8 @@ fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades:
     let mut trust = tickwire_net::TlsConfig::empty();
     trust.add_ca_pem(ca.as_bytes()).unwrap();
     let (queue, events) = tickwire_feed::sink::queue(1 << 20);
-    let mut feed = Feed::new(
-        vec![VenueSetup {
+    let mut feed = Feed::builder()
+        .setup(VenueSetup {
             name: "replayed".into(),
             venue: Venue::BinanceSpot,
             instruments: specs.to_vec(),
@@ -271,21 +271,19 @@ fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades:
             rest: Some(format!("https://localhost:{port}")),
             rest_weight_limit: None,
             lines: Default::default(),
-        }],
-        tickwire_net::Config {
+        })
+        .net(tickwire_net::Config {
             send_rate: None,
             ..tickwire_net::Config::default()
-        },
-        &trust,
-        &tickwire_tsc::Metrics::new(tickwire_tsc::HistogramConfig::default()),
-        Sinks {
+        })
+        .tls(trust.clone())
+        .metrics(tickwire_tsc::Metrics::new(tickwire_tsc::HistogramConfig::default()).clone())
+        .sinks(Sinks {
             queue: Some(queue),
             ..Sinks::default()
-        },
-        None,
-        0,
-    )
-    .unwrap();
+        })
+        .build()
+        .unwrap();
     let stats = feed.stats();
     // Done when the simulator has played the whole recording, both books
     // are valid (their REST snapshots come on connections of their own,

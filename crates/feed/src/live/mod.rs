@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 
 use tickwire_net::{CloseCode, Config as NetConfig, ConnId, Driver, Endpoint, TlsConfig};
 use tickwire_tsc::{Clock, Metrics};
-use tickwire_venues::plan::{self, Channels, PlanError};
+use tickwire_venues::plan::{self, Channels};
 use tickwire_venues::{InstrumentId, InstrumentSpec, Venue};
 
+use crate::id::{FeedId, VenueId};
 use crate::recording;
 use crate::shm;
 use crate::sink::{self, Publisher};
@@ -30,6 +31,7 @@ mod budget;
 mod connectivity;
 mod core;
 mod emitter;
+mod error;
 pub(crate) mod injected;
 mod lines;
 mod links;
@@ -47,6 +49,7 @@ use self::budget::{Admit, RestBudget};
 pub use self::connectivity::{Connectivity, NeverConnected, VenueStatus};
 pub(crate) use self::core::Adapter;
 use self::core::{Core, Link, VenueState};
+pub use self::error::{BadUrl, FeedError, SetupError, UrlProblem};
 use self::lines::PlanLines;
 use self::links::Links;
 pub use self::log::LOG_TARGET;
@@ -130,37 +133,7 @@ impl fmt::Debug for Sinks {
     }
 }
 
-/// Why a feed could not start.
-#[derive(Debug)]
-pub enum FeedError {
-    /// A venue's instruments cannot be planned.
-    Plan(String, PlanError),
-    /// An endpoint override is not a usable URL.
-    Url(String, String),
-    /// The driver could not be set up.
-    Setup(String),
-    /// A socket or poll call failed.
-    Io(std::io::Error),
-    /// No venue of the feed has this name.
-    NoVenue(String),
-}
-
-impl fmt::Display for FeedError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FeedError::Plan(v, e) => write!(f, "venue {v}: {e}"),
-            FeedError::Url(u, e) => write!(f, "{u}: {e}"),
-            FeedError::Setup(e) => write!(f, "cannot start: {e}"),
-            FeedError::Io(e) => write!(f, "{e}"),
-            FeedError::NoVenue(v) => write!(f, "no venue named {v} in this feed"),
-        }
-    }
-}
-
-impl std::error::Error for FeedError {}
-
-/// A feed: venues on one driver. Build it with [`Feed::builder`] (or
-/// [`Feed::new`]), then call [`Feed::poll`] in a loop, or [`Feed::run`],
+/// A feed: venues on one driver. Build it with [`Feed::builder`], then call [`Feed::poll`] in a loop, or [`Feed::run`],
 /// on the thread it should live on. `H` gets each message's events with
 /// the books as the message left them ([`Update`]).
 pub struct Feed<H = NoHandler> {
@@ -213,22 +186,36 @@ struct Fetch {
 }
 
 /// A URL override's `(scheme, host:port)`.
-fn split_base(url: &str) -> Result<(&str, &str), String> {
+fn split_base(url: &str) -> Result<(&str, &str), FeedError> {
+    let bad = |problem| {
+        FeedError::Url(BadUrl {
+            url: url.to_owned(),
+            problem,
+        })
+    };
     let (scheme, rest) = url
         .split_once("://")
-        .ok_or_else(|| "expected scheme://host:port".to_string())?;
+        .ok_or_else(|| bad(UrlProblem::NoScheme))?;
     let authority = rest.split('/').next().unwrap_or_default();
     if authority.is_empty() {
-        return Err("no host".into());
+        return Err(bad(UrlProblem::NoHost));
     }
     Ok((scheme, authority))
+}
+
+/// The engine's refusal of `url`.
+fn bad_url(url: &str, e: tickwire_net::UrlError) -> FeedError {
+    FeedError::Url(BadUrl {
+        url: url.to_owned(),
+        problem: UrlProblem::Endpoint(e),
+    })
 }
 
 impl Feed {
     /// Plans every venue's connections, allocates every adapter, book,
     /// recorder and connection slot, and starts connecting. Its events go
-    /// to `sinks` only.
-    pub fn new(
+    /// to `sinks` only. (The builder is the public way in.)
+    pub(crate) fn new(
         venues: Vec<VenueSetup>,
         net: NetConfig,
         tls: &TlsConfig,
@@ -254,7 +241,7 @@ impl<H: OnEvent> Feed<H> {
     /// [`Feed::new`] with a handler that gets each message's events, on
     /// the feed's thread, after the books took them.
     #[allow(clippy::too_many_arguments)]
-    pub fn with_handler(
+    pub(crate) fn with_handler(
         venues: Vec<VenueSetup>,
         net: NetConfig,
         tls: &TlsConfig,
@@ -278,10 +265,10 @@ impl<H: OnEvent> Feed<H> {
                 setup.channels,
                 setup.rest_weight_limit,
             ) {
-                return Err(FeedError::Setup(format!(
-                    "venue {}: rest_weight_limit {problem}",
-                    setup.name
-                )));
+                return Err(FeedError::Setup(SetupError::RestWeightLimit {
+                    venue: setup.name.clone(),
+                    problem,
+                }));
             }
             streams += plans.len();
             let mut fetch = Vec::new();
@@ -291,15 +278,13 @@ impl<H: OnEvent> Feed<H> {
                         let (host, path) = plan::snapshot_path(m, &i.symbol, i.depth);
                         let url = match &setup.rest {
                             Some(base) => {
-                                let (scheme, authority) = split_base(base)
-                                    .map_err(|e| FeedError::Url(base.clone(), e))?;
+                                let (scheme, authority) = split_base(base)?;
                                 format!("{scheme}://{authority}{path}")
                             }
                             None => format!("https://{host}{path}"),
                         };
                         Some(Fetch {
-                            endpoint: Endpoint::parse(&url)
-                                .map_err(|e| FeedError::Url(url.clone(), e.to_string()))?,
+                            endpoint: Endpoint::parse(&url).map_err(|e| bad_url(&url, e))?,
                             url,
                             bytes: plan::binance::snapshot_bytes(m, i.depth),
                             weight: plan::binance::snapshot_weight(
@@ -423,7 +408,7 @@ impl<H: OnEvent> Feed<H> {
             batch: Vec::with_capacity(if H::EVENTS { 4096 } else { 0 }),
             in_handler: false,
         };
-        let driver = Driver::new(net, tls, core).map_err(|e| FeedError::Setup(e.to_string()))?;
+        let driver = Driver::new(net, tls, core).map_err(SetupError::Driver)?;
         let mut targets = Vec::new();
         for state in &driver.handler().venues {
             let mut of_venue = Vec::new();
@@ -469,8 +454,9 @@ impl<H: OnEvent> Feed<H> {
         Arc::clone(&self.driver.handler().stats)
     }
 
-    /// Every instrument of this feed; events carry ids from the
-    /// `first_instrument` given to [`Feed::new`] on, in this order.
+    /// Every instrument of this feed, in the order of their feed-wide ids
+    /// ([`FeedId`]: from 0, or from where the feed threads before this
+    /// one's instruments end, for one of the binary's threads).
     pub fn instruments(&self) -> &[sink::Instrument] {
         &self.names
     }
@@ -485,58 +471,48 @@ impl<H: OnEvent> Feed<H> {
         &mut self.driver.handler_mut().user
     }
 
-    /// A book by its venue's name and its symbol, while valid.
-    pub fn book_of(&self, venue: &str, symbol: &str) -> Option<&tickwire_venues::book::Book> {
-        let (v, state) = self
-            .driver
-            .handler()
-            .venues
-            .iter()
-            .enumerate()
-            .find(|(_, s)| s.setup.name == venue)?;
+    /// A book by its venue and its symbol, while valid.
+    pub fn book_of(&self, venue: VenueId, symbol: &str) -> Option<&tickwire_venues::book::Book> {
+        let state = self.driver.handler().venues.get(venue.index())?;
         let i = state
             .setup
             .instruments
             .iter()
             .position(|i| i.symbol == symbol)?;
-        self.venue_book(v, InstrumentId(i as u32))
+        state.adapter.adapter_ref().book(InstrumentId(i as u32))
+    }
+
+    /// The feed-wide id of a venue's instrument (by its symbol), the one
+    /// its events carry.
+    pub fn instrument(&self, venue: VenueId, symbol: &str) -> Option<FeedId> {
+        let state = self.driver.handler().venues.get(venue.index())?;
+        let i = state
+            .setup
+            .instruments
+            .iter()
+            .position(|i| i.symbol == symbol)?;
+        Some(FeedId(state.base + i as u32))
     }
 
     /// A book by its feed-wide instrument id (the one events carry, and
     /// [`instruments`](Self::instruments) lists), while valid.
-    pub fn book(&self, id: InstrumentId) -> Option<&tickwire_venues::book::Book> {
+    pub fn book(&self, id: FeedId) -> Option<&tickwire_venues::book::Book> {
         let state = self.driver.handler().venues.iter().find(|s| {
             id.0.checked_sub(s.base)
                 .is_some_and(|i| (i as usize) < s.setup.instruments.len())
         })?;
+        // The adapter's own index of the instrument.
         let local = InstrumentId(id.0 - state.base);
         state.adapter.adapter_ref().book(local)
     }
 
-    /// A venue's (by position) book by the venue's own index of the
-    /// instrument (its place in the venue's instruments, not the
-    /// feed-wide id events carry: see [`book`](Self::book)), while valid.
-    pub fn venue_book(
-        &self,
-        venue: usize,
-        local: InstrumentId,
-    ) -> Option<&tickwire_venues::book::Book> {
+    /// A venue's own words on the last request it refused; empty before
+    /// any (and for another feed's venue).
+    pub fn rejection(&self, venue: VenueId) -> &str {
         self.driver
             .handler()
             .venues
-            .get(venue)?
-            .adapter
-            .adapter_ref()
-            .book(local)
-    }
-
-    /// A venue's (by position) own words on the last request it refused;
-    /// empty before any.
-    pub fn rejection(&self, venue: usize) -> &str {
-        self.driver
-            .handler()
-            .venues
-            .get(venue)
+            .get(venue.index())
             .map_or("", |v| v.adapter.adapter_ref().rejection())
     }
 

@@ -101,8 +101,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::time::{Duration, Instant};
 
+use crate::id::{Event, FeedId};
 use memmap2::MmapRaw;
-use tickwire_venues::event::{Event, InstrumentId};
 
 mod codec;
 mod named;
@@ -607,7 +607,7 @@ impl Reader {
 
     /// The entry of `id` in the [instrument table](Self::instruments).
     #[inline]
-    pub fn instrument(&self, id: InstrumentId) -> Option<&RingInstrument> {
+    pub fn instrument(&self, id: FeedId) -> Option<&RingInstrument> {
         self.ring.instruments.get(id.0 as usize)
     }
 

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use tickwire_feed::live::{Feed, FeedStats, LineSetup, LostBy, Sinks, VenueSetup};
 use tickwire_feed::mirror::Mirrors;
+use tickwire_feed::{Event, FeedId};
 use tickwire_feed::{recording, sink};
 use tickwire_net::{Backoff, Config as NetConfig, TlsConfig};
 use tickwire_sim::{Levels, SimConfig, SimInstrument, Simulator, Venue};
@@ -20,7 +21,7 @@ use tickwire_testkit::proxy::Proxy;
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::book::Side;
 use tickwire_venues::plan::Channels;
-use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind};
+use tickwire_venues::{InstrumentSpec, Kind};
 
 /// Every venue, for tests that run over all of them, or those named in
 /// `TICKWIRE_TEST_VENUES` (comma-separated, to look at a few closely).
@@ -252,20 +253,20 @@ impl Rig {
         };
         let (queue, events) = sink::queue(1 << 20);
         let metrics = Metrics::new(HistogramConfig::default());
-        let feed = Feed::new(
-            vec![setup("a", 0, &proxies[0]), setup("b", 1, &proxies[1])],
-            net,
-            &trust,
-            &metrics,
-            Sinks {
-                queue: Some(queue),
-                recording,
-                ..Sinks::default()
-            },
-            None,
-            0,
-        )
-        .unwrap();
+        let sinks = Sinks {
+            queue: Some(queue),
+            recording,
+            ..Sinks::default()
+        };
+        let feed = Feed::builder()
+            .setup(setup("a", 0, &proxies[0]))
+            .setup(setup("b", 1, &proxies[1]))
+            .net(net)
+            .tls(trust)
+            .metrics(metrics.clone())
+            .sinks(sinks)
+            .build()
+            .unwrap();
         let stats = feed.stats();
         let mut rig = Rig {
             venue,
@@ -451,7 +452,7 @@ impl Rig {
 
     /// Book `n` as the feed keeps it, while valid: its bids and asks.
     fn feed_book(&self, n: usize) -> Option<(Levels, Levels)> {
-        let book = self.feed.venue_book(n, InstrumentId(0))?;
+        let book = self.feed.book(FeedId(n as u32))?;
         let side = |side| {
             book.levels(side)
                 .iter()
