@@ -559,4 +559,81 @@ mod tests {
         let e = FeedBuilder::from_toml("[[venue]]\nvenue = 3\n").unwrap_err();
         assert!(e.to_string().contains("venue"), "{e}");
     }
+
+    #[test]
+    fn setup_errors_are_typed_and_keep_their_words() {
+        let e = FeedBuilder::new().build().unwrap_err();
+        assert!(matches!(e, FeedError::Setup(SetupError::NoVenue)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "cannot start: no venue: add one with `venue`"
+        );
+        let e = FeedBuilder::new()
+            .venue("nasdaq", &["AAPL"])
+            .build()
+            .unwrap_err();
+        match &e {
+            FeedError::Setup(SetupError::UnknownVenue { venue, .. }) => assert_eq!(venue, "nasdaq"),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            e.to_string().starts_with("cannot start: venue `nasdaq`: "),
+            "{e}"
+        );
+        let e = FeedBuilder::new().venue("okx", &[]).build().unwrap_err();
+        assert!(
+            matches!(&e, FeedError::Setup(SetupError::NoInstrument { venue }) if venue == "okx"),
+            "{e:?}"
+        );
+        let e = FeedBuilder::new()
+            .venue("okx", &["BTC-USDT"])
+            .ca_file("/nonexistent/ca.pem")
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(&e, FeedError::Setup(SetupError::CaFile { path, .. }) if path.ends_with("ca.pem")),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("cannot start: CA file /nonexistent/ca.pem: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_bad_endpoint_is_a_typed_url_error() {
+        use crate::live::{BadUrl, UrlProblem};
+        let mut setup = VenueSetup {
+            name: "okx".into(),
+            venue: Venue::Okx,
+            instruments: vec![InstrumentSpec::new("BTC-USDT", 1, 8, 5)],
+            channels: Channels::default(),
+            endpoint: Some("localhost:9".into()),
+            rest: None,
+            rest_weight_limit: None,
+            lines: LineSetup::default(),
+        };
+        let e = FeedBuilder::new().setup(setup.clone()).build().unwrap_err();
+        match &e {
+            FeedError::Url(BadUrl { url, problem }) => {
+                assert_eq!(url, "localhost:9");
+                assert_eq!(*problem, UrlProblem::NoScheme);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(e.to_string(), "localhost:9: expected scheme://host:port");
+        setup.endpoint = Some("wss:///x".into());
+        let e = FeedBuilder::new().setup(setup).build().unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                FeedError::Url(BadUrl {
+                    problem: UrlProblem::NoHost,
+                    ..
+                })
+            ),
+            "{e:?}"
+        );
+    }
 }
