@@ -49,6 +49,7 @@ fn feed(
         })
         .collect();
     Feed::builder()
+        .check_instruments(false)
         .setup(VenueSetup {
             name: venue.name().into(),
             venue,

@@ -82,6 +82,7 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
     };
     let symbols = instruments.iter().map(|i| i.symbol.clone()).collect();
     let mut feed = Feed::builder()
+        .check_instruments(false)
         .setup(VenueSetup {
             name: "sim".into(),
             venue: Venue::BinanceSpot,

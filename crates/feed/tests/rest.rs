@@ -63,6 +63,7 @@ fn feed(
     rest_weight_limit: Option<u32>,
 ) -> Feed {
     Feed::builder()
+        .check_instruments(false)
         .setup(VenueSetup {
             name: "binance-spot".into(),
             venue: Venue::BinanceSpot,

@@ -262,6 +262,7 @@ fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades:
     trust.add_ca_pem(ca.as_bytes()).unwrap();
     let (queue, events) = tickwire_feed::sink::queue(1 << 20);
     let mut feed = Feed::builder()
+        .check_instruments(false)
         .setup(VenueSetup {
             name: "replayed".into(),
             venue: Venue::BinanceSpot,

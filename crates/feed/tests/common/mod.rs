@@ -259,6 +259,7 @@ impl Rig {
             ..Sinks::default()
         };
         let feed = Feed::builder()
+            .check_instruments(false)
             .setup(setup("a", 0, &proxies[0]))
             .setup(setup("b", 1, &proxies[1]))
             .net(net)
