@@ -26,7 +26,6 @@ use tickwire_net::TlsConfig;
 use tickwire_sim::{RequestBudget, SimConfig, SimInstrument, Simulator, Venue, VenueFault};
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::InstrumentSpec;
-use tickwire_venues::plan::Channels;
 
 /// `venue`'s feed on `simulator` (plain `ws://`), books of `depth`.
 fn feed(
@@ -50,15 +49,11 @@ fn feed(
         .collect();
     Feed::builder()
         .check_instruments(false)
-        .setup(VenueSetup {
-            name: venue.name().into(),
-            venue,
-            instruments: specs,
-            channels: Channels::default(),
-            endpoint: Some(format!("ws://{}", simulator.addr())),
-            rest: None,
-            rest_weight_limit: None,
-            lines,
+        .setup({
+            let mut s = VenueSetup::new(venue.name(), venue, specs);
+            s.endpoint = Some(format!("ws://{}", simulator.addr()));
+            s.lines = lines;
+            s
         })
         .net(common::net())
         .tls(TlsConfig::empty())
@@ -181,10 +176,8 @@ fn coinbase_lines_together_never_send_more_than_eight_messages_a_second() {
         ..SimConfig::new(Venue::Coinbase)
     })
     .unwrap();
-    let standby = LineSetup {
-        standby: true,
-        ..LineSetup::default()
-    };
+    let mut standby = LineSetup::default();
+    standby.standby = true;
     let mut feed = feed(Venue::Coinbase, &simulator, &instruments, 10, standby);
     let stats = feed.stats();
     poll_until(&mut feed, 60, "every book valid", |_| all_valid(&stats));

@@ -16,7 +16,7 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use tickwire_feed::FeedBuilder;
-use tickwire_feed::live::{Feed, FeedStats, LineSetup, Sinks, VenueSetup};
+use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup};
 use tickwire_feed::mirror::Mirrors;
 use tickwire_feed::sink;
 use tickwire_feed::{Event, FeedId};
@@ -24,7 +24,6 @@ use tickwire_net::TlsConfig;
 use tickwire_sim::{Levels, SimConfig, SimInstrument, Simulator, Venue};
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::book::Side;
-use tickwire_venues::plan::Channels;
 use tickwire_venues::{InstrumentSpec, Kind};
 
 /// Levels each book shows.
@@ -94,23 +93,16 @@ fn a_usdc_book_is_kept_from_the_usd_products_frames_equal_to_the_simulators() {
     let metrics = Metrics::new(HistogramConfig::default());
     let mut feed = Feed::builder()
         .check_instruments(false)
-        .setup(VenueSetup {
-            name: "coinbase".into(),
-            venue: Venue::Coinbase,
-            instruments: specs,
-            channels: Channels::default(),
-            endpoint: Some(format!("wss://localhost:{port}")),
-            rest: Some(format!("https://localhost:{port}")),
-            rest_weight_limit: None,
-            lines: LineSetup::default(),
+        .setup({
+            let mut s = VenueSetup::new("coinbase", Venue::Coinbase, specs);
+            s.endpoint = Some(format!("wss://localhost:{port}"));
+            s.rest = Some(format!("https://localhost:{port}"));
+            s
         })
         .net(common::net())
         .tls(trust.clone())
         .metrics(metrics.clone())
-        .sinks(Sinks {
-            queue: Some(queue),
-            ..Sinks::default()
-        })
+        .sinks(Sinks::default().with_queue(queue))
         .build()
         .unwrap();
     let stats = feed.stats();

@@ -23,7 +23,6 @@ use tickwire_sim::{self as sim, Sent, SimConfig, SimInstrument, Simulator};
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::InstrumentSpec;
 use tickwire_venues::book::Side;
-use tickwire_venues::plan::Channels;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tickwire-live-{name}-{}", std::process::id()));
@@ -83,24 +82,16 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
     let symbols = instruments.iter().map(|i| i.symbol.clone()).collect();
     let mut feed = Feed::builder()
         .check_instruments(false)
-        .setup(VenueSetup {
-            name: "sim".into(),
-            venue: Venue::BinanceSpot,
-            instruments: specs.clone(),
-            channels: Channels::default(),
-            endpoint: Some(format!("wss://localhost:{port}")),
-            rest: Some(format!("https://localhost:{port}")),
-            rest_weight_limit: None,
-            lines: Default::default(),
+        .setup({
+            let mut s = VenueSetup::new("sim", Venue::BinanceSpot, specs.clone());
+            s.endpoint = Some(format!("wss://localhost:{port}"));
+            s.rest = Some(format!("https://localhost:{port}"));
+            s
         })
         .net(net)
         .tls(trust)
         .metrics(metrics.clone())
-        .sinks(Sinks {
-            queue: Some(queue),
-            ring: Some(ring),
-            recording: None,
-        })
+        .sinks(Sinks::default().with_queue(queue).with_ring(ring))
         .send_stamps(simulator.stamps() as Arc<dyn WireStamps>, symbols)
         .build()
         .unwrap();
@@ -177,7 +168,7 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
         (sim_stats.dropped_clients, sim_stats.closed_clients),
         (0, 1)
     );
-    let Sinks { queue, ring, .. } = sinks;
+    let (queue, ring) = (sinks.queue, sinks.ring);
     assert_eq!(queue.as_ref().unwrap().dropped(), 0);
     drop(queue);
     let lines = writer.join().unwrap().unwrap();

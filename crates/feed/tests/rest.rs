@@ -19,7 +19,6 @@ use tickwire_net::{Config as NetConfig, TlsConfig};
 use tickwire_sim::{SimConfig, SimInstrument, Simulator};
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::InstrumentSpec;
-use tickwire_venues::plan::Channels;
 
 /// A server answering every HTTP request with `head` (status line and
 /// headers) and a Binance error body; the instants the requests came, in
@@ -64,15 +63,12 @@ fn feed(
 ) -> Feed {
     Feed::builder()
         .check_instruments(false)
-        .setup(VenueSetup {
-            name: "binance-spot".into(),
-            venue: Venue::BinanceSpot,
-            instruments,
-            channels: Channels::default(),
-            endpoint: Some(format!("ws://{}", simulator.addr())),
-            rest: Some(rest),
-            rest_weight_limit,
-            lines: Default::default(),
+        .setup({
+            let mut s = VenueSetup::new("binance-spot", Venue::BinanceSpot, instruments);
+            s.endpoint = Some(format!("ws://{}", simulator.addr()));
+            s.rest = Some(rest);
+            s.rest_weight_limit = rest_weight_limit;
+            s
         })
         .net(NetConfig {
             send_rate: None,

@@ -236,7 +236,6 @@ rest = "https://localhost:{port}"
 
 fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades: usize) {
     use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup};
-    use tickwire_venues::plan::Channels;
     let (tls, ca) = sim::self_signed().unwrap();
     let script = replay::script(files, false).unwrap();
     // Both snapshots are served where the recording had them: after some
@@ -263,15 +262,11 @@ fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades:
     let (queue, events) = tickwire_feed::sink::queue(1 << 20);
     let mut feed = Feed::builder()
         .check_instruments(false)
-        .setup(VenueSetup {
-            name: "replayed".into(),
-            venue: Venue::BinanceSpot,
-            instruments: specs.to_vec(),
-            channels: Channels::default(),
-            endpoint: Some(format!("wss://localhost:{port}")),
-            rest: Some(format!("https://localhost:{port}")),
-            rest_weight_limit: None,
-            lines: Default::default(),
+        .setup({
+            let mut s = VenueSetup::new("replayed", Venue::BinanceSpot, specs.to_vec());
+            s.endpoint = Some(format!("wss://localhost:{port}"));
+            s.rest = Some(format!("https://localhost:{port}"));
+            s
         })
         .net(tickwire_net::Config {
             send_rate: None,
@@ -279,10 +274,7 @@ fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades:
         })
         .tls(trust.clone())
         .metrics(tickwire_tsc::Metrics::new(tickwire_tsc::HistogramConfig::default()).clone())
-        .sinks(Sinks {
-            queue: Some(queue),
-            ..Sinks::default()
-        })
+        .sinks(Sinks::default().with_queue(queue))
         .build()
         .unwrap();
     let stats = feed.stats();

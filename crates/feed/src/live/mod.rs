@@ -66,8 +66,9 @@ pub use self::wire::{WireStamps, WireStream};
 /// without depending on `tickwire-net` itself.
 pub use tickwire_net::{Disconnect, TlsErrorKind};
 
-/// One venue of a feed.
+/// One venue of a feed ([`VenueSetup::new`], then the fields to change).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct VenueSetup {
     /// Its name in the sinks and metrics (`binance-spot`, or your own).
     pub name: String,
@@ -98,6 +99,7 @@ pub struct VenueSetup {
 /// each message wins. Duplicates are told by the venue's own sequence
 /// ids (`tickwire_venues::sync::lines`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LineSetup {
     /// A warm standby line beside each connection, with the same
     /// subscriptions: the first copy of each message wins, and a fault on
@@ -112,8 +114,9 @@ pub struct LineSetup {
     pub max_lifetime: Option<Duration>,
 }
 
-/// Where events go.
+/// Where events go: none by default; `with_*` adds one.
 #[derive(Default)]
+#[non_exhaustive]
 pub struct Sinks {
     /// The queue of the JSON Lines (or any other) sink thread.
     pub queue: Option<Publisher>,
@@ -121,6 +124,44 @@ pub struct Sinks {
     pub ring: Option<shm::Writer>,
     /// A raw recording of every frame.
     pub recording: Option<recording::Writer>,
+}
+
+impl VenueSetup {
+    /// `venue` named `name` in the sinks and metrics, with `instruments`:
+    /// trades, quotes and books, from the venue's own hosts, its lines
+    /// kept as its plan says ([`LineSetup::default`]).
+    pub fn new(name: &str, venue: Venue, instruments: Vec<InstrumentSpec>) -> VenueSetup {
+        VenueSetup {
+            name: name.to_owned(),
+            venue,
+            instruments,
+            channels: Channels::default(),
+            endpoint: None,
+            rest: None,
+            rest_weight_limit: None,
+            lines: LineSetup::default(),
+        }
+    }
+}
+
+impl Sinks {
+    /// These sinks and the queue of a sink thread (the JSON Lines one).
+    pub fn with_queue(mut self, queue: Publisher) -> Sinks {
+        self.queue = Some(queue);
+        self
+    }
+
+    /// These sinks and the shared-memory ring.
+    pub fn with_ring(mut self, ring: shm::Writer) -> Sinks {
+        self.ring = Some(ring);
+        self
+    }
+
+    /// These sinks and a raw recording of every frame.
+    pub fn with_recording(mut self, recording: recording::Writer) -> Sinks {
+        self.recording = Some(recording);
+        self
+    }
 }
 
 impl fmt::Debug for Sinks {

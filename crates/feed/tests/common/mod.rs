@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use tickwire_feed::live::{Feed, FeedStats, LineSetup, LostBy, Sinks, VenueSetup};
+use tickwire_feed::live::{Feed, FeedStats, LostBy, Sinks, VenueSetup};
 use tickwire_feed::mirror::Mirrors;
 use tickwire_feed::{Event, FeedId};
 use tickwire_feed::{recording, sink};
@@ -20,7 +20,6 @@ use tickwire_sim::{Levels, SimConfig, SimInstrument, Simulator, Venue};
 use tickwire_testkit::proxy::Proxy;
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::book::Side;
-use tickwire_venues::plan::Channels;
 use tickwire_venues::{InstrumentSpec, Kind};
 
 /// Every venue, for tests that run over all of them, or those named in
@@ -234,30 +233,22 @@ impl Rig {
                 up(s.size_scale, instruments[n].size_scale),
             )
         });
-        let setup = |name: &str, n: usize, proxy: &Proxy| VenueSetup {
-            name: name.into(),
-            venue,
-            instruments: vec![spec(n)],
-            channels: Channels::default(),
-            endpoint: Some(format!("wss://localhost:{}", proxy.addr().port())),
-            rest: Some(format!(
+        let setup = |name: &str, n: usize, proxy: &Proxy| {
+            let mut s = VenueSetup::new(name, venue, vec![spec(n)]);
+            s.endpoint = Some(format!("wss://localhost:{}", proxy.addr().port()));
+            s.rest = Some(format!(
                 "https://localhost:{}",
                 if n == 0 { rest_port } else { sim.port() }
-            )),
-            rest_weight_limit: None,
-            lines: LineSetup {
-                standby,
-                standby_endpoint: Some(format!("wss://localhost:{}", sim.port())),
-                max_lifetime: lifetime,
-            },
+            ));
+            s.lines.standby = standby;
+            s.lines.standby_endpoint = Some(format!("wss://localhost:{}", sim.port()));
+            s.lines.max_lifetime = lifetime;
+            s
         };
         let (queue, events) = sink::queue(1 << 20);
         let metrics = Metrics::new(HistogramConfig::default());
-        let sinks = Sinks {
-            queue: Some(queue),
-            recording,
-            ..Sinks::default()
-        };
+        let mut sinks = Sinks::default().with_queue(queue);
+        sinks.recording = recording;
         let feed = Feed::builder()
             .check_instruments(false)
             .setup(setup("a", 0, &proxies[0]))
