@@ -19,6 +19,7 @@ use crate::config::FeedConfig;
 use crate::live::{Feed, FeedStats, NeverConnected, Sinks, VenueStats, VenueStatus};
 use crate::recording::{self, Header};
 use crate::sink::Publisher;
+use crate::{FeedBuilder, FeedId};
 use crate::{shm, sink, threads};
 
 /// Why a run could not start or ended badly.
@@ -227,7 +228,17 @@ pub fn run(
                     if let Some(p) = priority {
                         threads::fifo(p).map_err(|e| format!("thread[{n}]: {e}"))?;
                     }
-                    Feed::new(venues, net, &tls, &metrics, sinks, None, first)
+                    // The instruments were checked before the run started.
+                    venues
+                        .into_iter()
+                        .fold(Feed::builder(), FeedBuilder::setup)
+                        .check_instruments(false)
+                        .net(net)
+                        .tls(tls)
+                        .metrics(metrics)
+                        .sinks(sinks)
+                        .first_id(FeedId(first))
+                        .build()
                         .map_err(|e| format!("thread[{n}]: {e}"))
                 })();
                 let feed = match started {

@@ -252,35 +252,13 @@ fn bad_url(url: &str, e: tickwire_net::UrlError) -> FeedError {
     })
 }
 
-impl Feed {
+impl<H: OnEvent> Feed<H> {
     /// Plans every venue's connections, allocates every adapter, book,
     /// recorder and connection slot, and starts connecting. Its events go
-    /// to `sinks` only. (The builder is the public way in.)
-    pub(crate) fn new(
-        venues: Vec<VenueSetup>,
-        net: NetConfig,
-        tls: &TlsConfig,
-        metrics: &Metrics,
-        sinks: Sinks,
-        send_stamps: Option<(Arc<dyn WireStamps>, Vec<String>)>,
-        first_instrument: u32,
-    ) -> Result<Feed, FeedError> {
-        Feed::with_handler(
-            venues,
-            net,
-            tls,
-            metrics,
-            sinks,
-            send_stamps,
-            first_instrument,
-            NoHandler,
-        )
-    }
-}
-
-impl<H: OnEvent> Feed<H> {
-    /// [`Feed::new`] with a handler that gets each message's events, on
-    /// the feed's thread, after the books took them.
+    /// to `sinks`, and `user` gets each message's, on the feed's thread,
+    /// after the books took them. The builder's way in
+    /// ([`FeedBuilder::build_with`](crate::FeedBuilder::build_with), the
+    /// only public one).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn with_handler(
         venues: Vec<VenueSetup>,

@@ -322,3 +322,66 @@ impl<H: OnEvent> Feed<H> {
         self.next_lines = Some(now);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tickwire_venues::{InstrumentSpec, Venue};
+
+    use crate::id::{FeedId, VenueId};
+    use crate::live::{Feed, FeedError, VenueSetup};
+
+    /// A feed of OKX (two instruments) and Kraken (one), numbered from
+    /// 10, pointed at a loopback port nothing listens on: built, never
+    /// connected.
+    fn feed() -> Feed {
+        let setup = |name: &str, venue, symbols: &[&str]| {
+            let specs = symbols
+                .iter()
+                .map(|s| InstrumentSpec::new(s, 2, 8, 5))
+                .collect();
+            let mut s = VenueSetup::new(name, venue, specs);
+            s.endpoint = Some("ws://127.0.0.1:9".into());
+            s
+        };
+        Feed::builder()
+            .check_instruments(false)
+            .setup(setup("okx", Venue::Okx, &["BTC-USDT", "ETH-USDT"]))
+            .setup(setup("kraken", Venue::Kraken, &["BTC/USD"]))
+            .first_id(FeedId(10))
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn venues_are_named_once_and_instruments_have_feed_wide_ids() {
+        let mut feed = feed();
+        let okx = feed.venue("okx").unwrap();
+        let kraken = feed.venue("kraken").unwrap();
+        assert_eq!((okx.index(), kraken.index()), (0, 1));
+        assert_eq!(feed.venue("nowhere"), None);
+        // Each venue's instruments after the ones before it, from 10.
+        assert_eq!(feed.instrument(okx, "BTC-USDT"), Some(FeedId(10)));
+        assert_eq!(feed.instrument(okx, "ETH-USDT"), Some(FeedId(11)));
+        assert_eq!(feed.instrument(kraken, "BTC/USD"), Some(FeedId(12)));
+        assert_eq!(feed.instrument(kraken, "ETH-USDT"), None);
+        assert_eq!(feed.instruments().len(), 3);
+        assert_eq!(feed.instruments()[2].symbol, "BTC/USD");
+        // Nothing valid yet, by either way of naming a book.
+        assert!(feed.book(FeedId(12)).is_none());
+        assert!(feed.book_of(kraken, "BTC/USD").is_none());
+        assert_eq!(feed.rejection(okx), "");
+        // Nothing open to send on; a handle that is not this feed's fails.
+        assert_eq!(feed.send(okx, "{}").unwrap(), 0);
+        let foreign = VenueId(2);
+        assert!(matches!(
+            feed.send(foreign, "{}"),
+            Err(FeedError::NoVenue(v)) if v == foreign
+        ));
+        assert!(
+            feed.limit_requests(foreign, 100, std::time::Duration::from_secs(1))
+                .is_err()
+        );
+        assert_eq!(feed.rejection(foreign), "");
+        assert!(feed.book_of(foreign, "BTC-USDT").is_none());
+    }
+}
