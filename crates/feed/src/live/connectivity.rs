@@ -114,6 +114,7 @@ impl VenueStatus {
 /// [`Feed::poll`](super::Feed::poll) returns past
 /// [`FeedBuilder::connect_deadline`](crate::FeedBuilder::connect_deadline).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NeverConnected {
     /// How long the feed waited.
     pub waited: Duration,

@@ -2,9 +2,9 @@
 
 use tickwire_venues::book::Side;
 use tickwire_venues::event::{Aggressor, Kind};
+use tickwire_venues::sync::Resync;
 
 use crate::id::{Event, FeedId};
-use tickwire_venues::sync::Resync;
 
 use super::EVENT_WORDS;
 
