@@ -395,7 +395,7 @@ impl FeedBuilder {
                 None,
                 |level, line| log::log!(target: crate::live::LOG_TARGET, level, "{line}"),
             )
-            .map_err(SetupError::InstrumentCheck)?;
+            .map_err(|e| SetupError::InstrumentCheck(Box::new(e)))?;
         }
         let metrics = self
             .metrics

@@ -11,8 +11,8 @@
 
 use std::fmt;
 
-/// An instrument's feed-wide id: its place in
-/// [`Feed::instruments`](crate::Feed::instruments) (the venues' instruments
+/// An instrument's feed-wide id: its place in the feed's
+/// `Feed::instruments` (the venues' instruments
 /// in the order the venues and their instruments were given), the id every
 /// [`Event`] the feed hands on carries, the shared-memory ring's and the
 /// JSON Lines sink's.
@@ -29,10 +29,10 @@ impl fmt::Display for FeedId {
 /// names.
 pub type Event = tickwire_venues::Event<FeedId>;
 
-/// A venue of one feed, as [`Feed::venue`](crate::Feed::venue) names it:
-/// every method that is about one venue takes this handle (obtained once,
-/// by name), and [`Update::venue_id`](crate::Update::venue_id) says which
-/// venue a message came from. A handle means nothing to another feed.
+/// A venue of one feed, as its `Feed::venue` names it: every method that
+/// is about one venue takes this handle (obtained once, by name), and
+/// `Update::venue_id` says which venue a message came from. A handle
+/// means nothing to another feed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct VenueId(pub(crate) u32);
 

@@ -10,7 +10,6 @@ use tickwire_net::{DriverError, TlsConfigError};
 use tickwire_venues::plan::PlanError;
 
 use crate::id::VenueId;
-use crate::instruments::CheckError;
 
 /// Why a feed could not start, or a call on it failed.
 #[derive(Debug)]
@@ -135,8 +134,10 @@ pub enum SetupError {
         /// Why.
         reason: String,
     },
-    /// The check of the venues' instrument lists failed.
-    InstrumentCheck(CheckError),
+    /// The check of the venues' instrument lists failed: an
+    /// `instruments::CheckError` (downcast it for the venue and the
+    /// symbols at fault).
+    InstrumentCheck(Box<dyn std::error::Error + Send + Sync>),
     /// A venue's `rest_weight_limit` cannot carry its books' snapshots.
     RestWeightLimit {
         /// The venue's name.
@@ -168,6 +169,7 @@ impl SetupError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             SetupError::CaFile { error, .. } | SetupError::SimulatorCa(error) => Some(error),
+            SetupError::InstrumentCheck(e) => Some(e.as_ref()),
             _ => None,
         }
     }
