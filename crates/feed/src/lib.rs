@@ -95,8 +95,9 @@ pub use id::{Event, FeedId, VenueId};
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeSnippets;
+pub use live::{BadUrl, SetupError, UrlProblem};
 pub use live::{Connectivity, NeverConnected, VenueStatus};
-pub use live::{Feed, FeedError, Fixed, NoHandler, OnEvent, SetupError, Update};
+pub use live::{Feed, FeedError, Fixed, NoHandler, OnEvent, Update};
 // The types the feed hands a bot, so that they are one click from this
 // crate's front page (a bot need not depend on tickwire-venues to name
 // them).

@@ -180,7 +180,7 @@ impl fmt::Debug for Sinks {
 pub struct Feed<H = NoHandler> {
     driver: Driver<Core<H>>,
     pings: Vec<PingTimer>,
-    /// Where each venue's (by position) plans connect, and how.
+    /// Where each venue's plans connect, and how (by `VenueId::index`).
     targets: Vec<Vec<StreamTarget>>,
     /// When the plans' lines are looked at next (a replacement or standby
     /// line to open, one to retire); never if no plan has a lifetime or a
