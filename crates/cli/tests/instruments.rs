@@ -411,21 +411,20 @@ fn bybit_pages_are_followed_by_their_cursor() {
 #[test]
 fn an_embedded_feed_that_asks_for_the_check_refuses_an_unknown_symbol() {
     use tickwire_feed::Feed;
-    use tickwire_feed::live::{LineSetup, VenueSetup};
+    use tickwire_feed::live::VenueSetup;
     use tickwire_venues::InstrumentSpec;
-    use tickwire_venues::plan::Channels;
 
     let v = venue(200, EXCHANGE_INFO);
     let (stream_port, accepted) = stream_endpoint();
-    let setup = |symbol: &str| VenueSetup {
-        name: "binance".into(),
-        venue: tickwire_venues::Venue::BinanceSpot,
-        instruments: vec![InstrumentSpec::new(symbol, 2, 5, 20)],
-        channels: Channels::default(),
-        endpoint: Some(format!("ws://127.0.0.1:{stream_port}")),
-        rest: Some(format!("http://127.0.0.1:{}", v.port)),
-        rest_weight_limit: None,
-        lines: LineSetup::default(),
+    let setup = |symbol: &str| {
+        let mut s = VenueSetup::new(
+            "binance",
+            tickwire_venues::Venue::BinanceSpot,
+            vec![InstrumentSpec::new(symbol, 2, 5, 20)],
+        );
+        s.endpoint = Some(format!("ws://127.0.0.1:{stream_port}"));
+        s.rest = Some(format!("http://127.0.0.1:{}", v.port));
+        s
     };
     let Err(e) = Feed::builder()
         .setup(setup("btcusdt"))
@@ -563,10 +562,8 @@ fn an_unchecked_simulated_symbol_gets_its_own_market() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let bid = loop {
         feed.poll().unwrap();
-        if let Some((bid, _)) = feed
-            .book_of("binance-spot", "SOLUSDT")
-            .and_then(|b| b.top())
-        {
+        let venue = feed.venue("binance-spot").unwrap();
+        if let Some((bid, _)) = feed.book_of(venue, "SOLUSDT").and_then(|b| b.top()) {
             break bid;
         }
         assert!(Instant::now() < deadline, "no SOLUSDT book in 60 s");

@@ -11,9 +11,10 @@ use std::process::Stdio;
 
 use serde_json::Value;
 use tickwire_feed::sink::{Encoder, Instrument, rotated_path};
+use tickwire_feed::{Event, FeedId};
 use tickwire_sim::{self as sim, SimConfig, Simulator};
 use tickwire_venues::book::Side;
-use tickwire_venues::event::{Aggressor, Event, InstrumentId, Kind};
+use tickwire_venues::event::{Aggressor, Kind};
 use tickwire_venues::sync::Resync;
 
 /// One documented field.
@@ -198,14 +199,13 @@ fn every_kind() -> String {
         Kind::BookValid { update_id: 3 },
         delta(Side::Ask, true),
         Kind::Resync,
-        Kind::Stale { silent_ms: 1 },
         Kind::Disconnected,
         Kind::Rejected { code: 60018 },
     ];
     kinds.extend(reasons.map(|why| Kind::Gap { why }));
     for (n, kind) in kinds.into_iter().enumerate() {
         let e = Event {
-            instrument: InstrumentId(0),
+            instrument: FeedId(0),
             // Some with a venue time, some without.
             exchange_ns: (n % 2) as u64 * 1_700_000_000_123_000_000,
             recv_tsc: 0,

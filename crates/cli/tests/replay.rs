@@ -7,11 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use tickwire_feed::Event;
 use tickwire_feed::recording::{Header, Kind as Rec, Record, Writer};
 use tickwire_feed::replay::{self, Connections, Pace, Venue};
 use tickwire_venues::book::Side;
 use tickwire_venues::sync::Resync;
-use tickwire_venues::{Aggressor, Event, InstrumentSpec, Kind};
+use tickwire_venues::{Aggressor, InstrumentSpec, Kind};
 
 fn temp_dir(name: &str) -> PathBuf {
     crate::util::temp_dir(&format!("replay-{name}"))

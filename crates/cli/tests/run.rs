@@ -227,7 +227,6 @@ rest = "https://localhost:{port}"
 
 fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades: usize) {
     use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup};
-    use tickwire_venues::plan::Channels;
     let (tls, ca) = sim::self_signed().unwrap();
     let script = replay::script(files, false).unwrap();
     // Both snapshots are served where the recording had them: after some
@@ -252,31 +251,23 @@ fn served_recording_matches(files: &[PathBuf], specs: &[InstrumentSpec], trades:
     let mut trust = tickwire_net::TlsConfig::empty();
     trust.add_ca_pem(ca.as_bytes()).unwrap();
     let (queue, events) = tickwire_feed::sink::queue(1 << 20);
-    let mut feed = Feed::new(
-        vec![VenueSetup {
-            name: "replayed".into(),
-            venue: Venue::BinanceSpot,
-            instruments: specs.to_vec(),
-            channels: Channels::default(),
-            endpoint: Some(format!("wss://localhost:{port}")),
-            rest: Some(format!("https://localhost:{port}")),
-            rest_weight_limit: None,
-            lines: Default::default(),
-        }],
-        tickwire_net::Config {
+    let mut feed = Feed::builder()
+        .check_instruments(false)
+        .setup({
+            let mut s = VenueSetup::new("replayed", Venue::BinanceSpot, specs.to_vec());
+            s.endpoint = Some(format!("wss://localhost:{port}"));
+            s.rest = Some(format!("https://localhost:{port}"));
+            s
+        })
+        .net(tickwire_net::Config {
             send_rate: None,
             ..tickwire_net::Config::default()
-        },
-        &trust,
-        &tickwire_tsc::Metrics::new(tickwire_tsc::HistogramConfig::default()),
-        Sinks {
-            queue: Some(queue),
-            ..Sinks::default()
-        },
-        None,
-        0,
-    )
-    .unwrap();
+        })
+        .tls(trust.clone())
+        .metrics(tickwire_tsc::Metrics::new(tickwire_tsc::HistogramConfig::default()).clone())
+        .sinks(Sinks::default().with_queue(queue))
+        .build()
+        .unwrap();
     let stats = feed.stats();
     // Done when the simulator has played the whole recording, both books
     // are valid (their REST snapshots come on connections of their own,

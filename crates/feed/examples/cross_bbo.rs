@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut feed = builder.build_with(move |u: &Update<'_>| {
         for (id, book) in u.books() {
             // None: the venue's book is not valid now, so it has no top.
-            tops[u.venue_index()] = book
+            tops[u.venue_id().index()] = book
                 .and_then(|b| b.top())
                 .map(|(bid, ask)| (u.price(id, bid.price), u.price(id, ask.price)));
         }

@@ -32,8 +32,12 @@ use tickwire_venues::plan::Channels;
 use tickwire_venues::{InstrumentSpec, Venue};
 
 use crate::config::{self, ConfigError, FeedConfig};
+use crate::id::FeedId;
 use crate::instruments::InstrumentCheck;
-use crate::live::{Feed, FeedError, FeedStats, LineSetup, NoHandler, OnEvent, Sinks, VenueSetup};
+use crate::live::WireStamps;
+use crate::live::{
+    Feed, FeedError, FeedStats, LineSetup, NoHandler, OnEvent, SetupError, Sinks, VenueSetup,
+};
 
 /// Builds a [`Feed`]: its venues, their instruments, and how it connects.
 /// Errors (an unknown venue, a bad instrument) are reported by
@@ -41,13 +45,19 @@ use crate::live::{Feed, FeedError, FeedStats, LineSetup, NoHandler, OnEvent, Sin
 pub struct FeedBuilder {
     venues: Vec<VenueSetup>,
     /// The first mistake, reported at build.
-    error: Option<String>,
+    error: Option<SetupError>,
     net: NetConfig,
     /// Set by `busy_poll`, applied at build (after `net`).
     poll_mode: Option<PollMode>,
     /// Set by `standby`, applied at build to every venue.
     standby: Option<bool>,
     ca_file: Option<PathBuf>,
+    /// Set by `tls`: the roots to trust instead of the public ones.
+    tls: Option<TlsConfig>,
+    /// Set by `first_id`.
+    first: FeedId,
+    /// Set by `send_stamps`.
+    send_stamps: Option<(Arc<dyn WireStamps>, Vec<String>)>,
     simulated: bool,
     metrics: Option<Metrics>,
     sinks: Sinks,
@@ -92,6 +102,9 @@ impl FeedBuilder {
             poll_mode: None,
             standby: None,
             ca_file: None,
+            tls: None,
+            first: FeedId(0),
+            send_stamps: None,
             simulated: false,
             metrics: None,
             sinks: Sinks::default(),
@@ -134,7 +147,12 @@ impl FeedBuilder {
     pub fn venue(mut self, venue: &str, instruments: &[&str]) -> FeedBuilder {
         let v: Venue = match venue.parse() {
             Ok(v) => v,
-            Err(e) => return self.fail(format!("venue `{venue}`: {e}")),
+            Err(reason) => {
+                return self.fail(SetupError::UnknownVenue {
+                    venue: venue.to_owned(),
+                    reason,
+                });
+            }
         };
         let mut specs: Vec<InstrumentSpec> = Vec::new();
         let mut given = Vec::new();
@@ -144,11 +162,18 @@ impl FeedBuilder {
                     given.push(arg.scales.is_some());
                     specs.push(arg.spec(v));
                 }
-                Err(e) => return self.fail(format!("venue `{venue}`: instrument {e}")),
+                Err(reason) => {
+                    return self.fail(SetupError::Instrument {
+                        venue: venue.to_owned(),
+                        reason,
+                    });
+                }
             }
         }
         if specs.is_empty() {
-            return self.fail(format!("venue `{venue}`: no instrument"));
+            return self.fail(SetupError::NoInstrument {
+                venue: venue.to_owned(),
+            });
         }
         self.scales_given.push(given);
         self.venues.push(VenueSetup {
@@ -206,6 +231,31 @@ impl FeedBuilder {
     /// ([`OnEvent::on_connectivity`]).
     pub fn connect_deadline(mut self, deadline: Duration) -> FeedBuilder {
         self.connect_deadline = Some(deadline);
+        self
+    }
+
+    /// Trust these certificate roots instead of the public ones (a
+    /// [`ca_file`](Self::ca_file) is added to them).
+    pub fn tls(mut self, tls: TlsConfig) -> FeedBuilder {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Number the feed's instruments from `first` on instead of 0: a feed
+    /// that is one of several whose events meet in one sink (the binary's
+    /// feed threads), each numbering its own instruments after the ones
+    /// before it.
+    pub fn first_id(mut self, first: FeedId) -> FeedBuilder {
+        self.first = first;
+        self
+    }
+
+    /// Measure wire latency from the send stamps a simulator posts on
+    /// `board`, by symbol (or `venue/symbol`) as `symbols` lists them: a
+    /// simulator's side channel, never a real venue's.
+    #[cfg(feature = "sim")]
+    pub fn send_stamps(mut self, board: Arc<dyn WireStamps>, symbols: Vec<String>) -> FeedBuilder {
+        self.send_stamps = Some((board, symbols));
         self
     }
 
@@ -284,7 +334,7 @@ impl FeedBuilder {
         }
     }
 
-    fn fail(mut self, e: String) -> FeedBuilder {
+    fn fail(mut self, e: SetupError) -> FeedBuilder {
         self.error.get_or_insert(e);
         self
     }
@@ -302,13 +352,15 @@ impl FeedBuilder {
             return Err(FeedError::Setup(e));
         }
         if self.venues.is_empty() {
-            return Err(FeedError::Setup("no venue: add one with `venue`".into()));
+            return Err(FeedError::Setup(SetupError::NoVenue));
         }
         self.settle();
-        let mut tls = TlsConfig::webpki_roots();
+        let mut tls = self.tls.take().unwrap_or_else(TlsConfig::webpki_roots);
         if let Some(ca) = &self.ca_file {
-            tls.add_ca_file(ca)
-                .map_err(|e| FeedError::Setup(format!("CA file {}: {e}", ca.display())))?;
+            tls.add_ca_file(ca).map_err(|error| SetupError::CaFile {
+                path: ca.clone(),
+                error,
+            })?;
         }
         // The simulators, when asked for (none without the `sim` feature).
         #[cfg_attr(not(feature = "sim"), allow(unused_mut))]
@@ -322,19 +374,17 @@ impl FeedBuilder {
                     crate::simulated::start(&mut self.venues, self.check != InstrumentCheck::Off)?;
                 tls = TlsConfig::empty();
                 tls.add_ca_pem(ca.as_bytes())
-                    .map_err(|e| FeedError::Setup(e.to_string()))?;
+                    .map_err(SetupError::SimulatorCa)?;
                 if let Some(file) = &self.ca_file {
-                    tls.add_ca_file(file).map_err(|e| {
-                        FeedError::Setup(format!("CA file {}: {e}", file.display()))
+                    tls.add_ca_file(file).map_err(|error| SetupError::CaFile {
+                        path: file.clone(),
+                        error,
                     })?;
                 }
                 keep.extend(sims);
             }
             #[cfg(not(feature = "sim"))]
-            return Err(FeedError::Setup(
-                "simulated: this build of tickwire-feed has no simulator (its `sim` feature)"
-                    .into(),
-            ));
+            return Err(FeedError::Setup(SetupError::NoSimulator));
         }
         if self.check != InstrumentCheck::Off {
             crate::instruments::check_venues(
@@ -345,7 +395,7 @@ impl FeedBuilder {
                 None,
                 |level, line| log::log!(target: crate::live::LOG_TARGET, level, "{line}"),
             )
-            .map_err(|e| FeedError::Setup(e.to_string()))?;
+            .map_err(|e| SetupError::InstrumentCheck(Box::new(e)))?;
         }
         let metrics = self
             .metrics
@@ -356,8 +406,8 @@ impl FeedBuilder {
             &tls,
             &metrics,
             self.sinks,
-            None,
-            0,
+            self.send_stamps,
+            self.first.0,
             handler,
         )?;
         feed.keep = keep;
@@ -412,7 +462,7 @@ impl FeedBuilder {
             // The thread ended before it said: pinning failed.
             Err(_) => Err(match thread.join() {
                 Ok(Err(e)) => FeedError::Io(e),
-                _ => FeedError::Setup("the feed thread ended".into()),
+                _ => FeedError::Setup(SetupError::ThreadEnded),
             }),
         }
     }
@@ -508,5 +558,82 @@ mod tests {
         assert_eq!(b.net.poll_mode, PollMode::BusyRead);
         let e = FeedBuilder::from_toml("[[venue]]\nvenue = 3\n").unwrap_err();
         assert!(e.to_string().contains("venue"), "{e}");
+    }
+
+    #[test]
+    fn setup_errors_are_typed_and_keep_their_words() {
+        let e = FeedBuilder::new().build().unwrap_err();
+        assert!(matches!(e, FeedError::Setup(SetupError::NoVenue)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "cannot start: no venue: add one with `venue`"
+        );
+        let e = FeedBuilder::new()
+            .venue("nasdaq", &["AAPL"])
+            .build()
+            .unwrap_err();
+        match &e {
+            FeedError::Setup(SetupError::UnknownVenue { venue, .. }) => assert_eq!(venue, "nasdaq"),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            e.to_string().starts_with("cannot start: venue `nasdaq`: "),
+            "{e}"
+        );
+        let e = FeedBuilder::new().venue("okx", &[]).build().unwrap_err();
+        assert!(
+            matches!(&e, FeedError::Setup(SetupError::NoInstrument { venue }) if venue == "okx"),
+            "{e:?}"
+        );
+        let e = FeedBuilder::new()
+            .venue("okx", &["BTC-USDT"])
+            .ca_file("/nonexistent/ca.pem")
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(&e, FeedError::Setup(SetupError::CaFile { path, .. }) if path.ends_with("ca.pem")),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("cannot start: CA file /nonexistent/ca.pem: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_bad_endpoint_is_a_typed_url_error() {
+        use crate::live::{BadUrl, UrlProblem};
+        let mut setup = VenueSetup {
+            name: "okx".into(),
+            venue: Venue::Okx,
+            instruments: vec![InstrumentSpec::new("BTC-USDT", 1, 8, 5)],
+            channels: Channels::default(),
+            endpoint: Some("localhost:9".into()),
+            rest: None,
+            rest_weight_limit: None,
+            lines: LineSetup::default(),
+        };
+        let e = FeedBuilder::new().setup(setup.clone()).build().unwrap_err();
+        match &e {
+            FeedError::Url(BadUrl { url, problem }) => {
+                assert_eq!(url, "localhost:9");
+                assert_eq!(*problem, UrlProblem::NoScheme);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(e.to_string(), "localhost:9: expected scheme://host:port");
+        setup.endpoint = Some("wss:///x".into());
+        let e = FeedBuilder::new().setup(setup).build().unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                FeedError::Url(BadUrl {
+                    problem: UrlProblem::NoHost,
+                    ..
+                })
+            ),
+            "{e:?}"
+        );
     }
 }

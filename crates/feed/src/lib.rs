@@ -20,15 +20,17 @@
 //!   and ask, [`Book::levels`] a side's [`Levels`] ([`Side`]), best first.
 //! - [`Level`]: a price and a size, as integers at the instrument's scales
 //!   ([`Update::price`] writes one as a decimal).
-//! - [`Event`]: what a message said, for one instrument ([`InstrumentId`]);
-//!   its [`Kind`] is a trade (with its [`Aggressor`]), a quote, a book's
-//!   snapshot or change, the book valid again, a gap, a resync, a stale or
-//!   lost connection, a refused request.
+//! - [`Event`]: what a message said, for one instrument (its feed-wide
+//!   [`FeedId`]); its [`Kind`] is a trade (with its [`Aggressor`]), a
+//!   quote, a book's snapshot or change, the book valid again, a gap, a
+//!   resync, a lost connection, a refused request.
+//! - [`VenueId`]: a venue of one feed ([`Feed::venue`] by name), which
+//!   every method about one venue takes.
 //! - [`InstrumentSpec`]: a symbol with its decimals and book depth;
 //!   [`Venue`]: a venue by name.
 //!
 //! ```
-//! use tickwire_feed::{Book, Event, InstrumentId, Kind, Level, Side};
+//! use tickwire_feed::{Book, Event, FeedId, Kind, Level, Side};
 //!
 //! /// The spread of a book, in its price units; `None` while a side is empty.
 //! fn spread(book: &Book) -> Option<i64> {
@@ -37,7 +39,7 @@
 //! }
 //!
 //! /// The trades among a message's events, by instrument.
-//! fn trades(events: &[Event]) -> impl Iterator<Item = (InstrumentId, i64)> + '_ {
+//! fn trades(events: &[Event]) -> impl Iterator<Item = (FeedId, i64)> + '_ {
 //!     events.iter().filter_map(|e| match e.kind {
 //!         Kind::Trade { price, .. } => Some((e.instrument, price)),
 //!         _ => None,
@@ -68,6 +70,7 @@ mod builder;
 pub mod config;
 #[cfg(feature = "sim")]
 pub mod demo;
+mod id;
 pub mod instruments;
 pub mod live;
 pub mod mirror;
@@ -82,6 +85,7 @@ pub mod sink;
 pub mod threads;
 
 pub use builder::{FeedBuilder, Running};
+pub use id::{Event, FeedId, VenueId};
 
 /// The directory, under the current one, in which the `tickwire-feed`
 /// program makes one directory per run for the outputs a configuration
@@ -94,10 +98,11 @@ pub const RUNS_ROOT: &str = "runs";
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeSnippets;
+pub use live::{BadUrl, SetupError, UrlProblem};
 pub use live::{Connectivity, NeverConnected, VenueStatus};
 pub use live::{Feed, FeedError, Fixed, NoHandler, OnEvent, Update};
 // The types the feed hands a bot, so that they are one click from this
 // crate's front page (a bot need not depend on tickwire-venues to name
 // them).
 pub use tickwire_venues::book::{Book, Level, Levels, Side};
-pub use tickwire_venues::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind, Venue};
+pub use tickwire_venues::{Aggressor, InstrumentSpec, Kind, Venue};

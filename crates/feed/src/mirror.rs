@@ -5,8 +5,10 @@
 
 use std::collections::BTreeMap;
 
+use tickwire_venues::Kind;
 use tickwire_venues::book::Side;
-use tickwire_venues::{Event, Kind};
+
+use crate::id::Event;
 
 /// One instrument's book as its events tell it.
 #[derive(Clone, Debug, Default)]
@@ -100,14 +102,14 @@ impl Mirrors {
 
 #[cfg(test)]
 mod tests {
+    use crate::id::{Event, FeedId};
     use tickwire_venues::sync::Resync;
-    use tickwire_venues::{Event, InstrumentId};
 
     use super::*;
 
     fn ev(kind: Kind) -> Event {
         Event {
-            instrument: InstrumentId(1),
+            instrument: FeedId(1),
             exchange_ns: 0,
             recv_tsc: 0,
             kind,

@@ -28,7 +28,9 @@ use std::time::{Duration, Instant};
 
 use tickwire_venues::book::Limit;
 use tickwire_venues::json::INPUT_PADDING;
-use tickwire_venues::{DecodeError, Event, InstrumentSpec};
+use tickwire_venues::{DecodeError, Event as VenueEvent, InstrumentSpec};
+
+use crate::id::{Event, FeedId};
 
 use crate::live::Adapter;
 use crate::recording::{self, Kind, Reader, Record, RecordingError};
@@ -225,7 +227,9 @@ fn for_each_record(
 }
 
 /// Replays `files` (one recording's series, in order) as `venue` with
-/// `instruments`, the `connections` chosen, handing every event to `emit`.
+/// `instruments`, the `connections` chosen, handing every event to `emit`
+/// (the venue is a feed's only one: an instrument's feed-wide id is its
+/// place in `instruments`).
 pub fn replay(
     files: &[PathBuf],
     venue: Venue,
@@ -266,7 +270,8 @@ pub fn replay_timed(
                 // A hole in the series: every stream dropped there.
                 adapter
                     .adapter()
-                    .on_disconnect(record.tsc, &mut |e: Event| {
+                    .on_disconnect(record.tsc, &mut |e: VenueEvent| {
+                        let e = e.with_instrument(FeedId(e.instrument.0));
                         stats.events += 1;
                         emit(e, record.wall_ns);
                     });
@@ -292,7 +297,8 @@ pub fn replay_timed(
                 }
             }
             let wall_ns = record.wall_ns;
-            let mut count = |e: Event| {
+            let mut count = |e: VenueEvent| {
+                let e = e.with_instrument(FeedId(e.instrument.0));
                 stats.events += 1;
                 emit(e, wall_ns);
             };

@@ -21,6 +21,7 @@ use crate::live::{
 };
 use crate::recording::{self, Header};
 use crate::sink::Publisher;
+use crate::{FeedBuilder, FeedId};
 use crate::{shm, sink, threads};
 
 /// Why a run could not start or ended badly.
@@ -308,7 +309,17 @@ pub fn run(
                     if let Some(p) = priority {
                         threads::fifo(p).map_err(|e| format!("thread[{n}]: {e}"))?;
                     }
-                    Feed::new(venues, net, &tls, &metrics, sinks, None, first)
+                    // The instruments were checked before the run started.
+                    venues
+                        .into_iter()
+                        .fold(Feed::builder(), FeedBuilder::setup)
+                        .check_instruments(false)
+                        .net(net)
+                        .tls(tls)
+                        .metrics(metrics)
+                        .sinks(sinks)
+                        .first_id(FeedId(first))
+                        .build()
                         .map_err(|e| format!("thread[{n}]: {e}"))
                 })();
                 let feed = match started {

@@ -7,7 +7,7 @@ use std::any::Any;
 
 use tickwire_sim::{SendStamps, SimConfig, SimInstrument, Simulator, StreamKind};
 
-use crate::live::{FeedError, VenueSetup, WireStamps, WireStream};
+use crate::live::{FeedError, SetupError, VenueSetup, WireStamps, WireStream};
 
 /// The simulator's send stamps, for the feed's `exchange` stage.
 impl WireStamps for SendStamps {
@@ -41,7 +41,10 @@ pub(crate) fn start(
     venues: &mut [VenueSetup],
     listed_only: bool,
 ) -> Result<(Vec<Box<dyn Any + Send>>, String), FeedError> {
-    let (tls, ca) = tickwire_sim::self_signed().map_err(FeedError::Setup)?;
+    let (tls, ca) = tickwire_sim::self_signed().map_err(|reason| SetupError::Simulator {
+        venue: None,
+        reason,
+    })?;
     let mut sims: Vec<Box<dyn Any + Send>> = Vec::new();
     for setup in venues.iter_mut() {
         let mut instruments = Vec::new();
@@ -64,7 +67,10 @@ pub(crate) fn start(
             rate: RATE,
             ..SimConfig::default()
         })
-        .map_err(|e| FeedError::Setup(format!("simulator of {}: {e}", setup.name)))?;
+        .map_err(|e| SetupError::Simulator {
+            venue: Some(setup.name.clone()),
+            reason: e.to_string(),
+        })?;
         let port = sim.addr().port();
         setup.endpoint = Some(format!("wss://localhost:{port}"));
         setup.rest = Some(format!("https://localhost:{port}"));

@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 
-use tickwire_venues::event::{Event, InstrumentSpec};
+use tickwire_venues::event::InstrumentSpec;
+
+use crate::id::Event;
 
 pub mod jsonl;
 mod rotate;
@@ -86,7 +88,7 @@ pub struct Instrument {
 
 impl Instrument {
     /// `instruments` of the venue named `venue`, in order (instrument `i`
-    /// is the events' `InstrumentId(i)`).
+    /// is the events' `FeedId(i)`).
     pub fn of_venue(venue: &str, instruments: &[InstrumentSpec]) -> Vec<Instrument> {
         instruments
             .iter()
@@ -217,8 +219,9 @@ impl LineOut {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::id::FeedId;
     use tickwire_venues::book::Side;
-    use tickwire_venues::event::{Aggressor, InstrumentId, Kind};
+    use tickwire_venues::event::{Aggressor, Kind};
     use tickwire_venues::sync::Resync;
 
     #[global_allocator]
@@ -235,7 +238,7 @@ mod tests {
 
     fn event(kind: Kind) -> Event {
         Event {
-            instrument: InstrumentId(0),
+            instrument: FeedId(0),
             exchange_ns: 1_723_161_255_208_000_000,
             recv_tsc: 42,
             kind,
@@ -287,7 +290,6 @@ mod tests {
                 why: Resync::DepthExhausted,
             },
             Kind::Resync,
-            Kind::Stale { silent_ms: 1500 },
             Kind::Disconnected,
             Kind::Rejected { code: 60018 },
         ]
@@ -361,7 +363,6 @@ mod tests {
                         (Some("rejected"), Some(60018))
                     );
                 }
-                Kind::Stale { .. } => assert_eq!(v["silent_ms"], 1500),
                 _ => assert!(v["type"].is_string()),
             }
         }
@@ -503,7 +504,7 @@ mod tests {
             e.recv_tsc = i as u64;
             // An unknown instrument is skipped.
             let mut stray = e;
-            stray.instrument = InstrumentId(9);
+            stray.instrument = FeedId(9);
             assert!(publisher.publish(stray));
             assert!(publisher.publish(e));
             let before = expected.len();

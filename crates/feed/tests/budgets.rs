@@ -19,12 +19,11 @@ use crate::common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tickwire_feed::live::{Feed, FeedStats, LineSetup, Sinks, VenueSetup};
+use tickwire_feed::live::{Feed, FeedStats, LineSetup, VenueSetup};
 use tickwire_net::TlsConfig;
 use tickwire_sim::{RequestBudget, SimConfig, SimInstrument, Simulator, Venue, VenueFault};
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::InstrumentSpec;
-use tickwire_venues::plan::Channels;
 
 /// `venue`'s feed on `simulator` (plain `ws://`), books of `depth`.
 fn feed(
@@ -46,25 +45,19 @@ fn feed(
             )
         })
         .collect();
-    Feed::new(
-        vec![VenueSetup {
-            name: venue.name().into(),
-            venue,
-            instruments: specs,
-            channels: Channels::default(),
-            endpoint: Some(format!("ws://{}", simulator.addr())),
-            rest: None,
-            rest_weight_limit: None,
-            lines,
-        }],
-        common::net(),
-        &TlsConfig::empty(),
-        &Metrics::new(HistogramConfig::default()),
-        Sinks::default(),
-        None,
-        0,
-    )
-    .unwrap()
+    Feed::builder()
+        .check_instruments(false)
+        .setup({
+            let mut s = VenueSetup::new(venue.name(), venue, specs);
+            s.endpoint = Some(format!("ws://{}", simulator.addr()));
+            s.lines = lines;
+            s
+        })
+        .net(common::net())
+        .tls(TlsConfig::empty())
+        .metrics(Metrics::new(HistogramConfig::default()))
+        .build()
+        .unwrap()
 }
 
 /// Polls until `done`, at most `secs`: a debug build on a loaded machine.
@@ -109,7 +102,8 @@ fn an_okx_book_that_keeps_breaking_never_takes_its_connection_over_the_budget() 
         20,
         LineSetup::default(),
     );
-    feed.limit_requests("okx", REQUESTS, WINDOW).unwrap();
+    feed.limit_requests(feed.venue("okx").unwrap(), REQUESTS, WINDOW)
+        .unwrap();
     let stats = feed.stats();
     poll_until(&mut feed, 60, "both books valid", |_| all_valid(&stats));
     let gaps = || FeedStats::get(&stats.venues[0].gaps);
@@ -124,7 +118,8 @@ fn an_okx_book_that_keeps_breaking_never_takes_its_connection_over_the_budget() 
         breaks += 1;
         let broken = Instant::now();
         poll_until(&mut feed, 60, "the book valid again", |f| {
-            f.book_of("okx", &instruments[0].symbol).is_some()
+            f.book_of(f.venue("okx").unwrap(), &instruments[0].symbol)
+                .is_some()
         });
         longest = longest.max(broken.elapsed());
         assert_eq!(
@@ -179,10 +174,8 @@ fn coinbase_lines_together_never_send_more_than_eight_messages_a_second() {
         ..SimConfig::new(Venue::Coinbase)
     })
     .unwrap();
-    let standby = LineSetup {
-        standby: true,
-        ..LineSetup::default()
-    };
+    let mut standby = LineSetup::default();
+    standby.standby = true;
     let mut feed = feed(Venue::Coinbase, &simulator, &instruments, 10, standby);
     let stats = feed.stats();
     poll_until(&mut feed, 60, "every book valid", |_| all_valid(&stats));

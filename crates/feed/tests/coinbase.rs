@@ -14,15 +14,15 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use tickwire_feed::FeedBuilder;
-use tickwire_feed::live::{Feed, FeedStats, LineSetup, Sinks, VenueSetup};
+use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup};
 use tickwire_feed::mirror::Mirrors;
 use tickwire_feed::sink;
+use tickwire_feed::{Event, FeedId};
 use tickwire_net::TlsConfig;
 use tickwire_sim::{Levels, SimConfig, SimInstrument, Simulator, Venue};
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::book::Side;
-use tickwire_venues::plan::Channels;
-use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind};
+use tickwire_venues::{InstrumentSpec, Kind};
 
 /// Levels each book shows.
 const DEPTH: usize = 20;
@@ -89,28 +89,20 @@ fn a_usdc_book_is_kept_from_the_usd_products_frames_equal_to_the_simulators() {
         .collect();
     let (queue, events) = sink::queue(1 << 20);
     let metrics = Metrics::new(HistogramConfig::default());
-    let mut feed = Feed::new(
-        vec![VenueSetup {
-            name: "coinbase".into(),
-            venue: Venue::Coinbase,
-            instruments: specs,
-            channels: Channels::default(),
-            endpoint: Some(format!("wss://localhost:{port}")),
-            rest: Some(format!("https://localhost:{port}")),
-            rest_weight_limit: None,
-            lines: LineSetup::default(),
-        }],
-        common::net(),
-        &trust,
-        &metrics,
-        Sinks {
-            queue: Some(queue),
-            ..Sinks::default()
-        },
-        None,
-        0,
-    )
-    .unwrap();
+    let mut feed = Feed::builder()
+        .check_instruments(false)
+        .setup({
+            let mut s = VenueSetup::new("coinbase", Venue::Coinbase, specs);
+            s.endpoint = Some(format!("wss://localhost:{port}"));
+            s.rest = Some(format!("https://localhost:{port}"));
+            s
+        })
+        .net(common::net())
+        .tls(trust.clone())
+        .metrics(metrics.clone())
+        .sinks(Sinks::default().with_queue(queue))
+        .build()
+        .unwrap();
     let stats = feed.stats();
     let (mut seen, mut mirrors) = (Vec::new(), Mirrors::new(2));
     // Both books valid, and BTC-USDC's trades (sent as BTC-USD's) on it.
@@ -121,10 +113,10 @@ fn a_usdc_book_is_kept_from_the_usd_products_frames_equal_to_the_simulators() {
         &mut mirrors,
         "BTC-USDC's book and trades",
         |f, seen| {
-            (0..2).all(|n| f.venue_book(0, InstrumentId(n)).is_some())
+            (0..2).all(|n| f.book(FeedId(n)).is_some())
                 && seen
                     .iter()
-                    .filter(|e| e.instrument == InstrumentId(0))
+                    .filter(|e| e.instrument == FeedId(0))
                     .any(|e| matches!(e.kind, Kind::Trade { .. }))
         },
     );
@@ -159,7 +151,7 @@ fn a_usdc_book_is_kept_from_the_usd_products_frames_equal_to_the_simulators() {
         let at = |l: Levels| -> Levels { l.into_iter().map(|(a, b)| (a * p, b * q)).collect() };
         let (bids, asks) = (at(bids), at(asks));
         let book = feed
-            .venue_book(0, InstrumentId(n as u32))
+            .book(FeedId(n as u32))
             .unwrap_or_else(|| panic!("book {n} not valid"));
         let side = |s| -> Levels { book.levels(s).iter().map(|l| (l.price, l.size)).collect() };
         assert_eq!(side(Side::Bid), bids, "book {n} bids");
@@ -168,7 +160,8 @@ fn a_usdc_book_is_kept_from_the_usd_products_frames_equal_to_the_simulators() {
         assert_eq!(mirrors.levels(n, Side::Ask), Some(asks), "events {n} asks");
     }
     assert!(
-        feed.book_of("coinbase", "BTC-USDC").is_some(),
+        feed.book_of(feed.venue("coinbase").unwrap(), "BTC-USDC")
+            .is_some(),
         "read by the name configured"
     );
     let g = FeedStats::get;
@@ -193,11 +186,16 @@ fn a_simulated_feed_by_name_keeps_a_usdc_book() {
         .build()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while feed.book_of("coinbase", "BTC-USDC").is_none() {
+    while feed
+        .book_of(feed.venue("coinbase").unwrap(), "BTC-USDC")
+        .is_none()
+    {
         assert!(Instant::now() < deadline, "BTC-USDC's book never valid");
         feed.poll().unwrap();
     }
-    let book = feed.book_of("coinbase", "BTC-USDC").unwrap();
+    let book = feed
+        .book_of(feed.venue("coinbase").unwrap(), "BTC-USDC")
+        .unwrap();
     let (bid, ask) = book.top().unwrap();
     assert!(bid.price < ask.price);
     assert_eq!(book.depth(), 10);

@@ -70,7 +70,7 @@ fn a_book_swept_through_its_kept_levels_is_deepened_with_no_gap() {
     let all_valid = |f: &Feed| {
         symbols
             .iter()
-            .all(|s| f.book_of("binance-spot", s).is_some())
+            .all(|s| f.book_of(f.venue("binance-spot").unwrap(), s).is_some())
     };
     poll_until(&mut feed, "every book valid", all_valid);
     // Four legs: each book's sides swept through their kept levels twice.
@@ -96,7 +96,7 @@ fn a_book_swept_through_its_kept_levels_is_deepened_with_no_gap() {
             .zip(depths)
             .enumerate()
             .all(|(n, (symbol, depth))| {
-                let Some(book) = f.book_of("binance-spot", symbol) else {
+                let Some(book) = f.book_of(f.venue("binance-spot").unwrap(), symbol) else {
                     return false;
                 };
                 let (_, bids, asks) = sim.book(n, depth).unwrap();

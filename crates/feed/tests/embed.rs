@@ -57,16 +57,19 @@ fn every_venue_by_name_holds_valid_books_read_by_name() {
     poll_until(&mut feed, "every venue's book valid", |f| {
         venues
             .iter()
-            .all(|(venue, symbol)| f.book_of(venue, symbol).is_some())
+            .all(|(venue, symbol)| f.book_of(f.venue(venue).unwrap(), symbol).is_some())
     });
     for (venue, symbol) in &venues {
-        let book = feed.book_of(venue, symbol).unwrap();
+        let book = feed.book_of(feed.venue(venue).unwrap(), symbol).unwrap();
         let (bid, ask) = book.top().unwrap();
         assert!(bid.price < ask.price, "{venue} {symbol} crossed");
         assert_eq!(book.depth(), 10, "{venue} {symbol}");
     }
-    assert!(feed.book_of("binance-spot", "ETHUSDT").is_none());
-    assert!(feed.book_of("nowhere", "BTCUSDT").is_none());
+    assert!(
+        feed.book_of(feed.venue("binance-spot").unwrap(), "ETHUSDT")
+            .is_none()
+    );
+    assert!(feed.venue("nowhere").is_none());
 }
 
 #[test]
@@ -126,7 +129,10 @@ fn on_every_venue_the_handler_sees_each_message_with_its_book_and_polling_alloca
     let mut feed = b.build_with(Bot(Seen::default())).unwrap();
     // Warm: every book valid and a few thousand updates through.
     poll_until(&mut feed, "every book valid and 3000 updates", |f| {
-        books.iter().all(|(v, s)| f.book_of(v, s).is_some()) && f.handler().0.book_updates >= 3000
+        books
+            .iter()
+            .all(|(v, s)| f.book_of(f.venue(v).unwrap(), s).is_some())
+            && f.handler().0.book_updates >= 3000
     });
     let books_before = feed.handler().0.book_updates;
     let stats = feed.stats();
@@ -157,7 +163,9 @@ fn on_every_venue_the_handler_sees_each_message_with_its_book_and_polling_alloca
             // (a snapshot fetched, applied) done before the next window.
             let again = feed.handler().0.updates + 1000;
             poll_until(&mut feed, "every book valid again", |f| {
-                books.iter().all(|(v, s)| f.book_of(v, s).is_some())
+                books
+                    .iter()
+                    .all(|(v, s)| f.book_of(f.venue(v).unwrap(), s).is_some())
                     && f.handler().0.updates >= again
             });
             continue;
@@ -194,20 +202,25 @@ fn a_bot_sends_its_own_request_and_hears_the_venue_refuse_it() {
         .build()
         .unwrap();
     poll_until(&mut feed, "the book valid", |f| {
-        f.book_of("binance-spot", "BTCUSDT").is_some()
+        f.book_of(f.venue("binance-spot").unwrap(), "BTCUSDT")
+            .is_some()
     });
-    assert!(feed.send("nowhere", "{}").is_err());
     // A malformed stream name: refused, in the venue's own words.
     let request = r#"{"method":"SUBSCRIBE","params":["btc usdt"],"id":77}"#;
-    assert_eq!(feed.send("binance-spot", request).unwrap(), 1);
+    assert_eq!(
+        feed.send(feed.venue("binance-spot").unwrap(), request)
+            .unwrap(),
+        1
+    );
     let stats = feed.stats();
     poll_until(&mut feed, "the refusal", |_| {
         stats.rejections.load(std::sync::atomic::Ordering::Relaxed) > 0
     });
     assert!(
-        feed.rejection(0).contains("invalid stream"),
+        feed.rejection(feed.venue("binance-spot").unwrap())
+            .contains("invalid stream"),
         "{}",
-        feed.rejection(0)
+        feed.rejection(feed.venue("binance-spot").unwrap())
     );
 }
 
@@ -284,13 +297,13 @@ fn on_every_venue_a_gap_reaches_the_handler_as_a_book_no_longer_valid_then_valid
         .ca_file(&ca_file)
         .build_with(move |u: &Update<'_>| {
             if u.books().any(|(_, book)| book.is_none()) {
-                seen.lock().unwrap()[u.venue_index()] = true;
+                seen.lock().unwrap()[u.venue_id().index()] = true;
             }
         })
         .unwrap();
     let all_valid = |f: &Feed<_>| {
         sims.iter()
-            .all(|(v, symbol, _)| f.book_of(v.name(), symbol).is_some())
+            .all(|(v, symbol, _)| f.book_of(f.venue(v.name()).unwrap(), symbol).is_some())
     };
     poll_until(&mut feed, "every book valid", all_valid);
     // What happened before (a Binance book's first resync) is not this.
@@ -412,8 +425,10 @@ impl Drop for Rig {
 }
 
 fn all_valid(sims: &[(Venue, String, tickwire_sim::Simulator)], feed: &Feed) -> bool {
-    sims.iter()
-        .all(|(v, symbol, _)| feed.book_of(v.name(), symbol).is_some())
+    sims.iter().all(|(v, symbol, _)| {
+        feed.book_of(feed.venue(v.name()).unwrap(), symbol)
+            .is_some()
+    })
 }
 
 /// A venue that answers a resubscription with nothing (no reply, no

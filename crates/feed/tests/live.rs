@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tickwire_feed::FeedId;
 use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup, WireStamps};
 use tickwire_feed::replay::Venue;
 use tickwire_feed::shm;
@@ -17,9 +18,8 @@ use tickwire_feed::sink;
 use tickwire_net::{Config as NetConfig, TlsConfig};
 use tickwire_sim::{self as sim, Sent, SimConfig, SimInstrument, Simulator};
 use tickwire_tsc::{HistogramConfig, Metrics};
+use tickwire_venues::InstrumentSpec;
 use tickwire_venues::book::Side;
-use tickwire_venues::plan::Channels;
-use tickwire_venues::{InstrumentId, InstrumentSpec};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tickwire-live-{name}-{}", std::process::id()));
@@ -77,29 +77,21 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
         ..NetConfig::default()
     };
     let symbols = instruments.iter().map(|i| i.symbol.clone()).collect();
-    let mut feed = Feed::new(
-        vec![VenueSetup {
-            name: "sim".into(),
-            venue: Venue::BinanceSpot,
-            instruments: specs.clone(),
-            channels: Channels::default(),
-            endpoint: Some(format!("wss://localhost:{port}")),
-            rest: Some(format!("https://localhost:{port}")),
-            rest_weight_limit: None,
-            lines: Default::default(),
-        }],
-        net,
-        &trust,
-        &metrics,
-        Sinks {
-            queue: Some(queue),
-            ring: Some(ring),
-            recording: None,
-        },
-        Some((simulator.stamps() as Arc<dyn WireStamps>, symbols)),
-        0,
-    )
-    .unwrap();
+    let mut feed = Feed::builder()
+        .check_instruments(false)
+        .setup({
+            let mut s = VenueSetup::new("sim", Venue::BinanceSpot, specs.clone());
+            s.endpoint = Some(format!("wss://localhost:{port}"));
+            s.rest = Some(format!("https://localhost:{port}"));
+            s
+        })
+        .net(net)
+        .tls(trust)
+        .metrics(metrics.clone())
+        .sinks(Sinks::default().with_queue(queue).with_ring(ring))
+        .send_stamps(simulator.stamps() as Arc<dyn WireStamps>, symbols)
+        .build()
+        .unwrap();
     let writer = sink::spawn_json_lines(
         events,
         feed.instruments().to_vec(),
@@ -143,7 +135,7 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
     assert_eq!(FeedStats::get(&stats.snapshots), 2);
     for (n, spec) in specs.iter().enumerate() {
         let (_, bids, asks) = simulator.book(n, spec.depth).unwrap();
-        let book = feed.venue_book(0, InstrumentId(n as u32)).expect("valid");
+        let book = feed.book(FeedId(n as u32)).expect("valid");
         let ours = |side| -> Vec<(i64, i64)> {
             book.levels(side)
                 .iter()
@@ -173,7 +165,7 @@ fn the_feed_keeps_the_simulators_books_and_every_event_reaches_the_sinks() {
         (sim_stats.dropped_clients, sim_stats.closed_clients),
         (0, 1)
     );
-    let Sinks { queue, ring, .. } = sinks;
+    let (queue, ring) = (sinks.queue, sinks.ring);
     assert_eq!(queue.as_ref().unwrap().dropped(), 0);
     drop(queue);
     let lines = writer.join().unwrap().unwrap();

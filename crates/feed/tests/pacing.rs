@@ -60,28 +60,20 @@ fn trades_and_quotes() -> Channels {
 fn a_thousand_streams_are_subscribed_without_a_close() {
     let (simulator, specs, _) = market();
     let (queue, events) = sink::queue(1 << 20);
-    let mut feed = Feed::new(
-        vec![VenueSetup {
-            name: "binance-spot".into(),
-            venue: Venue::BinanceSpot,
-            instruments: specs,
-            channels: trades_and_quotes(),
-            endpoint: Some(format!("ws://{}", simulator.addr())),
-            rest: None,
-            rest_weight_limit: None,
-            lines: Default::default(),
-        }],
-        NetConfig::default(),
-        &TlsConfig::empty(),
-        &Metrics::new(HistogramConfig::default()),
-        Sinks {
-            queue: Some(queue),
-            ..Sinks::default()
-        },
-        None,
-        0,
-    )
-    .unwrap();
+    let mut feed = Feed::builder()
+        .check_instruments(false)
+        .setup({
+            let mut s = VenueSetup::new("binance-spot", Venue::BinanceSpot, specs);
+            s.channels = trades_and_quotes();
+            s.endpoint = Some(format!("ws://{}", simulator.addr()));
+            s
+        })
+        .net(NetConfig::default())
+        .tls(TlsConfig::empty())
+        .metrics(Metrics::new(HistogramConfig::default()))
+        .sinks(Sinks::default().with_queue(queue))
+        .build()
+        .unwrap();
     let stats = feed.stats();
     // Every instrument's stream flowing: the last frame was taken too.
     let mut heard = HashSet::new();

@@ -13,13 +13,12 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tickwire_feed::live::{Feed, FeedStats, Sinks, VenueSetup};
+use tickwire_feed::live::{Feed, FeedStats, VenueSetup};
 use tickwire_feed::replay::Venue;
 use tickwire_net::{Config as NetConfig, TlsConfig};
 use tickwire_sim::{SimConfig, SimInstrument, Simulator};
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::InstrumentSpec;
-use tickwire_venues::plan::Channels;
 
 /// A server answering every HTTP request with `head` (status line and
 /// headers) and a Binance error body; the instants the requests came, in
@@ -62,28 +61,23 @@ fn feed(
     rest: String,
     rest_weight_limit: Option<u32>,
 ) -> Feed {
-    Feed::new(
-        vec![VenueSetup {
-            name: "binance-spot".into(),
-            venue: Venue::BinanceSpot,
-            instruments,
-            channels: Channels::default(),
-            endpoint: Some(format!("ws://{}", simulator.addr())),
-            rest: Some(rest),
-            rest_weight_limit,
-            lines: Default::default(),
-        }],
-        NetConfig {
+    Feed::builder()
+        .check_instruments(false)
+        .setup({
+            let mut s = VenueSetup::new("binance-spot", Venue::BinanceSpot, instruments);
+            s.endpoint = Some(format!("ws://{}", simulator.addr()));
+            s.rest = Some(rest);
+            s.rest_weight_limit = rest_weight_limit;
+            s
+        })
+        .net(NetConfig {
             send_rate: None,
             ..NetConfig::default()
-        },
-        &TlsConfig::empty(),
-        &Metrics::new(HistogramConfig::default()),
-        Sinks::default(),
-        None,
-        0,
-    )
-    .unwrap()
+        })
+        .tls(TlsConfig::empty())
+        .metrics(Metrics::new(HistogramConfig::default()))
+        .build()
+        .unwrap()
 }
 
 /// The simulator's default pair, streaming; a feed of both books fetching

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tickwire_feed::shm::{Read, Reader, RingError, State, Writer};
+use tickwire_feed::{Event, FeedId};
 use tickwire_venues::book::Side;
-use tickwire_venues::event::{Event, InstrumentId, Kind};
+use tickwire_venues::event::Kind;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tickwire-shm-{name}-{}", std::process::id()));
@@ -22,7 +23,7 @@ fn temp_dir(name: &str) -> PathBuf {
 /// Event `n`: its fields all derive from `n`.
 fn nth(n: u64) -> Event {
     Event {
-        instrument: InstrumentId(n as u32 % 5),
+        instrument: FeedId(n as u32 % 5),
         exchange_ns: n * 3,
         recv_tsc: n,
         kind: Kind::BookDelta {

@@ -144,7 +144,7 @@ fn a_refused_subscription_is_said_with_the_venues_words_and_tried_again() {
         rig.wait("the refusal", 30, |r| {
             FeedStats::get(&r.stats.rejections) >= 1
         });
-        let words = rig.feed.rejection(0).to_owned();
+        let words = rig.feed.rejection(rig.feed.venue("a").unwrap()).to_owned();
         assert!(!words.is_empty(), "{venue}: the venue's words are kept");
         let allocations = back(&mut rig);
         if !venue.rest_snapshots() {

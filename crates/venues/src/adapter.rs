@@ -20,6 +20,7 @@ pub(crate) use venue::venue_adapter;
 
 /// What an adapter made of one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Outcome {
     /// Market data for a known instrument: its events were emitted (none,
     /// if a diff was only buffered while a snapshot is awaited).

@@ -56,16 +56,20 @@ use crate::book::Side;
 use crate::sync::Resync;
 
 /// An instrument's index in its adapter's table, assigned in the order the
-/// instruments were given.
+/// instruments were given: local to one venue adapter. (A feed that runs
+/// several venues numbers its instruments with an id type of its own, and
+/// hands on `Event<ThatId>`.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct InstrumentId(pub u32);
 
-/// One normalised event.
+/// One normalised event, about the instrument `I` names: an adapter's
+/// events carry its own [`InstrumentId`]; a feed that gathers several
+/// adapters renumbers them into its own id type ([`Event::with_instrument`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Event {
+pub struct Event<I = InstrumentId> {
     /// Which instrument (a connection's [`Kind::Disconnected`] comes once
     /// for each instrument it carried).
-    pub instrument: InstrumentId,
+    pub instrument: I,
     /// The venue's timestamp of the event, ns since the Unix epoch (at the
     /// venue's own resolution, usually ms or µs); 0 when it sends none.
     pub exchange_ns: u64,
@@ -74,6 +78,19 @@ pub struct Event {
     pub recv_tsc: u64,
     /// What happened.
     pub kind: Kind,
+}
+
+impl<I> Event<I> {
+    /// The same event about the instrument `id` names (a feed's own id
+    /// for the adapter's instrument).
+    pub fn with_instrument<J>(self, id: J) -> Event<J> {
+        Event {
+            instrument: id,
+            exchange_ns: self.exchange_ns,
+            recv_tsc: self.recv_tsc,
+            kind: self.kind,
+        }
+    }
 }
 
 /// Who took liquidity in a trade.
@@ -154,12 +171,6 @@ pub enum Kind {
     },
     /// A fresh snapshot has been requested for the book.
     Resync,
-    /// Nothing arrived for the instrument for this long (emitted by the
-    /// feed's timers, not by adapters).
-    Stale {
-        /// How long it has been quiet, ms.
-        silent_ms: u32,
-    },
     /// The connection carrying the instrument went down (emitted by the
     /// feed, once for each instrument of the connection, then a `Gap`
     /// for each book).

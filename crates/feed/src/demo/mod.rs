@@ -395,7 +395,7 @@ pub fn run(
             boards: sims.iter().map(|s| s.sim.stamps()).collect(),
             instruments: boards,
         };
-        Some((Arc::new(board) as Arc<dyn WireStamps>, symbols))
+        (Arc::new(board) as Arc<dyn WireStamps>, symbols)
     };
     let net = NetConfig {
         send_rate: if plain { None } else { Some(10.0) },
@@ -424,7 +424,17 @@ pub fn run(
             .name("tickwire-feed".into())
             .spawn(move || -> io::Result<()> {
                 threads::pin(core)?;
-                let feed = Feed::new(setups, net, &trust, &metrics, sinks, stamps, 0)
+                let (board, symbols) = stamps;
+                let feed = setups
+                    .into_iter()
+                    .fold(Feed::builder(), crate::FeedBuilder::setup)
+                    .check_instruments(false)
+                    .net(net)
+                    .tls(trust)
+                    .metrics(metrics.clone())
+                    .sinks(sinks)
+                    .send_stamps(board, symbols)
+                    .build()
                     .map_err(|e| io::Error::other(e.to_string()))?;
                 let _ = stats_tx.send(feed.stats());
                 feed.run(&feed_stop, Duration::from_secs(1))?;
@@ -606,7 +616,7 @@ fn sims_index(stats: &FeedStats, name: &str) -> usize {
 fn settle_and_compare(
     sims: &mut [Simulated],
     stats: &FeedStats,
-    events: &std::sync::mpsc::Receiver<tickwire_venues::Event>,
+    events: &std::sync::mpsc::Receiver<crate::Event>,
     mirrors: &mut Mirrors,
     depth: usize,
     status: &mut impl FnMut(&str),

@@ -20,6 +20,7 @@ use super::core::Core;
 use super::log::tickwire_log;
 use super::stats::{FeedStats, VenueStats};
 use super::update::OnEvent;
+use crate::id::VenueId;
 
 /// A venue's connection news, told to the feed's handler on its thread
 /// ([`OnEvent::on_connectivity`]).
@@ -31,8 +32,8 @@ pub enum Connectivity<'a> {
     Connected {
         /// The venue's name in the feed.
         venue: &'a str,
-        /// Its position in the feed.
-        venue_index: usize,
+        /// Its handle in the feed.
+        venue_id: VenueId,
         /// Where the connection went.
         url: &'a str,
     },
@@ -49,8 +50,8 @@ pub enum Connectivity<'a> {
     Unreachable {
         /// The venue's name in the feed.
         venue: &'a str,
-        /// Its position in the feed.
-        venue_index: usize,
+        /// Its handle in the feed.
+        venue_id: VenueId,
         /// Where the connection went.
         url: &'a str,
         /// Why it failed.
@@ -113,6 +114,7 @@ impl VenueStatus {
 /// [`Feed::poll`](super::Feed::poll) returns past
 /// [`FeedBuilder::connect_deadline`](crate::FeedBuilder::connect_deadline).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NeverConnected {
     /// How long the feed waited.
     pub waited: Duration,
@@ -184,7 +186,7 @@ impl<H: OnEvent> Core<H> {
         }
         let news = Connectivity::Connected {
             venue: &self.venues[v].setup.name,
-            venue_index: v,
+            venue_id: VenueId(v as u32),
             url,
         };
         tell(&mut self.user, &mut self.in_handler, &news);
@@ -217,7 +219,7 @@ impl<H: OnEvent> Core<H> {
         }
         let news = Connectivity::Unreachable {
             venue: &self.venues[v].setup.name,
-            venue_index: v,
+            venue_id: VenueId(v as u32),
             url: self.stream_urls.get(&id).map_or("", |(url, _)| url),
             cause: reason,
         };

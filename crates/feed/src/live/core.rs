@@ -26,6 +26,7 @@ use super::stats::FeedStats;
 use super::update::{NoHandler, OnEvent, Update};
 use super::wire::{WireStamps, WireStream};
 use super::{Sinks, VenueSetup};
+use crate::id::Event as FeedEvent;
 use crate::recording::{self, Record};
 
 /// A connection's role in the feed.
@@ -162,7 +163,7 @@ pub(crate) struct Core<H = NoHandler> {
     /// The events of the message being handled, for `user` (unused when
     /// it wants none); its capacity is kept, so it stops allocating once
     /// it has held the most events one message brings.
-    pub(crate) batch: Vec<Event>,
+    pub(crate) batch: Vec<FeedEvent>,
     /// Set while `user` runs: still set after a poll only if it panicked
     /// (and the caller caught it), which leaves the feed's state part way
     /// through a message: [`Feed::poll`](super::Feed::poll) refuses then.

@@ -1,16 +1,18 @@
-//! Where one adapter's events go on the feed's thread: global instrument
+//! Where one adapter's events go on the feed's thread: feed-wide instrument
 //! ids, book validity and the counters, recovery asked for, then the ring,
 //! the queue and the embedding handler's batch.
 
 use std::time::Instant;
 
-use tickwire_venues::{Event, InstrumentId, Kind};
+use tickwire_venues::{Event as VenueEvent, InstrumentId, Kind};
+
+use crate::id::{Event, FeedId};
 
 use super::Sinks;
 use super::recovery::{Need, Recovery};
 use super::stats::{FeedStats, VenueStats};
 
-/// Hands one adapter's events on: global ids, book validity, counters,
+/// Hands one adapter's events on: feed-wide ids, book validity, counters,
 /// recovery, the ring, the queue. Borrows the parts of [`Core`] the
 /// adapter does not.
 pub(super) struct Emitter<'a> {
@@ -43,10 +45,12 @@ pub(super) struct Emitter<'a> {
 }
 
 impl Emitter<'_> {
-    pub(super) fn emit(&mut self, mut e: Event) {
+    /// Hands on `e`, about the adapter's instrument, as the feed's event
+    /// about the same instrument (its feed-wide id).
+    pub(super) fn emit(&mut self, e: VenueEvent) {
         let (stats, venue) = (self.stats, self.venue_stats);
-        let local = e.instrument;
-        e.instrument = InstrumentId(self.base + local.0);
+        let local: InstrumentId = e.instrument;
+        let e: Event = e.with_instrument(FeedId(self.base + local.0));
         let slot = self.valid.get_mut((e.instrument.0 - self.first) as usize);
         match e.kind {
             Kind::BookValid { .. } => {

@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 
 use tickwire_net::{CloseCode, Config as NetConfig, ConnId, Driver, Endpoint, TlsConfig};
 use tickwire_tsc::{Clock, Metrics};
-use tickwire_venues::plan::{self, Channels, PlanError};
+use tickwire_venues::plan::{self, Channels};
 use tickwire_venues::{InstrumentId, InstrumentSpec, Venue};
 
+use crate::id::{FeedId, VenueId};
 use crate::recording;
 use crate::shm;
 use crate::sink::{self, Publisher};
@@ -30,6 +31,7 @@ mod budget;
 mod connectivity;
 mod core;
 mod emitter;
+mod error;
 pub(crate) mod injected;
 mod lines;
 mod links;
@@ -47,6 +49,7 @@ use self::budget::{Admit, RestBudget};
 pub use self::connectivity::{Connectivity, NeverConnected, VenueStatus};
 pub(crate) use self::core::Adapter;
 use self::core::{Core, Link, VenueState};
+pub use self::error::{BadUrl, FeedError, SetupError, UrlProblem};
 use self::lines::PlanLines;
 use self::links::Links;
 pub use self::log::LOG_TARGET;
@@ -63,8 +66,9 @@ pub use self::wire::{WireStamps, WireStream};
 /// without depending on `tickwire-net` itself.
 pub use tickwire_net::{Disconnect, TlsErrorKind};
 
-/// One venue of a feed.
+/// One venue of a feed ([`VenueSetup::new`], then the fields to change).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct VenueSetup {
     /// Its name in the sinks and metrics (`binance-spot`, or your own).
     pub name: String,
@@ -95,6 +99,7 @@ pub struct VenueSetup {
 /// each message wins. Duplicates are told by the venue's own sequence
 /// ids (`tickwire_venues::sync::lines`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LineSetup {
     /// A warm standby line beside each connection, with the same
     /// subscriptions: the first copy of each message wins, and a fault on
@@ -109,8 +114,9 @@ pub struct LineSetup {
     pub max_lifetime: Option<Duration>,
 }
 
-/// Where events go.
+/// Where events go: none by default; `with_*` adds one.
 #[derive(Default)]
+#[non_exhaustive]
 pub struct Sinks {
     /// The queue of the JSON Lines (or any other) sink thread.
     pub queue: Option<Publisher>,
@@ -118,6 +124,44 @@ pub struct Sinks {
     pub ring: Option<shm::Writer>,
     /// A raw recording of every frame.
     pub recording: Option<recording::Writer>,
+}
+
+impl VenueSetup {
+    /// `venue` named `name` in the sinks and metrics, with `instruments`:
+    /// trades, quotes and books, from the venue's own hosts, its lines
+    /// kept as its plan says ([`LineSetup::default`]).
+    pub fn new(name: &str, venue: Venue, instruments: Vec<InstrumentSpec>) -> VenueSetup {
+        VenueSetup {
+            name: name.to_owned(),
+            venue,
+            instruments,
+            channels: Channels::default(),
+            endpoint: None,
+            rest: None,
+            rest_weight_limit: None,
+            lines: LineSetup::default(),
+        }
+    }
+}
+
+impl Sinks {
+    /// These sinks and the queue of a sink thread (the JSON Lines one).
+    pub fn with_queue(mut self, queue: Publisher) -> Sinks {
+        self.queue = Some(queue);
+        self
+    }
+
+    /// These sinks and the shared-memory ring.
+    pub fn with_ring(mut self, ring: shm::Writer) -> Sinks {
+        self.ring = Some(ring);
+        self
+    }
+
+    /// These sinks and a raw recording of every frame.
+    pub fn with_recording(mut self, recording: recording::Writer) -> Sinks {
+        self.recording = Some(recording);
+        self
+    }
 }
 
 impl fmt::Debug for Sinks {
@@ -130,43 +174,13 @@ impl fmt::Debug for Sinks {
     }
 }
 
-/// Why a feed could not start.
-#[derive(Debug)]
-pub enum FeedError {
-    /// A venue's instruments cannot be planned.
-    Plan(String, PlanError),
-    /// An endpoint override is not a usable URL.
-    Url(String, String),
-    /// The driver could not be set up.
-    Setup(String),
-    /// A socket or poll call failed.
-    Io(std::io::Error),
-    /// No venue of the feed has this name.
-    NoVenue(String),
-}
-
-impl fmt::Display for FeedError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FeedError::Plan(v, e) => write!(f, "venue {v}: {e}"),
-            FeedError::Url(u, e) => write!(f, "{u}: {e}"),
-            FeedError::Setup(e) => write!(f, "cannot start: {e}"),
-            FeedError::Io(e) => write!(f, "{e}"),
-            FeedError::NoVenue(v) => write!(f, "no venue named {v} in this feed"),
-        }
-    }
-}
-
-impl std::error::Error for FeedError {}
-
-/// A feed: venues on one driver. Build it with [`Feed::builder`] (or
-/// [`Feed::new`]), then call [`Feed::poll`] in a loop, or [`Feed::run`],
+/// A feed: venues on one driver. Build it with [`Feed::builder`], then call [`Feed::poll`] in a loop, or [`Feed::run`],
 /// on the thread it should live on. `H` gets each message's events with
 /// the books as the message left them ([`Update`]).
 pub struct Feed<H = NoHandler> {
     driver: Driver<Core<H>>,
     pings: Vec<PingTimer>,
-    /// Where each venue's (by position) plans connect, and how.
+    /// Where each venue's plans connect, and how (by `VenueId::index`).
     targets: Vec<Vec<StreamTarget>>,
     /// When the plans' lines are looked at next (a replacement or standby
     /// line to open, one to retire); never if no plan has a lifetime or a
@@ -213,48 +227,40 @@ struct Fetch {
 }
 
 /// A URL override's `(scheme, host:port)`.
-fn split_base(url: &str) -> Result<(&str, &str), String> {
+fn split_base(url: &str) -> Result<(&str, &str), FeedError> {
+    let bad = |problem| {
+        FeedError::Url(BadUrl {
+            url: url.to_owned(),
+            problem,
+        })
+    };
     let (scheme, rest) = url
         .split_once("://")
-        .ok_or_else(|| "expected scheme://host:port".to_string())?;
+        .ok_or_else(|| bad(UrlProblem::NoScheme))?;
     let authority = rest.split('/').next().unwrap_or_default();
     if authority.is_empty() {
-        return Err("no host".into());
+        return Err(bad(UrlProblem::NoHost));
     }
     Ok((scheme, authority))
 }
 
-impl Feed {
-    /// Plans every venue's connections, allocates every adapter, book,
-    /// recorder and connection slot, and starts connecting. Its events go
-    /// to `sinks` only.
-    pub fn new(
-        venues: Vec<VenueSetup>,
-        net: NetConfig,
-        tls: &TlsConfig,
-        metrics: &Metrics,
-        sinks: Sinks,
-        send_stamps: Option<(Arc<dyn WireStamps>, Vec<String>)>,
-        first_instrument: u32,
-    ) -> Result<Feed, FeedError> {
-        Feed::with_handler(
-            venues,
-            net,
-            tls,
-            metrics,
-            sinks,
-            send_stamps,
-            first_instrument,
-            NoHandler,
-        )
-    }
+/// The engine's refusal of `url`.
+fn bad_url(url: &str, e: tickwire_net::UrlError) -> FeedError {
+    FeedError::Url(BadUrl {
+        url: url.to_owned(),
+        problem: UrlProblem::Endpoint(e),
+    })
 }
 
 impl<H: OnEvent> Feed<H> {
-    /// [`Feed::new`] with a handler that gets each message's events, on
-    /// the feed's thread, after the books took them.
+    /// Plans every venue's connections, allocates every adapter, book,
+    /// recorder and connection slot, and starts connecting. Its events go
+    /// to `sinks`, and `user` gets each message's, on the feed's thread,
+    /// after the books took them. The builder's way in
+    /// ([`FeedBuilder::build_with`](crate::FeedBuilder::build_with), the
+    /// only public one).
     #[allow(clippy::too_many_arguments)]
-    pub fn with_handler(
+    pub(crate) fn with_handler(
         venues: Vec<VenueSetup>,
         net: NetConfig,
         tls: &TlsConfig,
@@ -278,10 +284,10 @@ impl<H: OnEvent> Feed<H> {
                 setup.channels,
                 setup.rest_weight_limit,
             ) {
-                return Err(FeedError::Setup(format!(
-                    "venue {}: rest_weight_limit {problem}",
-                    setup.name
-                )));
+                return Err(FeedError::Setup(SetupError::RestWeightLimit {
+                    venue: setup.name.clone(),
+                    problem,
+                }));
             }
             streams += plans.len();
             let mut fetch = Vec::new();
@@ -291,15 +297,13 @@ impl<H: OnEvent> Feed<H> {
                         let (host, path) = plan::snapshot_path(m, &i.symbol, i.depth);
                         let url = match &setup.rest {
                             Some(base) => {
-                                let (scheme, authority) = split_base(base)
-                                    .map_err(|e| FeedError::Url(base.clone(), e))?;
+                                let (scheme, authority) = split_base(base)?;
                                 format!("{scheme}://{authority}{path}")
                             }
                             None => format!("https://{host}{path}"),
                         };
                         Some(Fetch {
-                            endpoint: Endpoint::parse(&url)
-                                .map_err(|e| FeedError::Url(url.clone(), e.to_string()))?,
+                            endpoint: Endpoint::parse(&url).map_err(|e| bad_url(&url, e))?,
                             url,
                             bytes: plan::binance::snapshot_bytes(m, i.depth),
                             weight: plan::binance::snapshot_weight(
@@ -423,7 +427,7 @@ impl<H: OnEvent> Feed<H> {
             batch: Vec::with_capacity(if H::EVENTS { 4096 } else { 0 }),
             in_handler: false,
         };
-        let driver = Driver::new(net, tls, core).map_err(|e| FeedError::Setup(e.to_string()))?;
+        let driver = Driver::new(net, tls, core).map_err(SetupError::Driver)?;
         let mut targets = Vec::new();
         for state in &driver.handler().venues {
             let mut of_venue = Vec::new();
@@ -469,8 +473,9 @@ impl<H: OnEvent> Feed<H> {
         Arc::clone(&self.driver.handler().stats)
     }
 
-    /// Every instrument of this feed; events carry ids from the
-    /// `first_instrument` given to [`Feed::new`] on, in this order.
+    /// Every instrument of this feed, in the order of their feed-wide ids
+    /// ([`FeedId`]: from 0, or from where the feed threads before this
+    /// one's instruments end, for one of the binary's threads).
     pub fn instruments(&self) -> &[sink::Instrument] {
         &self.names
     }
@@ -485,58 +490,48 @@ impl<H: OnEvent> Feed<H> {
         &mut self.driver.handler_mut().user
     }
 
-    /// A book by its venue's name and its symbol, while valid.
-    pub fn book_of(&self, venue: &str, symbol: &str) -> Option<&tickwire_venues::book::Book> {
-        let (v, state) = self
-            .driver
-            .handler()
-            .venues
-            .iter()
-            .enumerate()
-            .find(|(_, s)| s.setup.name == venue)?;
+    /// A book by its venue and its symbol, while valid.
+    pub fn book_of(&self, venue: VenueId, symbol: &str) -> Option<&tickwire_venues::book::Book> {
+        let state = self.driver.handler().venues.get(venue.index())?;
         let i = state
             .setup
             .instruments
             .iter()
             .position(|i| i.symbol == symbol)?;
-        self.venue_book(v, InstrumentId(i as u32))
+        state.adapter.adapter_ref().book(InstrumentId(i as u32))
+    }
+
+    /// The feed-wide id of a venue's instrument (by its symbol), the one
+    /// its events carry.
+    pub fn instrument(&self, venue: VenueId, symbol: &str) -> Option<FeedId> {
+        let state = self.driver.handler().venues.get(venue.index())?;
+        let i = state
+            .setup
+            .instruments
+            .iter()
+            .position(|i| i.symbol == symbol)?;
+        Some(FeedId(state.base + i as u32))
     }
 
     /// A book by its feed-wide instrument id (the one events carry, and
     /// [`instruments`](Self::instruments) lists), while valid.
-    pub fn book(&self, id: InstrumentId) -> Option<&tickwire_venues::book::Book> {
+    pub fn book(&self, id: FeedId) -> Option<&tickwire_venues::book::Book> {
         let state = self.driver.handler().venues.iter().find(|s| {
             id.0.checked_sub(s.base)
                 .is_some_and(|i| (i as usize) < s.setup.instruments.len())
         })?;
+        // The adapter's own index of the instrument.
         let local = InstrumentId(id.0 - state.base);
         state.adapter.adapter_ref().book(local)
     }
 
-    /// A venue's (by position) book by the venue's own index of the
-    /// instrument (its place in the venue's instruments, not the
-    /// feed-wide id events carry: see [`book`](Self::book)), while valid.
-    pub fn venue_book(
-        &self,
-        venue: usize,
-        local: InstrumentId,
-    ) -> Option<&tickwire_venues::book::Book> {
+    /// A venue's own words on the last request it refused; empty before
+    /// any (and for another feed's venue).
+    pub fn rejection(&self, venue: VenueId) -> &str {
         self.driver
             .handler()
             .venues
-            .get(venue)?
-            .adapter
-            .adapter_ref()
-            .book(local)
-    }
-
-    /// A venue's (by position) own words on the last request it refused;
-    /// empty before any.
-    pub fn rejection(&self, venue: usize) -> &str {
-        self.driver
-            .handler()
-            .venues
-            .get(venue)
+            .get(venue.index())
             .map_or("", |v| v.adapter.adapter_ref().rejection())
     }
 

@@ -13,7 +13,8 @@ use tickwire_venues::{InstrumentId, Venue};
 use super::log::tickwire_log;
 use super::recovery::{self, Due, Need};
 use super::requests::Limit;
-use super::{Feed, FeedError, FeedStats, OnEvent};
+use super::{Feed, FeedError, FeedStats, OnEvent, SetupError};
+use crate::id::VenueId;
 use crate::recording;
 
 /// A window as a log line says it: "an hour", "10 s".
@@ -26,7 +27,7 @@ fn window(w: Duration) -> String {
 }
 
 impl<H: OnEvent> Feed<H> {
-    /// Sends `text` on every open connection of venue `venue` (by name),
+    /// Sends `text` on every open connection of venue `venue`,
     /// both lines of a plan alike, between polls: a request of the bot's
     /// own (a channel the plan does not subscribe, a venue-specific
     /// command). It is not sent again after a reconnect: the plan's own
@@ -34,8 +35,8 @@ impl<H: OnEvent> Feed<H> {
     /// (OKX: 480 a connection an hour): a connection whose budget is spent
     /// does not send it (said once). Returns the connections it went out
     /// on.
-    pub fn send(&mut self, venue: &str, text: &str) -> Result<usize, FeedError> {
-        let v = self.venue_index(venue)?;
+    pub fn send(&mut self, venue: VenueId, text: &str) -> Result<usize, FeedError> {
+        let v = self.venue_slot(venue)?;
         let now = Instant::now();
         let mut sent = 0;
         for p in 0..self.driver.handler().venues[v].lines.len() {
@@ -71,7 +72,7 @@ impl<H: OnEvent> Feed<H> {
         Ok(sent)
     }
 
-    /// Keeps venue `venue`'s (by name) requests to at most `requests` a
+    /// Keeps venue `venue`'s requests to at most `requests` a
     /// connection in any `window` (every frame but the application ping
     /// is one), in place of the venue's own limit (OKX: 480 an hour; the
     /// other venues: none): a stricter limit, or a simulator's lowered
@@ -80,32 +81,48 @@ impl<H: OnEvent> Feed<H> {
     /// subscriptions and one resubscription.
     pub fn limit_requests(
         &mut self,
-        venue: &str,
+        venue: VenueId,
         requests: u32,
         window: Duration,
     ) -> Result<(), FeedError> {
-        let v = self.venue_index(venue)?;
+        let v = self.venue_slot(venue)?;
         let state = &mut self.driver.handler_mut().venues[v];
         let subscriptions = state.plans.iter().map(|p| p.subscribe.len()).max();
         let resubscription = state.resubscribe.iter().map(Vec::len).max();
         let least = subscriptions.unwrap_or(0) + resubscription.unwrap_or(0);
         if (requests as usize) < least.max(1) || window.is_zero() {
-            return Err(FeedError::Setup(format!(
-                "venue {venue}: {requests} requests in {window:?} cannot hold a connection's \
-                 subscriptions and a resubscription ({least})"
-            )));
+            return Err(FeedError::Setup(SetupError::RequestLimit {
+                venue: state.setup.name.clone(),
+                requests,
+                window,
+                least,
+            }));
         }
         state.requests.set_limit(Some(Limit { requests, window }));
         Ok(())
     }
 
-    fn venue_index(&self, venue: &str) -> Result<usize, FeedError> {
+    /// The handle of the venue named `name` (`binance-spot`, or the name
+    /// it was given), for the methods about one venue; `None` if the feed
+    /// has no venue of that name.
+    pub fn venue(&self, name: &str) -> Option<VenueId> {
         self.driver
             .handler()
             .venues
             .iter()
-            .position(|s| s.setup.name == venue)
-            .ok_or_else(|| FeedError::NoVenue(venue.to_owned()))
+            .position(|s| s.setup.name == name)
+            .map(|v| VenueId(v as u32))
+    }
+
+    /// The venue's place in the feed's tables, if the handle is this
+    /// feed's.
+    pub(super) fn venue_slot(&self, venue: VenueId) -> Result<usize, FeedError> {
+        let v = venue.index();
+        if v < self.driver.handler().venues.len() {
+            Ok(v)
+        } else {
+            Err(FeedError::NoVenue(venue))
+        }
     }
 
     /// Paces each Coinbase connection at its share of the address's 8
@@ -303,5 +320,68 @@ impl<H: OnEvent> Feed<H> {
             recovery::REPLACE_AFTER
         ));
         self.next_lines = Some(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tickwire_venues::{InstrumentSpec, Venue};
+
+    use crate::id::{FeedId, VenueId};
+    use crate::live::{Feed, FeedError, VenueSetup};
+
+    /// A feed of OKX (two instruments) and Kraken (one), numbered from
+    /// 10, pointed at a loopback port nothing listens on: built, never
+    /// connected.
+    fn feed() -> Feed {
+        let setup = |name: &str, venue, symbols: &[&str]| {
+            let specs = symbols
+                .iter()
+                .map(|s| InstrumentSpec::new(s, 2, 8, 5))
+                .collect();
+            let mut s = VenueSetup::new(name, venue, specs);
+            s.endpoint = Some("ws://127.0.0.1:9".into());
+            s
+        };
+        Feed::builder()
+            .check_instruments(false)
+            .setup(setup("okx", Venue::Okx, &["BTC-USDT", "ETH-USDT"]))
+            .setup(setup("kraken", Venue::Kraken, &["BTC/USD"]))
+            .first_id(FeedId(10))
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn venues_are_named_once_and_instruments_have_feed_wide_ids() {
+        let mut feed = feed();
+        let okx = feed.venue("okx").unwrap();
+        let kraken = feed.venue("kraken").unwrap();
+        assert_eq!((okx.index(), kraken.index()), (0, 1));
+        assert_eq!(feed.venue("nowhere"), None);
+        // Each venue's instruments after the ones before it, from 10.
+        assert_eq!(feed.instrument(okx, "BTC-USDT"), Some(FeedId(10)));
+        assert_eq!(feed.instrument(okx, "ETH-USDT"), Some(FeedId(11)));
+        assert_eq!(feed.instrument(kraken, "BTC/USD"), Some(FeedId(12)));
+        assert_eq!(feed.instrument(kraken, "ETH-USDT"), None);
+        assert_eq!(feed.instruments().len(), 3);
+        assert_eq!(feed.instruments()[2].symbol, "BTC/USD");
+        // Nothing valid yet, by either way of naming a book.
+        assert!(feed.book(FeedId(12)).is_none());
+        assert!(feed.book_of(kraken, "BTC/USD").is_none());
+        assert_eq!(feed.rejection(okx), "");
+        // Nothing open to send on; a handle that is not this feed's fails.
+        assert_eq!(feed.send(okx, "{}").unwrap(), 0);
+        let foreign = VenueId(2);
+        assert!(matches!(
+            feed.send(foreign, "{}"),
+            Err(FeedError::NoVenue(v)) if v == foreign
+        ));
+        assert!(
+            feed.limit_requests(foreign, 100, std::time::Duration::from_secs(1))
+                .is_err()
+        );
+        assert_eq!(feed.rejection(foreign), "");
+        assert!(feed.book_of(foreign, "BTC-USDT").is_none());
     }
 }

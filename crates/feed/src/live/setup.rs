@@ -85,6 +85,7 @@ fn sized_slots(net: &NetConfig, venues: &[(&VenueSetup, Vec<ConnectionPlan>)]) -
 /// What a feed sets aside at start-up: its connection slots' buffers, and
 /// its books with their diff buffers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Budget {
     /// Connection slots (default and sized).
     pub slots: usize,

@@ -27,6 +27,7 @@ use super::connectivity::VenueStatus;
 /// read-modify-write); everyone else only reads ([`FeedStats::get`]). A
 /// second writer would lose counts.
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct FeedStats {
     /// Messages received.
     pub messages: AtomicU64,
@@ -83,6 +84,7 @@ pub struct FeedStats {
 
 /// One venue's counts (see [`FeedStats::venues`]).
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct VenueStats {
     /// The venue's name in the configuration.
     pub name: String,
@@ -135,6 +137,7 @@ pub struct VenueStats {
 
 /// Stream connections lost, by why (see [`FeedStats::lost`]).
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct LostBy {
     /// The peer closed: a close frame, or the end of the stream without one.
     pub closed: AtomicU64,

@@ -11,7 +11,7 @@ use tickwire_venues::plan::ConnectionPlan;
 use super::core::Link;
 use super::lines::{self, Line};
 use super::log::tickwire_log;
-use super::{Feed, FeedError, OnEvent, VenueSetup, split_base};
+use super::{Feed, FeedError, OnEvent, SetupError, VenueSetup, bad_url, split_base};
 use crate::recording;
 
 /// How often the lines are looked at: a replacement is opened or retired
@@ -45,8 +45,7 @@ impl StreamTarget {
         let at = |base: &Option<String>| -> Result<String, FeedError> {
             Ok(match base {
                 Some(base) => {
-                    let (scheme, authority) =
-                        split_base(base).map_err(|e| FeedError::Url(base.clone(), e))?;
+                    let (scheme, authority) = split_base(base)?;
                     format!("{scheme}://{authority}{}", plan.path)
                 }
                 None => format!("wss://{}:{}{}", plan.host, plan.port, plan.path),
@@ -59,7 +58,7 @@ impl StreamTarget {
             (true, other) => Some(at(other)?),
         };
         for u in std::iter::once(&url).chain(&standby) {
-            Endpoint::parse(u).map_err(|e| FeedError::Url(u.clone(), e.to_string()))?;
+            Endpoint::parse(u).map_err(|e| bad_url(u, e))?;
         }
         Ok(StreamTarget {
             url,
@@ -87,19 +86,16 @@ impl<H: OnEvent> Feed<H> {
             (Some(standby), 1) => standby.clone(),
             _ => target.url.clone(),
         };
-        let endpoint =
-            Endpoint::parse(&url).map_err(|e| FeedError::Url(url.clone(), e.to_string()))?;
+        let endpoint = Endpoint::parse(&url).map_err(|e| bad_url(&url, e))?;
         let (max_message, pace) = (target.max_message, target.pace);
         let ping = target.ping.clone();
         let id = self
             .driver
             .connect_sized(endpoint, max_message)
-            .map_err(|e| FeedError::Setup(e.to_string()))?;
+            .map_err(SetupError::Connection)?;
         // Subscriptions (and pings) no faster than the venue takes them:
         // its incoming-message limit, from the plan.
-        self.driver
-            .pace(id, pace)
-            .map_err(|e| FeedError::Setup(e.to_string()))?;
+        self.driver.pace(id, pace).map_err(SetupError::Connection)?;
         let core = self.driver.handler_mut();
         core.links.insert(id, Link::Stream(v, p, line));
         let tsc = core.clock.now();

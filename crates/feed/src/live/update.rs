@@ -12,10 +12,11 @@ use std::fmt;
 
 use tickwire_venues::book::Book;
 use tickwire_venues::decimal::format_wire;
-use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, VenueAdapter};
+use tickwire_venues::{InstrumentId, InstrumentSpec, Kind, VenueAdapter};
 
 use super::VenueSetup;
 use super::connectivity::Connectivity;
+use crate::id::{Event, FeedId, VenueId};
 
 /// The embedding program's handler of the feed's updates.
 pub trait OnEvent {
@@ -64,7 +65,7 @@ pub struct Update<'a> {
     books: &'a dyn VenueAdapter,
     /// The feed-wide id of the venue's first instrument.
     base: u32,
-    venue: usize,
+    venue: VenueId,
     recv_tsc: u64,
 }
 
@@ -81,7 +82,7 @@ impl<'a> Update<'a> {
             setup,
             books,
             base,
-            venue,
+            venue: VenueId(venue as u32),
             recv_tsc,
         }
     }
@@ -96,8 +97,9 @@ impl<'a> Update<'a> {
         &self.setup.name
     }
 
-    /// The venue's position in the feed.
-    pub fn venue_index(&self) -> usize {
+    /// The venue's handle in the feed (the one
+    /// [`Feed::venue`](super::Feed::venue) gives for its name).
+    pub fn venue_id(&self) -> VenueId {
         self.venue
     }
 
@@ -110,24 +112,24 @@ impl<'a> Update<'a> {
     }
 
     /// The venue's own index of a feed instrument id, if it is this venue's.
-    fn local(&self, id: InstrumentId) -> Option<usize> {
+    fn local(&self, id: FeedId) -> Option<usize> {
         let i = id.0.checked_sub(self.base)? as usize;
         (i < self.setup.instruments.len()).then_some(i)
     }
 
     /// An instrument's spec: symbol, scales, depth.
-    pub fn spec(&self, id: InstrumentId) -> Option<&'a InstrumentSpec> {
+    pub fn spec(&self, id: FeedId) -> Option<&'a InstrumentSpec> {
         self.setup.instruments.get(self.local(id)?)
     }
 
     /// An instrument's symbol as the venue writes it (empty if it is not
     /// this venue's).
-    pub fn symbol(&self, id: InstrumentId) -> &'a str {
+    pub fn symbol(&self, id: FeedId) -> &'a str {
         self.spec(id).map_or("", |s| s.symbol.as_str())
     }
 
     /// An instrument's book as this message left it, while valid.
-    pub fn book(&self, id: InstrumentId) -> Option<&'a Book> {
+    pub fn book(&self, id: FeedId) -> Option<&'a Book> {
         let local = InstrumentId(self.local(id)? as u32);
         self.books.book(local)
     }
@@ -138,7 +140,7 @@ impl<'a> Update<'a> {
     /// once per run of its book events (a venue's message brings one
     /// instrument's together), so a bot that keeps a top of book clears
     /// it on `None` rather than keep a stale one.
-    pub fn books(&self) -> impl Iterator<Item = (InstrumentId, Option<&'a Book>)> + 'a {
+    pub fn books(&self) -> impl Iterator<Item = (FeedId, Option<&'a Book>)> + 'a {
         let events = self.events;
         let this = *self;
         events
@@ -155,12 +157,12 @@ impl<'a> Update<'a> {
     }
 
     /// A price of an instrument, in its ticks, as an exact decimal.
-    pub fn price(&self, id: InstrumentId, ticks: i64) -> Fixed {
+    pub fn price(&self, id: FeedId, ticks: i64) -> Fixed {
         Fixed::new(ticks, self.spec(id).map_or(0, |s| s.price_scale))
     }
 
     /// A size of an instrument, in its lots, as an exact decimal.
-    pub fn size(&self, id: InstrumentId, lots: i64) -> Fixed {
+    pub fn size(&self, id: FeedId, lots: i64) -> Fixed {
         Fixed::new(lots, self.spec(id).map_or(0, |s| s.size_scale))
     }
 }

@@ -1,8 +1,10 @@
 //! An event as the ring's eight words, and back.
 
 use tickwire_venues::book::Side;
-use tickwire_venues::event::{Aggressor, Event, InstrumentId, Kind};
+use tickwire_venues::event::{Aggressor, Kind};
 use tickwire_venues::sync::Resync;
+
+use crate::id::{Event, FeedId};
 
 use super::EVENT_WORDS;
 
@@ -92,7 +94,7 @@ pub fn encode(e: &Event) -> Option<[u64; EVENT_WORDS]> {
             (head(6, sub, 0), [a, b, 0, 0, 0])
         }
         Kind::Resync => (head(7, 0, 0), [0; 5]),
-        Kind::Stale { silent_ms } => (head(8, 0, 0), [u64::from(silent_ms), 0, 0, 0, 0]),
+        // 8 was a `Stale` kind, never emitted and now gone: not reused.
         Kind::Disconnected => (head(9, 0, 0), [0; 5]),
         Kind::Rejected { code } => (head(10, 0, 0), [i(code), 0, 0, 0, 0]),
         _ => return None,
@@ -172,15 +174,12 @@ pub fn decode(w: &[u64; EVENT_WORDS]) -> Option<Event> {
             },
         },
         7 => Kind::Resync,
-        8 => Kind::Stale {
-            silent_ms: u32_of(w[3])?,
-        },
         9 => Kind::Disconnected,
         10 => Kind::Rejected { code: i(w[3]) },
         _ => return None,
     };
     Some(Event {
-        instrument: InstrumentId(w[0] as u32),
+        instrument: FeedId(w[0] as u32),
         exchange_ns: w[1],
         recv_tsc: w[2],
         kind,

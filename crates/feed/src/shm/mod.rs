@@ -120,7 +120,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::time::{Duration, Instant};
 
-use tickwire_venues::event::{Event, InstrumentId};
+use crate::id::{Event, FeedId};
 
 mod codec;
 #[cfg(test)]
@@ -592,7 +592,7 @@ impl Reader {
 
     /// The entry of `id` in the [instrument table](Self::instruments).
     #[inline]
-    pub fn instrument(&self, id: InstrumentId) -> Option<&RingInstrument> {
+    pub fn instrument(&self, id: FeedId) -> Option<&RingInstrument> {
         self.ring.instruments.get(id.0 as usize)
     }
 

@@ -7,7 +7,9 @@ use std::fmt;
 
 use tickwire_venues::book::Side;
 use tickwire_venues::decimal::format_wire;
-use tickwire_venues::event::{Aggressor, Event, Kind};
+use tickwire_venues::event::{Aggressor, Kind};
+
+use crate::id::Event;
 
 use super::RingInstrument;
 
@@ -128,7 +130,6 @@ impl fmt::Display for Described<'_> {
             ),
             Kind::BookValid { update_id } => write!(f, "book_valid #{update_id}"),
             Kind::Gap { why } => write!(f, "gap {why:?}"),
-            Kind::Stale { silent_ms } => write!(f, "stale {silent_ms} ms"),
             Kind::Rejected { code } => write!(f, "rejected {code}"),
             Kind::Resync => f.write_str("resync"),
             Kind::Disconnected => f.write_str("disconnected"),

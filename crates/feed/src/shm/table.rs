@@ -19,7 +19,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tickwire_venues::event::InstrumentId;
+use crate::id::FeedId;
 
 use super::RingError;
 use super::memory::Loads;
@@ -38,7 +38,7 @@ pub const MAX_SYMBOL: usize = SYMBOL_WORDS * 8;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RingInstrument {
     /// The id the ring's events carry for it ([`Event::instrument`](tickwire_venues::event::Event::instrument)).
-    pub id: InstrumentId,
+    pub id: FeedId,
     /// The venue's name, as the feed's configuration names it.
     pub venue: String,
     /// The venue's symbol.
@@ -115,7 +115,7 @@ pub(super) fn decode_table(words: Loads<'_>) -> Result<Vec<RingInstrument>, Ring
         }
         let text = |bytes| String::from_utf8(bytes).map_err(|_| RingError::NotARing);
         out.push(RingInstrument {
-            id: InstrumentId(i as u32),
+            id: FeedId(i as u32),
             venue: text(unpack(&w[1..1 + VENUE_WORDS], venue_len))?,
             symbol: text(unpack(&w[1 + VENUE_WORDS..], symbol_len))?,
             price_scale: (w[0] >> 32) as u8,

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use super::heap::HeapPath;
 use super::*;
 use tickwire_venues::book::Side;
-use tickwire_venues::event::{Aggressor, InstrumentId, Kind};
+use tickwire_venues::event::{Aggressor, Kind};
+
+use crate::id::FeedId;
 use tickwire_venues::sync::Resync;
 
 fn writer(place: &HeapPath, capacity: usize) -> Writer {
@@ -81,7 +83,6 @@ fn every_kind() -> Vec<Kind> {
             why: Resync::DepthExhausted,
         },
         Kind::Resync,
-        Kind::Stale { silent_ms: 30_000 },
         Kind::Disconnected,
         Kind::Rejected { code: -60018 },
     ]
@@ -89,7 +90,7 @@ fn every_kind() -> Vec<Kind> {
 
 fn event(n: u64, kind: Kind) -> Event {
     Event {
-        instrument: InstrumentId(n as u32 % 7),
+        instrument: FeedId(n as u32 % 7),
         exchange_ns: n * 3,
         recv_tsc: n,
         kind,
@@ -502,17 +503,17 @@ fn a_reader_gets_the_writers_instrument_table_and_the_slots_follow_it() {
     let got = r.instruments().to_vec();
     assert_eq!(got.len(), 3);
     for (i, (got, want)) in got.iter().zip(&names).enumerate() {
-        assert_eq!(got.id, InstrumentId(i as u32));
+        assert_eq!(got.id, FeedId(i as u32));
         assert_eq!(
             (&got.venue, &got.symbol, got.price_scale, got.size_scale),
             (&want.venue, &want.symbol, want.price_scale, want.size_scale)
         );
     }
     assert_eq!(
-        r.instrument(InstrumentId(1)).unwrap().symbol,
+        r.instrument(FeedId(1)).unwrap().symbol,
         "BTC-27DEC24-100000-C"
     );
-    assert_eq!(r.instrument(InstrumentId(3)), None);
+    assert_eq!(r.instrument(FeedId(3)), None);
     // Events go after the table, and every kind comes back.
     for (n, k) in every_kind().into_iter().enumerate() {
         w.publish(&event(n as u64, k));
@@ -568,7 +569,7 @@ fn a_reattached_reader_reads_the_new_rings_table() {
 #[test]
 fn a_named_event_reads_with_its_symbol_and_decimal_prices() {
     let btc = RingInstrument {
-        id: InstrumentId(0),
+        id: FeedId(0),
         venue: "binance-spot".into(),
         symbol: "BTCUSDT".into(),
         price_scale: 2,

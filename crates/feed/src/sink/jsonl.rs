@@ -19,7 +19,9 @@ use std::io::Write;
 
 use tickwire_venues::book::Side;
 use tickwire_venues::decimal::format_wire;
-use tickwire_venues::event::{Aggressor, Event, Kind};
+use tickwire_venues::event::{Aggressor, Kind};
+
+use crate::id::Event;
 use tickwire_venues::sync::Resync;
 
 use super::Instrument;
@@ -214,7 +216,6 @@ fn line(event: &Event, name: &Instrument, recv_ns: u64, out: &mut Vec<u8>) {
         Kind::BookValid { .. } => "book_valid",
         Kind::Gap { .. } => "gap",
         Kind::Resync => "resync",
-        Kind::Stale { .. } => "stale",
         Kind::Disconnected => "disconnected",
         Kind::Rejected { .. } => "rejected",
         // A kind added later: named, its fields not yet written.
@@ -299,9 +300,6 @@ fn line(event: &Event, name: &Instrument, recv_ns: u64, out: &mut Vec<u8>) {
                 // A reason added later.
                 _ => write!(out, r#""other""#),
             };
-        }
-        Kind::Stale { silent_ms } => {
-            let _ = write!(out, r#","silent_ms":{silent_ms}"#);
         }
         Kind::Rejected { code } => {
             let _ = write!(out, r#","code":{code}"#);

@@ -9,16 +9,16 @@ use std::sync::Arc;
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use tickwire_feed::live::{Feed, FeedStats, LineSetup, LostBy, Sinks, VenueSetup};
+use tickwire_feed::live::{Feed, FeedStats, LostBy, Sinks, VenueSetup};
 use tickwire_feed::mirror::Mirrors;
+use tickwire_feed::{Event, FeedId};
 use tickwire_feed::{recording, sink};
 use tickwire_net::{Backoff, Config as NetConfig, TlsConfig};
 use tickwire_sim::{Levels, SimConfig, SimInstrument, Simulator, Venue};
 use tickwire_testkit::proxy::Proxy;
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::book::Side;
-use tickwire_venues::plan::Channels;
-use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind};
+use tickwire_venues::{InstrumentSpec, Kind};
 
 /// Every venue, for tests that run over all of them, or those named in
 /// `TICKWIRE_TEST_VENUES` (comma-separated, to look at a few closely).
@@ -231,39 +231,32 @@ impl Rig {
                 up(s.size_scale, instruments[n].size_scale),
             )
         });
-        let setup = |name: &str, n: usize, proxy: &Proxy| VenueSetup {
-            name: name.into(),
-            venue,
-            instruments: vec![spec(n)],
-            channels: Channels::default(),
-            endpoint: Some(format!("wss://localhost:{}", proxy.addr().port())),
-            rest: Some(format!(
+        let setup = |name: &str, n: usize, proxy: &Proxy| {
+            let mut s = VenueSetup::new(name, venue, vec![spec(n)]);
+            s.endpoint = Some(format!("wss://localhost:{}", proxy.addr().port()));
+            s.rest = Some(format!(
                 "https://localhost:{}",
                 if n == 0 { rest_port } else { sim.port() }
-            )),
-            rest_weight_limit: None,
-            lines: LineSetup {
-                standby,
-                standby_endpoint: Some(format!("wss://localhost:{}", sim.port())),
-                max_lifetime: lifetime,
-            },
+            ));
+            s.lines.standby = standby;
+            s.lines.standby_endpoint = Some(format!("wss://localhost:{}", sim.port()));
+            s.lines.max_lifetime = lifetime;
+            s
         };
         let (queue, events) = sink::queue(1 << 20);
         let metrics = Metrics::new(HistogramConfig::default());
-        let feed = Feed::new(
-            vec![setup("a", 0, &proxies[0]), setup("b", 1, &proxies[1])],
-            net,
-            &trust,
-            &metrics,
-            Sinks {
-                queue: Some(queue),
-                recording,
-                ..Sinks::default()
-            },
-            None,
-            0,
-        )
-        .unwrap();
+        let mut sinks = Sinks::default().with_queue(queue);
+        sinks.recording = recording;
+        let feed = Feed::builder()
+            .check_instruments(false)
+            .setup(setup("a", 0, &proxies[0]))
+            .setup(setup("b", 1, &proxies[1]))
+            .net(net)
+            .tls(trust)
+            .metrics(metrics.clone())
+            .sinks(sinks)
+            .build()
+            .unwrap();
         let stats = feed.stats();
         let mut rig = Rig {
             venue,
@@ -449,7 +442,7 @@ impl Rig {
 
     /// Book `n` as the feed keeps it, while valid: its bids and asks.
     fn feed_book(&self, n: usize) -> Option<(Levels, Levels)> {
-        let book = self.feed.venue_book(n, InstrumentId(0))?;
+        let book = self.feed.book(FeedId(n as u32))?;
         let side = |side| {
             book.levels(side)
                 .iter()

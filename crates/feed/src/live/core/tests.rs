@@ -8,7 +8,7 @@ use super::super::recovery::Due;
 use super::super::stats::VenueStats;
 use super::*;
 
-/// A handler with one Binance venue of two books, as `Feed::new`
+/// A handler with one Binance venue of two books, as `Feed::with_handler`
 /// makes it, without a driver.
 fn binance_core() -> Core {
     let setup = VenueSetup {
