@@ -23,6 +23,9 @@ pub(crate) fn run(
     };
     let mut config = FeedConfig::load(path).map_err(|e| refuse(&e))?;
     let command = if record.is_some() { "record" } else { "run" };
+    // `--out` replaces the file's `record.path`: a problem with it is
+    // `--out`'s, not the file's line.
+    let out_flag = record.as_ref().and_then(|(given, _)| given.clone());
     if let Some((given, mb)) = record {
         if !(1..=1 << 20).contains(&mb) {
             return Err(CliError::Refused(format!(
@@ -42,7 +45,14 @@ pub(crate) fn run(
     }
     // Everything `run` checks before it starts, `--check` checks too, and
     // before any run directory is made.
-    config.preflight().map_err(|e| refuse(&e))?;
+    config.preflight().map_err(|e| match &out_flag {
+        Some(out) if e.key == "record.path" => CliError::Refused(format!(
+            "tickwire-feed {command}: --out {}: {}",
+            out.display(),
+            e.problem
+        )),
+        _ => refuse(&e),
+    })?;
     // Every instrument against its venue's own list, before anything is
     // made or connected: an unknown symbol is a configuration error.
     let lists = match tickwire_feed::instruments::check(

@@ -68,10 +68,12 @@ fn record_never_overwrites_a_recording() {
     std::fs::write(
         &config,
         "[[venue]]\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT\"]\n\
-         endpoint = \"wss://127.0.0.1:1\"\nrest = \"https://127.0.0.1:1\"\n",
+         endpoint = \"wss://127.0.0.1:1\"\nrest = \"https://127.0.0.1:1\"\n\
+         [record]\npath = \"elsewhere\"\n",
     )
     .unwrap();
-    // `record --out <dir>/mine` refuses, naming the file in its way, and
+    // `record --out <dir>/mine` refuses, naming the file in its way and
+    // blaming `--out` (not the file's `record.path` line it replaced), and
     // starts none of its own (a relative `--out` goes into a new run
     // directory, where nothing is in its way).
     let refused = |taken: &str| {
@@ -83,7 +85,10 @@ fn record_never_overwrites_a_recording() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{stderr}");
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(&format!("{taken} exists")), "{stderr}");
+        assert!(stderr.contains("record: --out "), "{stderr}");
+        assert!(!stderr.contains("feed.toml"), "{stderr}");
     };
     refused("mine.0.twrec");
     assert_eq!(
