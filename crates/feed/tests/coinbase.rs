@@ -12,7 +12,6 @@
 
 mod common;
 
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use tickwire_feed::FeedBuilder;
@@ -33,7 +32,7 @@ const DEPTH: usize = 20;
 /// most 60 s: a debug build on a loaded 2-core machine.
 fn poll_until(
     feed: &mut Feed,
-    events: &Receiver<Event>,
+    events: &sink::Events,
     seen: &mut Vec<Event>,
     mirrors: &mut Mirrors,
     what: &str,

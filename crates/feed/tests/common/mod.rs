@@ -8,7 +8,6 @@
 #![allow(dead_code)] // each test binary uses a part of it
 
 use std::sync::Arc;
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use tickwire_feed::live::{Feed, FeedStats, LineSetup, LostBy, Sinks, VenueSetup};
@@ -163,7 +162,7 @@ pub(crate) struct Rig {
     pub(crate) stats: Arc<FeedStats>,
     /// The feed's recorders (export them to see its page).
     pub(crate) metrics: Metrics,
-    pub(crate) events: Receiver<Event>,
+    pub(crate) events: sink::Events,
     /// Every event since both books first became valid, by global
     /// instrument id (0: the first instrument on "a", 1: the second on "b").
     pub(crate) seen: [Vec<Kind>; 2],
