@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
-use tickwire_venues::event::{Event, InstrumentSpec};
+use tickwire_venues::event::InstrumentSpec;
 
 pub mod jsonl;
 mod queue;
@@ -174,7 +174,7 @@ impl LineOut {
 mod tests {
     use super::*;
     use tickwire_venues::book::Side;
-    use tickwire_venues::event::{Aggressor, InstrumentId, Kind};
+    use tickwire_venues::event::{Aggressor, Event, InstrumentId, Kind};
     use tickwire_venues::sync::Resync;
 
     #[global_allocator]
