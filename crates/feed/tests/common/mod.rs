@@ -19,7 +19,7 @@ use tickwire_testkit::proxy::Proxy;
 use tickwire_tsc::{HistogramConfig, Metrics};
 use tickwire_venues::book::Side;
 use tickwire_venues::plan::Channels;
-use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind};
+use tickwire_venues::{InstrumentId, InstrumentSpec, Kind};
 
 /// Every venue, for tests that run over all of them, or those named in
 /// `TICKWIRE_TEST_VENUES` (comma-separated, to look at a few closely).
