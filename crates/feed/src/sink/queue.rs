@@ -340,4 +340,127 @@ mod tests {
         consumer.join().unwrap();
         assert_eq!(seen.load(Ordering::Acquire), published);
     }
+
+    /// The publishing thread makes no `futex` call while a sink thread
+    /// drains the queue and, caught up, goes idle: the publishing thread
+    /// runs under a seccomp filter that fails every `futex` call of its
+    /// own (a channel that wakes its parked receiver so would leave it
+    /// parked, and the events unread).
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn publishing_to_an_idle_sink_thread_makes_no_futex_call() {
+        let (publisher, events) = queue(256);
+        let seen = Arc::new(AtomicU64::new(0));
+        let consumer = {
+            let seen = Arc::clone(&seen);
+            std::thread::spawn(move || {
+                for _ in events {
+                    seen.fetch_add(1, Ordering::Release);
+                }
+            })
+        };
+        let producer = {
+            let seen = Arc::clone(&seen);
+            std::thread::spawn(move || {
+                no_futex_on_this_thread();
+                let deadline = Instant::now() + Duration::from_secs(60);
+                let mut published = 0;
+                for burst in 0..20u64 {
+                    for n in 0..10 {
+                        assert!(publisher.publish(nth(burst * 10 + n)));
+                        published += 1;
+                    }
+                    // The sink thread catches up, then idles a while
+                    // (parked or asleep) before the next burst.
+                    while seen.load(Ordering::Acquire) < published {
+                        if Instant::now() > deadline {
+                            return Err(published);
+                        }
+                        std::thread::yield_now();
+                    }
+                    let idle = Instant::now();
+                    while idle.elapsed() < Duration::from_millis(2) {
+                        std::hint::spin_loop();
+                    }
+                }
+                Ok(published)
+            })
+        };
+        let published = producer.join().unwrap();
+        assert_eq!(
+            published,
+            Ok(200),
+            "events stayed unread: the sink thread needed a futex call to wake"
+        );
+        consumer.join().unwrap();
+        assert_eq!(seen.load(Ordering::Acquire), 200);
+    }
+
+    /// Makes every later `futex` call of this thread (not of the others)
+    /// fail with `EPERM`: a seccomp filter, which applies to the thread
+    /// that installs it and the threads it starts afterwards.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[allow(unsafe_code)]
+    fn no_futex_on_this_thread() {
+        const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+        let op = |code: u32, k: u32, jt: u8, jf: u8| libc::sock_filter {
+            code: code as u16,
+            jt,
+            jf,
+            k,
+        };
+        let filter = [
+            // The architecture (seccomp_data.arch): another one is let be.
+            op(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 4, 0, 0),
+            op(
+                libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K,
+                AUDIT_ARCH_X86_64,
+                0,
+                3,
+            ),
+            // The call's number (seccomp_data.nr).
+            op(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0, 0, 0),
+            op(
+                libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K,
+                libc::SYS_futex as u32,
+                0,
+                1,
+            ),
+            op(
+                libc::BPF_RET | libc::BPF_K,
+                libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+                0,
+                0,
+            ),
+            op(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW, 0, 0),
+        ];
+        let program = libc::sock_fprog {
+            len: filter.len() as u16,
+            filter: filter.as_ptr().cast_mut(),
+        };
+        // SAFETY: prctl(2) with PR_SET_NO_NEW_PRIVS takes four further
+        // integer arguments, all given; it changes only this thread's
+        // (and its later children's) privileges.
+        let r = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+        assert_eq!(
+            r,
+            0,
+            "PR_SET_NO_NEW_PRIVS: {}",
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: PR_SET_SECCOMP with SECCOMP_MODE_FILTER reads a
+        // `sock_fprog` whose `filter` points to `len` instructions; both
+        // live on this stack frame until the call returns, and the kernel
+        // copies them.
+        let r = unsafe {
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &raw const program,
+                0,
+                0,
+            )
+        };
+        assert_eq!(r, 0, "PR_SET_SECCOMP: {}", std::io::Error::last_os_error());
+    }
 }
