@@ -66,6 +66,12 @@
 
 #![deny(unsafe_code)]
 
+/// The `log` target every line of the feed library's is written to: an
+/// embedding program's logger routes (or filters) it by this name. Here,
+/// at the crate's root, so that every module (the sinks too) may name it
+/// without depending on [`live`]; [`live::LOG_TARGET`] is the same.
+pub const LOG_TARGET: &str = "tickwire_feed";
+
 mod builder;
 pub mod config;
 #[cfg(feature = "sim")]

@@ -1,9 +1,11 @@
 //! Where normalised events go, without ever holding up the I/O thread.
 //!
 //! The I/O thread hands each event to a [`Publisher`]: a bounded queue
-//! allocated once, whose `publish` never waits and never allocates. When
-//! the queue is full (a sink that cannot keep up) the event is dropped and
-//! counted; the feed goes on. A sink thread drains the queue and writes:
+//! allocated once ([`queue`]), whose `publish` never waits, never
+//! allocates and makes no system call (the sink thread polls it, and
+//! sleeps at most [`IDLE_MAX`] while it is empty). When the queue is full
+//! (a sink that cannot keep up) the event is dropped and counted; the feed
+//! goes on. A sink thread drains the queue ([`Events`]) and writes:
 //! [`spawn_json_lines`] writes one JSON object per event per line, of the
 //! schema in `docs/jsonl.md` ([`jsonl`]), into files rotated by size
 //! ([`RotatingFile`]).
@@ -12,66 +14,17 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 
 use tickwire_venues::event::InstrumentSpec;
 
-use crate::id::Event;
-
 pub mod jsonl;
+mod queue;
 mod rotate;
 
 pub use jsonl::Encoder;
+pub use queue::{Events, IDLE_FIRST, IDLE_MAX, IntoIter, Publisher, queue};
 pub use rotate::{RotatingFile, rotated_path};
-
-/// The I/O thread's end of a sink's queue.
-#[derive(Clone)]
-pub struct Publisher {
-    tx: SyncSender<Event>,
-    dropped: Arc<AtomicU64>,
-}
-
-impl Publisher {
-    /// Queues `event` for the sink, or drops it (and counts it) if the
-    /// queue is full or the sink has stopped. Never waits, never
-    /// allocates. Whether it was queued.
-    #[inline]
-    pub fn publish(&self, event: Event) -> bool {
-        match self.tx.try_send(event) {
-            Ok(()) => true,
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-                false
-            }
-        }
-    }
-
-    /// Events dropped so far because the sink was behind (or gone), by
-    /// every clone of this publisher.
-    pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
-    }
-
-    /// The drop counter every clone shares, to read after the publishers
-    /// are gone.
-    pub fn drop_counter(&self) -> Arc<AtomicU64> {
-        Arc::clone(&self.dropped)
-    }
-}
-
-/// A queue for `capacity` events: the publisher, and the receiver a sink
-/// thread drains. Everything it needs is allocated here.
-pub fn queue(capacity: usize) -> (Publisher, Receiver<Event>) {
-    let (tx, rx) = sync_channel(capacity);
-    (
-        Publisher {
-            tx,
-            dropped: Arc::new(AtomicU64::new(0)),
-        },
-        rx,
-    )
-}
 
 /// What a sink needs to know of an instrument to write its events.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -138,10 +91,11 @@ fn live_clock() -> impl FnMut(u64) -> u64 + Send {
 /// receive stamps through the process's TSC calibration; a `dropped`
 /// line before the next event whenever `dropped`, the publishers' drop
 /// counter, has grown), until every [`Publisher`] is gone; it then
-/// flushes and returns how many event lines it wrote. Events of an
-/// instrument id it does not know are skipped.
+/// flushes and returns how many event lines it wrote (every event queued
+/// before the last publisher went is written). Events of an instrument id
+/// it does not know are skipped.
 pub fn spawn_json_lines(
-    events: Receiver<Event>,
+    events: Events,
     instruments: Vec<Instrument>,
     out: Output,
     dropped: Arc<AtomicU64>,
@@ -219,7 +173,7 @@ impl LineOut {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::id::FeedId;
+    use crate::id::{Event, FeedId};
     use tickwire_venues::book::Side;
     use tickwire_venues::event::{Aggressor, Kind};
     use tickwire_venues::sync::Resync;

@@ -10,7 +10,6 @@
 
 use crate::common;
 
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use tickwire_feed::FeedBuilder;
@@ -31,7 +30,7 @@ const DEPTH: usize = 20;
 /// most 60 s: a debug build on a loaded 2-core machine.
 fn poll_until(
     feed: &mut Feed,
-    events: &Receiver<Event>,
+    events: &sink::Events,
     seen: &mut Vec<Event>,
     mirrors: &mut Mirrors,
     what: &str,

@@ -616,7 +616,7 @@ fn sims_index(stats: &FeedStats, name: &str) -> usize {
 fn settle_and_compare(
     sims: &mut [Simulated],
     stats: &FeedStats,
-    events: &std::sync::mpsc::Receiver<crate::Event>,
+    events: &sink::Events,
     mirrors: &mut Mirrors,
     depth: usize,
     status: &mut impl FnMut(&str),

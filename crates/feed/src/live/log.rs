@@ -13,9 +13,7 @@ use tickwire_venues::{DecodeError, InstrumentSpec};
 
 use super::stats::{FeedStats, VenueStats};
 
-/// The `log` target every line of the feed library's is written to: an
-/// embedding program's logger routes (or filters) it by this name.
-pub const LOG_TARGET: &str = "tickwire_feed";
+pub use crate::LOG_TARGET;
 
 /// One warning through the [`log`] facade (target [`LOG_TARGET`]), ending
 /// with the fault injected on its venue if one is under way

@@ -5,7 +5,7 @@
 //! One [`Feed`] runs on one thread (pin it: [`crate::threads`]). It owns
 //! its driver, adapters, books and recorders; nothing it does per message
 //! allocates or blocks: events go to the shared-memory ring (a few stores)
-//! and to the sink queue (`try_send`, dropped and counted when full).
+//! and to the sink queue (`publish`, dropped and counted when full).
 //! Binance books ask for their REST snapshot with a `Resync` event: the
 //! feed fetches it on the same driver, so the other connections keep
 //! flowing while it arrives.

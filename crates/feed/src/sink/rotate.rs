@@ -55,7 +55,7 @@ impl RotatingFile {
         }
         if removed > 0 {
             log::info!(
-                target: crate::live::LOG_TARGET,
+                target: crate::LOG_TARGET,
                 "{}: replaced, with the {removed} later file(s) of its earlier series",
                 base.display()
             );

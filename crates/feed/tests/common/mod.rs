@@ -6,12 +6,11 @@
 //! one connection each keeps them apart).
 
 use std::sync::Arc;
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use tickwire_feed::live::{Feed, FeedStats, LostBy, Sinks, VenueSetup};
 use tickwire_feed::mirror::Mirrors;
-use tickwire_feed::{Event, FeedId};
+use tickwire_feed::FeedId;
 use tickwire_feed::{recording, sink};
 use tickwire_net::{Backoff, Config as NetConfig, TlsConfig};
 use tickwire_sim::{Levels, SimConfig, SimInstrument, Simulator, Venue};
@@ -161,7 +160,7 @@ pub(crate) struct Rig {
     pub(crate) stats: Arc<FeedStats>,
     /// The feed's recorders (export them to see its page).
     pub(crate) metrics: Metrics,
-    pub(crate) events: Receiver<Event>,
+    pub(crate) events: sink::Events,
     /// Every event since both books first became valid, by global
     /// instrument id (0: the first instrument on "a", 1: the second on "b").
     pub(crate) seen: [Vec<Kind>; 2],
