@@ -179,7 +179,7 @@ impl Instruments {
             }
             let spec = &self.list[i].spec;
             let level = crate::decimal::level(t.price, t.size, spec.price_scale, spec.size_scale)
-                .map_err(|e| e.at(id))?;
+                .map_err(|e| DecodeError::from(e).at(id))?;
             emit(Event {
                 instrument: id,
                 exchange_ns: t.exchange_ns,
@@ -235,8 +235,9 @@ impl Instruments {
             c.paired[1] = false;
         }
         let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
-        let level =
-            |(p, q): (&str, &str)| crate::decimal::level(p, q, ps, ss).map_err(|e| e.at(id));
+        let level = |(p, q): (&str, &str)| {
+            crate::decimal::level(p, q, ps, ss).map_err(|e| DecodeError::from(e).at(id))
+        };
         let (bid, ask) = (level(quote.bid)?, level(quote.ask)?);
         emit(Event {
             instrument: id,
@@ -309,7 +310,8 @@ impl Instruments {
             recv_tsc,
         };
         let mut verdict = Verdict::new(stamp, emit);
-        let fed = feed(spec, sync, &mut |e| verdict.on(e)).map_err(|e| e.at(id))?;
+        let fed =
+            feed(spec, sync, &mut |e| verdict.on(e)).map_err(|e| DecodeError::from(e).at(id))?;
         verdict.finish(sync);
         if both {
             match sync.arrival() {

@@ -43,66 +43,14 @@
 
 use core::cmp::Ordering;
 
+pub use crate::model::{Level, Side, Window};
+
+mod build;
 mod ladder;
 
+pub use build::{LevelResult, scaled_levels};
+
 use ladder::Ladder;
-
-/// A side of the book.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Side {
-    /// Buy orders: best is the highest price.
-    Bid,
-    /// Sell orders: best is the lowest price.
-    Ask,
-}
-
-impl Side {
-    /// Whether `a` is a better price than `b` on this side.
-    #[inline]
-    pub fn better(self, a: i64, b: i64) -> bool {
-        match self {
-            Side::Bid => a > b,
-            Side::Ask => a < b,
-        }
-    }
-}
-
-/// One price level: price and size, as integers at the instrument's scales,
-/// and how many fractional digits each had on the wire (so that checksums
-/// over the venue's own strings can be computed from the book).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Level {
-    /// Price, in `10^-price_scale` units.
-    pub price: i64,
-    /// Size, in `10^-size_scale` units.
-    pub size: i64,
-    /// Fractional digits of the price as sent (0: no decimal point).
-    pub price_digits: u8,
-    /// Fractional digits of the size as sent.
-    pub size_digits: u8,
-}
-
-impl Level {
-    /// A level with no wire digits recorded.
-    pub fn new(price: i64, size: i64) -> Level {
-        Level {
-            price,
-            size,
-            ..Level::default()
-        }
-    }
-}
-
-/// Who keeps the book's kept levels complete (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Window {
-    /// The venue sends every level that enters its window of top levels
-    /// (as many as the snapshot says, or `keep`).
-    Venue,
-    /// The venue sends every change of its whole book; the book knows what
-    /// its snapshot and the changes since told it.
-    Client,
-}
 
 /// How many levels a side a snapshot was asked for (see
 /// [`Book::snapshot_done`]).

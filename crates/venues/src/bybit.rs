@@ -210,10 +210,9 @@ pub fn feed_book(
     size_scale: u8,
     emit: &mut impl FnMut(SyncEvent),
 ) -> Result<(), DecodeError> {
-    let levels = book
-        .bids
-        .scaled(Side::Bid, price_scale, size_scale)
-        .chain(book.asks.scaled(Side::Ask, price_scale, size_scale));
+    let levels = crate::book::scaled_levels(&book.bids, Side::Bid, price_scale, size_scale).chain(
+        crate::book::scaled_levels(&book.asks, Side::Ask, price_scale, size_scale),
+    );
     if book.snapshot {
         // The topic's depth is the window Bybit keeps complete (0: a topic
         // naming none, taken as the book's own).

@@ -160,11 +160,11 @@ pub fn feed_book(
     let asks = book
         .asks
         .into_iter()
-        .flat_map(move |l| l.scaled(Side::Ask, price_scale, size_scale));
+        .flat_map(move |l| crate::book::scaled_levels(&l, Side::Ask, price_scale, size_scale));
     let bids = book
         .bids
         .into_iter()
-        .flat_map(move |l| l.scaled(Side::Bid, price_scale, size_scale));
+        .flat_map(move |l| crate::book::scaled_levels(&l, Side::Bid, price_scale, size_scale));
     let levels = asks.chain(bids);
     sync.on_unsequenced(book.snapshot, 0, levels, emit)?;
     Ok(match book.checksum {

@@ -76,6 +76,7 @@ pub mod event;
 pub mod json;
 pub mod kraken;
 pub mod listing;
+mod model;
 pub mod okx;
 pub mod plan;
 mod scan;

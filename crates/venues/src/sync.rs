@@ -3,8 +3,10 @@
 //! last, and say so explicitly (a `Gap`, then `Valid` again) whenever it
 //! does not. Venue rules are data ([`Chain`]); the engine is one.
 
+pub use crate::book::LevelResult;
 use crate::book::{Book, Level, Limit, Side};
 use crate::error::DecodeError;
+pub use crate::model::Resync;
 
 mod config;
 mod connection;
@@ -72,43 +74,6 @@ pub struct Seq {
     pub last: u64,
     /// The previous diff's last id, where the venue sends it (Binance `pu`).
     pub prev: Option<u64>,
-}
-
-/// Why a book stopped being valid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Resync {
-    /// A diff did not chain onto the previous one.
-    Sequence {
-        /// The id the chain called for.
-        expected: u64,
-        /// The id the diff carried.
-        got: u64,
-    },
-    /// No buffered or later diff bridges the snapshot: it is too old.
-    SnapshotStale {
-        /// The snapshot's last update id.
-        snapshot: u64,
-        /// The first id of the first diff newer than it.
-        first_diff: u64,
-    },
-    /// Best bid at or above best ask after a diff.
-    Crossed,
-    /// A level in a diff could not be read; the book may be half-updated.
-    BadLevel,
-    /// The venue's checksum of its book differs from ours.
-    Checksum {
-        /// The venue's value.
-        expected: i64,
-        /// Ours.
-        got: i64,
-    },
-    /// The connection carrying the book went down.
-    Disconnected,
-    /// Fewer levels than the book shows are known on a side, and the
-    /// levels beyond them are not (see [`crate::book`]): the shown depth
-    /// can no longer be guaranteed exact.
-    DepthExhausted,
 }
 
 /// What the engine tells its owner. Nothing about a book's contents is
@@ -214,10 +179,6 @@ pub(crate) struct Applied {
     pub(crate) level: Level,
     pub(crate) rank: u32,
 }
-
-/// A level as an adapter hands it over: its side and value, or why it
-/// could not be read.
-pub type LevelResult = Result<(Side, Level), DecodeError>;
 
 impl BookSync {
     /// An engine for one instrument, with every buffer allocated now.

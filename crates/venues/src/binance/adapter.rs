@@ -32,8 +32,13 @@ fn scaled_levels<'a>(
     scales: Scales,
 ) -> impl Iterator<Item = crate::sync::LevelResult> + 'a {
     use crate::book::Side;
-    bids.scaled(Side::Bid, scales.price, scales.qty)
-        .chain(asks.scaled(Side::Ask, scales.price, scales.qty))
+    use crate::book::scaled_levels;
+    scaled_levels(&bids, Side::Bid, scales.price, scales.qty).chain(scaled_levels(
+        &asks,
+        Side::Ask,
+        scales.price,
+        scales.qty,
+    ))
 }
 
 /// Feeds a diff depth event into `sync` (whose chain must be

@@ -12,8 +12,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::book::Window;
 use crate::event::InstrumentSpec;
+pub use crate::model::BookShape;
 
 pub mod binance;
 pub mod bybit;
@@ -88,16 +88,6 @@ pub struct ConnectionPlan {
     /// The largest message the venue may send on this connection (its
     /// book snapshots, mostly): the receive buffer to set aside for it.
     pub max_message: usize,
-}
-
-/// How a venue's book is kept: how many levels below the shown depth, and
-/// who keeps them complete (see [`crate::book`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BookShape {
-    /// Levels kept per side (at least the shown depth).
-    pub keep: usize,
-    /// Who keeps them complete.
-    pub window: Window,
 }
 
 /// A message size no venue's ordinary messages reach: the default receive
