@@ -7,7 +7,7 @@ use crate::DecodeError;
 use crate::book::{Book, Level, Side};
 use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
 use crate::json::Levels;
-use crate::plan::BookShape;
+use crate::model::BookShape;
 use crate::sync::{Arrival, BookSync, Chain, Line, Resync, SyncConfig, SyncEvent};
 
 mod lines;

@@ -107,3 +107,28 @@ pub enum Resync {
     /// can no longer be guaranteed exact.
     DepthExhausted,
 }
+
+/// A venue (and market) tickwire has an adapter for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Venue {
+    /// Binance spot.
+    BinanceSpot,
+    /// Binance USD-M futures.
+    BinanceUsdM,
+    /// Binance COIN-M futures.
+    BinanceCoinM,
+    /// OKX v5.
+    Okx,
+    /// Bybit v5 spot.
+    BybitSpot,
+    /// Bybit v5 USDT and USDC contracts.
+    BybitLinear,
+    /// Bybit v5 inverse contracts.
+    BybitInverse,
+    /// Kraken spot v2.
+    Kraken,
+    /// Coinbase Advanced Trade.
+    Coinbase,
+    /// Deribit.
+    Deribit,
+}

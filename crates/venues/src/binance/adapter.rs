@@ -111,7 +111,7 @@ impl Adapter {
             market,
             decoder: Decoder::new(),
             instruments: Instruments::new(instruments, market.chain(), move |depth| {
-                crate::plan::binance::book_shape(market, depth)
+                crate::binance::plan::book_shape(market, depth)
             }),
         }
     }
@@ -165,7 +165,7 @@ impl Adapter {
     /// at its worst level ([`Limit::Unknown`]): never wrong, but a side
     /// with fewer levels than the book shows cannot be known whole, so a
     /// thin market's book gaps (`DepthExhausted`) at once. A snapshot
-    /// fetched as [`plan::binance::snapshot_path`](crate::plan::binance::snapshot_path)
+    /// fetched as [`plan::binance::snapshot_path`](crate::binance::plan::snapshot_path)
     /// asks goes to [`on_snapshot_at`](Self::on_snapshot_at) with
     /// `Limit::Levels(plan::binance::snapshot_limit(market, depth))`: a side
     /// with fewer levels is then the market's whole side.
@@ -181,7 +181,7 @@ impl Adapter {
     }
 
     /// [`on_snapshot`](Self::on_snapshot) of a snapshot fetched with
-    /// `limit` (the request's `limit=`, as [`plan::binance::snapshot_path`](crate::plan::binance::snapshot_path)
+    /// `limit` (the request's `limit=`, as [`plan::binance::snapshot_path`](crate::binance::plan::snapshot_path)
     /// asks): a side with fewer levels is the market's whole side. A limit
     /// above the market's deepest snapshot counts as that deepest (spot
     /// truncates `limit` to 5000), so a full 5000-level side is never
@@ -196,7 +196,7 @@ impl Adapter {
         emit: &mut impl FnMut(Event),
     ) -> Result<Outcome, DecodeError> {
         let limit = match limit {
-            Limit::Levels(n) => Limit::Levels(n.min(crate::plan::binance::max_limit(self.market))),
+            Limit::Levels(n) => Limit::Levels(n.min(crate::binance::plan::max_limit(self.market))),
             other => other,
         };
         let Adapter {

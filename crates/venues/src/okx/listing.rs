@@ -16,7 +16,7 @@
 
 use serde::Deserialize;
 
-use super::{Listed, ListingError};
+use crate::listed::{Listed, ListingError};
 
 /// OKX's REST host.
 pub const HOST: &str = "www.okx.com";

@@ -14,6 +14,9 @@
 //! book in step with its REST snapshots ([`feed_depth`],
 //! [`feed_snapshot_at`]).
 
+pub mod listing;
+pub mod plan;
+
 mod adapter;
 mod scan;
 mod tape;

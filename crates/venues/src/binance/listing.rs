@@ -27,8 +27,8 @@
 
 use serde::Deserialize;
 
-use super::{Listed, ListingError};
-use crate::Venue;
+use crate::listed::{Listed, ListingError};
+use crate::model::Venue;
 
 /// The host and path of `venue`'s `exchangeInfo` (a Binance venue).
 pub fn request(venue: Venue) -> (&'static str, &'static str) {

@@ -25,7 +25,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Listed, ListingError};
+use crate::listed::{Listed, ListingError};
 
 /// Kraken's WebSocket host.
 pub const HOST: &str = "ws.kraken.com";

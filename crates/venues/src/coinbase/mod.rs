@@ -16,6 +16,9 @@
 //! A `-USDC` product's public data comes keyed by its `-USD` id (but
 //! `USDT-USDC`'s and `EURC-USDC`'s): see [`answered_as`].
 
+pub mod listing;
+pub mod plan;
+
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
@@ -288,7 +291,7 @@ pub fn feed_book_numbered(
 /// A `-USDC` product is answered under its `-USD` id ([`answered_as`]):
 /// its frames go to the `-USDC` instrument configured. One adapter should
 /// not hold both ids of one product (the plan refuses it,
-/// [`PlanError::SameProduct`](crate::plan::PlanError::SameProduct)); if
+/// [`PlanError::SameProduct`](crate::connection::PlanError::SameProduct)); if
 /// it does, the `-USD` instrument takes the data and the `-USDC` one none.
 pub struct Adapter {
     parser: JsonParser,
@@ -305,7 +308,7 @@ impl Adapter {
             instruments: Instruments::new(
                 instruments,
                 crate::sync::Chain::Coinbase,
-                crate::plan::coinbase::book_shape,
+                plan::book_shape,
             ),
             seq: [ConnectionSeq::default(); 2],
             aliases: Aliases::new(instruments),

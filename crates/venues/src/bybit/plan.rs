@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use super::{AppPing, BookShape, Channels, ConnectionPlan, PlanError, check_symbols, window_for};
-use super::{DEFAULT_MAX_MESSAGE, json_strings};
-use crate::book::Window;
+use crate::connection::{AppPing, Channels, ConnectionPlan, PlanError, check_symbols, window_for};
+use crate::connection::{DEFAULT_MAX_MESSAGE, json_strings};
 use crate::event::InstrumentSpec;
+use crate::model::BookShape;
+use crate::model::Window;
 
 /// Which Bybit v5 market (it decides the path).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -4,6 +4,9 @@
 //! `trades`, and the `event` replies (acknowledgements, and errors as
 //! refusals).
 
+pub mod listing;
+pub mod plan;
+
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
@@ -395,7 +398,7 @@ pub fn checksum(book: &Book, price_scale: u8, size_scale: u8) -> i64 {
 /// its snapshot's window tracks a horizon ([`crate::book`]).
 fn channel_window(channel: &str) -> Limit {
     match channel {
-        "books" | "books-l2-tbt" => Limit::Levels(crate::plan::okx::BOOK_LEVELS),
+        "books" | "books-l2-tbt" => Limit::Levels(plan::BOOK_LEVELS),
         "books50-l2-tbt" => Limit::Levels(50),
         "books5" => Limit::Levels(5),
         "bbo-tbt" => Limit::Levels(1),
@@ -483,7 +486,7 @@ impl Adapter {
             instruments: Instruments::new(
                 instruments,
                 crate::sync::Chain::OkxSeq,
-                crate::plan::okx::book_shape,
+                plan::book_shape,
             ),
             checksums_verified: 0,
         }

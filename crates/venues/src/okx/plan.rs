@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use super::DEFAULT_MAX_MESSAGE;
-use super::{AppPing, BookShape, Channels, ConnectionPlan, PlanError, check_depth, check_symbols};
-use crate::book::Window;
+use crate::connection::DEFAULT_MAX_MESSAGE;
+use crate::connection::{AppPing, Channels, ConnectionPlan, PlanError, check_depth, check_symbols};
 use crate::event::InstrumentSpec;
+use crate::model::BookShape;
+use crate::model::Window;
 
 /// Levels a side of the `books` channel carries: "400 depth levels will be
 /// pushed in the initial full snapshot. Incremental data will be pushed

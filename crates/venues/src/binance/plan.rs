@@ -3,11 +3,12 @@
 
 use std::time::Duration;
 
-use super::{BookShape, Channels, ConnectionPlan, PlanError, check_depth, check_symbols};
-use super::{DEFAULT_MAX_MESSAGE, json_strings, split};
 use crate::binance::Market;
-use crate::book::Window;
+use crate::connection::{Channels, ConnectionPlan, PlanError, check_depth, check_symbols};
+use crate::connection::{DEFAULT_MAX_MESSAGE, json_strings, split};
 use crate::event::InstrumentSpec;
+use crate::model::BookShape;
+use crate::model::Window;
 
 /// The `limit`s the futures REST depth endpoints take (`/fapi/v1/depth`,
 /// `/dapi/v1/depth`: "Default 500; Valid limits:[5, 10, 20, 50, 100, 500,

@@ -440,7 +440,7 @@ pub fn feed_book_at(
     sync.on_unsequenced(book.snapshot, 0, levels, emit)?;
     Ok(sync.verify(
         i64::from(book.checksum),
-        |b| i64::from(super::checksum(b, ps, ss)),
+        |b| i64::from(super::v1::checksum(b, ps, ss)),
         emit,
     ))
 }
@@ -467,7 +467,7 @@ pub fn feed_book(
 ///
 /// Each [`InstrumentSpec`]'s depth is the depth shown (the subscription is
 /// the smallest Kraken depth that holds it and the checksum's 10 levels,
-/// [`plan::kraken::book_shape`](crate::plan::kraken::book_shape)); its
+/// [`plan::kraken::book_shape`](crate::kraken::plan::book_shape)); its
 /// scales are how values are kept, which must hold the pair's precisions
 /// ([`Venue::default_scales`](crate::Venue::default_scales) hold every
 /// pair's).
@@ -501,7 +501,7 @@ impl Adapter {
             instruments: Instruments::new(
                 instruments,
                 crate::sync::Chain::Kraken,
-                crate::plan::kraken::book_shape,
+                crate::kraken::plan::book_shape,
             ),
             precisions: vec![None; instruments.len()],
             waiting: vec![false; instruments.len()],

@@ -1,7 +1,7 @@
 //! Deribit JSON-RPC subscriptions: `book.{instrument}.{interval}` (snapshot
 //! then changes, `change_id` / `prev_change_id`), `trades.*`, `quote.*`,
 //! heartbeats and replies (a refused subscription is an absence from a
-//! reply's `result`: see [`plan::deribit`](crate::plan::deribit) for how
+//! reply's `result`: see [`plan::deribit`](crate::deribit::plan) for how
 //! the request ids tell which channels were asked for).
 //!
 //! Deribit sends prices and amounts as JSON numbers. Their text is their
@@ -10,13 +10,16 @@
 //! keeps only the float) and parses the number text with
 //! [`crate::decimal`].
 
+pub mod listing;
+pub mod plan;
+
 use crate::adapter::{Instrument, Instruments, Outcome, WireQuote, WireTrade, ms_to_ns, taker};
 use crate::book::{Level, Side};
 use crate::error::DecodeError;
 use crate::event::{Event, InstrumentId, InstrumentSpec};
-use crate::plan::deribit::{INSTRUMENTS_PER_REQUEST, SUBSCRIBE_ID, book_channel_symbol};
 use crate::scan::{self, Cursor, Numbers, Val};
 use crate::sync::{BookSync, LevelResult, Seq, SyncEvent};
+use plan::{INSTRUMENTS_PER_REQUEST, SUBSCRIBE_ID, book_channel_symbol};
 
 /// One decoded Deribit message.
 #[derive(Debug)]
@@ -525,7 +528,7 @@ pub const TEST_ANSWER: &str = r#"{"jsonrpc":"2.0","id":0,"method":"public/test",
 /// A book that breaks emits `Gap` then `Resync`: resubscribe it. A book
 /// channel the venue did not accept emits `Rejected`: the reply to a
 /// `public/subscribe` lists what it accepted, and the request's id (see
-/// [`plan::deribit`](crate::plan::deribit)) says which book channels it
+/// [`plan::deribit`](crate::deribit::plan)) says which book channels it
 /// asked for; an `error` reply refuses every instrument its request named.
 pub struct Adapter {
     instruments: Instruments,
@@ -541,7 +544,7 @@ impl Adapter {
             instruments: Instruments::new(
                 instruments,
                 crate::sync::Chain::Deribit,
-                crate::plan::deribit::book_shape,
+                plan::book_shape,
             ),
             accepted: vec![false; instruments.len()],
         }
@@ -604,7 +607,7 @@ impl Adapter {
     }
 
     /// A reply. Which instruments' book channels its request named comes
-    /// from its id ([`plan::deribit`](crate::plan::deribit)): the plan's
+    /// from its id ([`plan::deribit`](crate::deribit::plan)): the plan's
     /// k-th subscription (`100 + k`) named those of instruments `100 k` to
     /// `100 k + 99` that have a book; a resubscription names its channel
     /// as its id. Each of them absent from `result` was refused (Deribit

@@ -30,9 +30,10 @@
 
 use std::time::Duration;
 
-use super::{BookShape, Channels, ConnectionPlan, PlanError, check_symbols, json_strings};
-use crate::book::Window;
+use crate::connection::{Channels, ConnectionPlan, PlanError, check_symbols, json_strings};
 use crate::event::InstrumentSpec;
+use crate::model::BookShape;
+use crate::model::Window;
 
 /// A Deribit `book.*` subscription starts with the whole book and sends
 /// every change of it, so a book keeps four times its shown depth (at

@@ -16,8 +16,8 @@
 
 use serde::Deserialize;
 
-use super::{Listed, ListingError};
-use crate::Venue;
+use crate::listed::{Listed, ListingError};
+use crate::model::Venue;
 
 /// Bybit's REST host.
 pub const HOST: &str = "api.bybit.com";

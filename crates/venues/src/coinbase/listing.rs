@@ -17,7 +17,7 @@
 
 use serde::Deserialize;
 
-use super::{Listed, ListingError};
+use crate::listed::{Listed, ListingError};
 
 /// Coinbase's REST host.
 pub const HOST: &str = "api.coinbase.com";

@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use super::{BookShape, Channels, ConnectionPlan, PlanError, check_symbols, json_strings};
-use crate::book::Window;
 use crate::coinbase::answered_as;
+use crate::connection::{Channels, ConnectionPlan, PlanError, check_symbols, json_strings};
 use crate::event::InstrumentSpec;
+use crate::model::BookShape;
+use crate::model::Window;
 
 /// A Coinbase `level2` snapshot is the product's whole book and every
 /// change of it follows, so a book keeps four times its shown depth (at

@@ -22,7 +22,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Listed, ListingError};
+use crate::listed::{Listed, ListingError};
 
 /// Deribit's host.
 pub const HOST: &str = "www.deribit.com";

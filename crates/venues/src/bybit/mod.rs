@@ -7,6 +7,9 @@
 //! and the refusals as they were captured live by third parties (the docs
 //! document none); see each item.
 
+pub mod listing;
+pub mod plan;
+
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};
 
@@ -271,11 +274,7 @@ impl Adapter {
     pub fn new(instruments: &[InstrumentSpec]) -> Adapter {
         Adapter {
             parser: JsonParser::new(64 * 1024),
-            instruments: Instruments::new(
-                instruments,
-                crate::sync::Chain::Bybit,
-                crate::plan::bybit::book_shape,
-            ),
+            instruments: Instruments::new(instruments, crate::sync::Chain::Bybit, plan::book_shape),
         }
     }
 
@@ -366,7 +365,7 @@ fn on_book(
     // window is.
     let fed = instruments.feed_book(id, ns, recv_tsc, emit, |spec, sync, emit| {
         let keep = sync.config().keep;
-        if book.depth != keep && crate::plan::bybit::DEPTHS.contains(&book.depth) {
+        if book.depth != keep && plan::DEPTHS.contains(&book.depth) {
             return Ok(false);
         }
         feed_book(sync, book, spec.price_scale, spec.size_scale, &mut { emit })?;

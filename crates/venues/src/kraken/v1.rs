@@ -2,12 +2,7 @@
 //! `trade`, and the `event` messages. Messages are arrays:
 //! `[channelID, {payload}, ({payload},) channelName, pair]`.
 //!
-//! The v2 protocol (`wss://ws.kraken.com/v2`, JSON objects, prices as JSON
-//! numbers) and its adapter are in [`v2`]; [`Adapter`] is that adapter.
-
-pub mod v2;
-
-pub use v2::Adapter;
+//! The v2 protocol and its adapter are [`super::v2`].
 
 use simd_json::prelude::*;
 use simd_json::tape::{Array, Value};

@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use super::json_strings;
-use super::{AppPing, BookShape, Channels, ConnectionPlan, PlanError, check_symbols, window_for};
-use crate::book::Window;
+use crate::connection::json_strings;
+use crate::connection::{AppPing, Channels, ConnectionPlan, PlanError, check_symbols, window_for};
 use crate::event::InstrumentSpec;
+use crate::model::BookShape;
+use crate::model::Window;
 
 /// The depths of the `book` channel (Kraken WebSocket v2, "Book": 10, 25,
 /// 100, 500, 1000; another is refused, "Subscription depth not
