@@ -15,8 +15,8 @@ mod venue;
 
 pub use lines::Lead;
 use lines::{Carried, What};
-pub use venue::VenueAdapter;
 pub(crate) use venue::venue_adapter;
+pub use venue::{Lines, VenueAdapter};
 
 /// What an adapter made of one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,7 +103,7 @@ impl Instruments {
             list,
             index,
             rejection: String::with_capacity(REJECTION_TEXT),
-            from: 0,
+            from: Line::Primary,
             message: 0,
             lead: None,
         }

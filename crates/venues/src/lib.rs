@@ -88,7 +88,7 @@ pub mod sync;
 pub mod time;
 mod venue;
 
-pub use adapter::{Input, Lead, Outcome, VenueAdapter};
+pub use adapter::{Input, Lead, Lines, Outcome, VenueAdapter};
 pub use error::{BadDecimal, DecodeError, ShortText};
 pub use event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
-pub use model::Venue;
+pub use model::{Line, Venue};

@@ -132,3 +132,58 @@ pub enum Venue {
     /// Deribit.
     Deribit,
 }
+
+/// One of the two connections that can carry the same streams: the one a
+/// plan opens first, and the one opened beside it (a planned reconnect's
+/// replacement, or a warm standby). Either may lead a book (see
+/// [`crate::sync::lines`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Line {
+    /// The line a plan opens first.
+    #[default]
+    Primary,
+    /// The line opened beside it.
+    Standby,
+}
+
+impl Line {
+    /// Both lines, in index order.
+    pub const BOTH: [Line; 2] = [Line::Primary, Line::Standby];
+
+    /// The line's place in a two-element array (`Primary` 0, `Standby` 1).
+    #[inline]
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The other line.
+    #[inline]
+    pub const fn other(self) -> Line {
+        match self {
+            Line::Primary => Line::Standby,
+            Line::Standby => Line::Primary,
+        }
+    }
+}
+
+/// The line's index, as logs have always named it.
+impl core::fmt::Display for Line {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Display::fmt(&self.index(), f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Line;
+
+    #[test]
+    fn a_line_indexes_its_pair_and_knows_the_other() {
+        for (i, line) in Line::BOTH.into_iter().enumerate() {
+            assert_eq!(line.index(), i);
+            assert_eq!(Line::BOTH[line.other().index()], line.other());
+            assert_ne!(line.other(), line);
+            assert_eq!(line.other().other(), line);
+        }
+    }
+}

@@ -36,8 +36,7 @@ use crate::DecodeError;
 use crate::book::{Book, Limit};
 use crate::sync::LevelResult;
 
-/// One of the two connections that can carry a book: 0 or 1.
-pub type Line = u8;
+pub use crate::model::Line;
 
 /// What a line's latest diff did to the book (see [`BookSync::arrival`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -137,7 +136,7 @@ impl LineState {
 
     /// The line other than `line`.
     fn other(line: Line) -> Line {
-        1 - (line & 1)
+        line.other()
     }
 }
 
@@ -151,7 +150,7 @@ impl BookSync {
     /// The next messages came on `line`.
     #[inline]
     pub fn set_line(&mut self, line: Line) {
-        self.lines.from = line & 1;
+        self.lines.from = line;
     }
 
     /// The line the book follows.
@@ -198,15 +197,15 @@ impl BookSync {
             self.forget_shadow();
             return self.disconnected(emit);
         }
-        let leader = if open[old_leader as usize] {
+        let leader = if open[old_leader.index()] {
             old_leader
         } else {
             LineState::other(old_leader)
         };
         self.lines.leader = leader;
         self.lines.from = leader;
-        if leader == old_leader || !was[old_leader as usize] {
-            let follower = LineState::other(leader) as usize;
+        if leader == old_leader || !was[old_leader.index()] {
+            let follower = leader.other().index();
             if open[follower] != was[follower] {
                 // The shadow's line is gone, or has just opened: it starts
                 // from its own snapshot.
@@ -229,7 +228,7 @@ impl BookSync {
                 self.ask_again(emit);
             }
         } else if self.is_valid() {
-            if self.lines.heard[leader as usize] {
+            if self.lines.heard[leader.index()] {
                 // At most behind: its copies of what the book holds are
                 // dropped until it catches up.
                 self.lines.catching_up = true;
@@ -267,11 +266,11 @@ impl BookSync {
     /// the valid book (applied or held already), or, for a venue without
     /// sequence, its shadow book is in step.
     pub fn line_ready(&self, line: Line) -> bool {
-        let l = (line & 1) as usize;
+        let l = line.index();
         if !self.lines.open[l] {
             return false;
         }
-        if line & 1 == self.lines.leader {
+        if line == self.lines.leader {
             return self.is_valid();
         }
         if !sequenced(self.chain) {
@@ -283,15 +282,15 @@ impl BookSync {
     /// Whether `line`, not the leader, has lost this book's shadow to a
     /// fault of its own and should be opened again.
     pub fn line_broken(&self, line: Line) -> bool {
-        line & 1 != self.lines.leader && self.lines.both() && self.lines.shadow_lost
+        line != self.lines.leader && self.lines.both() && self.lines.shadow_lost
     }
 
     /// Something that concerns every book of `line` (a gap in that
     /// connection's own sequence): the book's [`invalidate_all`](Self::invalidate_all)
     /// if it follows that line, else the shadow kept from it is dropped.
     pub fn invalidate_line(&mut self, line: Line, why: Resync, emit: &mut impl FnMut(SyncEvent)) {
-        if self.lines.both() && line & 1 != self.lines.leader {
-            self.lines.heard[(line & 1) as usize] = false;
+        if self.lines.both() && line != self.lines.leader {
+            self.lines.heard[line.index()] = false;
             self.lines.shadow_lost |= self.lines.shadow.is_some();
             self.forget_shadow();
         } else {
@@ -348,7 +347,7 @@ impl BookSync {
             self.lines.catching_up = false;
             self.lines.copies = 0;
         }
-        let l = self.lines.from as usize;
+        let l = self.lines.from.index();
         self.lines.heard[l] = true;
         self.lines.ahead[l] = false;
         self.lines.arrival = arrival;
@@ -358,7 +357,7 @@ impl BookSync {
     /// while the other line is open and not ahead too, since it will
     /// bring what is missing; otherwise the book has a gap.
     pub(super) fn ahead(&mut self) -> bool {
-        let l = self.lines.from as usize;
+        let l = self.lines.from.index();
         self.lines.arrival = Arrival::Other;
         if !self.lines.both() {
             return false;
@@ -385,7 +384,7 @@ impl BookSync {
         if self.is_valid() {
             self.unneeded_snapshots += 1;
         }
-        let l = self.lines.from as usize;
+        let l = self.lines.from.index();
         self.lines.heard[l] = false;
         self.lines.skipped = true;
         true
