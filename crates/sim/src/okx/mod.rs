@@ -34,8 +34,8 @@
 pub(crate) mod budget;
 mod checksums;
 mod listing;
-mod messages;
 mod window;
+mod wire;
 
 #[cfg(test)]
 mod roundtrip;
@@ -53,8 +53,8 @@ use crate::time::now_ms;
 
 use budget::{RequestBudget, Window as Requests};
 use checksums::Checksums;
-use messages::BookMessage;
 use window::{WINDOW, Window};
+use wire::BookMessage;
 
 /// The path OKX serves public market data on: "wss://ws.okx.com:8443/ws/v5/public" (D-WS).
 const PUBLIC_PATH: &str = "/ws/v5/public";
@@ -165,15 +165,15 @@ impl Client {
     }
 
     fn ack(&self, id: Option<&str>, op: &str, channel: Channel, inst_id: &str) -> String {
-        messages::ack(&self.conn_id, id, op, channel.name(), inst_id)
+        wire::ack(&self.conn_id, id, op, channel.name(), inst_id)
     }
 
     fn error(&self, id: Option<&str>, code: &str, msg: &str) -> String {
-        messages::error(&self.conn_id, id, code, msg)
+        wire::error(&self.conn_id, id, code, msg)
     }
 
     fn not_found(&self, id: Option<&str>, channel: &str, inst_id: &str) -> String {
-        messages::not_found(&self.conn_id, id, channel, inst_id)
+        wire::not_found(&self.conn_id, id, channel, inst_id)
     }
 }
 
@@ -262,7 +262,7 @@ impl Protocol for Okx {
     type Client = Client;
 
     fn shutdown_notice(&self, client: &Client) -> Option<String> {
-        Some(messages::upgrade_notice(&client.conn_id))
+        Some(wire::upgrade_notice(&client.conn_id))
     }
 
     fn subscribed(&self, client: &Client) -> bool {
@@ -365,7 +365,7 @@ impl Protocol for Okx {
             // A trade's `seqId`: "The seqId may be the same for different
             // trade updates that occur at the same time" (D-TRD); the
             // step's first update id here.
-            let text = messages::trade(spec, t, ts, step.first_id);
+            let text = wire::trade(spec, t, ts, step.first_id);
             out.stamped(text, n, StreamKind::Trade, t.id);
         }
         // "The push sequence for order book channels within the same
@@ -376,7 +376,7 @@ impl Protocol for Okx {
         if let Some((bid, ask)) = step.top
             && client.subscribed(n, Channel::BboTbt)
         {
-            let text = messages::bbo(spec, bid, ask, ts, step.last_id);
+            let text = wire::bbo(spec, bid, ask, ts, step.last_id);
             out.stamped(text, n, StreamKind::BookTicker, step.last_id);
         }
         if let Some(feed) = client.books.iter_mut().find(|f| f.instrument == n) {
