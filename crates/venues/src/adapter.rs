@@ -310,8 +310,7 @@ impl Instruments {
             recv_tsc,
         };
         let mut verdict = Verdict::new(stamp, emit);
-        let fed =
-            feed(spec, sync, &mut |e| verdict.on(e)).map_err(|e| DecodeError::from(e).at(id))?;
+        let fed = feed(spec, sync, &mut |e| verdict.on(e)).map_err(|e| e.at(id))?;
         verdict.finish(sync);
         if both {
             match sync.arrival() {

@@ -157,7 +157,7 @@ pub fn increment_decimals(text: &str) -> Result<u8, BadIncrement> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
     /// HTTP GETs of these paths (and queries) on the venue's REST host,
-    /// each answer parsed by [`parse_page`]; a page's `next` is fetched
+    /// each answer parsed by [`parse_page`](crate::listing::parse_page); a page's `next` is fetched
     /// after it.
     Rest {
         /// The venue's public REST host.
@@ -166,7 +166,7 @@ pub enum Source {
         paths: Vec<String>,
     },
     /// A WebSocket connection to `path` on `host` that sends `subscribe`;
-    /// each message is offered to [`kraken::parse_message`] until one is
+    /// each message is offered to [`kraken::parse_message`](crate::kraken::listing::parse_message) until one is
     /// the list.
     WebSocket {
         /// The venue's public WebSocket host.

@@ -52,7 +52,7 @@ pub trait Lines {
     /// messages come twice, and duplicates are dropped; one that goes down
     /// leaves its books to the other, with no gap where the other can
     /// carry them. Neither open: `Disconnected`, then as
-    /// [`on_disconnect`](Self::on_disconnect) for these books alone.
+    /// [`on_disconnect`](crate::VenueAdapter::on_disconnect) for these books alone.
     fn lines_changed(
         &mut self,
         instruments: &[usize],
