@@ -205,7 +205,7 @@ pub fn plan(
     //   market, not an error, so the routing below is the only guard.
     // The simulator serves each stream on its path only, and acknowledges
     // a misrouted subscription without delivering it (tickwire-sim,
-    // `binance.rs`).
+    // `binance/mod.rs`).
     let mut routes: Vec<(&str, Vec<(usize, String)>)> = match market {
         Market::UsdM => vec![
             ("/public/stream", Vec::new()),
