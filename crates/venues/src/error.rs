@@ -120,3 +120,33 @@ impl From<BadValue> for DecodeError {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{DecodeError, InstrumentId};
+    use crate::decimal::{self, DecimalError};
+
+    /// A value the scale cannot hold: the decimal layer says which field,
+    /// the text and the scale; above it, the error takes the instrument
+    /// once the adapter knows it, and says all of it.
+    #[test]
+    fn a_bad_value_becomes_a_decode_error_that_names_everything() {
+        let bad = decimal::level("61737.634", "1", 2, 0).unwrap_err();
+        assert_eq!(
+            (bad.field, bad.value.as_str(), bad.scale),
+            ("price", "61737.634", 2)
+        );
+        assert_eq!(bad.error, DecimalError::TooPrecise);
+        let DecodeError::Decimal(d) = DecodeError::from(bad).at(InstrumentId(3)) else {
+            panic!("not a decimal error");
+        };
+        assert_eq!(
+            (d.field, d.scale, d.instrument),
+            ("price", 2, Some(InstrumentId(3)))
+        );
+        assert_eq!(
+            DecodeError::Decimal(d).to_string(),
+            "price \"61737.634\": more decimal places than the instrument's scale (2 decimals)"
+        );
+    }
+}
