@@ -25,7 +25,7 @@
 //! Binance's "A message is considered: a PING frame, a PONG frame, a
 //! JSON controlled message (e.g. subscribe, unsubscribe)" ("WebSocket
 //! Limits", Spot WebSocket Streams docs), the only venue here with such a
-//! limit (its futures follow the same rule: see `binance.rs`).
+//! limit (its futures follow the same rule: see `binance/mod.rs`).
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

@@ -151,7 +151,7 @@ pub(crate) enum Ids {
     /// sequence numbers the other venues take from the book.
     #[default]
     Contiguous,
-    /// Ids that skip, as Binance's futures do (see `binance.rs`): a gap of
+    /// Ids that skip, as Binance's futures do (see `binance/mod.rs`): a gap of
     /// 1 to [`MAX_ID_GAP`] before a step's first id and between its ids,
     /// drawn from the market's seeded generator (a gap of 1 is an id
     /// skipped by none), so that `U > pu + 1` in most steps; a REST

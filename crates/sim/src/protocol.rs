@@ -374,10 +374,25 @@ pub(crate) fn query<'a>(path: &'a str, key: &str) -> Option<&'a str> {
         .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
 }
 
+/// A market of `instruments`, their books drawn from `rng`.
+#[cfg(test)]
+pub(crate) fn market_of(instruments: Vec<SimInstrument>, rng: &mut StdRng) -> Market {
+    let books = instruments.iter().map(|i| Book::new(i, rng)).collect();
+    Market::new(instruments, books, false)
+}
+
+/// `venue`'s default pair ([`SimInstrument::pair`]), its books drawn from
+/// `seed`.
+#[cfg(test)]
+pub(crate) fn market(venue: tickwire_venues::Venue, seed: u64) -> Market {
+    use rand::SeedableRng;
+    market_of(SimInstrument::pair(venue), &mut StdRng::seed_from_u64(seed))
+}
+
 #[cfg(test)]
 mod tests {
+    use super::market;
     use crate::VenueFault;
-    use crate::testutil::market;
     use tickwire_venues::Venue;
 
     /// An ignored subscription is the next request subscribing the

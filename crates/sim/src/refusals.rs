@@ -228,7 +228,7 @@ fn bybit_lists_what_streams_and_refuses_the_rest() {
 }
 
 /// Kraken refuses a symbol it does not list with "Currency pair not
-/// supported <symbol>" (see `kraken.rs`); its `instrument` channel lists
+/// supported <symbol>" (see `kraken/mod.rs`); its `instrument` channel lists
 /// every pair served `online`, and nothing else as `online`.
 #[test]
 fn kraken_lists_what_streams_and_refuses_the_rest() {

@@ -5,26 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use rand::SeedableRng;
-use rand::rngs::StdRng;
 use tickwire_venues::book::Side;
 use tickwire_venues::json::INPUT_PADDING;
-use tickwire_venues::{Event, Kind, Outcome, Venue, VenueAdapter};
+use tickwire_venues::{Event, Kind, Outcome, VenueAdapter};
 
-use crate::market::{Book, Levels, SimInstrument};
-use crate::protocol::Market;
-
-/// A market of `instruments`, their books drawn from `rng`.
-pub(crate) fn market_of(instruments: Vec<SimInstrument>, rng: &mut StdRng) -> Market {
-    let books = instruments.iter().map(|i| Book::new(i, rng)).collect();
-    Market::new(instruments, books, false)
-}
-
-/// `venue`'s default pair ([`SimInstrument::pair`]), its books drawn from
-/// `seed`.
-pub(crate) fn market(venue: Venue, seed: u64) -> Market {
-    market_of(SimInstrument::pair(venue), &mut StdRng::seed_from_u64(seed))
-}
+use crate::market::Levels;
+pub(crate) use crate::protocol::{market, market_of};
 
 /// Hands `text` to `adapter` as a feed does: its bytes followed by
 /// [`INPUT_PADDING`] writable ones. Its events are added to `events`; a

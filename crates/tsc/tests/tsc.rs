@@ -13,9 +13,6 @@ use tickwire_tsc::{
     Clock, Counter, ExportConfig, HistogramConfig, Metrics, Report, Stage, Stamps, calibration,
 };
 
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
-
 fn stamps(clock: Clock, step: u64) -> Stamps {
     let base = clock.now();
     Stamps {

@@ -7,6 +7,8 @@
 
 use core::fmt;
 
+use crate::model::Level;
+
 /// The most decimal places a scale may have. `i64` holds 18 digits: at
 /// scale 12, prices up to 999,999 are exact.
 pub const MAX_SCALE: u8 = 18;
@@ -367,33 +369,25 @@ pub fn scale_of(s: &[u8]) -> u8 {
 
 /// `text` at `scale`, or the error naming `field`, the value and the scale.
 #[inline]
-pub fn scaled(field: &'static str, text: &str, scale: u8) -> Result<i64, crate::DecodeError> {
-    parse_scaled(text.as_bytes(), scale).map_err(|error| {
-        crate::DecodeError::Decimal(crate::error::BadDecimal {
-            field,
-            error,
-            value: crate::error::ShortText::new(text),
-            scale,
-            instrument: None,
-        })
+pub fn scaled(field: &'static str, text: &str, scale: u8) -> Result<i64, BadValue> {
+    parse_scaled(text.as_bytes(), scale).map_err(|error| BadValue {
+        field,
+        error,
+        value: ShortText::new(text),
+        scale,
     })
 }
 
 /// A book level from its wire strings: exact values at the scales, and the
 /// strings' fractional digit counts.
 #[inline]
-pub fn level(
-    price: &str,
-    size: &str,
-    price_scale: u8,
-    size_scale: u8,
-) -> Result<crate::book::Level, crate::DecodeError> {
+pub fn level(price: &str, size: &str, price_scale: u8, size_scale: u8) -> Result<Level, BadValue> {
     // One pass over each string in the usual case.
     if let (Some((price, price_digits)), Some((size, size_digits))) = (
         parse_fast(price.as_bytes(), price_scale),
         parse_fast(size.as_bytes(), size_scale),
     ) {
-        return Ok(crate::book::Level {
+        return Ok(Level {
             price,
             size,
             price_digits,
@@ -404,13 +398,8 @@ pub fn level(
 }
 
 #[cold]
-fn level_slow(
-    price: &str,
-    size: &str,
-    price_scale: u8,
-    size_scale: u8,
-) -> Result<crate::book::Level, crate::DecodeError> {
-    Ok(crate::book::Level {
+fn level_slow(price: &str, size: &str, price_scale: u8, size_scale: u8) -> Result<Level, BadValue> {
+    Ok(Level {
         price: scaled("price", price, price_scale)?,
         size: scaled("size", size, size_scale)?,
         price_digits: scale_of(price.as_bytes()),
@@ -479,6 +468,76 @@ pub fn format_scaled(v: i64, scale: u8, out: &mut String) {
     let _ = write!(out, "{}", abs / unit);
     if scale > 0 {
         let _ = write!(out, ".{:0width$}", abs % unit, width = scale as usize);
+    }
+}
+
+/// A value a scale cannot hold: which field, why, the text as sent and
+/// the scale (the crate's `DecodeError::Decimal` once an adapter has it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadValue {
+    /// `price` or `size`.
+    pub field: &'static str,
+    /// Why.
+    pub error: DecimalError,
+    /// The value's text as sent (its first [`ShortText::CAPACITY`] bytes).
+    pub value: ShortText,
+    /// The scale it had to fit.
+    pub scale: u8,
+}
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {:?}: {} ({} decimals)",
+            self.field, self.value, self.error, self.scale
+        )
+    }
+}
+
+impl std::error::Error for BadValue {}
+
+/// A few bytes of text, kept inline so that an error stays `Copy`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct ShortText {
+    bytes: [u8; ShortText::CAPACITY],
+    len: u8,
+}
+
+impl ShortText {
+    /// The most bytes kept.
+    pub const CAPACITY: usize = 30;
+
+    /// The first [`CAPACITY`](Self::CAPACITY) bytes of `s` (cut at a
+    /// character boundary).
+    pub fn new(s: &str) -> ShortText {
+        let mut end = s.len().min(Self::CAPACITY);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut bytes = [0; Self::CAPACITY];
+        bytes[..end].copy_from_slice(&s.as_bytes()[..end]);
+        ShortText {
+            bytes,
+            len: end as u8,
+        }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        core::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for ShortText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for ShortText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

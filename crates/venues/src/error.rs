@@ -2,9 +2,9 @@
 
 use core::fmt;
 
-use crate::decimal::DecimalError;
+pub use crate::decimal::ShortText;
+use crate::decimal::{BadValue, DecimalError};
 use crate::event::InstrumentId;
-use crate::json::JsonError;
 
 /// A message that is not what its venue's documentation says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,49 +53,37 @@ impl DecodeError {
     }
 }
 
-/// A few bytes of text, kept inline so that an error stays `Copy`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct ShortText {
-    bytes: [u8; ShortText::CAPACITY],
-    len: u8,
+/// Why a message is not JSON.
+///
+/// `Copy` and allocation-free: a stream of malformed messages costs the
+/// receive path no allocation (simd-json's own error would format a
+/// `String` for each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JsonError {
+    /// The buffer does not hold [`INPUT_PADDING`](simd_json::INPUT_PADDING) bytes after the message.
+    NoPadding,
+    /// simd-json rejected the message; `at` is the byte where it stopped.
+    Invalid {
+        /// The offset in the message.
+        at: usize,
+    },
 }
 
-impl ShortText {
-    /// The most bytes kept.
-    pub const CAPACITY: usize = 30;
-
-    /// The first [`CAPACITY`](Self::CAPACITY) bytes of `s` (cut at a
-    /// character boundary).
-    pub fn new(s: &str) -> ShortText {
-        let mut end = s.len().min(Self::CAPACITY);
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        let mut bytes = [0; Self::CAPACITY];
-        bytes[..end].copy_from_slice(&s.as_bytes()[..end]);
-        ShortText {
-            bytes,
-            len: end as u8,
-        }
-    }
-
-    /// The text.
-    pub fn as_str(&self) -> &str {
-        core::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
-    }
-}
-
-impl fmt::Debug for ShortText {
+impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
+        match self {
+            JsonError::NoPadding => write!(
+                f,
+                "the message needs {} bytes of padding after it",
+                simd_json::INPUT_PADDING
+            ),
+            JsonError::Invalid { at } => write!(f, "invalid JSON at byte {at}"),
+        }
     }
 }
 
-impl fmt::Display for ShortText {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+impl std::error::Error for JsonError {}
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -118,5 +106,47 @@ impl std::error::Error for DecodeError {}
 impl From<JsonError> for DecodeError {
     fn from(e: JsonError) -> DecodeError {
         DecodeError::Json(e)
+    }
+}
+
+impl From<BadValue> for DecodeError {
+    fn from(e: BadValue) -> DecodeError {
+        DecodeError::Decimal(BadDecimal {
+            field: e.field,
+            error: e.error,
+            value: e.value,
+            scale: e.scale,
+            instrument: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DecodeError, InstrumentId};
+    use crate::decimal::{self, DecimalError};
+
+    /// A value the scale cannot hold: the decimal layer says which field,
+    /// the text and the scale; above it, the error takes the instrument
+    /// once the adapter knows it, and says all of it.
+    #[test]
+    fn a_bad_value_becomes_a_decode_error_that_names_everything() {
+        let bad = decimal::level("61737.634", "1", 2, 0).unwrap_err();
+        assert_eq!(
+            (bad.field, bad.value.as_str(), bad.scale),
+            ("price", "61737.634", 2)
+        );
+        assert_eq!(bad.error, DecimalError::TooPrecise);
+        let DecodeError::Decimal(d) = DecodeError::from(bad).at(InstrumentId(3)) else {
+            panic!("not a decimal error");
+        };
+        assert_eq!(
+            (d.field, d.scale, d.instrument),
+            ("price", 2, Some(InstrumentId(3)))
+        );
+        assert_eq!(
+            DecodeError::Decimal(d).to_string(),
+            "price \"61737.634\": more decimal places than the instrument's scale (2 decimals)"
+        );
     }
 }

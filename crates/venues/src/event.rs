@@ -52,8 +52,7 @@
 //! the shown levels only: a change below them says nothing, and a level
 //! that enters the shown depth is sent as a delta of its own.
 
-use crate::book::Side;
-use crate::sync::Resync;
+use crate::model::{Resync, Side};
 
 /// An instrument's index in its adapter's table, assigned in the order the
 /// instruments were given: local to one venue adapter. (A feed that runs

@@ -11,36 +11,7 @@ use simd_json::tape::{Array, Tape, Value};
 use crate::error::DecodeError;
 use simd_json::{Buffers, fill_tape_padded};
 
-/// Why a message is not JSON.
-///
-/// `Copy` and allocation-free: a stream of malformed messages costs the
-/// receive path no allocation (simd-json's own error would format a
-/// `String` for each).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum JsonError {
-    /// The buffer does not hold [`INPUT_PADDING`] bytes after the message.
-    NoPadding,
-    /// simd-json rejected the message; `at` is the byte where it stopped.
-    Invalid {
-        /// The offset in the message.
-        at: usize,
-    },
-}
-
-impl fmt::Display for JsonError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            JsonError::NoPadding => write!(
-                f,
-                "the message needs {INPUT_PADDING} bytes of padding after it"
-            ),
-            JsonError::Invalid { at } => write!(f, "invalid JSON at byte {at}"),
-        }
-    }
-}
-
-impl std::error::Error for JsonError {}
+pub use crate::error::JsonError;
 
 /// A reusable simd-json parser: after the first messages have grown its
 /// buffers to the largest message seen, parsing allocates nothing.
@@ -133,19 +104,6 @@ impl<'t, 'i> Levels<'t, 'i> {
             Repr::Text { len, .. } => len,
             Repr::Marked { marks, .. } => marks.len(),
         }
-    }
-
-    /// Each level as a book level of `side`, exact at the given scales.
-    pub fn scaled(
-        &self,
-        side: crate::book::Side,
-        price_scale: u8,
-        size_scale: u8,
-    ) -> impl Iterator<Item = crate::sync::LevelResult> + use<'t, 'i> {
-        self.iter().map(move |level| {
-            let (p, q) = level?;
-            Ok((side, crate::decimal::level(p, q, price_scale, size_scale)?))
-        })
     }
 
     /// Whether there are none.

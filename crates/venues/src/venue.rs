@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use crate::binance::Market;
 use crate::event::InstrumentSpec;
+use crate::model::Venue;
 use crate::plan::{self, BookShape, BybitCategory, Channels, ConnectionPlan, PlanError};
 use crate::sync::{Chain, SyncConfig};
 
@@ -18,31 +19,6 @@ enum Family {
     Okx,
     Kraken,
     Coinbase,
-    Deribit,
-}
-
-/// A venue (and market) tickwire has an adapter for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Venue {
-    /// Binance spot.
-    BinanceSpot,
-    /// Binance USD-M futures.
-    BinanceUsdM,
-    /// Binance COIN-M futures.
-    BinanceCoinM,
-    /// OKX v5.
-    Okx,
-    /// Bybit v5 spot.
-    BybitSpot,
-    /// Bybit v5 USDT and USDC contracts.
-    BybitLinear,
-    /// Bybit v5 inverse contracts.
-    BybitInverse,
-    /// Kraken spot v2.
-    Kraken,
-    /// Coinbase Advanced Trade.
-    Coinbase,
-    /// Deribit.
     Deribit,
 }
 

@@ -6,9 +6,6 @@ use tickwire_venues::book::{Book, Side};
 use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, coinbase, kraken};
 
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
-
 fn padded(text: &str) -> (Vec<u8>, usize) {
     let mut b = text.as_bytes().to_vec();
     b.resize(text.len() + INPUT_PADDING, 0);

@@ -14,10 +14,7 @@ use tickwire_venues::decimal::parse_scaled;
 use tickwire_venues::json::{INPUT_PADDING, JsonParser};
 use tickwire_venues::sync::{BookSync, Chain, Resync, SyncConfig, SyncEvent};
 
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
-
-mod common;
+use crate::common;
 
 fn samples() -> Option<PathBuf> {
     common::samples("binance")

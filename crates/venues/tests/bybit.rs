@@ -4,10 +4,7 @@
 //! and never crosses; the 2023 v5 frames go through the adapter. And the
 //! adapter allocates nothing once warm, whatever Bybit sends.
 
-mod common;
-
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
+use crate::common;
 
 use tickwire_venues::book::Window;
 use tickwire_venues::bybit::{self, Message};

@@ -10,9 +10,6 @@ use tickwire_venues::{
     Aggressor, Event, InstrumentId, InstrumentSpec, Kind, Outcome, VenueAdapter, coinbase,
 };
 
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
-
 fn padded(text: &str) -> (Vec<u8>, usize) {
     let mut b = text.as_bytes().to_vec();
     b.resize(text.len() + INPUT_PADDING, 0);

@@ -6,7 +6,7 @@
 //! book channel is an absence from a `public/subscribe` reply), with no
 //! allocation per message once warm.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
@@ -17,9 +17,6 @@ use tickwire_venues::sync::{BookSync, Chain, SyncConfig, SyncEvent};
 use tickwire_venues::{
     Aggressor, Event, InstrumentId, InstrumentSpec, Kind, Outcome, VenueAdapter,
 };
-
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
 
 #[test]
 fn the_book_chains_stay_valid() {

@@ -3,7 +3,7 @@
 //! the venue decoders read (through simd-json's tape or the one-pass
 //! scanner) is what a reference JSON parser reads, field by field.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -14,10 +14,7 @@ use tickwire_venues::sync::Resync;
 use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, Outcome};
 use tickwire_venues::{VenueAdapter, bybit, deribit, okx};
 
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
-
-mod common;
+use crate::common;
 
 fn messages(path: &std::path::Path) -> Vec<(Vec<u8>, usize)> {
     common::recorded_padded(path)

@@ -5,7 +5,7 @@
 //! examples and re-serialised peer fixtures: no live v2 capture) decode
 //! as what they are. And the v2 adapter, once warm, allocates nothing.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
@@ -14,9 +14,6 @@ use tickwire_venues::json::{INPUT_PADDING, JsonParser};
 use tickwire_venues::kraken::{self, Message, v2};
 use tickwire_venues::sync::{BookSync, Chain, SyncConfig, SyncEvent};
 use tickwire_venues::{DecodeError, Event, InstrumentId, InstrumentSpec, Kind, Outcome, Venue};
-
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
 
 #[test]
 fn every_book_update_matches_kraken_checksum() {

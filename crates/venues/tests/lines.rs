@@ -6,9 +6,9 @@
 use tickwire_venues::binance::{Adapter, Market};
 use tickwire_venues::book::{Limit, Side};
 use tickwire_venues::json::INPUT_PADDING;
-use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, Lead, VenueAdapter};
+use tickwire_venues::{Event, InstrumentId, InstrumentSpec, Kind, Lead, Line, Lines, VenueAdapter};
 
-fn feed(a: &mut dyn VenueAdapter, line: u8, text: &str, tsc: u64) -> Vec<Event> {
+fn feed(a: &mut dyn VenueAdapter, line: Line, text: &str, tsc: u64) -> Vec<Event> {
     let mut buf = text.as_bytes().to_vec();
     buf.resize(text.len() + INPUT_PADDING, b' ');
     let mut out = Vec::new();
@@ -42,48 +42,51 @@ fn adapter() -> Adapter {
 fn trades_and_quotes_that_come_twice_are_emitted_once() {
     let mut a = adapter();
     // One line: everything goes out, as ever.
-    assert_eq!(feed(&mut a, 0, &trade(1), 10).len(), 1);
+    assert_eq!(feed(&mut a, Line::Primary, &trade(1), 10).len(), 1);
     assert_eq!(
-        feed(&mut a, 0, &trade(1), 11).len(),
+        feed(&mut a, Line::Primary, &trade(1), 11).len(),
         1,
         "one line never drops"
     );
     a.lines_changed(&[0], [true, true], 12, &mut |_| {});
-    assert_eq!(feed(&mut a, 1, &trade(2), 100).len(), 1);
-    assert!(feed(&mut a, 0, &trade(2), 130).is_empty());
+    assert_eq!(feed(&mut a, Line::Standby, &trade(2), 100).len(), 1);
+    assert!(feed(&mut a, Line::Primary, &trade(2), 130).is_empty());
     assert_eq!(
         a.take_lead(),
         Some(Lead {
-            winner: 1,
+            winner: Line::Standby,
             ticks: 30
         })
     );
     assert_eq!(a.take_lead(), None);
-    assert_eq!(feed(&mut a, 0, &quote(7), 140).len(), 1);
-    assert!(feed(&mut a, 1, &quote(7), 150).is_empty());
+    assert_eq!(feed(&mut a, Line::Primary, &quote(7), 140).len(), 1);
+    assert!(feed(&mut a, Line::Standby, &quote(7), 150).is_empty());
     assert!(
-        feed(&mut a, 1, &quote(6), 150).is_empty(),
+        feed(&mut a, Line::Standby, &quote(6), 150).is_empty(),
         "older than the last"
     );
-    assert_eq!(feed(&mut a, 1, &quote(8), 160).len(), 1);
+    assert_eq!(feed(&mut a, Line::Standby, &quote(8), 160).len(), 1);
     // Line 0 brings a trade first and goes down: line 1's copy, still to
     // come, is a copy all the same (it used to be emitted again); what is
     // new on line 1 alone goes out.
-    assert_eq!(feed(&mut a, 0, &trade(3), 165).len(), 1);
+    assert_eq!(feed(&mut a, Line::Primary, &trade(3), 165).len(), 1);
     a.lines_changed(&[0], [false, true], 170, &mut |_| {});
-    assert!(feed(&mut a, 1, &trade(3), 180).is_empty(), "a copy");
-    assert_eq!(feed(&mut a, 1, &trade(4), 190).len(), 1);
-    assert_eq!(feed(&mut a, 1, &quote(9), 195).len(), 1);
+    assert!(
+        feed(&mut a, Line::Standby, &trade(3), 180).is_empty(),
+        "a copy"
+    );
+    assert_eq!(feed(&mut a, Line::Standby, &trade(4), 190).len(), 1);
+    assert_eq!(feed(&mut a, Line::Standby, &quote(9), 195).len(), 1);
     // The copies over, line 1 alone is one line again: ids that start
     // lower (a venue's restarted book service) are new.
-    assert_eq!(feed(&mut a, 1, &quote(1), 200).len(), 1);
-    assert_eq!(feed(&mut a, 1, &trade(1), 210).len(), 1);
+    assert_eq!(feed(&mut a, Line::Standby, &quote(1), 200).len(), 1);
+    assert_eq!(feed(&mut a, Line::Standby, &trade(1), 210).len(), 1);
 }
 
 #[test]
 fn book_diffs_that_come_twice_are_applied_once() {
     let mut a = adapter();
-    let ev = feed(&mut a, 0, &depth(10, 10, "99.0"), 1);
+    let ev = feed(&mut a, Line::Primary, &depth(10, 10, "99.0"), 1);
     assert!(matches!(ev[0].kind, Kind::Resync));
     let body = r#"{"lastUpdateId":9,"bids":[["100.0","1.0"]],"asks":[["101.0","1.0"]]}"#;
     let mut buf = body.as_bytes().to_vec();
@@ -103,26 +106,29 @@ fn book_diffs_that_come_twice_are_applied_once() {
         Kind::BookValid { update_id: 10 }
     ));
     a.lines_changed(&[0], [true, true], 3, &mut |_| {});
-    assert!(!a.line_ready(&[0], 1), "line 1 has brought nothing yet");
-    let ev = feed(&mut a, 1, &depth(11, 12, "98.0"), 50);
+    assert!(
+        !a.line_ready(&[0], Line::Standby),
+        "line 1 has brought nothing yet"
+    );
+    let ev = feed(&mut a, Line::Standby, &depth(11, 12, "98.0"), 50);
     assert!(
         matches!(ev[0].kind, Kind::BookDelta { update_id: 12, .. }),
         "{ev:?}"
     );
-    assert!(feed(&mut a, 0, &depth(11, 12, "98.0"), 80).is_empty());
+    assert!(feed(&mut a, Line::Primary, &depth(11, 12, "98.0"), 80).is_empty());
     assert_eq!(
         a.take_lead(),
         Some(Lead {
-            winner: 1,
+            winner: Line::Standby,
             ticks: 30
         })
     );
-    assert!(a.line_ready(&[0], 0) && a.line_ready(&[0], 1));
+    assert!(a.line_ready(&[0], Line::Primary) && a.line_ready(&[0], Line::Standby));
     // The leader goes down: no gap, line 1 carries on.
     let mut ev = Vec::new();
     a.lines_changed(&[0], [false, true], 90, &mut |e| ev.push(e));
     assert!(ev.is_empty(), "{ev:?}");
-    let ev = feed(&mut a, 1, &depth(13, 13, "97.0"), 100);
+    let ev = feed(&mut a, Line::Standby, &depth(13, 13, "97.0"), 100);
     assert!(
         matches!(ev[0].kind, Kind::BookDelta { update_id: 13, .. }),
         "{ev:?}"
@@ -158,17 +164,17 @@ fn a_batch_out_of_id_order_is_emitted_whole() {
             })
             .collect()
     };
-    assert_eq!(ids(feed(&mut a, 0, &batch(&[5, 4]), 1)), [5, 4]);
+    assert_eq!(ids(feed(&mut a, Line::Primary, &batch(&[5, 4]), 1)), [5, 4]);
     // Line 1's copy of the batch: nothing new.
-    assert!(ids(feed(&mut a, 1, &batch(&[5, 4]), 2)).is_empty());
-    assert_eq!(ids(feed(&mut a, 1, &batch(&[7, 6]), 3)), [7, 6]);
+    assert!(ids(feed(&mut a, Line::Standby, &batch(&[5, 4]), 2)).is_empty());
+    assert_eq!(ids(feed(&mut a, Line::Standby, &batch(&[7, 6]), 3)), [7, 6]);
 }
 
 /// A trade's two copies are paired even with a book diff between them.
 #[test]
 fn a_diff_between_a_trades_copies_does_not_hide_its_lead() {
     let mut a = adapter();
-    feed(&mut a, 0, &depth(10, 10, "99.0"), 1);
+    feed(&mut a, Line::Primary, &depth(10, 10, "99.0"), 1);
     let body = r#"{"lastUpdateId":9,"bids":[["100.0","1.0"]],"asks":[["101.0","1.0"]]}"#;
     let mut buf = body.as_bytes().to_vec();
     buf.resize(body.len() + INPUT_PADDING, b' ');
@@ -182,13 +188,13 @@ fn a_diff_between_a_trades_copies_does_not_hide_its_lead() {
     )
     .unwrap();
     a.lines_changed(&[0], [true, true], 3, &mut |_| {});
-    feed(&mut a, 1, &trade(5), 100);
-    feed(&mut a, 1, &depth(11, 11, "98.0"), 110);
-    feed(&mut a, 0, &trade(5), 140);
+    feed(&mut a, Line::Standby, &trade(5), 100);
+    feed(&mut a, Line::Standby, &depth(11, 11, "98.0"), 110);
+    feed(&mut a, Line::Primary, &trade(5), 140);
     assert_eq!(
         a.take_lead(),
         Some(Lead {
-            winner: 1,
+            winner: Line::Standby,
             ticks: 40
         })
     );

@@ -7,7 +7,7 @@
 //! matches OKX's own CRC32 checksum, and the fixed-layout reader reads
 //! every book message exactly as simd-json does.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
@@ -18,9 +18,6 @@ use tickwire_venues::sync::{BookSync, Chain, Resync, SyncConfig, SyncEvent};
 use tickwire_venues::{
     Aggressor, DecodeError, Event, InstrumentId, InstrumentSpec, Kind, Outcome, VenueAdapter,
 };
-
-#[global_allocator]
-static ALLOC: tickwire_testkit::CountingAllocator = tickwire_testkit::CountingAllocator;
 
 #[test]
 fn every_book_message_matches_okx_checksum() {

@@ -11,7 +11,7 @@ use tickwire_net::{
 use tickwire_tsc::{Calibration, Clock, Counter, Recorder, Stage};
 use tickwire_venues::book::Limit;
 use tickwire_venues::plan::{self, ConnectionPlan};
-use tickwire_venues::{Event, InstrumentId, Kind, Outcome, VenueAdapter};
+use tickwire_venues::{Event, InstrumentId, Kind, Lines, Outcome};
 
 pub(crate) use super::adapter::Adapter;
 use super::adapter::Frame;
@@ -680,8 +680,8 @@ impl<H: OnEvent> Handler for Core<H> {
         }
         match link {
             Some(Link::Stream(v, p, line)) => {
-                let planned = self.venues[v].lines[p].retiring[line as usize];
-                let was_open = self.venues[v].lines[p].open[line as usize];
+                let planned = self.venues[v].lines[p].retiring[line.index()];
+                let was_open = self.venues[v].lines[p].open[line.index()];
                 let again = self.venues[v].lines[p].closed(line, Instant::now());
                 self.lines_changed(v, p, tsc);
                 // Counted as a failed attempt (and the handler told, the

@@ -19,8 +19,8 @@
 
 use std::time::{Duration, Instant};
 
-/// One of a plan's two line slots: 0 or 1.
-pub(crate) type Line = u8;
+/// One of a plan's two line slots.
+pub(crate) use tickwire_venues::Line;
 
 /// How long before a connection's end of life it is replaced: a tenth of
 /// its life, at most 5 minutes (Binance's 24 h: at 23 h 55 min).
@@ -81,7 +81,7 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
         PlanLines {
             ids: [Some(id), standby],
             open: [false; 2],
-            leader: 0,
+            leader: Line::Primary,
             opened: [None; 2],
             retiring: [false; 2],
             standby: standby.is_some(),
@@ -96,12 +96,12 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
         self.ids
             .iter()
             .position(|&i| i == Some(id))
-            .map(|l| l as Line)
+            .map(|l| Line::BOTH[l])
     }
 
     /// The leader's connection (it carries the resubscriptions).
     pub(crate) fn leader_id(&self) -> Option<Id> {
-        self.ids[self.leader as usize]
+        self.ids[self.leader.index()]
     }
 
     /// Both lines are open: messages come twice.
@@ -111,7 +111,7 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
 
     /// Line `line` opened at `now`; the leader, if the other is not open.
     pub(crate) fn opened(&mut self, line: Line, now: Instant) {
-        let l = line as usize;
+        let l = line.index();
         self.open[l] = true;
         self.opened[l] = Some(now);
         if !self.open[1 - l] {
@@ -124,7 +124,7 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
     /// [`due`](Self::due)), nor, without standby, one whose books the
     /// other line carries now.
     pub(crate) fn closed(&mut self, line: Line, now: Instant) -> bool {
-        let l = line as usize;
+        let l = line.index();
         self.open[l] = false;
         self.opened[l] = None;
         if self.open[1 - l] {
@@ -132,7 +132,7 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
                 // A replacement asked for is done: the other line leads.
                 self.replace_by = None;
             }
-            self.leader = 1 - line;
+            self.leader = line.other();
         }
         if std::mem::take(&mut self.retiring[l]) {
             self.ids[l] = None;
@@ -151,7 +151,7 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
 
     /// The connection opened for line `line`.
     pub(crate) fn set_id(&mut self, line: Line, id: Id) {
-        self.ids[line as usize] = Some(id);
+        self.ids[line.index()] = Some(id);
     }
 
     /// What is due at `now`, given whether each line could carry the
@@ -164,27 +164,27 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
         ready: impl Fn(Line) -> bool,
         broken: impl Fn(Line) -> bool,
     ) -> Option<Due> {
-        let follower = 1 - self.leader;
+        let follower = self.leader.other();
         if self.both() && !self.retiring.iter().any(|&r| r) && broken(follower) {
             return Some(Due::Retire(follower));
         }
         if self.standby {
             // A standby line closed on purpose is opened again at once.
             if let Some(l) = (0..2).find(|&l| self.ids[l].is_none()) {
-                return Some(Due::Open(l as Line));
+                return Some(Due::Open(Line::BOTH[l]));
             }
         }
         if self.retiring.iter().any(|&r| r) {
             return None;
         }
         if let Some(by) = self.replace_by {
-            let (l, other) = (self.leader as usize, 1 - self.leader as usize);
+            let (l, other) = (self.leader.index(), self.leader.other().index());
             if self.ids[other].is_none() {
                 if self.retry_at.is_none_or(|t| now >= t) {
-                    return Some(Due::Open(other as Line));
+                    return Some(Due::Open(Line::BOTH[other]));
                 }
-            } else if self.open[other] && (ready(other as Line) || now >= by) {
-                return Some(Due::Retire(l as Line));
+            } else if self.open[other] && (ready(Line::BOTH[other]) || now >= by) {
+                return Some(Due::Retire(Line::BOTH[l]));
             }
         }
         let lifetime = self.lifetime?;
@@ -200,8 +200,8 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
             if self.standby {
                 // The other line carries the books while this one is
                 // replaced: only once it is in step.
-                if self.open[other] && ready(other as Line) {
-                    return Some(Due::Retire(l as Line));
+                if self.open[other] && ready(Line::BOTH[other]) {
+                    return Some(Due::Retire(Line::BOTH[l]));
                 }
                 continue;
             }
@@ -209,10 +209,10 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
                 if self.retry_at.is_some_and(|t| now < t) {
                     continue;
                 }
-                return Some(Due::Open(other as Line));
+                return Some(Due::Open(Line::BOTH[other]));
             }
-            if self.open[other] && (ready(other as Line) || now >= deadline) {
-                return Some(Due::Retire(l as Line));
+            if self.open[other] && (ready(Line::BOTH[other]) || now >= deadline) {
+                return Some(Due::Retire(Line::BOTH[l]));
             }
         }
         None
@@ -220,7 +220,7 @@ impl<Id: Copy + PartialEq> PlanLines<Id> {
 
     /// Line `line` is being closed on purpose.
     pub(crate) fn retire(&mut self, line: Line) {
-        self.retiring[line as usize] = true;
+        self.retiring[line.index()] = true;
     }
 
     /// Asks, at `now`, for the leader's connection to be replaced
@@ -248,7 +248,7 @@ mod tests {
         let life = Duration::from_secs(20);
         let t0 = Instant::now();
         let mut p = PlanLines::new(id(0), None, Some(life));
-        p.opened(0, t0);
+        p.opened(Line::Primary, t0);
         // Deadline 18 s, replacement from 14 s.
         assert_eq!(
             p.due(t0 + Duration::from_secs(13), |_| true, |_| false),
@@ -256,40 +256,44 @@ mod tests {
         );
         assert_eq!(
             p.due(t0 + Duration::from_secs(14), |_| true, |_| false),
-            Some(Due::Open(1))
+            Some(Due::Open(Line::Standby))
         );
-        p.set_id(1, id(1));
+        p.set_id(Line::Standby, id(1));
         // Opened, not yet upgraded: nothing.
         assert_eq!(
             p.due(t0 + Duration::from_secs(15), |_| true, |_| false),
             None
         );
-        p.opened(1, t0 + Duration::from_secs(15));
+        p.opened(Line::Standby, t0 + Duration::from_secs(15));
         assert!(p.both());
-        assert_eq!(p.leader, 0);
+        assert_eq!(p.leader, Line::Primary);
         assert_eq!(
             p.due(t0 + Duration::from_secs(15), |_| false, |_| false),
             None
         );
         assert_eq!(
-            p.due(t0 + Duration::from_secs(15), |l| l == 1, |_| false),
-            Some(Due::Retire(0))
+            p.due(
+                t0 + Duration::from_secs(15),
+                |l| l == Line::Standby,
+                |_| false
+            ),
+            Some(Due::Retire(Line::Primary))
         );
         // Not ready by the deadline: retired anyway.
         assert_eq!(
             p.due(t0 + Duration::from_secs(18), |_| false, |_| false),
-            Some(Due::Retire(0))
+            Some(Due::Retire(Line::Primary))
         );
-        p.retire(0);
+        p.retire(Line::Primary);
         assert_eq!(
             p.due(t0 + Duration::from_secs(18), |_| true, |_| false),
             None
         );
         assert!(
-            !p.closed(0, t0 + Duration::from_secs(18)),
+            !p.closed(Line::Primary, t0 + Duration::from_secs(18)),
             "not reconnected"
         );
-        assert_eq!(p.leader, 1);
+        assert_eq!(p.leader, Line::Standby);
         assert_eq!(p.leader_id(), Some(id(1)));
         assert_eq!(p.ids[0], None);
     }
@@ -298,20 +302,23 @@ mod tests {
     fn without_standby_a_lost_line_is_reconnected_only_when_alone() {
         let t0 = Instant::now();
         let mut p = PlanLines::new(id(0), None, Some(Duration::from_secs(20)));
-        p.opened(0, t0);
-        assert!(p.closed(0, t0), "alone: the driver reconnects it");
-        p.opened(0, t0);
-        p.set_id(1, id(1));
-        p.opened(1, t0);
+        p.opened(Line::Primary, t0);
+        assert!(
+            p.closed(Line::Primary, t0),
+            "alone: the driver reconnects it"
+        );
+        p.opened(Line::Primary, t0);
+        p.set_id(Line::Standby, id(1));
+        p.opened(Line::Standby, t0);
         // The replacement fails: not reconnected; another after a pause.
-        assert!(!p.closed(1, t0 + Duration::from_secs(14)));
+        assert!(!p.closed(Line::Standby, t0 + Duration::from_secs(14)));
         assert_eq!(
             p.due(t0 + Duration::from_millis(14_500), |_| true, |_| false),
             None
         );
         assert_eq!(
             p.due(t0 + Duration::from_secs(15), |_| true, |_| false),
-            Some(Due::Open(1))
+            Some(Due::Open(Line::Standby))
         );
     }
 
@@ -320,22 +327,34 @@ mod tests {
         let life = Duration::from_secs(20);
         let t0 = Instant::now();
         let mut p = PlanLines::new(id(0), Some(id(1)), Some(life));
-        p.opened(0, t0);
-        p.opened(1, t0);
-        assert!(p.closed(1, t0), "a standby line is reconnected");
-        p.opened(1, t0);
+        p.opened(Line::Primary, t0);
+        p.opened(Line::Standby, t0);
+        assert!(p.closed(Line::Standby, t0), "a standby line is reconnected");
+        p.opened(Line::Standby, t0);
         let at = t0 + Duration::from_secs(14);
-        assert_eq!(p.due(at, |_| true, |_| false), Some(Due::Retire(0)));
+        assert_eq!(
+            p.due(at, |_| true, |_| false),
+            Some(Due::Retire(Line::Primary))
+        );
         // Line 1 not in step: line 0 waits.
-        assert_eq!(p.due(at, |l| l == 0, |_| false), Some(Due::Retire(1)));
-        p.retire(0);
-        assert!(!p.closed(0, at));
-        assert_eq!(p.due(at, |_| true, |_| false), Some(Due::Open(0)));
-        p.set_id(0, id(2));
+        assert_eq!(
+            p.due(at, |l| l == Line::Primary, |_| false),
+            Some(Due::Retire(Line::Standby))
+        );
+        p.retire(Line::Primary);
+        assert!(!p.closed(Line::Primary, at));
+        assert_eq!(
+            p.due(at, |_| true, |_| false),
+            Some(Due::Open(Line::Primary))
+        );
+        p.set_id(Line::Primary, id(2));
         // Line 0 back but not in step: line 1 waits for it.
-        p.opened(0, at);
-        assert_eq!(p.due(at, |l| l == 1, |_| false), None);
-        assert_eq!(p.due(at, |_| true, |_| false), Some(Due::Retire(1)));
+        p.opened(Line::Primary, at);
+        assert_eq!(p.due(at, |l| l == Line::Standby, |_| false), None);
+        assert_eq!(
+            p.due(at, |_| true, |_| false),
+            Some(Due::Retire(Line::Standby))
+        );
     }
 
     #[test]
@@ -344,68 +363,102 @@ mod tests {
         // Without standby or lifetime: a second line opens, and the leader
         // closes once it is ready (or at the deadline).
         let mut p = PlanLines::new(id(0), None, None);
-        p.opened(0, t0);
+        p.opened(Line::Primary, t0);
         assert_eq!(p.due(t0, |_| true, |_| false), None);
         p.replace(t0);
-        assert_eq!(p.due(t0, |_| true, |_| false), Some(Due::Open(1)));
-        p.set_id(1, id(1));
+        assert_eq!(
+            p.due(t0, |_| true, |_| false),
+            Some(Due::Open(Line::Standby))
+        );
+        p.set_id(Line::Standby, id(1));
         assert_eq!(p.due(t0, |_| true, |_| false), None, "not open yet");
-        p.opened(1, t0);
-        assert_eq!(p.due(t0, |l| l == 0, |_| false), None, "not ready");
-        assert_eq!(p.due(t0, |_| true, |_| false), Some(Due::Retire(0)));
+        p.opened(Line::Standby, t0);
+        assert_eq!(
+            p.due(t0, |l| l == Line::Primary, |_| false),
+            None,
+            "not ready"
+        );
+        assert_eq!(
+            p.due(t0, |_| true, |_| false),
+            Some(Due::Retire(Line::Primary))
+        );
         let late = t0 + REPLACE_WARM_UP;
-        assert_eq!(p.due(late, |l| l == 0, |_| false), Some(Due::Retire(0)));
-        p.retire(0);
-        assert!(!p.closed(0, late), "not reconnected");
-        assert_eq!(p.leader, 1);
+        assert_eq!(
+            p.due(late, |l| l == Line::Primary, |_| false),
+            Some(Due::Retire(Line::Primary))
+        );
+        p.retire(Line::Primary);
+        assert!(!p.closed(Line::Primary, late), "not reconnected");
+        assert_eq!(p.leader, Line::Standby);
         assert_eq!(p.due(late, |_| true, |_| false), None, "done");
         // The replacement fails before it is ready: another after a pause.
         p.replace(late);
-        assert_eq!(p.due(late, |_| true, |_| false), Some(Due::Open(0)));
-        p.set_id(0, id(2));
-        p.opened(0, late);
-        assert!(!p.closed(0, late));
+        assert_eq!(
+            p.due(late, |_| true, |_| false),
+            Some(Due::Open(Line::Primary))
+        );
+        p.set_id(Line::Primary, id(2));
+        p.opened(Line::Primary, late);
+        assert!(!p.closed(Line::Primary, late));
         assert_eq!(p.due(late, |_| true, |_| false), None);
         let again = late + RETRY;
-        assert_eq!(p.due(again, |_| true, |_| false), Some(Due::Open(0)));
+        assert_eq!(
+            p.due(again, |_| true, |_| false),
+            Some(Due::Open(Line::Primary))
+        );
         // The old line breaks first: the new one leads, and that is the
         // replacement.
-        p.set_id(0, id(3));
-        p.opened(0, again);
-        assert!(!p.closed(1, again));
-        assert_eq!(p.leader, 0);
+        p.set_id(Line::Primary, id(3));
+        p.opened(Line::Primary, again);
+        assert!(!p.closed(Line::Standby, again));
+        assert_eq!(p.leader, Line::Primary);
         assert_eq!(p.due(again, |_| true, |_| false), None);
         // Retiring the other line (a broken follower, a second notice)
         // keeps the replacement asked for: it is opened again.
         p.replace(again);
-        p.set_id(1, id(4));
-        p.opened(1, again);
-        p.retire(1);
-        assert!(!p.closed(1, again));
+        p.set_id(Line::Standby, id(4));
+        p.opened(Line::Standby, again);
+        p.retire(Line::Standby);
+        assert!(!p.closed(Line::Standby, again));
         let later = again + RETRY;
-        assert_eq!(p.due(later, |_| true, |_| false), Some(Due::Open(1)));
+        assert_eq!(
+            p.due(later, |_| true, |_| false),
+            Some(Due::Open(Line::Standby))
+        );
         // With standby: the leader closes, and the standby logic opens it
         // again at once.
         let mut p = PlanLines::new(id(0), Some(id(1)), None);
-        p.opened(0, t0);
-        p.opened(1, t0);
+        p.opened(Line::Primary, t0);
+        p.opened(Line::Standby, t0);
         p.replace(t0);
-        assert_eq!(p.due(t0, |_| true, |_| false), Some(Due::Retire(0)));
-        p.retire(0);
-        assert!(!p.closed(0, t0));
-        assert_eq!(p.due(t0, |_| true, |_| false), Some(Due::Open(0)));
+        assert_eq!(
+            p.due(t0, |_| true, |_| false),
+            Some(Due::Retire(Line::Primary))
+        );
+        p.retire(Line::Primary);
+        assert!(!p.closed(Line::Primary, t0));
+        assert_eq!(
+            p.due(t0, |_| true, |_| false),
+            Some(Due::Open(Line::Primary))
+        );
     }
 
     #[test]
     fn a_line_that_lost_a_shadow_book_is_opened_again() {
         let t0 = Instant::now();
         let mut p = PlanLines::new(id(0), Some(id(1)), None);
-        p.opened(0, t0);
-        p.opened(1, t0);
+        p.opened(Line::Primary, t0);
+        p.opened(Line::Standby, t0);
         assert_eq!(p.due(t0, |_| true, |_| false), None);
-        assert_eq!(p.due(t0, |_| true, |l| l == 1), Some(Due::Retire(1)));
-        p.retire(1);
-        assert!(!p.closed(1, t0));
-        assert_eq!(p.due(t0, |_| true, |_| false), Some(Due::Open(1)));
+        assert_eq!(
+            p.due(t0, |_| true, |l| l == Line::Standby),
+            Some(Due::Retire(Line::Standby))
+        );
+        p.retire(Line::Standby);
+        assert!(!p.closed(Line::Standby, t0));
+        assert_eq!(
+            p.due(t0, |_| true, |_| false),
+            Some(Due::Open(Line::Standby))
+        );
     }
 }

@@ -77,7 +77,7 @@ mod tests {
                 for index in 0..slots as u32 {
                     let id = ConnId::from_parts(index, serial);
                     let link = if index % 2 == 0 {
-                        Link::Stream(0, index as usize, 0)
+                        Link::Stream(0, index as usize, tickwire_venues::Line::Primary)
                     } else {
                         Link::Fetch(1, InstrumentId(index))
                     };

@@ -455,9 +455,9 @@ impl<H: OnEvent> Feed<H> {
         feed.share_address_budgets();
         for v in 0..feed.targets.len() {
             for p in 0..feed.targets[v].len() {
-                let main = feed.open_line(v, p, 0)?;
+                let main = feed.open_line(v, p, tickwire_venues::Line::Primary)?;
                 let standby = match feed.targets[v][p].standby {
-                    Some(_) => Some(feed.open_line(v, p, 1)?),
+                    Some(_) => Some(feed.open_line(v, p, tickwire_venues::Line::Standby)?),
                     None => None,
                 };
                 let lifetime = feed.targets[v][p].lifetime;

@@ -40,11 +40,10 @@ impl<H: OnEvent> Feed<H> {
         let now = Instant::now();
         let mut sent = 0;
         for p in 0..self.driver.handler().venues[v].lines.len() {
-            for line in 0..2u8 {
+            for line in tickwire_venues::Line::BOTH {
                 let state = &mut self.driver.handler_mut().venues[v];
                 let lines = &state.lines[p];
-                let Some(id) = lines.ids[line as usize].filter(|_| lines.open[line as usize])
-                else {
+                let Some(id) = lines.ids[line.index()].filter(|_| lines.open[line.index()]) else {
                     continue;
                 };
                 if let Err(at) = state.requests.admit(p, line, 1, now) {
@@ -264,7 +263,15 @@ impl<H: OnEvent> Feed<H> {
     /// `what` (due on line `line` of venue `v`'s plan `p`) is over the
     /// connection's request budget until `at`: postponed until then, and
     /// said once until a request goes again.
-    fn wait(&mut self, v: usize, p: usize, line: u8, what: Due, at: Instant, now: Instant) {
+    fn wait(
+        &mut self,
+        v: usize,
+        p: usize,
+        line: tickwire_venues::Line,
+        what: Due,
+        at: Instant,
+        now: Instant,
+    ) {
         let core = self.driver.handler_mut();
         core.recovery.postpone(v, what, at);
         let state = &mut core.venues[v];

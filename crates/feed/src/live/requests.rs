@@ -130,14 +130,14 @@ impl Requests {
         }
     }
 
-    fn line(&mut self, p: usize, line: u8) -> Option<(Duration, &mut Line)> {
+    fn line(&mut self, p: usize, line: tickwire_venues::Line) -> Option<(Duration, &mut Line)> {
         let (pace, lines) = self.plans.get_mut(p)?;
-        Some((*pace, lines.get_mut(line as usize)?))
+        Some((*pace, lines.get_mut(line.index())?))
     }
 
     /// Line `line` of plan `p` opened at `now`: a new connection, a new
     /// count, an empty outbox.
-    pub(crate) fn opened(&mut self, p: usize, line: u8, now: Instant) {
+    pub(crate) fn opened(&mut self, p: usize, line: tickwire_venues::Line, now: Instant) {
         if let Some((_, l)) = self.line(p, line) {
             l.times.clear();
             l.free_at = now;
@@ -150,7 +150,7 @@ impl Requests {
     pub(crate) fn admit(
         &mut self,
         p: usize,
-        line: u8,
+        line: tickwire_venues::Line,
         n: usize,
         now: Instant,
     ) -> Result<(), Instant> {
@@ -187,7 +187,13 @@ impl Requests {
     /// `n` requests went on line `line` of plan `p` at `now` (into its
     /// outbox): counted at the times the outbox lets them go. Returns when
     /// the last of them leaves.
-    pub(crate) fn spend(&mut self, p: usize, line: u8, n: usize, now: Instant) -> Instant {
+    pub(crate) fn spend(
+        &mut self,
+        p: usize,
+        line: tickwire_venues::Line,
+        n: usize,
+        now: Instant,
+    ) -> Instant {
         let limit = self.limit;
         let Some((pace, l)) = self.line(p, line) else {
             return now;
@@ -209,16 +215,16 @@ impl Requests {
     }
 
     /// Requests line `line` of plan `p` has counted.
-    pub(crate) fn counted(&self, p: usize, line: u8) -> usize {
+    pub(crate) fn counted(&self, p: usize, line: tickwire_venues::Line) -> usize {
         self.plans
             .get(p)
-            .and_then(|(_, lines)| lines.get(line as usize))
+            .and_then(|(_, lines)| lines.get(line.index()))
             .map_or(0, |l| l.times.len())
     }
 
     /// A request of line `line` of plan `p` waits: true the first time
     /// since one went (the time to say so).
-    pub(crate) fn waits(&mut self, p: usize, line: u8) -> bool {
+    pub(crate) fn waits(&mut self, p: usize, line: tickwire_venues::Line) -> bool {
         self.line(p, line)
             .is_some_and(|(_, l)| !std::mem::replace(&mut l.said, true))
     }
@@ -253,27 +259,27 @@ mod tests {
         let t0 = Instant::now();
         let mut r = okx(1, t0);
         assert_eq!(r.limit().map(|l| l.requests), Some(480));
-        r.opened(0, 0, t0);
+        r.opened(0, tickwire_venues::Line::Primary, t0);
         // The connection's subscriptions, on opening.
-        let mut sent = vec![r.spend(0, 0, 2, t0)];
+        let mut sent = vec![r.spend(0, tickwire_venues::Line::Primary, 2, t0)];
         sent.insert(0, t0);
         let mut now = t0;
         let end = t0 + Duration::from_secs(3 * 3600);
         let mut waits = 0;
         while now < end {
-            match r.admit(0, 0, 2, now) {
+            match r.admit(0, tickwire_venues::Line::Primary, 2, now) {
                 Ok(()) => {
-                    let last = r.spend(0, 0, 2, now);
+                    let last = r.spend(0, tickwire_venues::Line::Primary, 2, now);
                     sent.push(last - Duration::from_millis(350));
                     sent.push(last);
                     now += Duration::from_millis(100);
                 }
                 Err(at) => {
                     assert!(at > now, "a wait in the past");
-                    if r.waits(0, 0) {
+                    if r.waits(0, tickwire_venues::Line::Primary) {
                         waits += 1;
                     }
-                    assert!(!r.waits(0, 0), "said once");
+                    assert!(!r.waits(0, tickwire_venues::Line::Primary), "said once");
                     now = at;
                 }
             }
@@ -308,34 +314,57 @@ mod tests {
             window: Duration::from_secs(10),
         }));
         // Four at once leave 350 ms apart.
-        let last = r.spend(1, 1, 4, t0);
+        let last = r.spend(1, tickwire_venues::Line::Standby, 4, t0);
         assert_eq!(last, t0 + Duration::from_millis(1050));
-        assert_eq!(r.counted(1, 1), 4);
+        assert_eq!(r.counted(1, tickwire_venues::Line::Standby), 4);
         // The next may go once the first left the window (and SLACK).
-        assert_eq!(r.admit(1, 1, 1, t0), Err(t0 + Duration::from_secs(12)));
+        assert_eq!(
+            r.admit(1, tickwire_venues::Line::Standby, 1, t0),
+            Err(t0 + Duration::from_secs(12))
+        );
         // Two need the second out too.
         assert_eq!(
-            r.admit(1, 1, 2, t0),
+            r.admit(1, tickwire_venues::Line::Standby, 2, t0),
             Err(t0 + Duration::from_millis(12_350))
         );
-        assert_eq!(r.admit(1, 1, 1, t0 + Duration::from_secs(12)), Ok(()));
-        // The other line, and the other plan, count apart.
-        assert_eq!(r.admit(1, 0, 4, t0), Ok(()));
-        assert_eq!(r.admit(0, 1, 4, t0), Ok(()));
-        // Reopened: a new connection, an empty outbox.
-        r.opened(1, 1, t0 + Duration::from_secs(1));
-        assert_eq!(r.counted(1, 1), 0);
         assert_eq!(
-            r.spend(1, 1, 1, t0 + Duration::from_secs(1)),
+            r.admit(
+                1,
+                tickwire_venues::Line::Standby,
+                1,
+                t0 + Duration::from_secs(12)
+            ),
+            Ok(())
+        );
+        // The other line, and the other plan, count apart.
+        assert_eq!(r.admit(1, tickwire_venues::Line::Primary, 4, t0), Ok(()));
+        assert_eq!(r.admit(0, tickwire_venues::Line::Standby, 4, t0), Ok(()));
+        // Reopened: a new connection, an empty outbox.
+        r.opened(
+            1,
+            tickwire_venues::Line::Standby,
+            t0 + Duration::from_secs(1),
+        );
+        assert_eq!(r.counted(1, tickwire_venues::Line::Standby), 0);
+        assert_eq!(
+            r.spend(
+                1,
+                tickwire_venues::Line::Standby,
+                1,
+                t0 + Duration::from_secs(1)
+            ),
             t0 + Duration::from_secs(1)
         );
         // No limit: nothing counted, the outbox followed all the same.
         r.set_limit(None);
-        assert_eq!(r.admit(0, 0, 1000, t0), Ok(()));
-        assert_eq!(r.spend(0, 0, 3, t0), t0 + Duration::from_millis(700));
-        assert_eq!(r.counted(0, 0), 0);
+        assert_eq!(r.admit(0, tickwire_venues::Line::Primary, 1000, t0), Ok(()));
+        assert_eq!(
+            r.spend(0, tickwire_venues::Line::Primary, 3, t0),
+            t0 + Duration::from_millis(700)
+        );
+        assert_eq!(r.counted(0, tickwire_venues::Line::Primary), 0);
         // Out of range: admitted, nothing counted.
-        assert_eq!(r.admit(5, 0, 1, t0), Ok(()));
-        assert_eq!(r.spend(5, 0, 1, t0), t0);
+        assert_eq!(r.admit(5, tickwire_venues::Line::Primary, 1, t0), Ok(()));
+        assert_eq!(r.spend(5, tickwire_venues::Line::Primary, 1, t0), t0);
     }
 }

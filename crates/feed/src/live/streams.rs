@@ -83,7 +83,7 @@ impl<H: OnEvent> Feed<H> {
     ) -> Result<ConnId, FeedError> {
         let target = &self.targets[v][p];
         let url = match (&target.standby, line) {
-            (Some(standby), 1) => standby.clone(),
+            (Some(standby), Line::Standby) => standby.clone(),
             _ => target.url.clone(),
         };
         let endpoint = Endpoint::parse(&url).map_err(|e| bad_url(&url, e))?;
@@ -143,7 +143,7 @@ impl<H: OnEvent> Feed<H> {
                     },
                     Some(lines::Due::Retire(line)) => {
                         let lines = &mut self.driver.handler_mut().venues[v].lines[p];
-                        if let Some(id) = lines.ids[line as usize] {
+                        if let Some(id) = lines.ids[line.index()] {
                             lines.retire(line);
                             let _ = self.driver.close(
                                 id,

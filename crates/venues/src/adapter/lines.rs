@@ -64,7 +64,7 @@ impl Instruments {
     /// The next messages came on `line`.
     #[inline]
     pub(crate) fn set_line(&mut self, line: Line) {
-        self.from = line & 1;
+        self.from = line;
     }
 
     /// The line the message being handled came on.
@@ -122,7 +122,7 @@ impl Instruments {
             };
             let c = &mut instrument.lines;
             if !open[c.leader as usize] {
-                c.leader = 1 - c.leader;
+                c.leader = c.leader.other();
             }
             c.open = open;
             if open[0] && open[1] {

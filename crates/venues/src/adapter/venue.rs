@@ -10,7 +10,7 @@ use crate::sync::Line;
 /// What every venue's adapter does, for code that handles several venues
 /// alike (a feed handler, a test). Each adapter also has the same methods
 /// inherently, generic over `emit` (no indirect call per event).
-pub trait VenueAdapter {
+pub trait VenueAdapter: Lines {
     /// Decodes one text message, `buf[..len]` followed by
     /// [`INPUT_PADDING`](crate::json::INPUT_PADDING) writable bytes, and
     /// emits its events.
@@ -35,11 +35,16 @@ pub trait VenueAdapter {
     /// The venue's own words on the last request it refused
     /// ([`Outcome::Rejected`]); empty before any.
     fn rejection(&self) -> &str;
+}
 
-    /// The next messages come on `line` (0 or 1) of the two connections
+/// The two lines an adapter's streams can come on ([`Line`]): what a feed
+/// that opens a replacement or a standby connection tells the adapter, and
+/// asks it. Every adapter implements it; [`VenueAdapter`] requires it.
+pub trait Lines {
+    /// The next messages come on `line` of the two connections
     /// that can carry the same subscriptions: a planned reconnect's
     /// replacement, or a warm standby line ([`crate::sync::lines`]).
-    /// Messages are taken as line 0's until told otherwise.
+    /// Messages are taken as [`Line::Primary`]'s until told otherwise.
     fn set_line(&mut self, line: Line);
 
     /// Which of the two lines carrying `instruments` (indices, as a
@@ -47,7 +52,7 @@ pub trait VenueAdapter {
     /// messages come twice, and duplicates are dropped; one that goes down
     /// leaves its books to the other, with no gap where the other can
     /// carry them. Neither open: `Disconnected`, then as
-    /// [`on_disconnect`](Self::on_disconnect) for these books alone.
+    /// [`on_disconnect`](crate::VenueAdapter::on_disconnect) for these books alone.
     fn lines_changed(
         &mut self,
         instruments: &[usize],
@@ -117,7 +122,9 @@ macro_rules! venue_adapter {
             fn rejection(&self) -> &str {
                 self.instruments.rejection()
             }
+        }
 
+        impl $crate::adapter::Lines for $t {
             fn set_line(&mut self, line: $crate::sync::Line) {
                 self.instruments.set_line(line);
             }

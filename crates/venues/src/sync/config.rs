@@ -48,7 +48,7 @@ impl SyncConfig {
     /// venue whose snapshots come in band needs only a small diff buffer
     /// (diffs before the snapshot are dropped anyway); one bridging a REST
     /// snapshot buffers the diffs of the whole fetch.
-    pub fn for_book(chain: Chain, depth: usize, shape: crate::plan::BookShape) -> SyncConfig {
+    pub fn for_book(chain: Chain, depth: usize, shape: crate::model::BookShape) -> SyncConfig {
         let base = SyncConfig {
             depth,
             keep: shape.keep,

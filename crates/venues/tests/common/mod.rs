@@ -20,7 +20,6 @@ pub(crate) fn samples(venue: &str) -> Option<PathBuf> {
 
 /// The non-empty lines of `text`, numbered from 1, each copied into a
 /// buffer with the padding the parser needs: `(line, buffer, length)`.
-#[allow(dead_code)] // not every test binary reads lines
 pub(crate) fn padded_lines(text: &[u8]) -> impl Iterator<Item = (usize, Vec<u8>, usize)> + '_ {
     text.split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
@@ -34,7 +33,6 @@ pub(crate) fn padded_lines(text: &[u8]) -> impl Iterator<Item = (usize, Vec<u8>,
 
 /// The messages of a recording, one per non-empty line. `.gz` files are
 /// hftbacktest's originals, `<recv_ns> <text>` per line: the text alone.
-#[allow(dead_code)] // not every test binary reads recordings this way
 pub(crate) fn recorded(path: &std::path::Path) -> Vec<Vec<u8>> {
     use std::io::Read;
     let raw = std::fs::read(path).unwrap();
@@ -59,7 +57,6 @@ pub(crate) fn recorded(path: &std::path::Path) -> Vec<Vec<u8>> {
 
 /// [`recorded`], each message followed by the parser's padding:
 /// `(buffer, length)`.
-#[allow(dead_code)]
 pub(crate) fn recorded_padded(path: &std::path::Path) -> Vec<(Vec<u8>, usize)> {
     recorded(path)
         .into_iter()

@@ -21,7 +21,7 @@ fn diff(s: &mut BookSync, line: Line, first: u64, last: u64, price: i64) -> Vec<
 fn two_lines() -> BookSync {
     let mut s = engine(Chain::BinanceSpot);
     assert!(run(&mut s, |s, e| s.lines_changed([true, false], &mut { e })).is_empty());
-    diff(&mut s, 0, 10, 10, 90);
+    diff(&mut s, Line::Primary, 10, 10, 90);
     snapshot(&mut s, 9, 100);
     assert!(s.is_valid());
     assert!(run(&mut s, |s, e| s.lines_changed([true, true], &mut { e })).is_empty());
@@ -40,40 +40,40 @@ fn bids(s: &BookSync) -> Vec<i64> {
 #[test]
 fn the_first_arrival_is_applied_and_the_second_dropped() {
     let mut s = two_lines();
-    let ev = diff(&mut s, 1, 11, 11, 91);
+    let ev = diff(&mut s, Line::Standby, 11, 11, 91);
     assert_eq!(ev, [SyncEvent::Updated { update_id: 11 }]);
     assert_eq!(s.arrival(), Arrival::Applied(11));
     // Line 0's copy: dropped, the book unchanged.
-    assert!(diff(&mut s, 0, 11, 11, 91).is_empty());
+    assert!(diff(&mut s, Line::Primary, 11, 11, 91).is_empty());
     assert_eq!(s.arrival(), Arrival::Duplicate(11));
     assert_eq!(s.duplicate_diffs, 1);
     // Line 0 first this time.
     assert_eq!(
-        diff(&mut s, 0, 12, 12, 92),
+        diff(&mut s, Line::Primary, 12, 12, 92),
         [SyncEvent::Updated { update_id: 12 }]
     );
-    assert!(diff(&mut s, 1, 12, 12, 92).is_empty());
+    assert!(diff(&mut s, Line::Standby, 12, 12, 92).is_empty());
     assert_eq!(bids(&s), [100, 92, 91, 90]);
-    assert!(s.line_ready(0) && s.line_ready(1));
+    assert!(s.line_ready(Line::Primary) && s.line_ready(Line::Standby));
 }
 
 #[test]
 fn a_line_ahead_waits_for_the_other_and_both_ahead_is_a_gap() {
     let mut s = two_lines();
     // Line 1 was subscribed later: its first diff is ahead of the book.
-    assert!(diff(&mut s, 1, 13, 13, 93).is_empty());
+    assert!(diff(&mut s, Line::Standby, 13, 13, 93).is_empty());
     assert!(s.is_valid());
     assert_eq!(s.ahead_diffs, 1);
-    assert!(!s.line_ready(1), "a line ahead is not in step");
+    assert!(!s.line_ready(Line::Standby), "a line ahead is not in step");
     // Line 0 brings the missing ones; line 1's next chains.
-    diff(&mut s, 0, 11, 11, 91);
-    diff(&mut s, 0, 12, 12, 92);
-    diff(&mut s, 0, 13, 13, 93);
-    assert!(diff(&mut s, 1, 14, 14, 94) == [SyncEvent::Updated { update_id: 14 }]);
-    assert!(s.line_ready(1));
+    diff(&mut s, Line::Primary, 11, 11, 91);
+    diff(&mut s, Line::Primary, 12, 12, 92);
+    diff(&mut s, Line::Primary, 13, 13, 93);
+    assert!(diff(&mut s, Line::Standby, 14, 14, 94) == [SyncEvent::Updated { update_id: 14 }]);
+    assert!(s.line_ready(Line::Standby));
     // Both lines skip 15: the venue lost it; a gap.
-    assert!(diff(&mut s, 0, 16, 16, 96).is_empty());
-    let ev = diff(&mut s, 1, 16, 16, 96);
+    assert!(diff(&mut s, Line::Primary, 16, 16, 96).is_empty());
+    let ev = diff(&mut s, Line::Standby, 16, 16, 96);
     assert_eq!(
         ev,
         [
@@ -90,19 +90,19 @@ fn a_line_ahead_waits_for_the_other_and_both_ahead_is_a_gap() {
 fn the_leader_going_down_leaves_the_book_to_the_other_line_without_a_gap() {
     let mut s = two_lines();
     // Line 1 brings a copy of 10: it is in step, one behind.
-    assert!(diff(&mut s, 1, 10, 10, 90).is_empty());
-    diff(&mut s, 0, 11, 11, 91);
+    assert!(diff(&mut s, Line::Standby, 10, 10, 90).is_empty());
+    diff(&mut s, Line::Primary, 11, 11, 91);
     assert!(run(&mut s, |s, e| s.lines_changed([false, true], &mut { e })).is_empty());
-    assert_eq!(s.leader(), 1);
+    assert_eq!(s.leader(), Line::Standby);
     assert!(s.is_valid());
     // Line 1 was behind: its copy of 11 is old, 12 chains.
-    assert!(diff(&mut s, 1, 11, 11, 91).is_empty());
+    assert!(diff(&mut s, Line::Standby, 11, 11, 91).is_empty());
     assert_eq!(
-        diff(&mut s, 1, 12, 12, 92),
+        diff(&mut s, Line::Standby, 12, 12, 92),
         [SyncEvent::Updated { update_id: 12 }]
     );
     // Alone now, a diff that does not chain is a gap at once.
-    let ev = diff(&mut s, 1, 14, 14, 94);
+    let ev = diff(&mut s, Line::Standby, 14, 14, 94);
     assert!(matches!(ev[0], SyncEvent::Gap(_)), "{ev:?}");
     // And with both lines down, as a disconnect.
     let mut s = two_lines();
@@ -114,14 +114,14 @@ fn the_leader_going_down_leaves_the_book_to_the_other_line_without_a_gap() {
 fn the_other_line_is_ignored_while_the_book_recovers() {
     let mut s = two_lines();
     // Line 1 has brought nothing yet: line 0 skipping 11 is a gap at once.
-    let ev = diff(&mut s, 0, 12, 12, 92);
+    let ev = diff(&mut s, Line::Primary, 12, 12, 92);
     assert!(matches!(ev[0], SyncEvent::Gap(_)), "{ev:?}");
     // The diff that showed the gap waits for the snapshot; line 1 is not
     // the leader, so its next diffs are not even buffered.
     assert_eq!(s.buffered(), 1);
-    diff(&mut s, 1, 13, 13, 93);
+    diff(&mut s, Line::Standby, 13, 13, 93);
     assert_eq!(s.buffered(), 1);
-    diff(&mut s, 0, 13, 13, 93);
+    diff(&mut s, Line::Primary, 13, 13, 93);
     assert_eq!(s.buffered(), 2);
 }
 
@@ -139,14 +139,14 @@ fn an_in_band_snapshot_from_the_other_line_is_not_needed() {
         })
     };
     // Before the book is valid, only the leader's counts.
-    assert!(snapshot(&mut s, 1, 5, 100).is_empty());
+    assert!(snapshot(&mut s, Line::Standby, 5, 100).is_empty());
     assert!(!s.is_valid());
     assert_eq!(
-        snapshot(&mut s, 0, 5, 100),
+        snapshot(&mut s, Line::Primary, 5, 100),
         [SyncEvent::Valid { update_id: 5 }]
     );
     // Line 1's, later: the book stays as it is.
-    assert!(snapshot(&mut s, 1, 7, 150).is_empty());
+    assert!(snapshot(&mut s, Line::Standby, 7, 150).is_empty());
     assert_eq!(bids(&s), [100]);
     assert_eq!(s.unneeded_snapshots, 1);
 }
@@ -165,46 +165,46 @@ fn without_a_sequence_the_other_line_keeps_a_shadow_that_takes_over() {
     };
     feed(
         &mut s,
-        0,
+        Line::Primary,
         true,
         vec![lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)],
     );
     assert!(s.is_valid());
     run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
-    assert!(!s.line_ready(1), "no snapshot on line 1 yet");
+    assert!(!s.line_ready(Line::Standby), "no snapshot on line 1 yet");
     // Line 1's snapshot and update go to its shadow; the book is line 0's.
     assert!(
         feed(
             &mut s,
-            1,
+            Line::Standby,
             true,
             vec![lv(Side::Bid, 100, 1), lv(Side::Ask, 101, 1)]
         )
         .is_empty()
     );
-    assert!(feed(&mut s, 1, false, vec![lv(Side::Bid, 99, 2)]).is_empty());
-    assert!(s.line_ready(1));
+    assert!(feed(&mut s, Line::Standby, false, vec![lv(Side::Bid, 99, 2)]).is_empty());
+    assert!(s.line_ready(Line::Standby));
     assert_eq!(bids(&s), [100]);
     // A checksum that differs drops the shadow, silently; the book stays.
-    s.set_line(1);
+    s.set_line(Line::Standby);
     assert!(
         !run(&mut s, |s, e| assert!(!s.verify(7, |_| 8, &mut { e })))
             .iter()
             .any(|_| true)
     );
-    assert!(!s.line_ready(1) && s.is_valid());
+    assert!(!s.line_ready(Line::Standby) && s.is_valid());
     // Nothing brings it back but a snapshot of its own: the line is to be
     // opened again.
-    assert!(s.line_broken(1) && !s.line_broken(0));
+    assert!(s.line_broken(Line::Standby) && !s.line_broken(Line::Primary));
     // Its next snapshot brings it back; the leader goes down; the shadow
     // becomes the book, said as `Valid`, with no gap.
     feed(
         &mut s,
-        1,
+        Line::Standby,
         true,
         vec![lv(Side::Bid, 98, 1), lv(Side::Ask, 101, 1)],
     );
-    assert!(!s.line_broken(1), "its own snapshot mends it");
+    assert!(!s.line_broken(Line::Standby), "its own snapshot mends it");
     let ev = run(&mut s, |s, e| s.lines_changed([false, true], &mut { e }));
     assert_eq!(ev, [SyncEvent::Valid { update_id: 0 }]);
     assert_eq!(bids(&s), [98]);
@@ -223,14 +223,14 @@ fn without_a_sequence_the_other_line_keeps_a_shadow_that_takes_over() {
 #[test]
 fn a_message_the_book_did_not_take_is_not_checked() {
     let mut s = two_lines();
-    diff(&mut s, 0, 11, 11, 91);
-    diff(&mut s, 0, 12, 12, 92);
+    diff(&mut s, Line::Primary, 11, 11, 91);
+    diff(&mut s, Line::Primary, 12, 12, 92);
     // Line 1's copy of 11: a checksum of the book as it was at 11.
-    diff(&mut s, 1, 11, 11, 91);
+    diff(&mut s, Line::Standby, 11, 11, 91);
     let ev = run(&mut s, |s, e| assert!(s.verify(1, |_| 2, &mut { e })));
     assert!(ev.is_empty() && s.is_valid(), "{ev:?}");
     // A diff the book took is checked.
-    diff(&mut s, 1, 13, 13, 93);
+    diff(&mut s, Line::Standby, 13, 13, 93);
     let ev = run(&mut s, |s, e| assert!(!s.verify(1, |_| 2, &mut { e })));
     assert!(
         matches!(ev[0], SyncEvent::Gap(Resync::Checksum { .. })),
@@ -244,10 +244,10 @@ fn a_message_the_book_did_not_take_is_not_checked() {
 fn a_rest_snapshot_bridges_the_leaders_buffered_diffs_whatever_came_last() {
     let mut s = engine(Chain::BinanceSpot);
     run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
-    diff(&mut s, 0, 10, 10, 90);
-    diff(&mut s, 0, 11, 11, 91);
+    diff(&mut s, Line::Primary, 10, 10, 90);
+    diff(&mut s, Line::Primary, 11, 11, 91);
     // The last message came on line 1 (ignored: the book is not valid).
-    diff(&mut s, 1, 11, 11, 91);
+    diff(&mut s, Line::Standby, 11, 11, 91);
     let ev = snapshot(&mut s, 10, 100);
     assert_eq!(ev, [SyncEvent::Valid { update_id: 11 }]);
 }
@@ -272,19 +272,22 @@ fn a_line_behind_catches_up_and_a_line_never_heard_takes_nothing_over() {
     };
     let mut s = engine(Chain::BinanceFutures);
     run(&mut s, |s, e| s.lines_changed([true, false], &mut { e }));
-    futures(&mut s, 0, 9, 10);
+    futures(&mut s, Line::Primary, 9, 10);
     snapshot(&mut s, 10, 1);
     assert!(s.is_valid());
     run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
-    futures(&mut s, 1, 9, 10);
-    futures(&mut s, 0, 10, 11);
-    futures(&mut s, 0, 11, 12);
-    futures(&mut s, 1, 10, 11);
+    futures(&mut s, Line::Standby, 9, 10);
+    futures(&mut s, Line::Primary, 10, 11);
+    futures(&mut s, Line::Primary, 11, 12);
+    futures(&mut s, Line::Standby, 10, 11);
     // Line 1 is one behind (it has brought 11, not 12) when line 0 goes.
     assert!(run(&mut s, |s, e| s.lines_changed([false, true], &mut { e })).is_empty());
-    assert!(futures(&mut s, 1, 11, 12).is_empty(), "a copy, not a gap");
+    assert!(
+        futures(&mut s, Line::Standby, 11, 12).is_empty(),
+        "a copy, not a gap"
+    );
     assert_eq!(
-        futures(&mut s, 1, 12, 13),
+        futures(&mut s, Line::Standby, 12, 13),
         [SyncEvent::Updated { update_id: 13 }]
     );
     // Line 0 comes back and is never heard before line 1 goes: the book
@@ -313,16 +316,25 @@ fn a_reset_of_the_venues_ids_chains_with_both_lines_open() {
     };
     let mut s = engine(Chain::OkxSeq);
     run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
-    s.set_line(0);
+    s.set_line(Line::Primary);
     run(&mut s, |s, e| {
         s.on_snapshot(50, [lv(Side::Bid, 80, 1), lv(Side::Ask, 200, 1)], &mut {
             e
         })
         .unwrap()
     });
-    assert_eq!(okx(&mut s, 0, 50, 3), [SyncEvent::Updated { update_id: 3 }]);
-    assert!(okx(&mut s, 1, 50, 3).is_empty(), "line 1's copy");
-    assert_eq!(okx(&mut s, 1, 3, 4), [SyncEvent::Updated { update_id: 4 }]);
+    assert_eq!(
+        okx(&mut s, Line::Primary, 50, 3),
+        [SyncEvent::Updated { update_id: 3 }]
+    );
+    assert!(
+        okx(&mut s, Line::Standby, 50, 3).is_empty(),
+        "line 1's copy"
+    );
+    assert_eq!(
+        okx(&mut s, Line::Standby, 3, 4),
+        [SyncEvent::Updated { update_id: 4 }]
+    );
 }
 
 /// A line that brings nothing but copies after taking the book over is on
@@ -331,12 +343,12 @@ fn a_reset_of_the_venues_ids_chains_with_both_lines_open() {
 fn a_line_of_copies_alone_is_a_gap_not_a_frozen_book() {
     let mut s = two_lines();
     // Line 1 in step (a copy of 10), then the leader goes down.
-    diff(&mut s, 1, 10, 10, 90);
+    diff(&mut s, Line::Standby, 10, 10, 90);
     run(&mut s, |s, e| s.lines_changed([false, true], &mut { e }));
     // Line 1 restarted its ids: 1, 2, 3... all at or below 10, for ever.
     let mut said = Vec::new();
     for n in 1..=MOST_COPIES as u64 + 1 {
-        said.extend(diff(&mut s, 1, n % 10 + 1, n % 10 + 1, 80));
+        said.extend(diff(&mut s, Line::Standby, n % 10 + 1, n % 10 + 1, 80));
     }
     assert!(
         matches!(said[..], [SyncEvent::Gap(_), SyncEvent::SnapshotNeeded]),

@@ -1,0 +1,7 @@
+//! Integration tests for tickwire-sim, built as one test binary. Every
+//! simulated venue listens on loopback, started by the test itself.
+
+mod binance;
+mod instruments;
+mod lifetime;
+mod standstill;
