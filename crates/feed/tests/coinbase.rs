@@ -210,7 +210,7 @@ fn a_usdc_product_beside_its_usd_product_is_refused_before_connecting() {
     };
     assert_eq!(
         e.to_string(),
-        r#"`venue[0].instruments`: symbols "BTC-USD" and "BTC-USDC": the venue sends both as "BTC-USD", one product's data (keep one of them)"#
+        r#"line 3, column 15: `venue[0].instruments`: symbols "BTC-USD" and "BTC-USDC": the venue sends both as "BTC-USD", one product's data (keep one of them)"#
     );
     // USDT-USDC is a product of its own.
     let toml = "[[venue]]\nvenue = \"coinbase\"\ninstruments = [\"USDT-USD\", \"USDT-USDC\"]\n";
