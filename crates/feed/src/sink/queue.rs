@@ -27,8 +27,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{RecvError, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
-use crossbeam_queue::ArrayQueue;
 use crate::id::Event;
+use crossbeam_queue::ArrayQueue;
 
 /// The consumer's first sleep when the ring is empty.
 pub const IDLE_FIRST: Duration = Duration::from_micros(20);

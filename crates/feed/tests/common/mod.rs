@@ -8,9 +8,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tickwire_feed::FeedId;
 use tickwire_feed::live::{Feed, FeedStats, LostBy, Sinks, VenueSetup};
 use tickwire_feed::mirror::Mirrors;
-use tickwire_feed::FeedId;
 use tickwire_feed::{recording, sink};
 use tickwire_net::{Backoff, Config as NetConfig, TlsConfig};
 use tickwire_sim::{Levels, SimConfig, SimInstrument, Simulator, Venue};
