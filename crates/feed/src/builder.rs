@@ -235,7 +235,9 @@ impl FeedBuilder {
     }
 
     /// Trust these certificate roots instead of the public ones (a
-    /// [`ca_file`](Self::ca_file) is added to them).
+    /// [`ca_file`](Self::ca_file) is added to them). A
+    /// [`simulated`](Self::simulated) feed trusts its simulators' own CA
+    /// alone, whatever is given here.
     pub fn tls(mut self, tls: TlsConfig) -> FeedBuilder {
         self.tls = Some(tls);
         self
@@ -623,6 +625,25 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(e.to_string(), "localhost:9: expected scheme://host:port");
+        setup.endpoint = Some("ftp://localhost:9/x".into());
+        let e = FeedBuilder::new().setup(setup.clone()).build().unwrap_err();
+        // The engine's own reading is the error's source, and each typed
+        // error goes into a boxed one with `?`.
+        let FeedError::Url(bad) = &e else {
+            panic!("{e:?}")
+        };
+        assert!(matches!(bad.problem, UrlProblem::Endpoint(_)), "{bad:?}");
+        let source = std::error::Error::source(&e).expect("a source");
+        assert_eq!(source.to_string(), bad.problem.to_string());
+        let boxed = |e: &FeedError| -> Result<(), Box<dyn std::error::Error>> {
+            match e {
+                FeedError::Url(b) => Err(b.clone())?,
+                _ => Ok(()),
+            }
+        };
+        assert!(boxed(&e).is_err());
+        let setup_error: Box<dyn std::error::Error> = Box::new(SetupError::NoVenue);
+        assert_eq!(setup_error.to_string(), "no venue: add one with `venue`");
         setup.endpoint = Some("wss:///x".into());
         let e = FeedBuilder::new().setup(setup).build().unwrap_err();
         assert!(

@@ -32,14 +32,42 @@ pub type Event = tickwire_venues::Event<FeedId>;
 /// A venue of one feed, as its `Feed::venue` names it: every method that
 /// is about one venue takes this handle (obtained once, by name), and
 /// `Update::venue_id` says which venue a message came from. A handle
-/// means nothing to another feed.
+/// means nothing to another feed: it carries its feed's tag, and another
+/// feed refuses it (`FeedError::NoVenue`, or `None`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct VenueId(pub(crate) u32);
+pub struct VenueId {
+    /// Which feed: a number no other feed of the process has.
+    feed: u32,
+    /// The venue's place among its feed's venues.
+    index: u32,
+}
 
 impl VenueId {
+    /// Venue `index` of the feed tagged `feed`.
+    pub(crate) fn new(feed: u32, index: usize) -> VenueId {
+        VenueId {
+            feed,
+            index: index as u32,
+        }
+    }
+
     /// The venue's place among the feed's venues (in the order they were
     /// given), e.g. to index a table of one's own.
     pub fn index(self) -> usize {
-        self.0 as usize
+        self.index as usize
     }
+
+    /// Its place among the venues of the feed tagged `feed`, if it is
+    /// that feed's.
+    pub(crate) fn index_in(self, feed: u32) -> Option<usize> {
+        (self.feed == feed).then_some(self.index as usize)
+    }
+}
+
+/// A new feed's tag for its [`VenueId`]s: no two feeds of a process share
+/// one (a `u32` of feeds built is more than any process builds).
+pub(crate) fn next_feed_tag() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static TAGS: AtomicU32 = AtomicU32::new(0);
+    TAGS.fetch_add(1, Ordering::Relaxed)
 }

@@ -474,6 +474,7 @@ pub fn format_scaled(v: i64, scale: u8, out: &mut String) {
 /// A value a scale cannot hold: which field, why, the text as sent and
 /// the scale (the crate's `DecodeError::Decimal` once an adapter has it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BadValue {
     /// `price` or `size`.
     pub field: &'static str,

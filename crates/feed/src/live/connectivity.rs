@@ -186,7 +186,7 @@ impl<H: OnEvent> Core<H> {
         }
         let news = Connectivity::Connected {
             venue: &self.venues[v].setup.name,
-            venue_id: VenueId(v as u32),
+            venue_id: VenueId::new(self.feed_tag, v),
             url,
         };
         tell(&mut self.user, &mut self.in_handler, &news);
@@ -219,7 +219,7 @@ impl<H: OnEvent> Core<H> {
         }
         let news = Connectivity::Unreachable {
             venue: &self.venues[v].setup.name,
-            venue_id: VenueId(v as u32),
+            venue_id: VenueId::new(self.feed_tag, v),
             url: self.stream_urls.get(&id).map_or("", |(url, _)| url),
             cause: reason,
         };

@@ -44,8 +44,10 @@ impl std::error::Error for FeedError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             FeedError::Io(e) => Some(e),
+            FeedError::Plan(_, e) => Some(e),
+            FeedError::Url(e) => e.source(),
             FeedError::Setup(e) => e.source(),
-            _ => None,
+            FeedError::NoVenue(_) => None,
         }
     }
 }
@@ -58,6 +60,12 @@ pub struct BadUrl {
     pub url: String,
     /// What is wrong with it.
     pub problem: UrlProblem,
+}
+
+impl std::error::Error for BadUrl {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.problem.source()
+    }
 }
 
 impl fmt::Display for BadUrl {
@@ -76,6 +84,15 @@ pub enum UrlProblem {
     NoHost,
     /// The connection engine's reading of it.
     Endpoint(tickwire_net::UrlError),
+}
+
+impl std::error::Error for UrlProblem {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            UrlProblem::Endpoint(e) => Some(e),
+            UrlProblem::NoScheme | UrlProblem::NoHost => None,
+        }
+    }
 }
 
 impl fmt::Display for UrlProblem {
@@ -163,13 +180,23 @@ pub enum SetupError {
     Connection(DriverError),
     /// The feed's thread ended before the feed was built.
     ThreadEnded,
+    /// The instruments' feed-wide ids, from the first the builder was
+    /// given (`first_id`), run past `u32::MAX`.
+    IdsExhausted {
+        /// The first id.
+        first: u32,
+        /// How many instruments.
+        count: usize,
+    },
 }
 
-impl SetupError {
+impl std::error::Error for SetupError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             SetupError::CaFile { error, .. } | SetupError::SimulatorCa(error) => Some(error),
             SetupError::InstrumentCheck(e) => Some(e.as_ref()),
+            SetupError::Driver(e) => Some(e),
+            SetupError::Connection(e) => Some(e),
             _ => None,
         }
     }
@@ -184,6 +211,11 @@ impl fmt::Display for SetupError {
                 write!(f, "venue `{venue}`: instrument {reason}")
             }
             SetupError::NoInstrument { venue } => write!(f, "venue `{venue}`: no instrument"),
+            SetupError::IdsExhausted { first, count } => write!(
+                f,
+                "{count} instruments numbered from {first} run past the largest id, {}",
+                u32::MAX
+            ),
             SetupError::CaFile { path, error } => write!(f, "CA file {}: {error}", path.display()),
             SetupError::SimulatorCa(e) => e.fmt(f),
             SetupError::NoSimulator => f.write_str(

@@ -333,6 +333,13 @@ impl<H: OnEvent> Feed<H> {
             let recorder = metrics.recorder(&setup.name);
             let mut state = VenueState::planned(setup, plans, recorder);
             state.rest_url = rest_url.unwrap_or_default();
+            // Every id from `first_instrument` on must be a `u32`.
+            if u64::from(first_instrument) + names.len() as u64 > u64::from(u32::MAX) + 1 {
+                return Err(FeedError::Setup(SetupError::IdsExhausted {
+                    first: first_instrument,
+                    count: names.len(),
+                }));
+            }
             state.base = first_instrument + (names.len() - state.setup.instruments.len()) as u32;
             state.sim_index = state
                 .setup
@@ -396,6 +403,7 @@ impl<H: OnEvent> Feed<H> {
             })
             .collect();
         let core = Core {
+            feed_tag: crate::id::next_feed_tag(),
             rest,
             valid: vec![false; names.len()],
             first: first_instrument,
@@ -492,7 +500,7 @@ impl<H: OnEvent> Feed<H> {
 
     /// A book by its venue and its symbol, while valid.
     pub fn book_of(&self, venue: VenueId, symbol: &str) -> Option<&tickwire_venues::book::Book> {
-        let state = self.driver.handler().venues.get(venue.index())?;
+        let state = self.venue_state(venue)?;
         let i = state
             .setup
             .instruments
@@ -504,7 +512,7 @@ impl<H: OnEvent> Feed<H> {
     /// The feed-wide id of a venue's instrument (by its symbol), the one
     /// its events carry.
     pub fn instrument(&self, venue: VenueId, symbol: &str) -> Option<FeedId> {
-        let state = self.driver.handler().venues.get(venue.index())?;
+        let state = self.venue_state(venue)?;
         let i = state
             .setup
             .instruments
@@ -528,11 +536,14 @@ impl<H: OnEvent> Feed<H> {
     /// A venue's own words on the last request it refused; empty before
     /// any (and for another feed's venue).
     pub fn rejection(&self, venue: VenueId) -> &str {
-        self.driver
-            .handler()
-            .venues
-            .get(venue.index())
+        self.venue_state(venue)
             .map_or("", |v| v.adapter.adapter_ref().rejection())
+    }
+
+    /// The venue `venue` names, if it is this feed's.
+    fn venue_state(&self, venue: VenueId) -> Option<&VenueState> {
+        let core = self.driver.handler();
+        core.venues.get(venue.index_in(core.feed_tag)?)
     }
 
     /// One poll of the driver (waiting at most 10 ms, or not at all when

@@ -110,17 +110,16 @@ impl<H: OnEvent> Feed<H> {
             .venues
             .iter()
             .position(|s| s.setup.name == name)
-            .map(|v| VenueId(v as u32))
+            .map(|v| VenueId::new(self.driver.handler().feed_tag, v))
     }
 
     /// The venue's place in the feed's tables, if the handle is this
     /// feed's.
     pub(super) fn venue_slot(&self, venue: VenueId) -> Result<usize, FeedError> {
-        let v = venue.index();
-        if v < self.driver.handler().venues.len() {
-            Ok(v)
-        } else {
-            Err(FeedError::NoVenue(venue))
+        let core = self.driver.handler();
+        match venue.index_in(core.feed_tag) {
+            Some(v) if v < core.venues.len() => Ok(v),
+            _ => Err(FeedError::NoVenue(venue)),
         }
     }
 
@@ -359,6 +358,35 @@ mod tests {
             .unwrap()
     }
 
+    /// Ids numbered from near the top: the last fits, one more is refused.
+    #[test]
+    fn feed_wide_ids_never_run_past_u32_max() {
+        let build = |first: u32| {
+            let spec = InstrumentSpec::new("BTC-USDT", 2, 8, 5);
+            let mut s = VenueSetup::new("okx", Venue::Okx, vec![spec.clone(), spec]);
+            s.instruments[1].symbol = "ETH-USDT".into();
+            s.endpoint = Some("ws://127.0.0.1:9".into());
+            Feed::builder()
+                .check_instruments(false)
+                .setup(s)
+                .first_id(FeedId(first))
+                .build()
+        };
+        let feed = build(u32::MAX - 1).unwrap();
+        let okx = feed.venue("okx").unwrap();
+        assert_eq!(feed.instrument(okx, "ETH-USDT"), Some(FeedId(u32::MAX)));
+        let Err(e) = build(u32::MAX) else {
+            panic!("ids past u32::MAX accepted")
+        };
+        assert!(
+            matches!(
+                e,
+                FeedError::Setup(crate::live::SetupError::IdsExhausted { count: 2, .. })
+            ),
+            "{e:?}"
+        );
+    }
+
     #[test]
     fn venues_are_named_once_and_instruments_have_feed_wide_ids() {
         let mut feed = feed();
@@ -379,7 +407,17 @@ mod tests {
         assert_eq!(feed.rejection(okx), "");
         // Nothing open to send on; a handle that is not this feed's fails.
         assert_eq!(feed.send(okx, "{}").unwrap(), 0);
-        let foreign = VenueId(2);
+        let beyond = VenueId::new(0, 2);
+        assert!(matches!(
+            feed.send(beyond, "{}"),
+            Err(FeedError::NoVenue(v)) if v == beyond
+        ));
+        // Another feed's handle, at a place this feed has too: refused
+        // by every method, never taken for this feed's venue there.
+        let other = self::feed();
+        let foreign = other.venue("okx").unwrap();
+        assert_eq!(foreign.index(), okx.index());
+        assert_ne!(foreign, okx);
         assert!(matches!(
             feed.send(foreign, "{}"),
             Err(FeedError::NoVenue(v)) if v == foreign
@@ -390,5 +428,7 @@ mod tests {
         );
         assert_eq!(feed.rejection(foreign), "");
         assert!(feed.book_of(foreign, "BTC-USDT").is_none());
+        assert_eq!(feed.instrument(foreign, "BTC-USDT"), None);
+        assert_eq!(other.instrument(foreign, "BTC-USDT"), Some(FeedId(10)));
     }
 }

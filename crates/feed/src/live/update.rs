@@ -75,14 +75,14 @@ impl<'a> Update<'a> {
         setup: &'a VenueSetup,
         books: &'a dyn VenueAdapter,
         base: u32,
-        (venue, recv_tsc): (usize, u64),
+        (venue, recv_tsc): (VenueId, u64),
     ) -> Update<'a> {
         Update {
             events,
             setup,
             books,
             base,
-            venue: VenueId(venue as u32),
+            venue,
             recv_tsc,
         }
     }

@@ -3,7 +3,11 @@
 //!
 //! A bounded ring allocated once ([`crossbeam_queue::ArrayQueue`]): the
 //! I/O thread's [`Publisher::publish`] is a few atomic operations on it
-//! and never waits, allocates or wakes anyone. The sink thread's
+//! and never allocates or wakes anyone. A publisher alone on its queue
+//! never waits either; publishers on several threads (the runner's feed
+//! threads share their sink's queue) may contend for a slot, and
+//! crossbeam then backs off, spinning and, after a few rounds, yielding
+//! the thread (`sched_yield`): never a futex, never a sleep. The sink thread's
 //! [`Events`] polls, and sleeps when the ring is empty: from
 //! [`IDLE_FIRST`] doubling up to [`IDLE_MAX`] (1 ms) while nothing comes.
 //! A `std::sync::mpsc::sync_channel` instead wakes a receiver that has
@@ -54,8 +58,9 @@ pub struct Publisher {
 
 impl Publisher {
     /// Queues `event` for the sink, or drops it (and counts it) if the
-    /// queue is full or the sink has stopped. Never waits, never
-    /// allocates, never makes a system call. Whether it was queued.
+    /// queue is full or the sink has stopped. Never allocates, never
+    /// sleeps or wakes anyone (see the module docs for contention between
+    /// publishers). Whether it was queued.
     #[inline]
     pub fn publish(&self, event: Event) -> bool {
         let shared = &*self.shared;
@@ -151,7 +156,13 @@ impl Events {
 
     /// As [`recv`](Self::recv), giving up after `timeout`.
     pub fn recv_timeout(&self, timeout: Duration) -> Result<Event, RecvTimeoutError> {
-        let deadline = Instant::now() + timeout;
+        // A timeout past what `Instant` holds is no timeout (as std's
+        // receiver has it).
+        let Some(deadline) = Instant::now().checked_add(timeout) else {
+            return self
+                .recv()
+                .map_err(|RecvError| RecvTimeoutError::Disconnected);
+        };
         let mut idle = Idle::default();
         loop {
             match self.try_recv() {
@@ -191,8 +202,33 @@ impl Events {
 }
 
 impl Drop for Events {
+    /// The publishers drop and count from now on; what is queued and will
+    /// never be read is counted dropped too.
     fn drop(&mut self) {
         self.shared.closed.store(true, Ordering::Relaxed);
+        self.shared.count_unread();
+    }
+}
+
+impl Shared {
+    /// Takes what is left in the ring, counting it dropped.
+    fn count_unread(&self) {
+        let mut unread = 0;
+        while self.ring.pop().is_some() {
+            unread += 1;
+        }
+        if unread > 0 {
+            self.dropped.fetch_add(unread, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Shared {
+    /// A publish under way as the [`Events`] went (it saw the queue open,
+    /// then pushed after the drain) left its event behind: counted when
+    /// the last publisher goes too.
+    fn drop(&mut self) {
+        self.count_unread();
     }
 }
 
@@ -302,6 +338,28 @@ mod tests {
             events.recv_timeout(Duration::from_secs(60)),
             Err(RecvTimeoutError::Disconnected)
         );
+        // A timeout no deadline can hold waits as `recv` does.
+        assert_eq!(
+            events.recv_timeout(Duration::MAX),
+            Err(RecvTimeoutError::Disconnected)
+        );
+    }
+
+    /// Every event published is read or counted dropped: queued and never
+    /// read when the sink went, refused after it went.
+    #[test]
+    fn what_a_gone_sink_never_read_is_counted_dropped() {
+        let (publisher, events) = queue(4);
+        let dropped = publisher.drop_counter();
+        assert!(publisher.publish(nth(1)));
+        assert!(publisher.publish(nth(2)));
+        assert!(publisher.publish(nth(3)));
+        assert_eq!(events.try_recv(), Ok(nth(1)));
+        drop(events);
+        assert_eq!(dropped.load(Ordering::Relaxed), 2, "the two never read");
+        assert!(!publisher.publish(nth(4)));
+        assert_eq!(dropped.load(Ordering::Relaxed), 3);
+        assert_eq!(publisher.dropped(), 3);
     }
 
     /// The publishing thread allocates nothing per event while a sink

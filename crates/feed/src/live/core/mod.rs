@@ -118,6 +118,8 @@ impl VenueState {
 /// The handler: every venue's state, the sinks and the counters, and the
 /// embedding program's handler of events, `user`.
 pub(crate) struct Core<H = NoHandler> {
+    /// This feed's tag, in every [`VenueId`](crate::VenueId) it hands out.
+    pub(crate) feed_tag: u32,
     pub(crate) venues: Vec<VenueState>,
     /// Read on every message: a fast hasher.
     pub(crate) links: Links,
@@ -281,6 +283,7 @@ impl<H: OnEvent> Core<H> {
             return;
         }
         let Core {
+            feed_tag,
             venues,
             user,
             batch,
@@ -289,7 +292,8 @@ impl<H: OnEvent> Core<H> {
         } = self;
         let state = &venues[v];
         let adapter = state.adapter.adapter_ref();
-        let update = Update::new(batch, &state.setup, adapter, state.base, (v, recv_tsc));
+        let venue = crate::VenueId::new(*feed_tag, v);
+        let update = Update::new(batch, &state.setup, adapter, state.base, (venue, recv_tsc));
         *in_handler = true;
         user.on_update(&update);
         *in_handler = false;

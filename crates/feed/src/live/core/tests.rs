@@ -34,6 +34,7 @@ fn binance_core() -> Core {
         ..FeedStats::default()
     });
     Core {
+        feed_tag: crate::id::next_feed_tag(),
         recovery: Recovery::new([(2, state.plans.len())]),
         venues: vec![state],
         links: Links::new(16),
