@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use clap::Parser;
-use tickwire_feed::replay::{self, Connections};
+use tickwire_feed::replay::Connections;
 use tickwire_feed::sink::Instrument;
 use tickwire_tsc::Report;
 use tickwire_venues::InstrumentSpec;
@@ -33,7 +33,7 @@ use demo_command::demo;
 use error::{CliError, CliResult};
 use replay_command::run_replay;
 use run_command::run;
-use sim_command::{SimArgs, serve_sim};
+use sim_command::{SimArgs, replay_script, serve_sim};
 
 /// A flag SIGINT and SIGTERM set: the run loops stop, flush and exit 0.
 fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
@@ -136,37 +136,10 @@ fn command(command: Option<Command>) -> CliResult {
             replay,
             real_time,
         } => {
-            let replay = match replay {
-                None => None,
-                // A recording is one venue's messages, played as recorded:
-                // serve it as that one venue.
-                Some(path) if venues.0.len() != 1 => {
-                    return Err(CliError::Refused(format!(
-                        "tickwire-feed sim: --replay {} plays one venue's recording: name that venue alone in --venues",
-                        path.display()
-                    )));
-                }
-                Some(path) => {
-                    let files = replay::files_for(&path);
-                    if files.is_empty() {
-                        return Err(CliError::Refused(format!(
-                            "tickwire-feed sim: --replay {}: no such recording",
-                            path.display()
-                        )));
-                    }
-                    let script = replay::script(&files, real_time).map_err(|e| {
-                        CliError::Refused(format!(
-                            "tickwire-feed sim: --replay {}: {e}",
-                            path.display()
-                        ))
-                    })?;
-                    Some(script)
-                }
-            };
-            let venues = venues.0;
+            let replay = replay_script(replay, venues.0.len(), real_time)?;
             serve_sim(SimArgs {
                 listen,
-                venues,
+                venues: venues.0,
                 rate,
                 burst,
                 ca_out,

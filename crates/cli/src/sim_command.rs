@@ -24,6 +24,40 @@ pub(crate) struct SimArgs {
     pub(crate) replay: Option<tickwire_sim::Script>,
 }
 
+/// `sim --replay PATH`'s script: a recording is one venue's messages,
+/// played as recorded, so it is served as that one venue (`venues` of
+/// them named).
+pub(crate) fn replay_script(
+    path: Option<PathBuf>,
+    venues: usize,
+    real_time: bool,
+) -> Result<Option<tickwire_sim::Script>, CliError> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    if venues != 1 {
+        return Err(CliError::Refused(format!(
+            "tickwire-feed sim: --replay {} plays one venue's recording: name that venue alone in --venues",
+            path.display()
+        )));
+    }
+    let files = tickwire_feed::replay::files_for(&path);
+    if files.is_empty() {
+        return Err(CliError::Refused(format!(
+            "tickwire-feed sim: --replay {}: no such recording",
+            path.display()
+        )));
+    }
+    tickwire_feed::replay::script(&files, real_time)
+        .map(Some)
+        .map_err(|e| {
+            CliError::Refused(format!(
+                "tickwire-feed sim: --replay {}: {e}",
+                path.display()
+            ))
+        })
+}
+
 /// Serves the simulators of `args` until a signal or `--seconds`.
 pub(crate) fn serve_sim(args: SimArgs) -> CliResult {
     use tickwire_sim::{SimConfig, Simulator};
