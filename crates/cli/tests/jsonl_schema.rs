@@ -12,7 +12,6 @@ use std::process::Stdio;
 use serde_json::Value;
 use tickwire_feed::sink::{Encoder, Instrument, rotated_path};
 use tickwire_feed::{Event, FeedId};
-use tickwire_sim::{self as sim, SimConfig, Simulator};
 use tickwire_venues::book::Side;
 use tickwire_venues::event::{Aggressor, Kind};
 use tickwire_venues::sync::Resync;
@@ -223,15 +222,7 @@ fn temp_dir(name: &str) -> PathBuf {
 /// `tickwire-feed run` against the simulator, its JSON Lines rotated at
 /// 1 MiB, stopped (SIGTERM) once a third file has begun: the files.
 fn run_against_the_simulator(dir: &Path) -> Vec<PathBuf> {
-    let (tls, ca) = sim::self_signed().unwrap();
-    let ca_file = dir.join("ca.pem");
-    std::fs::write(&ca_file, ca).unwrap();
-    let simulator = Simulator::start(SimConfig {
-        tls: Some(tls),
-        rate: 5000,
-        ..SimConfig::default()
-    })
-    .unwrap();
+    let (simulator, ca_file) = crate::util::tls_simulator(dir, 5000);
     let port = simulator.addr().port();
     let config = dir.join("feed.toml");
     let jsonl = dir.join("events.jsonl");

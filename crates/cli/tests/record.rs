@@ -10,7 +10,7 @@ use std::process::{Child, ExitStatus, Stdio};
 use std::time::Duration;
 
 use tickwire_feed::recording::{self, FILE_HEADER, FLUSH_BYTES, RECORD_HEADER, Reader};
-use tickwire_sim::{self as sim, SimConfig, Simulator};
+use tickwire_sim::Simulator;
 
 fn temp_dir(name: &str) -> PathBuf {
     crate::util::temp_dir(&format!("record-{name}"))
@@ -19,15 +19,7 @@ fn temp_dir(name: &str) -> PathBuf {
 /// A simulator of Binance spot at `rate` steps a second, and a
 /// configuration in `dir` for a feed of it (no other output).
 fn simulator(dir: &Path, rate: u32) -> (Simulator, PathBuf) {
-    let (tls, ca) = sim::self_signed().unwrap();
-    let ca_file = dir.join("ca.pem");
-    std::fs::write(&ca_file, ca).unwrap();
-    let simulator = Simulator::start(SimConfig {
-        tls: Some(tls),
-        rate,
-        ..SimConfig::default()
-    })
-    .unwrap();
+    let (simulator, ca_file) = crate::util::tls_simulator(dir, rate);
     let port = simulator.addr().port();
     let config = dir.join("feed.toml");
     std::fs::write(

@@ -35,15 +35,7 @@ fn scrape(port: u16) -> String {
 #[test]
 fn run_against_the_simulator_then_sigterm_flushes_everything_and_exits_0() {
     let dir = temp_dir("sim");
-    let (tls, ca) = sim::self_signed().unwrap();
-    let ca_file = dir.join("ca.pem");
-    std::fs::write(&ca_file, ca).unwrap();
-    let simulator = Simulator::start(SimConfig {
-        tls: Some(tls),
-        rate: 2000,
-        ..SimConfig::default()
-    })
-    .unwrap();
+    let (simulator, ca_file) = crate::util::tls_simulator(&dir, 2000);
     let port = simulator.addr().port();
     // A port that was free a moment ago, for the metrics page.
     let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -48,3 +48,21 @@ pub(crate) fn wait_for(child: &mut Child, what: &str, secs: u64, mut done: impl 
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A simulator over TLS sending `rate` steps a second, its throw-away CA
+/// written to `dir/ca.pem`: the simulator and that file.
+pub(crate) fn tls_simulator(
+    dir: &std::path::Path,
+    rate: u32,
+) -> (tickwire_sim::Simulator, PathBuf) {
+    let (tls, ca) = tickwire_sim::self_signed().unwrap();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca).unwrap();
+    let simulator = tickwire_sim::Simulator::start(tickwire_sim::SimConfig {
+        tls: Some(tls),
+        rate,
+        ..tickwire_sim::SimConfig::default()
+    })
+    .unwrap();
+    (simulator, ca_file)
+}
