@@ -67,6 +67,8 @@ pub struct FeedBuilder {
     check: InstrumentCheck,
     /// Per venue, which instruments were given their decimals.
     scales_given: Vec<Vec<bool>>,
+    /// The venues traded, by name (set by `trade`).
+    trades: Vec<(String, crate::trading::TradeSetup)>,
 }
 
 impl Feed {
@@ -111,7 +113,21 @@ impl FeedBuilder {
             connect_deadline: None,
             check: InstrumentCheck::default(),
             scales_given: Vec::new(),
+            trades: Vec::new(),
         }
+    }
+
+    /// Trades on venue `venue` (a name given to [`venue`](Self::venue) or
+    /// [`setup`](Self::setup)) with `setup`: its order-entry session on
+    /// one more connection of the feed, its instruments the venue's. A
+    /// handler places, amends and cancels through
+    /// [`Update::desk`](crate::Update::desk) and hears back in
+    /// [`Update::orders`](crate::Update::orders). A venue with no order
+    /// entry built in needs a session of its own
+    /// ([`TradeSetup::with_session`](crate::TradeSetup::with_session)).
+    pub fn trade(mut self, venue: &str, setup: crate::trading::TradeSetup) -> FeedBuilder {
+        self.trades.push((venue.to_owned(), setup));
+        self
     }
 
     /// Every venue of a configuration (see `examples/feed.toml`): its
@@ -410,6 +426,7 @@ impl FeedBuilder {
             self.sinks,
             self.send_stamps,
             self.first.0,
+            self.trades,
             handler,
         )?;
         feed.keep = keep;

@@ -89,9 +89,11 @@ pub mod shm;
 mod simulated;
 pub mod sink;
 pub mod threads;
+pub mod trading;
 
 pub use builder::{FeedBuilder, Running};
 pub use id::{Event, FeedId, VenueId};
+pub use trading::{Desk, KillSwitch, TradeSetup};
 
 /// The directory, under the current one, in which the `tickwire-feed`
 /// program makes one directory per run for the outputs a configuration

@@ -74,11 +74,19 @@ pub enum Stage {
     )]
     /// stamps.
     Lead,
+    /// Tick to trade: a market message's read (`read_end`) to the bytes of
+    /// an order its handler placed handed to the trading connection's send.
+    /// Recorded by the application, as `Lead` is.
+    TickToTrade,
+    /// An order request's round trip: handed to the trading connection's
+    /// send to its answer's read (`read_end`). Recorded by the application,
+    /// as `Lead` is.
+    RoundTrip,
 }
 
 impl Stage {
     /// Every stage, in path order.
-    pub const ALL: [Stage; 9] = [
+    pub const ALL: [Stage; 11] = [
         Stage::Wake,
         Stage::Read,
         Stage::Tls,
@@ -88,6 +96,8 @@ impl Stage {
         Stage::Total,
         Stage::Exchange,
         Stage::Lead,
+        Stage::TickToTrade,
+        Stage::RoundTrip,
     ];
 
     /// The stage's name: the tag in `.hlog` files and the `stage` label in
@@ -103,6 +113,8 @@ impl Stage {
             Stage::Total => "total",
             Stage::Exchange => "exchange",
             Stage::Lead => "lead",
+            Stage::TickToTrade => "tick_to_trade",
+            Stage::RoundTrip => "round_trip",
         }
     }
 
@@ -117,7 +129,8 @@ impl Stage {
     }
 
     /// The two local stamps the stage lies between, if both were taken.
-    /// (`Exchange` is not local, `Lead` not from stamps: `None`.)
+    /// (`Exchange` is not local; `Lead`, `TickToTrade` and `RoundTrip` are
+    /// not from stamps: `None`.)
     #[inline]
     pub fn span(self, s: &Stamps) -> Option<(Ticks, Ticks)> {
         let or = |a: Ticks, b: Ticks| if a != 0 { a } else { b };
@@ -129,7 +142,9 @@ impl Stage {
             Stage::Json => (s.decoded, s.parsed),
             Stage::Handler => (or(s.parsed, s.decoded), s.handled),
             Stage::Total => (s.read_end, s.handled),
-            Stage::Exchange | Stage::Lead => return None,
+            Stage::Exchange | Stage::Lead | Stage::TickToTrade | Stage::RoundTrip => {
+                return None;
+            }
         };
         (from != 0 && to != 0).then_some((from, to))
     }

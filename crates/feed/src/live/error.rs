@@ -140,6 +140,15 @@ pub enum SetupError {
     },
     /// The simulators' own CA could not be trusted.
     SimulatorCa(TlsConfigError),
+    /// A venue to trade (`FeedBuilder::trade`) cannot be: not one of the
+    /// feed's venues, no order entry for it, a bad prefix or no
+    /// credentials.
+    Trade {
+        /// The venue's name.
+        venue: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// This build has no simulator (the `sim` feature), and the builder
     /// was asked for one.
     NoSimulator,
@@ -218,6 +227,9 @@ impl fmt::Display for SetupError {
             ),
             SetupError::CaFile { path, error } => write!(f, "CA file {}: {error}", path.display()),
             SetupError::SimulatorCa(e) => e.fmt(f),
+            SetupError::Trade { venue, problem } => {
+                write!(f, "trading venue `{venue}`: {problem}")
+            }
             SetupError::NoSimulator => f.write_str(
                 "simulated: this build of tickwire-feed has no simulator (its `sim` feature)",
             ),

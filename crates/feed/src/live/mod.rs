@@ -60,7 +60,7 @@ use self::setup::feed_net;
 pub use self::setup::{Budget, plans, rest_limit_problem};
 pub use self::stats::{FeedStats, LostBy, VenueStats};
 use self::streams::{PingTimer, StreamTarget};
-pub use self::update::{Fixed, NoHandler, OnEvent, Update};
+pub use self::update::{Fixed, NoHandler, OnEvent, OrderEvent, Update};
 pub use self::wire::{WireStamps, WireStream};
 /// The causes [`Connectivity::Unreachable`] carries, for a bot to match on
 /// without depending on `tickwire-net` itself.
@@ -268,6 +268,7 @@ impl<H: OnEvent> Feed<H> {
         sinks: Sinks,
         send_stamps: Option<(Arc<dyn WireStamps>, Vec<String>)>,
         first_instrument: u32,
+        trades: Vec<(String, crate::trading::TradeSetup)>,
         user: H,
     ) -> Result<Feed<H>, FeedError> {
         let mut states = Vec::new();
@@ -361,7 +362,10 @@ impl<H: OnEvent> Feed<H> {
                 .collect();
             states.push(state);
         }
-        let net = feed_net(net, &all, streams);
+        let mut net = feed_net(net, &all, streams);
+        // One connection more for each trading venue.
+        net.max_connections += trades.len();
+        let trading = traders(&states, trades)?;
         // Every slot the driver will have (`Driver::new`'s count).
         let slots = net.max_connections + net.sized_slots.iter().map(|s| s.count).sum::<usize>();
         let venue_stats: Box<[VenueStats]> = states
@@ -434,6 +438,7 @@ impl<H: OnEvent> Feed<H> {
             // messages; a larger one grows it once.
             batch: Vec::with_capacity(if H::EVENTS { 4096 } else { 0 }),
             in_handler: false,
+            trading,
         };
         let driver = Driver::new(net, tls, core).map_err(SetupError::Driver)?;
         let mut targets = Vec::new();
@@ -473,6 +478,7 @@ impl<H: OnEvent> Feed<H> {
                 feed.driver.handler_mut().venues[v].lines.push(lines);
             }
         }
+        feed.connect_traders()?;
         Ok(feed)
     }
 
@@ -599,6 +605,9 @@ impl<H: OnEvent> Feed<H> {
         if self.next_lines.is_some_and(|at| now >= at) {
             self.lines_due(now);
         }
+        if self.driver.handler().trading.any() {
+            self.trade_chores();
+        }
         if !self.pings.is_empty() {
             let now = Instant::now();
             for p in &mut self.pings {
@@ -700,6 +709,8 @@ impl<H: OnEvent> Feed<H> {
     /// Closes every connection (1000) and polls until every close
     /// handshake has ended (and been recorded), or `linger` is up.
     fn close_all(&mut self, linger: Duration) -> std::io::Result<()> {
+        // The kill switch's cancel-all first, answered (or its wait up).
+        let killed = self.kill_on_shutdown();
         self.driver.handler_mut().stopping = true;
         let ids: Vec<ConnId> = self.driver.handler().links.keys().copied().collect();
         for id in &ids {
@@ -714,6 +725,51 @@ impl<H: OnEvent> Feed<H> {
             polled = self.driver.poll_timeout(Duration::from_millis(5));
         }
         self.driver.handler_mut().flush_recorders();
-        polled
+        killed.and(polled)
     }
+}
+
+/// Every trading venue's session on its venue's instruments
+/// ([`crate::FeedBuilder::trade`]).
+fn traders(
+    states: &[VenueState],
+    trades: Vec<(String, crate::trading::TradeSetup)>,
+) -> Result<crate::trading::Trading, FeedError> {
+    use crate::trading::{Trader, Trading, first_cid, trade_url, venue_session};
+    let mut trading = Trading::new(states.len());
+    for (name, mut setup) in trades {
+        let problem = |problem: String| {
+            FeedError::Setup(SetupError::Trade {
+                venue: name.clone(),
+                problem,
+            })
+        };
+        let Some(v) = states.iter().position(|s| s.setup.name == name) else {
+            return Err(problem("not one of the feed's venues".into()));
+        };
+        if trading.by_venue[v].is_some() {
+            return Err(problem("traded twice".into()));
+        }
+        let venue = &states[v].setup;
+        let session =
+            venue_session(venue.venue, &mut setup, &venue.instruments).map_err(problem)?;
+        let url = trade_url(
+            venue.venue,
+            setup.endpoint.as_deref(),
+            venue.endpoint.as_deref(),
+        )
+        .ok_or_else(|| problem("no order-entry endpoint known: give one".into()))?;
+        Endpoint::parse(&url).map_err(|e| bad_url(&url, e))?;
+        trading.add(Trader::new(
+            v,
+            &name,
+            (states[v].base, venue.instruments.len() as u32),
+            session,
+            url,
+            setup.kill,
+            venue.venue.binance_market().is_some(),
+            first_cid(),
+        ));
+    }
+    Ok(trading)
 }

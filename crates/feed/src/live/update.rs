@@ -17,6 +17,11 @@ use tickwire_venues::{InstrumentId, InstrumentSpec, Kind, VenueAdapter};
 use super::VenueSetup;
 use super::connectivity::Connectivity;
 use crate::id::{Event, FeedId, VenueId};
+use crate::trading::{Desk, Trading};
+
+/// An order event as the feed hands it on: about the instrument its
+/// [`FeedId`] names.
+pub type OrderEvent = tickwire_trade::OrderEvent<FeedId>;
 
 /// The embedding program's handler of the feed's updates.
 pub trait OnEvent {
@@ -67,6 +72,10 @@ pub struct Update<'a> {
     base: u32,
     venue: VenueId,
     recv_tsc: u64,
+    /// The feed's trading sessions, and this venue's, if it trades.
+    trading: Option<(&'a Trading, usize)>,
+    /// The order events of this update (its trading session's message).
+    orders: &'a [OrderEvent],
 }
 
 impl<'a> Update<'a> {
@@ -84,7 +93,51 @@ impl<'a> Update<'a> {
             base,
             venue,
             recv_tsc,
+            trading: None,
+            orders: &[],
         }
+    }
+
+    /// The same update with venue `v`'s trading session (its desk) and
+    /// the order events `trading` holds now.
+    pub(crate) fn with_trading(mut self, trading: &'a Trading, v: usize) -> Update<'a> {
+        self.orders = &trading.orders;
+        self.trading = trading
+            .by_venue
+            .get(v)
+            .copied()
+            .flatten()
+            .map(|t| (trading, t));
+        self
+    }
+
+    /// The order events this update brings: acceptances, amends, fills,
+    /// cancels and refusals of the venue's trading session
+    /// ([`FeedBuilder::trade`](crate::FeedBuilder::trade)), from one of its
+    /// messages (then [`events`](Self::events) is empty) or refusals of
+    /// requests the handler made, handed back as it returned. Empty for a
+    /// market-data message.
+    pub fn orders(&self) -> &'a [OrderEvent] {
+        self.orders
+    }
+
+    /// The venue's order handle, if the venue trades
+    /// ([`FeedBuilder::trade`](crate::FeedBuilder::trade)): place, amend
+    /// and cancel from here, without blocking; the requests leave on the
+    /// feed's thread as this handler returns. An order placed from a
+    /// market-data update is measured from that message's read
+    /// ([`recv_tsc`](Self::recv_tsc)) to its bytes handed to the driver
+    /// (the `tick_to_trade` stage).
+    pub fn desk(&self) -> Option<Desk<'a>> {
+        let (trading, t) = self.trading?;
+        // Tick to trade is from a market message: not from an order
+        // event's, nor a line's going down.
+        let from = if self.events.is_empty() {
+            0
+        } else {
+            self.recv_tsc
+        };
+        Some(Desk::new(trading, t, from))
     }
 
     /// The events, in the order the venue's message gave them.
@@ -180,6 +233,7 @@ impl fmt::Debug for Update<'_> {
         f.debug_struct("Update")
             .field("venue", &self.venue())
             .field("events", &self.events)
+            .field("orders", &self.orders)
             .finish()
     }
 }

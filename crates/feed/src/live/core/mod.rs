@@ -36,6 +36,8 @@ pub(crate) enum Link {
     Stream(usize, usize, Line),
     /// A REST snapshot fetch: venue, instrument.
     Fetch(usize, InstrumentId),
+    /// A venue's trading session: its index in `Core::trading`.
+    Trade(usize),
 }
 
 pub(crate) struct VenueState {
@@ -170,6 +172,8 @@ pub(crate) struct Core<H = NoHandler> {
     /// (and the caller caught it), which leaves the feed's state part way
     /// through a message: [`Feed::poll`](super::Feed::poll) refuses then.
     pub(crate) in_handler: bool,
+    /// The trading venues' sessions and the desk's queue (`trading`).
+    pub(crate) trading: crate::trading::Trading,
 }
 
 fn wall_ns() -> u64 {
@@ -278,8 +282,10 @@ impl<H: OnEvent> Core<H> {
     /// Hands the events venue `v`'s adapter just emitted (one message's,
     /// or a snapshot's, or a line's going down) to the embedding
     /// program's handler, with the venue's books as they are now.
+    /// With them, the order events of the venue's trading session
+    /// (`Core::trading`'s), and its desk.
     fn deliver(&mut self, v: usize, recv_tsc: u64) {
-        if !H::EVENTS || self.batch.is_empty() {
+        if !H::EVENTS || (self.batch.is_empty() && self.trading.orders.is_empty()) {
             return;
         }
         let Core {
@@ -288,16 +294,19 @@ impl<H: OnEvent> Core<H> {
             user,
             batch,
             in_handler,
+            trading,
             ..
         } = self;
         let state = &venues[v];
         let adapter = state.adapter.adapter_ref();
         let venue = crate::VenueId::new(*feed_tag, v);
-        let update = Update::new(batch, &state.setup, adapter, state.base, (venue, recv_tsc));
+        let update = Update::new(batch, &state.setup, adapter, state.base, (venue, recv_tsc))
+            .with_trading(trading, v);
         *in_handler = true;
         user.on_update(&update);
         *in_handler = false;
         batch.clear();
+        trading.orders.clear();
     }
 
     /// The venue refused a request on connection (plan) `p`: said once per
@@ -377,6 +386,7 @@ impl<H: OnEvent> Core<H> {
             .lines_changed(&instruments, open, tsc, &mut |e| out.emit(e));
         self.venues[v].plans[p].instruments = instruments;
         self.deliver(v, tsc);
+        self.watch_market(v);
     }
 
     /// The fetch of book `instrument`'s snapshot answered, with one (`ok`)
@@ -413,8 +423,10 @@ fn stamp_key(e: &Event) -> Option<(WireStream, u64)> {
 
 impl<H: OnEvent> Handler for Core<H> {
     fn on_open(&mut self, conn: &mut Conn<'_>) {
-        let Some(&Link::Stream(v, p, line)) = self.links.get(&conn.id()) else {
-            return;
+        let (v, p, line) = match self.links.get(&conn.id()) {
+            Some(&Link::Stream(v, p, line)) => (v, p, line),
+            Some(&Link::Trade(t)) => return self.trade_open(t, conn),
+            _ => return,
         };
         let tsc = self.clock.now();
         let now = Instant::now();
@@ -457,14 +469,17 @@ impl<H: OnEvent> Handler for Core<H> {
                 }
             }
         }
+        self.submit_queued(Some(conn));
     }
 
     fn on_message(&mut self, conn: &mut Conn<'_>, payload: Payload<'_>, mut stamps: Stamps) {
         // The frame was decoded just now: the driver leaves this stamp to
         // the handlers that use it.
         stamps.decoded = self.clock.now();
-        let Some(&Link::Stream(v, p, line)) = self.links.get(&conn.id()) else {
-            return;
+        let (v, p, line) = match self.links.get(&conn.id()) {
+            Some(&Link::Stream(v, p, line)) => (v, p, line),
+            Some(&Link::Trade(t)) => return self.trade_message(t, conn, payload, stamps),
+            _ => return,
         };
         FeedStats::add(&self.stats.messages, 1);
         FeedStats::add(&self.stats.venues[v].messages, 1);
@@ -593,6 +608,11 @@ impl<H: OnEvent> Handler for Core<H> {
         }
         // Recorded with the rest of the turn's messages (`flush_recorders`).
         self.venues[v].recorder.record_deferred(&stamps);
+        if self.trading.any() {
+            // The orders the handler placed leave as it returns.
+            self.watch_market(v);
+            self.submit_queued(Some(conn));
+        }
     }
 
     fn on_response(&mut self, id: ConnId, head: ResponseHead, body: &mut [u8], len: usize) {
@@ -670,6 +690,7 @@ impl<H: OnEvent> Handler for Core<H> {
             }
         }
         self.deliver(v, tsc);
+        self.submit_queued(None);
     }
 
     fn on_close(&mut self, id: ConnId, _role: Role, reason: &Disconnect) -> Reconnect {
@@ -688,6 +709,7 @@ impl<H: OnEvent> Handler for Core<H> {
                 let was_open = self.venues[v].lines[p].open[line.index()];
                 let again = self.venues[v].lines[p].closed(line, Instant::now());
                 self.lines_changed(v, p, tsc);
+                self.submit_queued(None);
                 // Counted as a failed attempt (and the handler told, the
                 // venue's first) if it never opened.
                 let never = self.stream_ended(v, id, was_open, reason);
@@ -766,6 +788,7 @@ impl<H: OnEvent> Handler for Core<H> {
                     Reconnect::No
                 }
             }
+            Some(Link::Trade(t)) => self.trade_close(t, id, reason),
             None => Reconnect::No,
         }
     }
@@ -773,3 +796,4 @@ impl<H: OnEvent> Handler for Core<H> {
 
 #[cfg(test)]
 mod tests;
+mod trading;

@@ -1,0 +1,411 @@
+//! The trading connections on the feed's driver: a venue's session told
+//! its connection opened, closed, each message and the timers; the
+//! desk's requests submitted right after the handler that made them
+//! returns; the kill switch. The sessions and the desk are `trading`'s;
+//! this is where they meet the driver and the handler.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tickwire_net::{CloseCode, Conn, ConnId, Disconnect, Endpoint, Payload, Reconnect, Stamps};
+use tickwire_trade::{Now, Out, Request, State};
+use tickwire_tsc::Stage;
+
+use super::{Core, Link};
+use crate::live::update::OnEvent;
+use crate::live::{Feed, FeedError, log::tickwire_log};
+use crate::recording;
+use crate::trading::{Trader, redact};
+
+/// The wall clock, ms since the Unix epoch (signatures, token expiry).
+fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// How many rounds of requests a handler's answers to refusals may make
+/// within one message (each refusal is handed to the handler, which may
+/// ask again): a bound, so a bot that retries a refusal at once cannot
+/// spin the feed's thread.
+const ROUNDS: usize = 4;
+
+impl<H: OnEvent> Core<H> {
+    fn now(&self) -> Now {
+        Now {
+            unix_ms: wall_ms(),
+            tsc: self.clock.now(),
+        }
+    }
+
+    /// Records a trading connection's message with its secrets blanked
+    /// out (`trading::redact`), in the buffer kept for the recording's
+    /// copies.
+    pub(crate) fn record_trade(&mut self, kind: recording::Kind, id: ConnId, tsc: u64, msg: &[u8]) {
+        if self.sinks.recording.is_none() {
+            return;
+        }
+        let mut bytes = std::mem::take(&mut self.scratch);
+        bytes.clear();
+        bytes.extend_from_slice(msg);
+        redact(&mut bytes);
+        self.record(kind, id, tsc, &bytes);
+        self.scratch = bytes;
+    }
+
+    /// Sends what trader `t`'s session wrote, on `conn` (its own
+    /// connection, or another's callback's: queued to go as it returns);
+    /// without one, it waits for the feed's chores (`Feed::trade_chores`).
+    /// Whether it was handed to the driver.
+    fn send_out(&mut self, t: usize, conn: Option<&mut Conn<'_>>) -> bool {
+        let (Some(id), Some(conn)) = (self.trading.traders[t].conn, conn) else {
+            return false;
+        };
+        if self.trading.traders[t].out.is_empty() {
+            return true;
+        }
+        // Taken out while sent (the recording borrows the core); an empty
+        // `Out` holds no memory.
+        let mut out = std::mem::replace(&mut self.trading.traders[t].out, Out::new(0, 0));
+        let tsc = self.clock.now();
+        let mut all = true;
+        for msg in out.iter() {
+            let sent = if conn.id() == id {
+                conn.send_text(msg)
+            } else {
+                conn.send_text_to(id, msg)
+            };
+            all &= sent.is_ok();
+            self.record_trade(recording::Kind::Sent, id, tsc, msg.as_bytes());
+        }
+        out.clear();
+        self.trading.traders[t].out = out;
+        all
+    }
+
+    /// The requests the handler made, submitted to their sessions and
+    /// their messages handed to the driver: on `conn`'s callback, as it
+    /// returns. A request the session refuses goes back to the handler
+    /// at once as a `Rejected` order event of its venue.
+    pub(super) fn submit_queued(&mut self, mut conn: Option<&mut Conn<'_>>) {
+        for _ in 0..ROUNDS {
+            let mut queue = std::mem::take(self.trading.queue.get_mut());
+            if queue.is_empty() {
+                *self.trading.queue.get_mut() = queue;
+                return;
+            }
+            let mut refused_venue = None;
+            for q in queue.drain(..) {
+                let now = self.now();
+                let trader = &mut self.trading.traders[q.trader];
+                match trader.session.submit(&q.request, now, &mut trader.out) {
+                    Ok(()) => {
+                        let v = trader.venue;
+                        let sent = self.send_out(q.trader, conn.as_deref_mut());
+                        if sent && q.recv_tsc != 0 {
+                            let ns = self
+                                .calibration
+                                .to_ns(self.clock.now().saturating_sub(q.recv_tsc));
+                            self.venues[v].recorder.record_ns(Stage::TickToTrade, ns);
+                        }
+                    }
+                    Err(reason) => {
+                        let e = trader.refusal(&q.request, reason);
+                        refused_venue = Some(trader.venue);
+                        self.trading.orders.push(e);
+                    }
+                }
+            }
+            *self.trading.queue.get_mut() = queue;
+            match refused_venue {
+                Some(v) if H::EVENTS => self.deliver(v, 0),
+                _ => {
+                    self.trading.orders.clear();
+                    return;
+                }
+            }
+        }
+        // Still asking after every round: the rest is dropped, refused.
+        self.trading.queue.get_mut().clear();
+    }
+
+    /// The market-data loss kill switch of venue `v`: every book of the
+    /// venue invalid after one was valid (gaps, resyncs, its lines down)
+    /// cancels every order of its session, once until a book is valid
+    /// again.
+    pub(super) fn watch_market(&mut self, v: usize) {
+        let Some(Some(t)) = self.trading.by_venue.get(v).copied() else {
+            return;
+        };
+        let state = &self.venues[v];
+        let from = (state.base - self.first) as usize;
+        let to = from + state.setup.instruments.len();
+        let up = self.valid.get(from..to).is_some_and(|b| b.contains(&true));
+        let trader = &mut self.trading.traders[t];
+        let lost = trader.market_up && !up;
+        trader.market_up = up;
+        if lost && trader.kill.on_market_loss {
+            tickwire_log(format_args!(
+                "venue {}: every book of the venue is invalid (its market data is lost): \
+                 the kill switch cancels every order",
+                trader.name
+            ));
+            self.kill(t);
+        }
+    }
+
+    /// Cancel-all on trader `t`'s session: now if it is ready, else as
+    /// soon as it is (reconnected and reconciled).
+    pub(super) fn kill(&mut self, t: usize) {
+        let trader = &mut self.trading.traders[t];
+        if trader.session.state() == State::Ready {
+            let _ = self
+                .trading
+                .enqueue(t, Request::CancelAll { instrument: None }, 0);
+        } else {
+            trader.cancel_when_ready = true;
+        }
+    }
+
+    /// A trading connection opened: the session logs in.
+    pub(super) fn trade_open(&mut self, t: usize, conn: &mut Conn<'_>) {
+        let now = self.now();
+        let url = std::mem::take(&mut self.trading.traders[t].url);
+        self.record(recording::Kind::Opened, conn.id(), now.tsc, url.as_bytes());
+        self.trading.traders[t].url = url;
+        let trader = &mut self.trading.traders[t];
+        trader.session.on_open(now, &mut trader.out);
+        self.send_out(t, Some(conn));
+        self.trade_state(t, conn);
+    }
+
+    /// A trading connection's message: its events to the handler, in an
+    /// update of the venue (`Update::orders`), then what the handler
+    /// asked.
+    pub(super) fn trade_message(
+        &mut self,
+        t: usize,
+        conn: &mut Conn<'_>,
+        payload: Payload<'_>,
+        stamps: Stamps,
+    ) {
+        let (buf, len) = payload.into_padded();
+        self.record_trade(
+            recording::Kind::Received,
+            conn.id(),
+            stamps.read_end,
+            &buf[..len],
+        );
+        let now = self.now();
+        let trader = &mut self.trading.traders[t];
+        trader.events.clear();
+        trader
+            .session
+            .on_text(buf, len, now, &mut trader.out, &mut trader.events);
+        self.send_out(t, Some(conn));
+        let Core {
+            trading,
+            venues,
+            calibration,
+            ..
+        } = self;
+        let trader = &trading.traders[t];
+        let v = trader.venue;
+        // Each request's round trip once (an answer's fills carry its
+        // stamp too).
+        let mut last = 0;
+        for e in &trader.events {
+            trading.orders.push(trader.feed_event(e));
+            if e.sent_tsc != 0 && e.sent_tsc != last {
+                last = e.sent_tsc;
+                let ns = calibration.to_ns(stamps.read_end.saturating_sub(e.sent_tsc));
+                venues[v].recorder.record_ns(Stage::RoundTrip, ns);
+            }
+        }
+        self.trade_state(t, conn);
+        self.deliver(v, stamps.read_end);
+        self.trading.orders.clear();
+        self.submit_queued(Some(conn));
+    }
+
+    /// Looks at trader `t`'s session after it was told something: a
+    /// refusal of its credentials is said once and ends its connection
+    /// (not retried); a session ready again owes the kill switch's
+    /// cancel-all if it was lost.
+    fn trade_state(&mut self, t: usize, conn: &mut Conn<'_>) {
+        let trader = &mut self.trading.traders[t];
+        let state = trader.session.state();
+        if state == trader.state {
+            return;
+        }
+        trader.state = state;
+        match state {
+            State::Refused { code } if !trader.refused_told => {
+                trader.refused_told = true;
+                tickwire_log(format_args!(
+                    "venue {}: the venue refused the trading session's credentials (its code \
+                     {code}): no order can be sent; not retried (check the API key, its secret \
+                     and its permissions, then start again)",
+                    trader.name
+                ));
+                let _ = conn.close(CloseCode::NORMAL, "credentials refused");
+            }
+            State::Ready => {
+                let n = trader.session.open_orders().len();
+                tickwire_log(format_args!(
+                    "venue {}: trading session ready ({n} working orders found)",
+                    trader.name
+                ));
+                if std::mem::take(&mut trader.cancel_when_ready) {
+                    let _ = self
+                        .trading
+                        .enqueue(t, Request::CancelAll { instrument: None }, 0);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A trading connection closed: the session forgets its requests in
+    /// flight; it reconnects (with the driver's backoff) unless the feed
+    /// stops or the venue refused its credentials.
+    pub(super) fn trade_close(&mut self, t: usize, id: ConnId, reason: &Disconnect) -> Reconnect {
+        let now = self.now();
+        let was = self.trading.traders[t].state;
+        let trader = &mut self.trading.traders[t];
+        trader.session.on_close(now);
+        trader.state = trader.session.state();
+        if self.stopping || trader.refused_told {
+            self.links.remove(&id);
+            return Reconnect::No;
+        }
+        if was != State::Disconnected {
+            if trader.kill.on_session_loss {
+                trader.cancel_when_ready = true;
+            }
+            tickwire_log(format_args!(
+                "venue {}: the trading connection to {} was lost ({reason}); reconnecting \
+                 with backoff; no order is sent before the venue's open orders are read again{}",
+                trader.name,
+                trader.url,
+                if trader.kill.on_session_loss {
+                    ", then the kill switch cancels every order"
+                } else {
+                    ""
+                }
+            ));
+        }
+        Reconnect::Yes
+    }
+}
+
+impl<H: OnEvent> Feed<H> {
+    /// Opens every trading venue's connection, unpaced (an order leaves
+    /// at once: the session's own rate limiter keeps the venue's limits).
+    pub(crate) fn connect_traders(&mut self) -> Result<(), FeedError> {
+        for t in 0..self.driver.handler().trading.traders.len() {
+            let url = self.driver.handler().trading.traders[t].url.clone();
+            let endpoint = Endpoint::parse(&url).map_err(|e| super::super::bad_url(&url, e))?;
+            let id = self
+                .driver
+                .connect(endpoint)
+                .map_err(|e| FeedError::Io(std::io::Error::other(e)))?;
+            let _ = self.driver.pace(id, Duration::ZERO);
+            let core = self.driver.handler_mut();
+            core.links.insert(id, Link::Trade(t));
+            core.trading.traders[t].conn = Some(id);
+        }
+        Ok(())
+    }
+
+    /// Each session's timers (a token to refresh, a keep-alive), and what
+    /// the sessions wrote outside a callback, sent.
+    pub(crate) fn trade_chores(&mut self) {
+        for t in 0..self.driver.handler().trading.traders.len() {
+            let core = self.driver.handler_mut();
+            let now = core.now();
+            let trader: &mut Trader = &mut core.trading.traders[t];
+            let Some(id) = trader.conn else {
+                continue;
+            };
+            if trader.state != State::Disconnected {
+                trader.session.on_timer(now, &mut trader.out);
+            }
+            if trader.out.is_empty() {
+                continue;
+            }
+            let mut out = std::mem::replace(&mut trader.out, Out::new(0, 0));
+            for msg in out.iter() {
+                let _ = self.driver.send_text(id, msg);
+                self.driver.handler_mut().record_trade(
+                    recording::Kind::Sent,
+                    id,
+                    now.tsc,
+                    msg.as_bytes(),
+                );
+            }
+            out.clear();
+            self.driver.handler_mut().trading.traders[t].out = out;
+        }
+    }
+
+    /// The shutdown kill switch: cancel-all on every ready session whose
+    /// kill switch says so, then polls until none of them holds a working
+    /// order, or the longest `shutdown_wait` is up.
+    pub(crate) fn kill_on_shutdown(&mut self) -> std::io::Result<()> {
+        let core = self.driver.handler_mut();
+        let mut wait = Duration::ZERO;
+        for t in 0..core.trading.traders.len() {
+            let trader = &core.trading.traders[t];
+            if !trader.kill.on_shutdown {
+                continue;
+            }
+            if trader.session.state() != State::Ready {
+                if !trader.session.open_orders().is_empty() {
+                    tickwire_log(format_args!(
+                        "venue {}: at shutdown the trading session is not ready: its orders \
+                         cannot be cancelled from here",
+                        trader.name
+                    ));
+                }
+                continue;
+            }
+            wait = wait.max(trader.kill.shutdown_wait);
+            let _ = core
+                .trading
+                .enqueue(t, Request::CancelAll { instrument: None }, 0);
+        }
+        if wait.is_zero() {
+            return Ok(());
+        }
+        // Submitted as a handler's requests are, the messages left for
+        // the chores to send.
+        core.submit_queued(None);
+        self.trade_chores();
+        let deadline = Instant::now() + wait;
+        let done = |core: &Core<H>| {
+            core.trading.traders.iter().all(|t| {
+                !t.kill.on_shutdown
+                    || t.session.state() != State::Ready
+                    || t.session.open_orders().is_empty()
+            })
+        };
+        while !done(self.driver.handler()) && Instant::now() < deadline {
+            self.driver.poll_timeout(Duration::from_millis(5))?;
+            self.trade_chores();
+        }
+        if !done(self.driver.handler()) {
+            for t in &self.driver.handler().trading.traders {
+                let left = t.session.open_orders().len();
+                if t.kill.on_shutdown && left > 0 {
+                    tickwire_log(format_args!(
+                        "venue {}: at shutdown {left} orders were still working after {} ms \
+                         of the kill switch's cancel-all",
+                        t.name,
+                        t.kill.shutdown_wait.as_millis()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

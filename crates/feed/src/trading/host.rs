@@ -1,0 +1,202 @@
+//! A venue's session as the feed keeps it ([`Trader`]): the session, the
+//! buffers it writes into and decodes into (allocated once), its
+//! connection, and what the kill switch owes; and every trading venue's
+//! together with the desk's queue ([`Trading`]).
+
+use std::cell::{Cell, RefCell};
+
+use tickwire_net::ConnId;
+use tickwire_trade::{ClientOrderId, OrderEvent, OrderKind, Reject, Request, Session, State};
+
+use super::kill::KillSwitch;
+use crate::id::FeedId;
+
+/// Room for the messages one call of a session writes (a login and its
+/// set-up, a reconciliation's requests, one order's).
+const OUT_BYTES: usize = 64 * 1024;
+/// At most this many messages from one call.
+const OUT_MESSAGES: usize = 256;
+/// The most order events one venue message brings (an answer with its
+/// fills): the events' vectors are given this room once.
+const EVENTS: usize = 256;
+/// The desk's queue: requests one handler call may make.
+const QUEUE: usize = 256;
+
+/// A request a handler made, waiting for the handler to return.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Queued {
+    /// Which trader.
+    pub(crate) trader: usize,
+    pub(crate) request: Request,
+    /// The read stamp of the market message whose handler made it (the
+    /// tick-to-trade's start); 0 for the kill switch's own requests.
+    pub(crate) recv_tsc: u64,
+}
+
+/// One trading venue's session on the feed.
+pub(crate) struct Trader {
+    /// The market-data venue it trades (its index in the feed).
+    pub(crate) venue: usize,
+    /// The venue's name, for what is said.
+    pub(crate) name: String,
+    /// The feed-wide id of the venue's first instrument, and how many it
+    /// has: the session's instruments are the venue's, in its order.
+    pub(crate) base: u32,
+    pub(crate) instruments: u32,
+    pub(crate) session: Box<dyn Session>,
+    /// What the session writes, until sent.
+    pub(crate) out: tickwire_trade::Out,
+    /// What the session decodes from one message.
+    pub(crate) events: Vec<OrderEvent>,
+    /// The trading connection, once opened.
+    pub(crate) conn: Option<ConnId>,
+    /// Where it connects (for the recording and what is said).
+    pub(crate) url: String,
+    pub(crate) kill: KillSwitch,
+    /// The venue gives an amended order a new client id (Binance's
+    /// `order.cancelReplace`); Deribit's `private/edit` keeps it.
+    pub(crate) renames: bool,
+    /// The next client order id the desk gives.
+    pub(crate) next_cid: Cell<u64>,
+    /// The session was lost: cancel-all once it is ready again.
+    pub(crate) cancel_when_ready: bool,
+    /// Some book of the venue was valid at the last look (the market-loss
+    /// kill switch trips when none is).
+    pub(crate) market_up: bool,
+    /// The session's refusal was said.
+    pub(crate) refused_told: bool,
+    /// The session's state at the last look.
+    pub(crate) state: State,
+}
+
+impl Trader {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        venue: usize,
+        name: &str,
+        (base, instruments): (u32, u32),
+        session: Box<dyn Session>,
+        url: String,
+        kill: KillSwitch,
+        renames: bool,
+        first_cid: u64,
+    ) -> Trader {
+        Trader {
+            venue,
+            name: name.to_owned(),
+            base,
+            instruments,
+            session,
+            out: tickwire_trade::Out::new(OUT_BYTES, OUT_MESSAGES),
+            events: Vec::with_capacity(EVENTS),
+            conn: None,
+            url,
+            kill,
+            renames,
+            next_cid: Cell::new(first_cid),
+            cancel_when_ready: false,
+            market_up: false,
+            refused_told: false,
+            state: State::Disconnected,
+        }
+    }
+
+    /// A new client order id.
+    pub(crate) fn take_cid(&self) -> ClientOrderId {
+        let n = self.next_cid.get();
+        self.next_cid.set(n + 1);
+        ClientOrderId(n)
+    }
+
+    /// A session-local event as the feed hands it on: its instrument the
+    /// feed-wide id.
+    pub(crate) fn feed_event(&self, e: &OrderEvent) -> OrderEvent<FeedId> {
+        e.with_instrument(FeedId(self.base + e.instrument.0))
+    }
+
+    /// The refusal of a request that never left, as an event for the bot.
+    pub(crate) fn refusal(&self, request: &Request, reason: Reject) -> OrderEvent<FeedId> {
+        let instrument = match *request {
+            Request::Place { order, .. } => FeedId(self.base + order.instrument.0),
+            Request::CancelAll {
+                instrument: Some(i),
+            } => FeedId(self.base + i.0),
+            _ => self.order_instrument(request.cid()),
+        };
+        OrderEvent {
+            cid: request.cid(),
+            instrument,
+            venue_order: Default::default(),
+            kind: OrderKind::Rejected { reason },
+            venue_time_ns: 0,
+            sent_tsc: 0,
+        }
+    }
+
+    /// The feed id of a working order's instrument (the venue's first
+    /// when unknown).
+    fn order_instrument(&self, cid: Option<ClientOrderId>) -> FeedId {
+        let local = cid
+            .and_then(|c| self.session.open_orders().get(c))
+            .map_or(0, |o| o.instrument.0);
+        FeedId(self.base + local)
+    }
+}
+
+/// Every trading venue's session, the desk's queue, and the order events
+/// of the update being delivered.
+pub(crate) struct Trading {
+    pub(crate) traders: Vec<Trader>,
+    /// The trader of each market-data venue, by its index.
+    pub(crate) by_venue: Vec<Option<usize>>,
+    /// Requests made by the handler being called (room for `QUEUE`).
+    pub(crate) queue: RefCell<Vec<Queued>>,
+    /// The order events of the update being delivered.
+    pub(crate) orders: Vec<OrderEvent<FeedId>>,
+}
+
+impl Trading {
+    /// No trading venue, for `venues` market-data venues.
+    pub(crate) fn new(venues: usize) -> Trading {
+        Trading {
+            traders: Vec::new(),
+            by_venue: vec![None; venues],
+            queue: RefCell::new(Vec::new()),
+            orders: Vec::new(),
+        }
+    }
+
+    /// Adds `trader` (its buffers sized now).
+    pub(crate) fn add(&mut self, trader: Trader) {
+        if let Some(slot) = self.by_venue.get_mut(trader.venue) {
+            *slot = Some(self.traders.len());
+        }
+        self.traders.push(trader);
+        self.queue = RefCell::new(Vec::with_capacity(QUEUE));
+        self.orders = Vec::with_capacity(EVENTS + QUEUE);
+    }
+
+    /// Whether any venue trades.
+    pub(crate) fn any(&self) -> bool {
+        !self.traders.is_empty()
+    }
+
+    /// Queues `request` for trader `t`: `Full` when the queue is.
+    pub(crate) fn enqueue(
+        &self,
+        trader: usize,
+        request: Request,
+        recv_tsc: u64,
+    ) -> Result<(), Reject> {
+        let mut q = self.queue.borrow_mut();
+        if q.len() == q.capacity() {
+            return Err(Reject::Full);
+        }
+        q.push(Queued {
+            trader,
+            request,
+            recv_tsc,
+        });
+        Ok(())
+    }
+}
