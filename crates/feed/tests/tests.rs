@@ -23,5 +23,6 @@ mod metrics;
 mod pacing;
 mod rest;
 mod shm;
+mod trading;
 mod unreachable;
 mod venues;

@@ -171,9 +171,10 @@ impl<'a> Desk<'a> {
         })
     }
 
+    /// Ready, and the feed not shutting down (its kill switch cancels).
     fn ready(&self) -> Result<(), Reject> {
         match self.state() {
-            State::Ready => Ok(()),
+            State::Ready if !self.trading.closing => Ok(()),
             _ => Err(Reject::NotReady),
         }
     }

@@ -153,6 +153,8 @@ pub(crate) struct Trading {
     pub(crate) queue: RefCell<Vec<Queued>>,
     /// The order events of the update being delivered.
     pub(crate) orders: Vec<OrderEvent<FeedId>>,
+    /// The feed is shutting down: the desk takes no more requests.
+    pub(crate) closing: bool,
 }
 
 impl Trading {
@@ -163,6 +165,7 @@ impl Trading {
             by_venue: vec![None; venues],
             queue: RefCell::new(Vec::new()),
             orders: Vec::new(),
+            closing: false,
         }
     }
 

@@ -58,6 +58,7 @@ fn binance_core() -> Core {
         user: NoHandler,
         batch: Vec::new(),
         in_handler: false,
+        trading: crate::trading::Trading::new(1),
     }
 }
 

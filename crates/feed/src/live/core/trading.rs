@@ -353,6 +353,7 @@ impl<H: OnEvent> Feed<H> {
     /// order, or the longest `shutdown_wait` is up.
     pub(crate) fn kill_on_shutdown(&mut self) -> std::io::Result<()> {
         let core = self.driver.handler_mut();
+        core.trading.closing = true;
         let mut wait = Duration::ZERO;
         for t in 0..core.trading.traders.len() {
             let trader = &core.trading.traders[t];
