@@ -114,3 +114,9 @@ pub use live::{Feed, FeedError, Fixed, NoHandler, OnEvent, Update};
 // them).
 pub use tickwire_venues::book::{Book, Level, Levels, Side};
 pub use tickwire_venues::{Aggressor, InstrumentSpec, Kind, Venue};
+// And those of order entry ([`FeedBuilder::trade`]).
+pub use live::OrderEvent;
+pub use tickwire_trade::{
+    ClientOrderId, Credentials, OpenOrder, OpenOrders, OrderKind, Reject, State as SessionState,
+    TimeInForce,
+};

@@ -641,6 +641,12 @@ fn no_order_before_the_session_is_ready_and_a_refused_login_is_not_retried() {
     let book = rig.exchange.book();
     assert_eq!(book.logins, 1, "a refused login is not retried");
     assert!(book.placed.is_empty());
+    drop(book);
+    let (said, _) = rig.feed().stats().venues[0].last_failure().unwrap();
+    assert!(
+        said.contains("refused the trading session's credentials (its code 13004)"),
+        "{said}"
+    );
 }
 
 #[test]

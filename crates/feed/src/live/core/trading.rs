@@ -241,12 +241,14 @@ impl<H: OnEvent> Core<H> {
         match state {
             State::Refused { code } if !trader.refused_told => {
                 trader.refused_told = true;
-                tickwire_log(format_args!(
+                let why = format_args!(
                     "venue {}: the venue refused the trading session's credentials (its code \
                      {code}): no order can be sent; not retried (check the API key, its secret \
                      and its permissions, then start again)",
                     trader.name
-                ));
+                );
+                tickwire_log(why);
+                self.stats.venues[trader.venue].set_last_failure(why, Instant::now());
                 let _ = conn.close(CloseCode::NORMAL, "credentials refused");
             }
             State::Ready => {
@@ -282,7 +284,7 @@ impl<H: OnEvent> Core<H> {
             if trader.kill.on_session_loss {
                 trader.cancel_when_ready = true;
             }
-            tickwire_log(format_args!(
+            let why = format_args!(
                 "venue {}: the trading connection to {} was lost ({reason}); reconnecting \
                  with backoff; no order is sent before the venue's open orders are read again{}",
                 trader.name,
@@ -292,7 +294,9 @@ impl<H: OnEvent> Core<H> {
                 } else {
                     ""
                 }
-            ));
+            );
+            tickwire_log(why);
+            self.stats.venues[trader.venue].set_last_failure(why, Instant::now());
         }
         Reconnect::Yes
     }
