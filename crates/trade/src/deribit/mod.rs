@@ -38,20 +38,22 @@ mod tests;
 
 use core::fmt;
 
-use simd_json::prelude::*;
+use simd_json::prelude::{ValueAsScalar, ValueIntoString};
 use simd_json::tape::{Array, Value};
 use tickwire_venues::json::JsonParser;
 use tickwire_venues::{InstrumentId, InstrumentSpec};
 
 use crate::credentials::Credentials;
-use crate::order::{ClientOrderId, OrderEvent, OrderKind, Reject, Request, TimeInForce, VenueOrderId};
+use crate::order::{
+    ClientOrderId, OrderEvent, OrderKind, Reject, Request, TimeInForce, VenueOrderId,
+};
 use crate::orders::{OpenOrder, OpenOrders};
 use crate::out::{Message, Out};
 use crate::pending::{Asked, Pending};
 use crate::session::{Now, Session, SessionConfig, State, instrument};
 
-pub use credits::{Bucket, CreditLimits};
 use credits::Credits;
+pub use credits::{Bucket, CreditLimits};
 use wire::{OrderMsg, OrderState, TradeMsg};
 
 /// How the session logs in (`public/auth`'s `grant_type`).
@@ -268,7 +270,11 @@ fn fnv(s: &str) -> u64 {
 
 impl Core {
     fn instrument_of(&self, symbol: &str) -> Option<(InstrumentId, &InstrumentSpec)> {
-        let at = self.config.instruments.iter().position(|s| s.symbol == symbol)?;
+        let at = self
+            .config
+            .instruments
+            .iter()
+            .position(|s| s.symbol == symbol)?;
         Some((InstrumentId(at as u32), &self.config.instruments[at]))
     }
 
@@ -388,8 +394,14 @@ impl Core {
         if self.config.cancel_on_disconnect {
             self.other.take(now.unix_ms);
             sent += u32::from(
-                send(&mut self.pending, out, Asked::Setup, now, wire::enable_cancel_on_disconnect)
-                    .is_ok(),
+                send(
+                    &mut self.pending,
+                    out,
+                    Asked::Setup,
+                    now,
+                    wire::enable_cancel_on_disconnect,
+                )
+                .is_ok(),
             );
         }
         self.other.take(now.unix_ms);
@@ -403,9 +415,13 @@ impl Core {
         for (i, spec) in self.config.instruments.iter().enumerate() {
             self.other.take(now.unix_ms);
             sent += u32::from(
-                send(&mut self.pending, out, Asked::OpenOrders(i as u32), now, |m, id| {
-                    wire::open_orders(m, id, &spec.symbol)
-                })
+                send(
+                    &mut self.pending,
+                    out,
+                    Asked::OpenOrders(i as u32),
+                    now,
+                    |m, id| wire::open_orders(m, id, &spec.symbol),
+                )
                 .is_ok(),
             );
         }
@@ -522,7 +538,10 @@ impl Core {
                     events,
                 );
             }
-            Some(k) if o.state == OrderState::Open && (k.price != o.price || k.leaves + k.filled != o.amount) => {
+            Some(k)
+                if o.state == OrderState::Open
+                    && (k.price != o.price || k.leaves + k.filled != o.amount) =>
+            {
                 self.emit(
                     event(OrderKind::Amended {
                         price: o.price,
@@ -603,7 +622,10 @@ impl Core {
         match asked {
             Asked::Login => {
                 // `expires_in`: the token's life in seconds; refreshed at 80 %.
-                let expires_in = result.get("expires_in").and_then(|e| e.as_u64()).unwrap_or(0);
+                let expires_in = result
+                    .get("expires_in")
+                    .and_then(|e| e.as_u64())
+                    .unwrap_or(0);
                 self.refresh_at_ms = Some(now.unix_ms + expires_in.saturating_mul(800));
                 self.refresh_token.clear();
                 if let Some(t) = result.get("refresh_token").and_then(|t| t.into_string())
@@ -657,7 +679,12 @@ impl Core {
     }
 
     /// The venue's open orders of one instrument after a (re)connect.
-    fn reconcile(&mut self, instrument: InstrumentId, list: Array<'_, '_>, events: &mut Vec<OrderEvent>) {
+    fn reconcile(
+        &mut self,
+        instrument: InstrumentId,
+        list: Array<'_, '_>,
+        events: &mut Vec<OrderEvent>,
+    ) {
         let listed = |prefix: &str, cid: ClientOrderId| {
             list.iter().any(|v| {
                 v.get("label")
@@ -761,7 +788,10 @@ impl Core {
                 self.setup_answered();
             }
             Asked::Place(cid) | Asked::Amend(cid, _) | Asked::Cancel(cid) => {
-                let instrument = self.orders.get(cid).map_or(InstrumentId(0), |o| o.instrument);
+                let instrument = self
+                    .orders
+                    .get(cid)
+                    .map_or(InstrumentId(0), |o| o.instrument);
                 self.emit(rejected(Some(cid), instrument), events);
             }
             Asked::CancelAll(of) => {
@@ -820,9 +850,13 @@ impl Core {
                     .check(now.unix_ms)
                     .map_err(|retry_after_ms| Reject::RateLimited { retry_after_ms })?;
                 let (ps, ss) = (spec.price_scale, spec.size_scale);
-                send(&mut self.pending, out, Asked::Amend(cid, cid), now, |m, id| {
-                    wire::edit(m, id, o.venue_order.as_str(), (size, ss), (price, ps))
-                })?;
+                send(
+                    &mut self.pending,
+                    out,
+                    Asked::Amend(cid, cid),
+                    now,
+                    |m, id| wire::edit(m, id, o.venue_order.as_str(), (size, ss), (price, ps)),
+                )?;
             }
             Request::Cancel { cid } => {
                 let o = *self.orders.get(cid).ok_or(Reject::UnknownOrder)?;

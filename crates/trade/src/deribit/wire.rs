@@ -19,7 +19,7 @@
 
 use core::fmt::{self, Write as _};
 
-use simd_json::prelude::*;
+use simd_json::prelude::{ValueAsScalar, ValueIntoString};
 use simd_json::tape::Value;
 use tickwire_venues::decimal::parse_scaled;
 
@@ -29,18 +29,22 @@ use crate::out::Message;
 /// The JSON-RPC envelope's start, up to and including `"params":{` (or
 /// the whole request when it has no parameters: `params` is `None`).
 fn head(m: &mut Message<'_>, id: u64, method: &str) -> fmt::Result {
-    write!(m, "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{{")
+    write!(
+        m,
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{{"
+    )
 }
 
 /// `public/auth` with `grant_type: client_signature`: the secret never
 /// leaves the host. The signature is HMAC-SHA256 (hex) of
 /// `timestamp + "\n" + nonce + "\n" + data` under the client secret
 /// (docs.deribit.com "Additional authorization method - signature
-/// credentials (WebSocket API)": `StringToSign = Timestamp + "\n" + Nonce
-/// + "\n" + Data; Signature = HEX_STRING(HMAC-SHA256(ClientSecret,
-/// StringToSign))`, as quoted by the `deribit-api` gem's
-/// `Deribit.signature`; parameters from `public/auth`'s table:
-/// `timestamp` integer ms, `nonce` and `data` strings).
+/// credentials (WebSocket API)":
+/// `StringToSign = Timestamp + "\n" + Nonce + "\n" + Data` and
+/// `Signature = HEX_STRING(HMAC-SHA256(ClientSecret, StringToSign))`, as
+/// quoted by the `deribit-api` gem's `Deribit.signature`; parameters
+/// from `public/auth`'s table: `timestamp` integer ms, `nonce` and `data`
+/// strings).
 pub(crate) fn auth_signature(
     m: &mut Message<'_>,
     id: u64,
