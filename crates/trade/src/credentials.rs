@@ -17,8 +17,10 @@ pub struct Credentials {
 }
 
 enum Secret {
-    /// A shared secret (Deribit's client secret, Binance's HMAC keys).
-    Hmac(hmac::Key),
+    /// A shared secret (Deribit's client secret, Binance's HMAC keys), and
+    /// its bytes for a venue that takes the secret itself over TLS
+    /// (Deribit's `client_credentials` grant).
+    Hmac(hmac::Key, Box<[u8]>),
     /// An Ed25519 private key (Binance's Ed25519 API keys).
     Ed25519(Ed25519KeyPair),
 }
@@ -65,7 +67,7 @@ impl Credentials {
     pub fn hmac(key: &str, secret: &[u8]) -> Credentials {
         Credentials {
             key: key.to_owned(),
-            secret: Secret::Hmac(hmac::Key::new(hmac::HMAC_SHA256, secret)),
+            secret: Secret::Hmac(hmac::Key::new(hmac::HMAC_SHA256, secret), secret.into()),
         }
     }
 
@@ -151,10 +153,20 @@ impl Credentials {
         matches!(self.secret, Secret::Ed25519(_))
     }
 
+    /// The shared secret itself, for a venue that takes it in its login
+    /// over TLS (Deribit's `client_credentials` grant); `None` for an
+    /// Ed25519 key. Never print or record it.
+    pub fn shared_secret(&self) -> Option<&[u8]> {
+        match &self.secret {
+            Secret::Hmac(_, bytes) => Some(bytes),
+            Secret::Ed25519(_) => None,
+        }
+    }
+
     /// HMAC-SHA256 of the concatenated `parts`, in lower-case hex, into
     /// `out`; `None` for an Ed25519 key.
     pub fn hmac_hex<'o>(&self, parts: &[&[u8]], out: &'o mut [u8; 64]) -> Option<&'o str> {
-        let Secret::Hmac(key) = &self.secret else {
+        let Secret::Hmac(key, _) = &self.secret else {
             return None;
         };
         let mut ctx = hmac::Context::with_key(key);

@@ -18,6 +18,7 @@
 //!   owner-only file, and the venues' signatures; never printed.
 
 pub mod credentials;
+pub mod deribit;
 pub mod order;
 pub mod orders;
 pub mod out;
@@ -25,6 +26,7 @@ pub mod pending;
 pub mod session;
 
 pub use credentials::{Credentials, CredentialsError};
+pub use deribit::DeribitSession;
 pub use order::{
     ClientOrderId, Limit, OrderEvent, OrderKind, Reject, Request, Side, TimeInForce, VenueOrderId,
 };

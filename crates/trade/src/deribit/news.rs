@@ -1,0 +1,395 @@
+//! Deribit's answers and private-channel news read into events: one
+//! event per fact (the rule is in the parent module's docs).
+//!
+//! - An answer echoes its request's `id` with `result` or `error`
+//!   (JSON-RPC 2.0, docs.deribit.com "JSON-RPC").
+//! - `user.orders.{instrument}.raw` sends one order object per message;
+//!   the aggregated intervals send a list (ccxt `ts/src/pro/deribit.ts`,
+//!   `handleOrders`: "if Array.isArray(data)").
+//! - `user.trades.{instrument}.raw` sends a list of trades (the same file,
+//!   `handleMyTrades`).
+//! - `private/buy`, `sell` and `edit` answer `{order, trades}`;
+//!   `private/cancel` answers the order; `cancel_all` and
+//!   `cancel_all_by_instrument` the number cancelled;
+//!   `get_open_orders_by_instrument` a list of orders (the methods' pages,
+//!   mirrored at `rosssaunders/coincise:docs/deribit/endpoints/private/`).
+
+use simd_json::prelude::{ValueAsScalar, ValueIntoString};
+use simd_json::tape::{Array, Value};
+use tickwire_venues::InstrumentId;
+
+use super::wire::{self, OrderMsg, OrderState, TradeMsg};
+use super::{Core, TOKEN_ROOM, WINDOW, fnv, send};
+use crate::order::{ClientOrderId, OrderEvent, OrderKind, Reject, VenueOrderId};
+use crate::orders::OpenOrder;
+use crate::out::Out;
+use crate::pending::Asked;
+use crate::session::{Now, State};
+
+impl Core {
+    pub(super) fn handle(
+        &mut self,
+        doc: Value<'_, '_>,
+        now: Now,
+        out: &mut Out,
+        events: &mut Vec<OrderEvent>,
+    ) -> Option<()> {
+        if let Some(method) = doc.get("method") {
+            let params = doc.get("params")?;
+            match method.into_string()? {
+                "subscription" => self.notification(&params, events),
+                "heartbeat" => {
+                    if params.get("type").and_then(|t| t.into_string()) == Some("test_request") {
+                        let _ = send(&mut self.pending, out, Asked::Other, now, wire::test);
+                    }
+                    Some(())
+                }
+                _ => Some(()),
+            }
+        } else {
+            let id = doc.get("id")?.as_u64()?;
+            // An answer to nothing in flight: a request of a connection
+            // gone (ids never repeat), ignored.
+            let Some(asked) = self.pending.answer(id) else {
+                return Some(());
+            };
+            if let Some(error) = doc.get("error") {
+                let code = error.get("code").and_then(|c| c.as_i64()).unwrap_or(0);
+                self.refused(asked.asked, asked.sent_tsc, code, now, out, events);
+                Some(())
+            } else {
+                let result = doc.get("result")?;
+                self.answered(asked.asked, asked.sent_tsc, &result, now, out, events)
+            }
+        }
+    }
+
+    fn notification(&mut self, params: &Value<'_, '_>, events: &mut Vec<OrderEvent>) -> Option<()> {
+        let channel = params.get("channel")?.into_string()?;
+        let data = params.get("data")?;
+        if channel.starts_with("user.orders.") {
+            // `raw` sends one order; an interval, a list of them.
+            match data.as_array() {
+                Some(list) => {
+                    for o in list.iter() {
+                        self.order_news(&o, None, None, events);
+                    }
+                }
+                None => self.order_news(&data, None, None, events),
+            }
+        } else if channel.starts_with("user.trades.") {
+            for t in data.as_array()?.iter() {
+                let Some(t) = TradeMsg::read(&t, self.scales()) else {
+                    continue;
+                };
+                self.fill(&t, None, events);
+            }
+        }
+        Some(())
+    }
+
+    /// An order object's news (see the module's docs), with the trades of
+    /// the same answer, if any; `sent_tsc` of the answer's request.
+    fn order_news(
+        &mut self,
+        v: &Value<'_, '_>,
+        trades: Option<Array<'_, '_>>,
+        sent_tsc: Option<u64>,
+        events: &mut Vec<OrderEvent>,
+    ) {
+        let Some(o) = OrderMsg::read(v, self.scales()) else {
+            return;
+        };
+        let Some(cid) = wire::cid_of(o.label, &self.config.prefix).map(ClientOrderId) else {
+            return;
+        };
+        let Some((instrument, _)) = self.instrument_of(o.instrument) else {
+            return;
+        };
+        let sent_tsc = sent_tsc.unwrap_or_else(|| self.in_flight_tsc(cid));
+        let event = |kind| OrderEvent {
+            cid: Some(cid),
+            instrument,
+            venue_order: VenueOrderId::new(o.order_id),
+            kind,
+            venue_time_ns: o.time_ms.saturating_mul(1_000_000),
+            sent_tsc,
+        };
+        let has_trades = trades.as_ref().is_some_and(|t| !t.is_empty());
+        match self.orders.get(cid).copied() {
+            None if !self.is_done(cid)
+                && (matches!(o.state, OrderState::Open | OrderState::Filled)
+                    || (has_trades && o.state == OrderState::Cancelled)) =>
+            {
+                self.emit(
+                    event(OrderKind::Accepted {
+                        side: o.side,
+                        price: o.price,
+                        size: o.amount,
+                    }),
+                    events,
+                );
+            }
+            Some(k)
+                if o.state == OrderState::Open
+                    && (k.price != o.price || k.leaves + k.filled != o.amount) =>
+            {
+                self.emit(
+                    event(OrderKind::Amended {
+                        price: o.price,
+                        size: o.amount,
+                    }),
+                    events,
+                );
+            }
+            _ => {}
+        }
+        if let Some(trades) = trades {
+            for t in trades.iter() {
+                if let Some(t) = TradeMsg::read(&t, self.scales()) {
+                    self.fill(&t, Some(sent_tsc), events);
+                }
+            }
+        }
+        match o.state {
+            OrderState::Cancelled if self.orders.known(cid) => {
+                self.emit(event(OrderKind::Canceled), events);
+            }
+            OrderState::Rejected if self.orders.known(cid) => {
+                self.emit(
+                    event(OrderKind::Rejected {
+                        reason: Reject::Venue { code: 0 },
+                    }),
+                    events,
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// A trade of one of the session's orders, once per trade id.
+    fn fill(&mut self, t: &TradeMsg<'_>, sent_tsc: Option<u64>, events: &mut Vec<OrderEvent>) {
+        let Some(cid) = wire::cid_of(t.label, &self.config.prefix).map(ClientOrderId) else {
+            return;
+        };
+        // Not known yet: the message that makes it known carries it.
+        let Some(known) = self.orders.get(cid).copied() else {
+            return;
+        };
+        let h = fnv(t.trade_id);
+        if self.seen_trades.contains(&h) {
+            return;
+        }
+        self.seen_trades[self.seen_next] = h;
+        self.seen_next = (self.seen_next + 1) % WINDOW;
+        let sent_tsc = sent_tsc.unwrap_or_else(|| self.in_flight_tsc(cid));
+        self.emit(
+            OrderEvent {
+                cid: Some(cid),
+                instrument: known.instrument,
+                venue_order: VenueOrderId::new(t.order_id),
+                kind: OrderKind::Filled {
+                    price: t.price,
+                    size: t.amount,
+                    leaves: (known.leaves - t.amount).max(0),
+                    trade_id: tickwire_venues::deribit::trade_number(t.trade_id),
+                    maker: t.maker,
+                },
+                venue_time_ns: t.time_ms.saturating_mul(1_000_000),
+                sent_tsc,
+            },
+            events,
+        );
+    }
+
+    fn answered(
+        &mut self,
+        asked: Asked,
+        sent_tsc: u64,
+        result: &Value<'_, '_>,
+        now: Now,
+        out: &mut Out,
+        events: &mut Vec<OrderEvent>,
+    ) -> Option<()> {
+        match asked {
+            Asked::Login => {
+                // `expires_in`: the token's life in seconds; refreshed at 80 %.
+                let expires_in = result
+                    .get("expires_in")
+                    .and_then(|e| e.as_u64())
+                    .unwrap_or(0);
+                self.refresh_at_ms = Some(now.unix_ms + expires_in.saturating_mul(800));
+                self.refresh_token.clear();
+                if let Some(t) = result.get("refresh_token").and_then(|t| t.into_string())
+                    && t.len() <= TOKEN_ROOM
+                {
+                    self.refresh_token.push_str(t);
+                }
+                self.refreshing = false;
+                self.login_is_refresh = false;
+                if self.state == State::LoggingIn {
+                    self.set_up(now, out);
+                }
+            }
+            Asked::Setup => self.setup_answered(),
+            Asked::OpenOrders(i) => {
+                self.reconcile(InstrumentId(i), result.as_array()?, events);
+                self.setup_answered();
+            }
+            Asked::Place(_) | Asked::Amend(..) | Asked::Cancel(_) => {
+                // buy / sell / edit: `{order, trades}`; cancel: the order.
+                let order = result.get("order").unwrap_or(*result);
+                let trades = result.get("trades").and_then(|t| t.as_array());
+                self.order_news(&order, trades, Some(sent_tsc), events);
+            }
+            Asked::CancelAll(of) => {
+                // The answer is the number cancelled: every order of the
+                // scope is gone (their `user.orders` news then finds them
+                // ended and says nothing more).
+                let mut k = 0;
+                while let Some(o) = self.nth_order(k) {
+                    if of.is_none_or(|i| o.instrument.0 == i) {
+                        self.emit(
+                            OrderEvent {
+                                cid: Some(o.cid),
+                                instrument: o.instrument,
+                                venue_order: o.venue_order,
+                                kind: OrderKind::Canceled,
+                                venue_time_ns: 0,
+                                sent_tsc,
+                            },
+                            events,
+                        );
+                    } else {
+                        k += 1;
+                    }
+                }
+            }
+            Asked::Other => {}
+        }
+        Some(())
+    }
+
+    /// The venue's open orders of one instrument after a (re)connect.
+    fn reconcile(
+        &mut self,
+        instrument: InstrumentId,
+        list: Array<'_, '_>,
+        events: &mut Vec<OrderEvent>,
+    ) {
+        let listed = |prefix: &str, cid: ClientOrderId| {
+            list.iter().any(|v| {
+                v.get("label")
+                    .and_then(|l| l.into_string())
+                    .and_then(|l| wire::cid_of(l, prefix))
+                    == Some(cid.0)
+            })
+        };
+        // Known orders the venue no longer lists ended meanwhile.
+        let mut k = 0;
+        while let Some(o) = self.nth_order(k) {
+            if o.instrument == instrument && !listed(&self.config.prefix, o.cid) {
+                self.emit(
+                    OrderEvent {
+                        cid: Some(o.cid),
+                        instrument,
+                        venue_order: o.venue_order,
+                        kind: OrderKind::Canceled,
+                        venue_time_ns: 0,
+                        sent_tsc: 0,
+                    },
+                    events,
+                );
+            } else {
+                k += 1;
+            }
+        }
+        for v in list.iter() {
+            let Some(o) = OrderMsg::read(&v, self.scales()) else {
+                continue;
+            };
+            let Some(cid) = wire::cid_of(o.label, &self.config.prefix).map(ClientOrderId) else {
+                continue;
+            };
+            if o.state != OrderState::Open {
+                continue;
+            }
+            let new = self.orders.get(cid).is_none();
+            let _ = self.orders.insert(OpenOrder {
+                cid,
+                instrument,
+                venue_order: VenueOrderId::new(o.order_id),
+                side: o.side,
+                price: o.price,
+                leaves: o.amount - o.filled,
+                filled: o.filled,
+            });
+            if new {
+                events.push(OrderEvent {
+                    cid: Some(cid),
+                    instrument,
+                    venue_order: VenueOrderId::new(o.order_id),
+                    kind: OrderKind::Accepted {
+                        side: o.side,
+                        price: o.price,
+                        size: o.amount,
+                    },
+                    venue_time_ns: o.time_ms.saturating_mul(1_000_000),
+                    sent_tsc: 0,
+                });
+            }
+        }
+    }
+
+    fn refused(
+        &mut self,
+        asked: Asked,
+        sent_tsc: u64,
+        code: i64,
+        now: Now,
+        out: &mut Out,
+        events: &mut Vec<OrderEvent>,
+    ) {
+        let rejected = |cid: Option<ClientOrderId>, instrument: InstrumentId| OrderEvent {
+            cid,
+            instrument,
+            venue_order: VenueOrderId::default(),
+            kind: OrderKind::Rejected {
+                reason: wire::reject_of(code),
+            },
+            venue_time_ns: 0,
+            sent_tsc,
+        };
+        match asked {
+            Asked::Login if self.login_is_refresh => {
+                // The refresh token was refused: log in afresh.
+                self.refresh_token.clear();
+                self.login(now, out);
+            }
+            Asked::Login if self.state == State::LoggingIn && wire::transient(code) => {
+                // The venue's load, not the credentials: once more, in 1 s.
+                self.retry_login_at_ms = Some(now.unix_ms + 1000);
+            }
+            Asked::Login => {
+                self.refreshing = false;
+                self.refresh_at_ms = None;
+                self.state = State::Refused { code };
+            }
+            Asked::Setup | Asked::OpenOrders(_) => {
+                self.setup_error = Some(code);
+                self.setup_answered();
+            }
+            Asked::Place(cid) | Asked::Amend(cid, _) | Asked::Cancel(cid) => {
+                let instrument = self
+                    .orders
+                    .get(cid)
+                    .map_or(InstrumentId(0), |o| o.instrument);
+                self.emit(rejected(Some(cid), instrument), events);
+            }
+            Asked::CancelAll(of) => {
+                self.emit(rejected(None, InstrumentId(of.unwrap_or(0))), events);
+            }
+            Asked::Other => {}
+        }
+    }
+}

@@ -1,0 +1,434 @@
+//! Deribit's private JSON-RPC messages: requests written in place into an
+//! [`Out`](crate::out::Out), answers and notifications read in place from
+//! simd-json's tape. Every rule relied on names its source.
+//!
+//! - Framing: JSON-RPC 2.0 over one WebSocket, `{"jsonrpc":"2.0","id":N,
+//!   "method":...,"params":{...}}`; an answer echoes `id` with `result` or
+//!   `error: {code, message}`; a notification is `{"method":
+//!   "subscription","params":{"channel":...,"data":...}}`
+//!   (<https://docs.deribit.com/#json-rpc>, "Notifications"; the docs'
+//!   mirror `rosssaunders/coincise:docs/deribit/response_formats.md`).
+//! - On a WebSocket, `public/auth` authenticates the connection itself:
+//!   later private requests on it carry no `access_token` (docs.deribit.com
+//!   "Authentication": the token goes "inside request JSON parameters" only
+//!   when a request is not on an authenticated connection; ccxt
+//!   `ts/src/pro/deribit.ts` subscribes to private channels after
+//!   `public/auth` without a token).
+//! - Prices and amounts are JSON numbers (`price`, `amount`: "number" in
+//!   `private/buy`'s parameters and results).
+
+use core::fmt::{self, Write as _};
+
+use simd_json::prelude::{ValueAsScalar, ValueIntoString};
+use simd_json::tape::Value;
+use tickwire_venues::decimal::parse_scaled;
+
+use crate::order::{Limit, Reject, Side, TimeInForce};
+use crate::out::Message;
+
+/// The JSON-RPC envelope's start, up to and including `"params":{` (or
+/// the whole request when it has no parameters: `params` is `None`).
+fn head(m: &mut Message<'_>, id: u64, method: &str) -> fmt::Result {
+    write!(
+        m,
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{{"
+    )
+}
+
+/// `public/auth` with `grant_type: client_signature`: the secret never
+/// leaves the host. The signature is HMAC-SHA256 (hex) of
+/// `timestamp + "\n" + nonce + "\n" + data` under the client secret
+/// (docs.deribit.com "Additional authorization method - signature
+/// credentials (WebSocket API)":
+/// `StringToSign = Timestamp + "\n" + Nonce + "\n" + Data` and
+/// `Signature = HEX_STRING(HMAC-SHA256(ClientSecret, StringToSign))`, as
+/// quoted by the `deribit-api` gem's `Deribit.signature`; parameters
+/// from `public/auth`'s table: `timestamp` integer ms, `nonce` and `data`
+/// strings).
+pub(crate) fn auth_signature(
+    m: &mut Message<'_>,
+    id: u64,
+    client_id: &str,
+    timestamp_ms: u64,
+    nonce: &str,
+    signature: &str,
+) -> fmt::Result {
+    head(m, id, "public/auth")?;
+    m.write_str("\"grant_type\":\"client_signature\",\"client_id\":\"")?;
+    m.escaped(client_id)?;
+    write!(
+        m,
+        "\",\"timestamp\":{timestamp_ms},\"signature\":\"{signature}\",\"nonce\":\"{nonce}\",\"data\":\"\"}}}}"
+    )
+}
+
+/// `public/auth` with `grant_type: client_credentials` (`client_id`,
+/// `client_secret`: `public/auth`'s parameters).
+pub(crate) fn auth_credentials(
+    m: &mut Message<'_>,
+    id: u64,
+    client_id: &str,
+    secret: &str,
+) -> fmt::Result {
+    head(m, id, "public/auth")?;
+    m.write_str("\"grant_type\":\"client_credentials\",\"client_id\":\"")?;
+    m.escaped(client_id)?;
+    m.write_str("\",\"client_secret\":\"")?;
+    m.escaped(secret)?;
+    m.write_str("\"}}")
+}
+
+/// `public/auth` with `grant_type: refresh_token`: a new token (and a new
+/// refresh token) before the current one expires.
+pub(crate) fn auth_refresh(m: &mut Message<'_>, id: u64, refresh_token: &str) -> fmt::Result {
+    head(m, id, "public/auth")?;
+    m.write_str("\"grant_type\":\"refresh_token\",\"refresh_token\":\"")?;
+    m.escaped(refresh_token)?;
+    m.write_str("\"}}")
+}
+
+/// `private/enable_cancel_on_disconnect` with `scope: connection`: the
+/// venue cancels the session's orders when this connection drops
+/// (`rosssaunders/coincise:docs/deribit/endpoints/private/post_enable_cancel_on_disconnect.md`:
+/// `scope` "connection" or "account", default "connection").
+pub(crate) fn enable_cancel_on_disconnect(m: &mut Message<'_>, id: u64) -> fmt::Result {
+    head(m, id, "private/enable_cancel_on_disconnect")?;
+    m.write_str("\"scope\":\"connection\"}}")
+}
+
+/// `private/subscribe` to `user.orders.{instrument}.raw` and
+/// `user.trades.{instrument}.raw` for each instrument (the channels'
+/// names from docs.deribit.com "Subscriptions": `user.orders.
+/// {instrument_name}.{interval}`, `user.trades.{instrument_name}.
+/// {interval}`, interval `raw` for every change as it happens).
+pub(crate) fn subscribe<'a>(
+    m: &mut Message<'_>,
+    id: u64,
+    symbols: impl Iterator<Item = &'a str>,
+) -> fmt::Result {
+    head(m, id, "private/subscribe")?;
+    m.write_str("\"channels\":[")?;
+    for (k, s) in symbols.enumerate() {
+        if k > 0 {
+            m.write_str(",")?;
+        }
+        m.write_str("\"user.orders.")?;
+        m.escaped(s)?;
+        m.write_str(".raw\",\"user.trades.")?;
+        m.escaped(s)?;
+        m.write_str(".raw\"")?;
+    }
+    m.write_str("]}}")
+}
+
+/// `private/get_open_orders_by_instrument` (`instrument_name`; `type`
+/// defaults to `all`).
+pub(crate) fn open_orders(m: &mut Message<'_>, id: u64, symbol: &str) -> fmt::Result {
+    head(m, id, "private/get_open_orders_by_instrument")?;
+    m.write_str("\"instrument_name\":\"")?;
+    m.escaped(symbol)?;
+    m.write_str("\"}}")
+}
+
+/// The label of a client id: the prefix then the number.
+fn label(m: &mut Message<'_>, prefix: &str, cid: u64) -> fmt::Result {
+    m.write_str("\"label\":\"")?;
+    m.escaped(prefix)?;
+    write!(m, "{cid}\"")
+}
+
+/// `private/buy` or `private/sell` of a limit order (`private/buy`'s
+/// parameters: `instrument_name`, `amount`, `type: limit`, `price`,
+/// `label` (at most 64 characters), `time_in_force`
+/// good_til_cancelled / immediate_or_cancel / fill_or_kill, `post_only`
+/// with `reject_post_only: true`: "the order is put to the order book
+/// unmodified or the request is rejected" rather than repriced; both only
+/// with good_til_cancelled).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn place(
+    m: &mut Message<'_>,
+    id: u64,
+    symbol: &str,
+    price_scale: u8,
+    size_scale: u8,
+    prefix: &str,
+    cid: u64,
+    order: &Limit,
+) -> fmt::Result {
+    head(
+        m,
+        id,
+        match order.side {
+            Side::Bid => "private/buy",
+            Side::Ask => "private/sell",
+        },
+    )?;
+    m.write_str("\"instrument_name\":\"")?;
+    m.escaped(symbol)?;
+    m.write_str("\",\"amount\":")?;
+    m.decimal(order.size, size_scale)?;
+    m.write_str(",\"type\":\"limit\",\"price\":")?;
+    m.decimal(order.price, price_scale)?;
+    m.write_str(",")?;
+    label(m, prefix, cid)?;
+    m.write_str(",\"time_in_force\":\"")?;
+    m.write_str(match order.tif {
+        TimeInForce::GoodTillCancel => "good_til_cancelled",
+        TimeInForce::ImmediateOrCancel => "immediate_or_cancel",
+        TimeInForce::FillOrKill => "fill_or_kill",
+    })?;
+    m.write_str("\"")?;
+    if order.post_only {
+        m.write_str(",\"post_only\":true,\"reject_post_only\":true")?;
+    }
+    m.write_str("}}")
+}
+
+/// `private/edit`: a working order's new `amount` (its whole size) and
+/// `price`, by `order_id` (`private/edit`'s parameters).
+pub(crate) fn edit(
+    m: &mut Message<'_>,
+    id: u64,
+    order_id: &str,
+    amount: (i64, u8),
+    price: (i64, u8),
+) -> fmt::Result {
+    head(m, id, "private/edit")?;
+    m.write_str("\"order_id\":\"")?;
+    m.escaped(order_id)?;
+    m.write_str("\",\"amount\":")?;
+    m.decimal(amount.0, amount.1)?;
+    m.write_str(",\"price\":")?;
+    m.decimal(price.0, price.1)?;
+    m.write_str("}}")
+}
+
+/// `private/cancel` by `order_id`.
+pub(crate) fn cancel(m: &mut Message<'_>, id: u64, order_id: &str) -> fmt::Result {
+    head(m, id, "private/cancel")?;
+    m.write_str("\"order_id\":\"")?;
+    m.escaped(order_id)?;
+    m.write_str("\"}}")
+}
+
+/// `private/cancel_all` (no parameters), or
+/// `private/cancel_all_by_instrument` (`instrument_name`).
+pub(crate) fn cancel_all(m: &mut Message<'_>, id: u64, symbol: Option<&str>) -> fmt::Result {
+    match symbol {
+        None => {
+            head(m, id, "private/cancel_all")?;
+            m.write_str("}}")
+        }
+        Some(s) => {
+            head(m, id, "private/cancel_all_by_instrument")?;
+            m.write_str("\"instrument_name\":\"")?;
+            m.escaped(s)?;
+            m.write_str("\"}}")
+        }
+    }
+}
+
+/// `public/test`, the answer a `heartbeat` of `type: test_request` asks
+/// for (docs.deribit.com `public/set_heartbeat`: "respond with
+/// public/test").
+pub(crate) fn test(m: &mut Message<'_>, id: u64) -> fmt::Result {
+    head(m, id, "public/test")?;
+    m.write_str("}}")
+}
+
+/// What a refusal's code means to the bot (docs.deribit.com "Error Codes",
+/// mirrored at `rosssaunders/coincise:docs/deribit/error_codes.md`):
+/// 10028 `too_many_requests`; 10000 `authorization_required`, 13004
+/// `invalid_credentials`, 13009 `unauthorized`, 13021 `forbidden`; 10009
+/// `not_enough_funds`; 10004 `order_not_found`, 11044 `not_open_order`;
+/// 11054 `post_only_reject` ("rejected due to reject_post_only flag").
+pub(crate) fn reject_of(code: i64) -> Reject {
+    match code {
+        10028 => Reject::VenueRateLimited { code },
+        10000 | 13004 | 13009 | 13021 => Reject::Auth { code },
+        10009 => Reject::InsufficientFunds,
+        10004 | 11044 => Reject::UnknownOrder,
+        11054 => Reject::WouldTake,
+        _ => Reject::Venue { code },
+    }
+}
+
+/// Whether a login refused with `code` may be tried again later (the
+/// venue's load, not the credentials): 10028 `too_many_requests`, 13028
+/// `temporarily_unavailable`.
+pub(crate) fn transient(code: i64) -> bool {
+    matches!(code, 10028 | 13028)
+}
+
+/// A JSON number (or a number's text) as an integer count of
+/// `10^-scale`, exactly. simd-json reads a number with a fraction as the
+/// nearest `f64`; Rust writes an `f64` as the shortest decimal that reads
+/// back as it, which is the text Deribit sent for any number of up to 15
+/// significant digits, and that text is scaled exactly. `None`: not a
+/// number, or not representable at the scale.
+pub(crate) fn scaled(v: &Value<'_, '_>, scale: u8) -> Option<i64> {
+    if let Some(i) = v.as_i64() {
+        return i.checked_mul(10i64.checked_pow(u32::from(scale))?);
+    }
+    if let Some(s) = v.as_str() {
+        return parse_scaled(s.as_bytes(), scale).ok();
+    }
+    let f = v.as_f64()?;
+    if !f.is_finite() {
+        return None;
+    }
+    let mut text = StackText::default();
+    write!(text, "{f}").ok()?;
+    parse_scaled(text.as_bytes(), scale).ok()
+}
+
+/// A number's text, on the stack.
+struct StackText {
+    buf: [u8; 48],
+    len: usize,
+}
+
+impl Default for StackText {
+    fn default() -> StackText {
+        StackText {
+            buf: [0; 48],
+            len: 0,
+        }
+    }
+}
+
+impl StackText {
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        if end > self.buf.len() {
+            return Err(fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// An order's state (`order_state`: "open", "filled", "rejected",
+/// "cancelled", "untriggered").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OrderState {
+    Open,
+    Filled,
+    Rejected,
+    Cancelled,
+    /// Untriggered, or a state this reader does not know: not news.
+    Other,
+}
+
+/// The fields of an order object this session reads (`private/buy`'s
+/// `result.order`, `user.orders.*` data, `get_open_orders_by_instrument`
+/// items): `order_id`, `label`, `instrument_name`, `direction`, `price`,
+/// `amount`, `filled_amount`, `order_state`, `last_update_timestamp`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OrderMsg<'i> {
+    pub order_id: &'i str,
+    pub label: &'i str,
+    pub instrument: &'i str,
+    pub side: Side,
+    pub price: i64,
+    pub amount: i64,
+    pub filled: i64,
+    pub state: OrderState,
+    pub time_ms: u64,
+}
+
+impl<'i> OrderMsg<'i> {
+    /// Reads an order of an instrument whose scales `scales` gives (by
+    /// its name); `None` if a field is missing or not as documented (an
+    /// order without a label is read with an empty one).
+    pub(crate) fn read(
+        v: &Value<'_, 'i>,
+        scales: impl Fn(&str) -> Option<(u8, u8)>,
+    ) -> Option<OrderMsg<'i>> {
+        let instrument = v.get("instrument_name")?.into_string()?;
+        let (ps, ss) = scales(instrument)?;
+        Some(OrderMsg {
+            order_id: v.get("order_id")?.into_string()?,
+            label: v.get("label").and_then(|l| l.into_string()).unwrap_or(""),
+            instrument,
+            side: side(v.get("direction")?.into_string()?)?,
+            price: scaled(&v.get("price")?, ps)?,
+            amount: scaled(&v.get("amount")?, ss)?,
+            filled: v
+                .get("filled_amount")
+                .and_then(|f| scaled(&f, ss))
+                .unwrap_or(0),
+            state: match v.get("order_state")?.into_string()? {
+                "open" => OrderState::Open,
+                "filled" => OrderState::Filled,
+                "rejected" => OrderState::Rejected,
+                "cancelled" => OrderState::Cancelled,
+                _ => OrderState::Other,
+            },
+            time_ms: v
+                .get("last_update_timestamp")
+                .and_then(|t| t.as_u64())
+                .unwrap_or(0),
+        })
+    }
+}
+
+/// The fields of a trade this session reads (`private/buy`'s
+/// `result.trades[]`, `user.trades.*` data items): `trade_id` (a string,
+/// unique per currency), `order_id`, `label`, `instrument_name`, `price`,
+/// `amount`, `liquidity` ("M" maker, "T" taker), `timestamp`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TradeMsg<'i> {
+    pub trade_id: &'i str,
+    pub order_id: &'i str,
+    pub label: &'i str,
+    pub price: i64,
+    pub amount: i64,
+    pub maker: bool,
+    pub time_ms: u64,
+}
+
+impl<'i> TradeMsg<'i> {
+    /// Reads a trade (see [`OrderMsg::read`]).
+    pub(crate) fn read(
+        v: &Value<'_, 'i>,
+        scales: impl Fn(&str) -> Option<(u8, u8)>,
+    ) -> Option<TradeMsg<'i>> {
+        let instrument = v.get("instrument_name")?.into_string()?;
+        let (ps, ss) = scales(instrument)?;
+        Some(TradeMsg {
+            trade_id: v.get("trade_id")?.into_string()?,
+            order_id: v.get("order_id")?.into_string()?,
+            label: v.get("label").and_then(|l| l.into_string()).unwrap_or(""),
+            price: scaled(&v.get("price")?, ps)?,
+            amount: scaled(&v.get("amount")?, ss)?,
+            maker: v.get("liquidity").and_then(|l| l.into_string()) == Some("M"),
+            time_ms: v.get("timestamp").and_then(|t| t.as_u64()).unwrap_or(0),
+        })
+    }
+}
+
+fn side(direction: &str) -> Option<Side> {
+    match direction {
+        "buy" => Some(Side::Bid),
+        "sell" => Some(Side::Ask),
+        _ => None,
+    }
+}
+
+/// The client id a label carries: the session's prefix then decimal
+/// digits (nothing else), or `None` (another client's order).
+pub(crate) fn cid_of(label: &str, prefix: &str) -> Option<u64> {
+    let digits = label.strip_prefix(prefix)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
