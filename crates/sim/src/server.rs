@@ -96,6 +96,7 @@ pub(crate) trait Running: Send + Sync {
     fn stamps(&self) -> Arc<SendStamps>;
     fn stop(&self);
     fn close_clients(&self);
+    fn open_orders(&self) -> Vec<crate::SimOrder>;
 }
 
 impl<P: Protocol> Running for Shared<P> {
@@ -170,6 +171,10 @@ impl<P: Protocol> Running for Shared<P> {
         self.stop.store(true, Ordering::Release);
     }
 
+    fn open_orders(&self) -> Vec<crate::SimOrder> {
+        lock(&self.market).exchange.all_open()
+    }
+
     fn close_clients(&self) {
         for mut c in lock(&self.clients).drain(..) {
             let _ = c
@@ -211,11 +216,10 @@ pub(crate) fn start<P: Protocol>(config: SimConfig, protocol: P) -> io::Result<S
         .map(|n| Mutex::new(RestLimit::new(n, Instant::now())));
     let shared = Arc::new(Shared {
         stamps: Arc::new(SendStamps::new(config.instruments.len())),
-        market: Mutex::new(Market::new(
-            config.instruments.clone(),
-            books,
-            config.keep_sent,
-        )),
+        market: Mutex::new(
+            Market::new(config.instruments.clone(), books, config.keep_sent)
+                .with_keys(config.keys.clone(), config.seed),
+        ),
         config,
         protocol,
         clients: Mutex::new(Vec::new()),

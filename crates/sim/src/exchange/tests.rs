@@ -1,0 +1,3 @@
+//! The engine's rules, tested on a market without a server.
+
+use super::*;
