@@ -350,7 +350,7 @@ impl Deribit {
     /// unsubscribed in this request. ... If a channel in the request is
     /// invalid, not subscribed, or fails validation, it will not appear in
     /// the result." (D-spec `/public/unsubscribe`)
-    fn unsubscribe(client: &mut Client, names: &[&str]) -> String {
+    fn unsubscribe(client: &mut Client, names: &[&str]) -> Vec<String> {
         let mut removed: Vec<(Kind, usize, String)> = Vec::new();
         for &name in names {
             if let Some(at) = client.subs.iter().position(|s| s.name == name) {
@@ -359,7 +359,7 @@ impl Deribit {
             }
         }
         removed.sort();
-        wire::names(removed.iter().map(|r| r.2.as_str()))
+        removed.into_iter().map(|r| r.2).collect()
     }
 
     /// `params.channels` as a list of strings, or the -32602 reply's
@@ -494,19 +494,10 @@ impl Protocol for Deribit {
             {
                 match Self::channels(&req) {
                     Ok(names) => {
-                        let private = private::Shared::unsubscribe(&mut client.private, &names);
-                        let removed = Self::unsubscribe(client, &names);
-                        let mut all = wire::names(private.iter().map(String::as_str));
-                        if !private.is_empty() && removed != "[]" {
-                            all.pop();
-                            all.push(',');
-                        }
-                        all.push_str(if private.is_empty() {
-                            &removed
-                        } else {
-                            &removed[1..]
-                        });
-                        out.push(wire::result(id, us_in, &all));
+                        let mut removed = private::Shared::unsubscribe(&mut client.private, &names);
+                        removed.extend(Self::unsubscribe(client, &names));
+                        let removed = wire::names(removed.iter().map(String::as_str));
+                        out.push(wire::result(id, us_in, &removed));
                     }
                     Err(reason) => out.push(invalid(reason, "channels")),
                 }
@@ -783,5 +774,7 @@ fn actions<'a>(
         .collect()
 }
 
+#[cfg(test)]
+mod private_tests;
 #[cfg(test)]
 mod tests;

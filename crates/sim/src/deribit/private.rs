@@ -452,26 +452,26 @@ impl Shared {
         }
         for e in events.iter().filter(|e| e.order().account == account) {
             let o = e.order();
-            let trades = matches!(e, PrivateEvent::Trade { .. });
+            let fill = matches!(e, PrivateEvent::Trade { .. });
+            // A fill is a trade on `user.trades` and a change of the
+            // order on `user.orders`; the engine's other events are
+            // changes of the order only.
             for sub in s
                 .subs
                 .iter()
-                .filter(|u| u.n == o.instrument && u.trades == trades)
+                .filter(|u| u.n == o.instrument && (fill || !u.trades))
             {
                 let mut data = String::new();
-                match e {
-                    PrivateEvent::Order(o) => {
-                        if !sub.raw {
-                            data.push('[');
-                        }
-                        state.write_order(&mut data, market, o);
-                        if !sub.raw {
-                            data.push(']');
-                        }
-                    }
-                    PrivateEvent::Trade { .. } => {
+                if sub.trades {
+                    data.push('[');
+                    state.write_fill(&mut data, market, e);
+                    data.push(']');
+                } else {
+                    if !sub.raw {
                         data.push('[');
-                        state.write_fill(&mut data, market, e);
+                    }
+                    state.write_order(&mut data, market, o);
+                    if !sub.raw {
                         data.push(']');
                     }
                 }
