@@ -52,6 +52,7 @@ mod catalogue;
 mod cert;
 mod coinbase;
 mod deribit;
+mod exchange;
 mod kraken;
 mod limits;
 mod market;
@@ -78,6 +79,8 @@ pub use tickwire_venues::Venue;
 pub use binance::pregenerate;
 pub use catalogue::{Contract, Listing};
 pub use cert::self_signed;
+pub use deribit::{DeribitPrivate, OrderCredits};
+pub use exchange::{KeySecret, SimKey, SimOrder, Status};
 pub use market::{Levels, SimInstrument};
 pub use okx::budget::RequestBudget;
 pub use stamps::{SendStamps, StreamKind};
@@ -156,6 +159,13 @@ pub struct SimConfig {
     /// moves into, a busy symbol's way through a book). `None`: a random
     /// walk.
     pub sweep: Option<u32>,
+    /// The API keys it accepts, one account each (the index is the
+    /// account; [`SimOrder::account`]). Venues check requests' signatures
+    /// with them. Empty: no private API.
+    pub keys: Vec<SimKey>,
+    /// Deribit's private API: its tokens' lifetime and its order credits
+    /// (the venue's own by default; a test shortens or lowers them).
+    pub deribit: DeribitPrivate,
 }
 
 impl SimConfig {
@@ -188,6 +198,8 @@ impl Default for SimConfig {
             max_lifetime: None,
             shutdown_lead: std::time::Duration::from_secs(5),
             sweep: None,
+            keys: Vec::new(),
+            deribit: DeribitPrivate::default(),
         }
     }
 }
@@ -353,7 +365,10 @@ impl Simulator {
                 config,
                 coinbase::Coinbase::new().with_budget(budget.clone()),
             )?,
-            Venue::Deribit => run(config, deribit::Deribit::new())?,
+            Venue::Deribit => {
+                let private = config.deribit;
+                run(config, deribit::Deribit::with(private))?
+            }
         };
         Ok(Simulator {
             running,
@@ -426,6 +441,12 @@ impl Simulator {
     /// best first (at most `depth` levels a side).
     pub fn book(&self, n: usize, depth: usize) -> Option<(u64, Levels, Levels)> {
         self.running.book(n, depth)
+    }
+
+    /// Every account's working orders, oldest first: how a test or the
+    /// demo asks the simulator whether anything is left open.
+    pub fn open_orders(&self) -> Vec<SimOrder> {
+        self.running.open_orders()
     }
 
     /// Stops the market, closes every client with 1001, joins the threads.
