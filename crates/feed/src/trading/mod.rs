@@ -61,6 +61,8 @@ pub struct TradeSetup {
     pub endpoint: Option<String>,
     /// The most orders working at once the session keeps track of.
     pub max_open_orders: usize,
+    /// Deribit's session: how it logs in, its client-side credit limits.
+    pub deribit: tickwire_trade::deribit::DeribitOptions,
     /// A session of one's own (a venue not built in, a test's script),
     /// instead of the venue's.
     pub(crate) session: Option<Box<dyn Session>>,
@@ -77,6 +79,7 @@ impl TradeSetup {
             kill: KillSwitch::default(),
             endpoint: None,
             max_open_orders: 64,
+            deribit: Default::default(),
             session: None,
         }
     }
@@ -90,6 +93,7 @@ impl TradeSetup {
             kill: KillSwitch::default(),
             endpoint: Some(endpoint.to_owned()),
             max_open_orders: 64,
+            deribit: Default::default(),
             session: Some(session),
         }
     }
@@ -178,11 +182,15 @@ pub(crate) fn venue_session(
             config.prefix
         ));
     }
-    if setup.credentials.is_none() {
+    let Some(credentials) = setup.credentials.take() else {
         return Err("no credentials".into());
+    };
+    match venue {
+        Venue::Deribit => tickwire_trade::DeribitSession::new(config, credentials, setup.deribit)
+            .map(|s| Box::new(s) as Box<dyn Session>)
+            .map_err(|e| e.to_string()),
+        _ => Err(format!("order entry for {venue} is not built in")),
     }
-    let _ = config;
-    Err(format!("order entry for {venue} is not built in"))
 }
 
 /// The first client order id of a session: the wall clock's ms times 1000,

@@ -1,6 +1,4 @@
-//! Trading on the feed: a venue's order-entry session on the feed's own
-//! driver, the bot's desk from the handler, order events in the update
-//! stream, the kill switch, the tick-to-trade and round-trip stages.
+//! The feed's part of trading, whatever a venue's session does.
 //!
 //! The market data is a simulator's (Deribit's, over TLS on loopback,
 //! through a proxy that can cut it); the order entry is a scripted
@@ -372,26 +370,57 @@ impl Book {
 }
 
 /// What the bot's handler does and saw.
-#[derive(Default)]
-struct Bot {
+pub(super) struct Bot {
+    /// Its orders' size, in lots.
+    pub(super) size: i64,
+    /// How far under the best bid it bids, in spreads.
+    pub(super) away: i64,
     /// Place one bid on each update while none works and none is asked
     /// for (a quoting bot's simplest rule).
-    keep_one: bool,
+    pub(super) keep_one: bool,
     /// Place this many bids at the next book update, once.
-    burst: usize,
+    pub(super) burst: usize,
     /// Cancel each order as it is acknowledged (the warm loop).
-    cycle: bool,
+    pub(super) cycle: bool,
     /// What the desk answered at once.
-    placed: Vec<ClientOrderId>,
-    refused_at_once: Vec<Reject>,
+    pub(super) placed: Vec<ClientOrderId>,
+    pub(super) refused_at_once: Vec<Reject>,
     /// The order events, in order.
-    orders: Vec<tickwire_feed::live::OrderEvent>,
+    pub(super) orders: Vec<tickwire_feed::live::OrderEvent>,
     /// An order asked for and not yet acknowledged.
-    asked: Option<ClientOrderId>,
-    acks: u64,
-    cancels: u64,
+    pub(super) asked: Option<ClientOrderId>,
+    /// A cancel asked for and not yet answered.
+    pub(super) cancelling: Option<ClientOrderId>,
+    pub(super) acks: u64,
+    pub(super) cancels: u64,
     /// Whether the last update was a market one with a desk.
-    book: Option<FeedId>,
+    pub(super) book: Option<FeedId>,
+    /// The session's state at the last update with a desk.
+    pub(super) state: Option<State>,
+    /// The desk's working orders at the last update with a desk.
+    pub(super) open: usize,
+}
+
+impl Default for Bot {
+    fn default() -> Bot {
+        Bot {
+            size: 1,
+            away: 100,
+            keep_one: false,
+            burst: 0,
+            cycle: false,
+            placed: Vec::new(),
+            refused_at_once: Vec::new(),
+            orders: Vec::new(),
+            asked: None,
+            cancelling: None,
+            acks: 0,
+            cancels: 0,
+            book: None,
+            state: None,
+            open: 0,
+        }
+    }
 }
 
 impl OnEvent for Bot {
@@ -411,11 +440,19 @@ impl OnEvent for Bot {
                 OrderKind::Rejected { .. } if self.asked == e.cid => self.asked = None,
                 _ => {}
             }
+            if matches!(e.kind, OrderKind::Canceled | OrderKind::Rejected { .. })
+                && self.cancelling == e.cid
+            {
+                // Done, or refused (its rate limit): asked again below.
+                self.cancelling = None;
+            }
             if self.cycle
+                && self.cancelling.is_none()
                 && matches!(e.kind, OrderKind::Accepted { .. })
                 && let (Some(desk), Some(cid)) = (u.desk(), e.cid)
+                && desk.cancel(cid).is_ok()
             {
-                let _ = desk.cancel(cid);
+                self.cancelling = Some(cid);
             }
         }
         let Some(desk) = u.desk() else {
@@ -425,14 +462,25 @@ impl OnEvent for Bot {
             return;
         };
         self.book = Some(id);
-        let Some((bid, _)) = book.top() else {
+        let Some((bid, ask)) = book.top() else {
             return;
         };
+        self.state = Some(desk.state());
+        self.open = desk.open_orders().len();
         let ready = desk.state() == State::Ready;
         if !ready {
             // Requests in flight are forgotten with the connection: the
             // session's reconciliation says what works.
             self.asked = None;
+            self.cancelling = None;
+        }
+        if self.cycle
+            && ready
+            && self.cancelling.is_none()
+            && let Some(o) = desk.open_orders().iter().next()
+            && desk.cancel(o.cid).is_ok()
+        {
+            self.cancelling = Some(o.cid);
         }
         let n = if self.burst > 0 && ready {
             std::mem::take(&mut self.burst)
@@ -445,7 +493,8 @@ impl OnEvent for Bot {
             0
         };
         for _ in 0..n {
-            match desk.place(id, Side::Bid, bid.price - 100, 1) {
+            let price = bid.price - self.away * (ask.price - bid.price);
+            match desk.place(id, Side::Bid, price, self.size) {
                 Ok(cid) => {
                     if self.placed.len() < self.placed.capacity() || !self.cycle {
                         self.placed.push(cid);

@@ -1,0 +1,11 @@
+//! Trading on the feed: a venue's order-entry session on the feed's own
+//! driver, the bot's desk from the handler, order events in the update
+//! stream, the kill switch, the tick-to-trade and round-trip stages.
+//!
+//! - `script.rs`: the feed's part, against a scripted session and
+//!   exchange (whatever a venue's session does).
+//! - `deribit.rs`: end to end with Deribit's session against the
+//!   simulator's private API.
+
+mod deribit;
+mod script;
