@@ -234,6 +234,14 @@ pub(crate) struct DemoArgs {
     /// message wins, and a fault on one line costs no gap.
     #[arg(long, requires = "venues")]
     pub(crate) standby: bool,
+    /// Trade: a simulated Deribit that trades (its matching engine behind
+    /// its private API, with an API key made for the run), a strategy on
+    /// the feed quoting both sides of its book; prints the orders sent,
+    /// acknowledged and filled, the tick-to-trade and round-trip
+    /// latencies, and checks at the end that the kill switch left no
+    /// order open.
+    #[arg(long, conflicts_with_all = ["venues", "max"])]
+    pub(crate) trade: bool,
 }
 
 /// A count that must not be 0: said in words, not as the type's range
@@ -309,6 +317,7 @@ impl Default for DemoArgs {
             rest_weight_limit: None,
             lifetime: None,
             standby: false,
+            trade: false,
         }
     }
 }

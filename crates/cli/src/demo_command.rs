@@ -18,6 +18,9 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
             "tickwire-feed demo: cannot install signal handlers: {e}"
         ))
     })?;
+    if args.trade {
+        return trade(args, &stop);
+    }
     let mut config = DemoConfig {
         duration: Duration::from_secs(args.seconds),
         rate: args.rate,
@@ -182,4 +185,61 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
             Err(CliError::Failed(format!("tickwire-feed demo: {e}")))
         }
     }
+}
+
+/// `demo --trade`: the quoting strategy against a simulator that trades;
+/// exit 0 only if it filled and the simulator holds no order at the end.
+fn trade(args: &DemoArgs, stop: &std::sync::atomic::AtomicBool) -> CliResult {
+    eprintln!(
+        "tickwire demo --trade: a simulated Deribit that trades (BTC-PERPETUAL; an API key made \
+         for the run), the feed quoting both sides of its book and taking the ask once a \
+         second, over TLS on loopback, for {} s",
+        args.seconds
+    );
+    let duration = Duration::from_secs(args.seconds);
+    let s = tickwire_feed::demo::trade::run(duration, stop, |line| eprintln!("{line}"))
+        .map_err(|e| CliError::Failed(format!("tickwire-feed demo --trade: {e}")))?;
+    let us = |ns: u64| ns as f64 / 1e3;
+    println!();
+    println!(
+        "orders sent {}, acknowledged {}, refused {}",
+        s.sent, s.acknowledged, s.refused
+    );
+    println!(
+        "fills {} ({} of resting quotes, {} taking)",
+        s.fills,
+        s.maker_fills,
+        s.fills - s.maker_fills
+    );
+    for (name, p) in [
+        ("tick-to-trade", s.tick_to_trade),
+        ("round trip", s.round_trip),
+    ] {
+        println!(
+            "{name}: p50 {:.1} us  p99 {:.1} us  p99.9 {:.1} us  (n={})",
+            us(p.p50),
+            us(p.p99),
+            us(p.p999),
+            p.count
+        );
+    }
+    println!(
+        "cancel-all at exit: {} orders cancelled; the simulator holds {} open",
+        s.cancelled_at_exit, s.left_open
+    );
+    println!(
+        "tick-to-trade = a market message read -> the order it made handed to the driver; \
+         round trip = an order request handed to the driver -> its answer read"
+    );
+    if s.left_open > 0 || s.fills == 0 {
+        return Err(CliError::Failed(format!(
+            "tickwire-feed demo --trade: {}",
+            if s.left_open > 0 {
+                "orders were left open in the simulator"
+            } else {
+                "no fill"
+            }
+        )));
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -6,6 +6,7 @@ mod running;
 mod util;
 
 mod cli;
+mod demo_trade;
 mod first_run;
 mod instruments;
 mod jsonl_schema;

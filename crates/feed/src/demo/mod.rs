@@ -10,6 +10,9 @@
 //! (its `faults` module); at the end the books the feed's events describe are
 //! compared, level for level, with the simulators'.
 //!
+//! [`trade`] is `demo --trade`: the quoting strategy against a simulator
+//! that trades.
+//!
 //! The simulators' threads run unpinned (their market threads on another
 //! core than the feed's, if there is one); the feed runs on its own pinned
 //! core (the last one, unless told), as it would in production. The
@@ -17,6 +20,7 @@
 //! taken just before the TLS write, to the feed's read, on the same TSC.
 
 mod faults;
+pub mod trade;
 
 use std::io;
 use std::path::PathBuf;

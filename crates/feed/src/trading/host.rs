@@ -58,8 +58,13 @@ pub(crate) struct Trader {
     pub(crate) renames: bool,
     /// The next client order id the desk gives.
     pub(crate) next_cid: Cell<u64>,
-    /// The session was lost: cancel-all once it is ready again.
-    pub(crate) cancel_when_ready: bool,
+    /// The kill switch owes a cancel-all: sent once the session is ready
+    /// (reconnected and reconciled), and again after its client-side rate
+    /// limit's wait if that refused it (the kill switch's own request is
+    /// the one the feed does not leave refused).
+    pub(crate) kill_owed: bool,
+    /// Not before this (ms since the Unix epoch): its rate limit's wait.
+    pub(crate) kill_due_ms: u64,
     /// Some book of the venue was valid at the last look (the market-loss
     /// kill switch trips when none is).
     pub(crate) market_up: bool,
@@ -94,7 +99,8 @@ impl Trader {
             kill,
             renames,
             next_cid: Cell::new(first_cid),
-            cancel_when_ready: false,
+            kill_owed: false,
+            kill_due_ms: 0,
             market_up: false,
             refused_told: false,
             state: State::Disconnected,

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tickwire_net::{CloseCode, Conn, ConnId, Disconnect, Endpoint, Payload, Reconnect, Stamps};
-use tickwire_trade::{Now, Out, Request, State};
+use tickwire_trade::{Now, Out, Reject, Request, State};
 use tickwire_tsc::Stage;
 
 use super::{Core, Link};
@@ -136,6 +136,11 @@ impl<H: OnEvent> Core<H> {
         let Some(Some(t)) = self.trading.by_venue.get(v).copied() else {
             return;
         };
+        if self.stopping {
+            // The feed closes its lines: the kill switch's shutdown cause
+            // has had its turn.
+            return;
+        }
         let state = &self.venues[v];
         let from = (state.base - self.first) as usize;
         let to = from + state.setup.instruments.len();
@@ -153,16 +158,43 @@ impl<H: OnEvent> Core<H> {
         }
     }
 
-    /// Cancel-all on trader `t`'s session: now if it is ready, else as
-    /// soon as it is (reconnected and reconciled).
+    /// Cancel-all on trader `t`'s session: owed until the session takes
+    /// it (`kill_due`), now if it is ready, else as soon as it is
+    /// (reconnected and reconciled).
     pub(super) fn kill(&mut self, t: usize) {
         let trader = &mut self.trading.traders[t];
-        if trader.session.state() == State::Ready {
-            let _ = self
-                .trading
-                .enqueue(t, Request::CancelAll { instrument: None }, 0);
-        } else {
-            trader.cancel_when_ready = true;
+        trader.kill_owed = true;
+        trader.kill_due_ms = 0;
+        self.kill_due(t);
+    }
+
+    /// The cancel-all the kill switch owes trader `t`, if its session is
+    /// ready and its rate limit's wait is over: into the session's `out`
+    /// (sent by the caller). A refusal for the client-side rate limit is
+    /// tried again after its wait; any other is said, and the debt
+    /// dropped.
+    pub(crate) fn kill_due(&mut self, t: usize) {
+        let now = self.now();
+        let trader = &mut self.trading.traders[t];
+        if !trader.kill_owed
+            || trader.session.state() != State::Ready
+            || now.unix_ms < trader.kill_due_ms
+        {
+            return;
+        }
+        let all = Request::CancelAll { instrument: None };
+        match trader.session.submit(&all, now, &mut trader.out) {
+            Ok(()) => trader.kill_owed = false,
+            Err(Reject::RateLimited { retry_after_ms }) => {
+                trader.kill_due_ms = now.unix_ms + retry_after_ms.max(1);
+            }
+            Err(why) => {
+                trader.kill_owed = false;
+                tickwire_log(format_args!(
+                    "venue {}: the kill switch's cancel-all was refused: {why}",
+                    trader.name
+                ));
+            }
         }
     }
 
@@ -257,10 +289,9 @@ impl<H: OnEvent> Core<H> {
                     "venue {}: trading session ready ({n} working orders found)",
                     trader.name
                 ));
-                if std::mem::take(&mut trader.cancel_when_ready) {
-                    let _ = self
-                        .trading
-                        .enqueue(t, Request::CancelAll { instrument: None }, 0);
+                if trader.kill_owed {
+                    self.kill_due(t);
+                    self.send_out(t, Some(conn));
                 }
             }
             _ => {}
@@ -282,7 +313,8 @@ impl<H: OnEvent> Core<H> {
         }
         if was != State::Disconnected {
             if trader.kill.on_session_loss {
-                trader.cancel_when_ready = true;
+                trader.kill_owed = true;
+                trader.kill_due_ms = 0;
             }
             let why = format_args!(
                 "venue {}: the trading connection to {} was lost ({reason}); reconnecting \
@@ -326,6 +358,7 @@ impl<H: OnEvent> Feed<H> {
     pub(crate) fn trade_chores(&mut self) {
         for t in 0..self.driver.handler().trading.traders.len() {
             let core = self.driver.handler_mut();
+            core.kill_due(t);
             let now = core.now();
             let trader: &mut Trader = &mut core.trading.traders[t];
             let Some(id) = trader.conn else {
@@ -375,23 +408,20 @@ impl<H: OnEvent> Feed<H> {
                 continue;
             }
             wait = wait.max(trader.kill.shutdown_wait);
-            let _ = core
-                .trading
-                .enqueue(t, Request::CancelAll { instrument: None }, 0);
+            core.kill(t);
         }
         if wait.is_zero() {
             return Ok(());
         }
-        // Submitted as a handler's requests are, the messages left for
-        // the chores to send.
-        core.submit_queued(None);
+        // Sent by the chores (and tried again there if its rate limit
+        // refused it).
         self.trade_chores();
         let deadline = Instant::now() + wait;
         let done = |core: &Core<H>| {
             core.trading.traders.iter().all(|t| {
                 !t.kill.on_shutdown
                     || t.session.state() != State::Ready
-                    || t.session.open_orders().is_empty()
+                    || (!t.kill_owed && t.session.open_orders().is_empty())
             })
         };
         while !done(self.driver.handler()) && Instant::now() < deadline {
