@@ -530,3 +530,47 @@ fn bad_settings_are_refused_at_creation() {
     assert_eq!(make("abcdefghijklm"), Err(SetupError::Prefix));
     assert_eq!(make("Bot1"), Ok(()));
 }
+
+#[test]
+fn channel_news_carries_the_stamp_of_the_request_it_answers_only() {
+    let mut r = Rig::new(false, Grant::ClientSignature);
+    r.ready();
+    let m = r.submit(place(1, Side::Bid, 89000, 10), 10).unwrap();
+    r.answer(
+        &m["id"],
+        &format!(
+            r#"{{"order":{},"trades":[]}}"#,
+            order("BTC-5", "bot1", "open", "8900", 10, 0)
+        ),
+        11,
+    );
+    r.submit(
+        Request::Cancel {
+            cid: ClientOrderId(1),
+        },
+        20,
+    )
+    .unwrap();
+    // A fill of the resting order races the cancel: it answers no request.
+    let e = r.text(
+        &notification(
+            "user.trades.BTC-PERPETUAL.raw",
+            &format!("[{}]", trade("BTC-3001", "BTC-5", "bot1", "8900", 2, "M")),
+        ),
+        21,
+    );
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].sent_tsc, 0);
+    // The cancel's news on the channel, before its answer, answers it.
+    let e = r.text(
+        &notification(
+            "user.orders.BTC-PERPETUAL.raw",
+            &order("BTC-5", "bot1", "cancelled", "8900", 10, 2),
+        ),
+        22,
+    );
+    assert_eq!(
+        (e[0].kind, e[0].sent_tsc),
+        (OrderKind::Canceled, now(20).tsc)
+    );
+}
