@@ -208,7 +208,8 @@ impl DeribitSession {
     }
 
     /// The code of a set-up request the venue refused (cancel-on-disconnect,
-    /// the subscription, the open orders): the session then stays
+    /// the subscription, the open orders; 0: the subscription's answer
+    /// lists fewer channels than asked): the session then stays
     /// `Reconciling` and takes no order, for safety; `None` otherwise.
     pub fn setup_error(&self) -> Option<i64> {
         self.core.setup_error

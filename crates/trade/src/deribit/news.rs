@@ -240,7 +240,17 @@ impl Core {
                     self.set_up(now, out);
                 }
             }
-            Asked::Setup => self.setup_answered(),
+            Asked::Setup => {
+                // `private/subscribe` answers the channels it subscribed:
+                // one missing (an instrument the venue does not list) would
+                // leave its orders' news unheard.
+                if let Some(channels) = result.as_array()
+                    && channels.len() < 2 * self.config.instruments.len()
+                {
+                    self.setup_error = Some(0);
+                }
+                self.setup_answered();
+            }
             Asked::OpenOrders(i) => {
                 self.reconcile(InstrumentId(i), result.as_array()?, events);
                 self.setup_answered();
