@@ -574,3 +574,42 @@ fn channel_news_carries_the_stamp_of_the_request_it_answers_only() {
         (OrderKind::Canceled, now(20).tsc)
     );
 }
+
+#[test]
+fn cancel_all_of_an_instrument_ends_that_instruments_orders_only() {
+    let mut r = Rig::new(false, Grant::ClientSignature);
+    r.ready();
+    for (cid, instrument, symbol) in [(1, 0, "BTC-PERPETUAL"), (2, 1, "ETH-PERPETUAL")] {
+        let mut p = place(cid, Side::Bid, 89000, 10);
+        if let Request::Place { order, .. } = &mut p {
+            order.instrument = InstrumentId(instrument);
+        }
+        let m = r.submit(p, 10).unwrap();
+        let o = order(
+            &format!("X-{cid}"),
+            &format!("bot{cid}"),
+            "open",
+            "8900",
+            10,
+            0,
+        )
+        .replace("BTC-PERPETUAL", symbol);
+        r.answer(&m["id"], &format!(r#"{{"order":{o},"trades":[]}}"#), 11);
+    }
+    assert_eq!(r.s.open_orders().len(), 2);
+    let m = r
+        .submit(
+            Request::CancelAll {
+                instrument: Some(InstrumentId(1)),
+            },
+            12,
+        )
+        .unwrap();
+    let e = r.answer(&m["id"], "1", 13);
+    assert_eq!(e.len(), 1);
+    assert_eq!(
+        (e[0].cid, e[0].kind),
+        (Some(ClientOrderId(2)), OrderKind::Canceled)
+    );
+    assert!(r.s.open_orders().get(ClientOrderId(1)).is_some());
+}
