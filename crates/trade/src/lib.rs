@@ -17,6 +17,7 @@
 //! - `credentials.rs`: [`Credentials`] from the environment or an
 //!   owner-only file, and the venues' signatures; never printed.
 
+pub mod binance;
 pub mod credentials;
 pub mod order;
 pub mod orders;
@@ -24,6 +25,7 @@ pub mod out;
 pub mod pending;
 pub mod session;
 
+pub use binance::BinanceSession;
 pub use credentials::{Credentials, CredentialsError};
 pub use order::{
     ClientOrderId, Limit, OrderEvent, OrderKind, Reject, Request, Side, TimeInForce, VenueOrderId,

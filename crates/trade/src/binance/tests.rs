@@ -1,0 +1,659 @@
+//! The session against messages written as the venue's docs show them.
+
+use base64::Engine as _;
+use ring::signature::{Ed25519KeyPair, KeyPair as _};
+use tickwire_venues::json::INPUT_PADDING;
+use tickwire_venues::{InstrumentId, InstrumentSpec};
+
+use super::wire::{Auth, Params};
+use super::*;
+use crate::order::{Limit, OrderKind, VenueOrderId};
+
+const T0: u64 = 1_700_000_003_250;
+
+fn now() -> Now {
+    Now {
+        unix_ms: T0,
+        tsc: 77,
+    }
+}
+
+/// A throw-away Ed25519 key: the credentials and the public half.
+fn ed25519() -> (Credentials, Vec<u8>) {
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
+    let public = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref())
+        .unwrap()
+        .public_key()
+        .as_ref()
+        .to_vec();
+    (Credentials::ed25519("KEY", pkcs8.as_ref()).unwrap(), public)
+}
+
+fn config() -> SessionConfig {
+    SessionConfig {
+        instruments: vec![
+            InstrumentSpec::new("BTCUSDT", 2, 5, 0),
+            InstrumentSpec::new("ETHBTC", 5, 4, 0),
+        ],
+        prefix: "tw".into(),
+        cancel_on_disconnect: false,
+        max_open_orders: 16,
+    }
+}
+
+/// Hands `text` to the session as the feed does (padded); the events and
+/// the messages it wrote.
+fn feed(s: &mut BinanceSession, text: &str) -> (Vec<OrderEvent>, Vec<String>) {
+    let mut buf = text.as_bytes().to_vec();
+    buf.resize(text.len() + INPUT_PADDING, 0);
+    let mut out = Out::new(8192, 32);
+    let mut events = Vec::with_capacity(16);
+    s.on_text(&mut buf, text.len(), now(), &mut out, &mut events);
+    (events, out.iter().map(str::to_owned).collect())
+}
+
+fn sent(out: &Out) -> Vec<String> {
+    out.iter().map(str::to_owned).collect()
+}
+
+fn signature(message: &str) -> &str {
+    let at = message.find("\"signature\":\"").unwrap() + 13;
+    &message[at..at + message[at..].find('"').unwrap()]
+}
+
+/// A session logged on, subscribed and reconciled with `open` (the
+/// `result` of `openOrders.status` for BTCUSDT, then ETHBTC's empty).
+fn ready(open: &str) -> BinanceSession {
+    let (c, _) = ed25519();
+    let mut s = BinanceSession::new(config(), c);
+    let mut out = Out::new(8192, 32);
+    s.on_open(now(), &mut out);
+    feed(
+        &mut s,
+        r#"{"id":1,"status":200,"result":{"apiKey":"KEY","authorizedSince":1,"connectedSince":1,"returnRateLimits":false,"serverTime":1,"userDataStream":false}}"#,
+    );
+    feed(
+        &mut s,
+        r#"{"id":2,"status":200,"result":{"subscriptionId":0}}"#,
+    );
+    feed(
+        &mut s,
+        &format!(r#"{{"id":3,"status":200,"result":{open}}}"#),
+    );
+    feed(&mut s, r#"{"id":4,"status":200,"result":[]}"#);
+    assert_eq!(s.state(), State::Ready);
+    s
+}
+
+fn limit(side: Side, price: i64, size: i64) -> Limit {
+    Limit {
+        instrument: InstrumentId(0),
+        side,
+        price,
+        size,
+        tif: TimeInForce::GoodTillCancel,
+        post_only: false,
+    }
+}
+
+fn event(cid: u64, venue: &str, kind: OrderKind, ms: u64, tsc: u64) -> OrderEvent {
+    OrderEvent {
+        cid: Some(ClientOrderId(cid)),
+        instrument: InstrumentId(0),
+        venue_order: VenueOrderId::new(venue),
+        kind,
+        venue_time_ns: ms * 1_000_000,
+        sent_tsc: tsc,
+    }
+}
+
+#[test]
+fn logon_is_signed_over_the_sorted_parameters_with_the_ed25519_key() {
+    let (c, public) = ed25519();
+    let mut s = BinanceSession::new(config(), c);
+    let mut out = Out::new(4096, 8);
+    s.on_open(now(), &mut out);
+    assert_eq!(s.state(), State::LoggingIn);
+    let m = sent(&out);
+    assert_eq!(m.len(), 1);
+    let sig = signature(&m[0]);
+    assert_eq!(
+        m[0],
+        format!(
+            r#"{{"id":1,"method":"session.logon","params":{{"apiKey":"KEY","timestamp":{T0},"signature":"{sig}"}}}}"#
+        )
+    );
+    let payload = format!("apiKey=KEY&timestamp={T0}");
+    let sig = base64::engine::general_purpose::STANDARD
+        .decode(sig)
+        .unwrap();
+    ring::signature::UnparsedPublicKey::new(&ring::signature::ED25519, &public)
+        .verify(payload.as_bytes(), &sig)
+        .expect("the signature verifies over exactly the sorted payload");
+
+    // Logged on: the user data stream on this connection, then the open
+    // orders, symbol by symbol (2 × weight 6 < 80), with `timestamp` only.
+    let (_, m) = feed(
+        &mut s,
+        r#"{"id":1,"status":200,"result":{"apiKey":"KEY","authorizedSince":1649729878532,"connectedSince":1649729873021,"returnRateLimits":false,"serverTime":1649729878630,"userDataStream":false}}"#,
+    );
+    assert_eq!(m, [r#"{"id":2,"method":"userDataStream.subscribe"}"#]);
+    let (_, m) = feed(
+        &mut s,
+        r#"{"id":2,"status":200,"result":{"subscriptionId":0}}"#,
+    );
+    assert_eq!(s.subscription(), Some(0));
+    assert_eq!(
+        m,
+        [
+            format!(
+                r#"{{"id":3,"method":"openOrders.status","params":{{"symbol":"BTCUSDT","timestamp":{T0}}}}}"#
+            ),
+            format!(
+                r#"{{"id":4,"method":"openOrders.status","params":{{"symbol":"ETHBTC","timestamp":{T0}}}}}"#
+            ),
+        ]
+    );
+    assert_eq!(s.state(), State::Reconciling);
+}
+
+#[test]
+fn a_refused_logon_is_refused_for_good() {
+    let (c, _) = ed25519();
+    let mut s = BinanceSession::new(config(), c);
+    let mut out = Out::new(4096, 8);
+    s.on_open(now(), &mut out);
+    let (events, m) = feed(
+        &mut s,
+        r#"{"id":1,"status":401,"error":{"code":-1022,"msg":"Signature for this request is not valid."}}"#,
+    );
+    assert!(events.is_empty() && m.is_empty());
+    assert_eq!(s.state(), State::Refused { code: -1022 });
+    s.on_close(now());
+    let mut out = Out::new(4096, 8);
+    s.on_open(now(), &mut out);
+    assert!(out.is_empty(), "not retried after a reconnect");
+    assert_eq!(s.state(), State::Refused { code: -1022 });
+    let place = Request::Place {
+        cid: ClientOrderId(1),
+        order: limit(Side::Bid, 1, 1),
+    };
+    assert_eq!(s.submit(&place, now(), &mut out), Err(Reject::NotReady));
+}
+
+#[test]
+fn an_order_found_open_is_kept_and_not_placed_again_and_nothing_goes_before_ready() {
+    let (c, _) = ed25519();
+    let mut s = BinanceSession::new(config(), c);
+    let mut out = Out::new(8192, 32);
+    s.on_open(now(), &mut out);
+    feed(
+        &mut s,
+        r#"{"id":1,"status":200,"result":{"apiKey":"KEY","authorizedSince":1,"connectedSince":1,"returnRateLimits":false,"serverTime":1,"userDataStream":false}}"#,
+    );
+    feed(
+        &mut s,
+        r#"{"id":2,"status":200,"result":{"subscriptionId":0}}"#,
+    );
+    let place = |cid| Request::Place {
+        cid: ClientOrderId(cid),
+        order: limit(Side::Ask, 2_341_610, 847),
+    };
+    let mut out = Out::new(4096, 8);
+    assert_eq!(s.submit(&place(9), now(), &mut out), Err(Reject::NotReady));
+    // The docs' example open order, under this session's prefix, and one
+    // of another bot's.
+    let (events, _) = feed(
+        &mut s,
+        r#"{"id":3,"status":200,"result":[{"symbol":"BTCUSDT","orderId":12569099453,"orderListId":-1,"clientOrderId":"tw7","price":"23416.10000000","origQty":"0.00847000","executedQty":"0.00720000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"172.43931000","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"SELL","stopPrice":"0.00000000","icebergQty":"0.00000000","time":1660801715639,"updateTime":1660801717945,"isWorking":true,"workingTime":1660801715639,"origQuoteOrderQty":"0.00000000","selfTradePreventionMode":"NONE"},{"symbol":"BTCUSDT","orderId":5,"orderListId":-1,"clientOrderId":"4d96324ff9d44481926157","price":"1.00","origQty":"1.00000000","executedQty":"0.00000000","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY"}],"rateLimits":[{"rateLimitType":"REQUEST_WEIGHT","interval":"MINUTE","intervalNum":1,"limit":6000,"count":6}]}"#,
+    );
+    assert_eq!(
+        events,
+        [event(
+            7,
+            "12569099453",
+            OrderKind::Accepted {
+                side: Side::Ask,
+                price: 2_341_610,
+                size: 127
+            },
+            1660801717945,
+            0
+        )]
+    );
+    assert_eq!(s.state(), State::Reconciling, "ETHBTC not answered yet");
+    assert_eq!(s.submit(&place(9), now(), &mut out), Err(Reject::NotReady));
+    feed(&mut s, r#"{"id":4,"status":200,"result":[]}"#);
+    assert_eq!(s.state(), State::Ready);
+    let o = s.open_orders().get(ClientOrderId(7)).unwrap();
+    assert_eq!((o.filled, o.leaves, o.price), (720, 127, 2_341_610));
+    assert_eq!(s.open_orders().len(), 1);
+    assert_eq!(s.submit(&place(7), now(), &mut out), Err(Reject::Duplicate));
+    assert!(out.is_empty());
+    assert_eq!(s.submit(&place(9), now(), &mut out), Ok(()));
+}
+
+#[test]
+fn orders_are_written_with_exact_decimals_and_the_venues_names() {
+    let mut s = ready("[]");
+    let mut out = Out::new(8192, 16);
+    let order = limit(Side::Bid, 6_000_012, 1_500);
+    s.submit(
+        &Request::Place {
+            cid: ClientOrderId(8),
+            order,
+        },
+        now(),
+        &mut out,
+    )
+    .unwrap();
+    let post = Limit {
+        side: Side::Ask,
+        post_only: true,
+        ..order
+    };
+    s.submit(
+        &Request::Place {
+            cid: ClientOrderId(9),
+            order: post,
+        },
+        now(),
+        &mut out,
+    )
+    .unwrap();
+    let m = sent(&out);
+    assert_eq!(
+        m[0],
+        format!(
+            r#"{{"id":5,"method":"order.place","params":{{"newClientOrderId":"tw8","newOrderRespType":"FULL","price":"60000.12","quantity":"0.015","side":"BUY","symbol":"BTCUSDT","timeInForce":"GTC","timestamp":{T0},"type":"LIMIT"}}}}"#
+        )
+    );
+    assert_eq!(
+        m[1],
+        format!(
+            r#"{{"id":6,"method":"order.place","params":{{"newClientOrderId":"tw9","newOrderRespType":"FULL","price":"60000.12","quantity":"0.015","side":"SELL","symbol":"BTCUSDT","timestamp":{T0},"type":"LIMIT_MAKER"}}}}"#
+        )
+    );
+    let bad = |order| Request::Place {
+        cid: ClientOrderId(10),
+        order,
+    };
+    let mut out = Out::new(8192, 16);
+    assert_eq!(
+        s.submit(&bad(limit(Side::Bid, 0, 1)), now(), &mut out),
+        Err(Reject::BadValue)
+    );
+    let elsewhere = Limit {
+        instrument: InstrumentId(5),
+        ..order
+    };
+    assert_eq!(
+        s.submit(&bad(elsewhere), now(), &mut out),
+        Err(Reject::UnknownInstrument)
+    );
+    assert_eq!(
+        s.submit(
+            &Request::Cancel {
+                cid: ClientOrderId(44)
+            },
+            now(),
+            &mut out
+        ),
+        Err(Reject::UnknownOrder)
+    );
+    assert!(out.is_empty());
+}
+
+#[test]
+fn an_order_lives_through_answers_and_reports_each_told_once() {
+    let mut s = ready("[]");
+    let mut out = Out::new(8192, 16);
+    s.submit(
+        &Request::Place {
+            cid: ClientOrderId(8),
+            order: limit(Side::Bid, 2_341_610, 847),
+        },
+        now(),
+        &mut out,
+    )
+    .unwrap();
+    // The report of the new order comes first: the acceptance, with the
+    // request's stamp (the round trip is to the first word).
+    let (e, _) = feed(
+        &mut s,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1499405658658,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","P":"0.00000000","F":"0.00000000","g":-1,"C":"","x":"NEW","X":"NEW","r":"NONE","i":4293153,"l":"0.00000000","z":"0.00000000","L":"0.00000000","n":"0","N":null,"T":1499405658657,"t":-1,"I":8641984,"w":true,"m":false,"M":false,"O":1499405658657,"Z":"0.00000000","Y":"0.00000000","Q":"0.00000000","W":1499405658657,"V":"NONE"}}"#,
+    );
+    let accepted = OrderKind::Accepted {
+        side: Side::Bid,
+        price: 2_341_610,
+        size: 847,
+    };
+    assert_eq!(e, [event(8, "4293153", accepted, 1499405658657, 77)]);
+    // Then the FULL answer with a fill on arrival: the acceptance is an
+    // echo, the fill is news.
+    let (e, _) = feed(
+        &mut s,
+        r#"{"id":5,"status":200,"result":{"symbol":"BTCUSDT","orderId":4293153,"orderListId":-1,"clientOrderId":"tw8","transactTime":1660801715793,"price":"23416.10000000","origQty":"0.00847000","executedQty":"0.00635000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"148.69223500","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"BUY","workingTime":1660801715793,"fills":[{"price":"23416.10000000","qty":"0.00635000","commission":"0.000000","commissionAsset":"BNB","tradeId":1650422481}],"selfTradePreventionMode":"NONE"},"rateLimits":[{"rateLimitType":"ORDERS","interval":"SECOND","intervalNum":10,"limit":50,"count":1},{"rateLimitType":"ORDERS","interval":"DAY","intervalNum":1,"limit":160000,"count":1},{"rateLimitType":"REQUEST_WEIGHT","interval":"MINUTE","intervalNum":1,"limit":6000,"count":1}]}"#,
+    );
+    let fill = |size, leaves, trade_id, maker| OrderKind::Filled {
+        price: 2_341_610,
+        size,
+        leaves,
+        trade_id,
+        maker,
+    };
+    assert_eq!(
+        e,
+        [event(
+            8,
+            "4293153",
+            fill(635, 212, 1650422481, false),
+            1660801715793,
+            77
+        )]
+    );
+    // The report of that same trade: an echo.
+    let trade = |t: u64, l: &str, z: &str| {
+        format!(
+            r#"{{"subscriptionId":0,"event":{{"e":"executionReport","E":1499405658700,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","P":"0.00000000","F":"0.00000000","g":-1,"C":"","x":"TRADE","X":"PARTIALLY_FILLED","r":"NONE","i":4293153,"l":"{l}","z":"{z}","L":"23416.10000000","n":"0","N":"BNB","T":1499405658699,"t":{t},"I":8641990,"w":true,"m":true,"M":true,"O":1499405658657,"Z":"0","Y":"0","Q":"0.00000000","W":1499405658657,"V":"NONE"}}}}"#
+        )
+    };
+    let (e, _) = feed(&mut s, &trade(1650422481, "0.00635000", "0.00635000"));
+    assert!(e.is_empty(), "{e:?}");
+    // A later trade as the maker, then the order's last.
+    let (e, _) = feed(&mut s, &trade(1650422490, "0.00100000", "0.00735000"));
+    assert_eq!(
+        e,
+        [event(
+            8,
+            "4293153",
+            fill(100, 112, 1650422490, true),
+            1499405658699,
+            0
+        )]
+    );
+    assert_eq!(s.open_orders().get(ClientOrderId(8)).unwrap().leaves, 112);
+    let (e, _) = feed(&mut s, &trade(1650422491, "0.00112000", "0.00847000"));
+    assert_eq!(
+        e,
+        [event(
+            8,
+            "4293153",
+            fill(112, 0, 1650422491, true),
+            1499405658699,
+            0
+        )]
+    );
+    assert!(s.open_orders().is_empty());
+    // A late NEW of the finished order is an echo too; its id is still
+    // not free in the session's own books? It is: it finished.
+    let (e, _) = feed(
+        &mut s,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"NEW","X":"NEW","r":"NONE","i":4293153,"l":"0","z":"0","L":"0","T":1,"t":-1,"m":false}}"#,
+    );
+    assert!(e.is_empty());
+}
+
+#[test]
+fn cancels_and_cancel_replace_end_the_old_order_and_accept_the_new() {
+    let mut s = ready(
+        r#"[{"symbol":"BTCUSDT","orderId":12569099453,"orderListId":-1,"clientOrderId":"tw7","price":"23416.10000000","origQty":"0.00847000","executedQty":"0.00001000","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT_MAKER","side":"SELL","updateTime":1}]"#,
+    );
+    let mut out = Out::new(8192, 16);
+    let amend = Request::Amend {
+        cid: ClientOrderId(7),
+        new_cid: ClientOrderId(8),
+        price: 2_345_000,
+        size: 848,
+    };
+    s.submit(&amend, now(), &mut out).unwrap();
+    assert_eq!(
+        sent(&out),
+        [format!(
+            r#"{{"id":5,"method":"order.cancelReplace","params":{{"cancelOrigClientOrderId":"tw7","cancelReplaceMode":"STOP_ON_FAILURE","newClientOrderId":"tw8","newOrderRespType":"FULL","price":"23450","quantity":"0.00847","side":"SELL","symbol":"BTCUSDT","timestamp":{T0},"type":"LIMIT_MAKER"}}}}"#
+        )]
+    );
+    let (e, _) = feed(
+        &mut s,
+        r#"{"id":5,"status":200,"result":{"cancelResult":"SUCCESS","newOrderResult":"SUCCESS","cancelResponse":{"symbol":"BTCUSDT","origClientOrderId":"tw7","orderId":12569099453,"orderListId":-1,"clientOrderId":"91fe37ce9e69c90d6358c0","transactTime":1684804350068,"price":"23416.10000000","origQty":"0.00847000","executedQty":"0.00001000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"0.23416100","status":"CANCELED","timeInForce":"GTC","type":"LIMIT_MAKER","side":"SELL","selfTradePreventionMode":"NONE"},"newOrderResponse":{"symbol":"BTCUSDT","orderId":12569099454,"orderListId":-1,"clientOrderId":"tw8","transactTime":1660813156959,"price":"23450.00000000","origQty":"0.00847000","executedQty":"0.00000000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"0.00000000","status":"NEW","timeInForce":"GTC","type":"LIMIT_MAKER","side":"SELL","fills":[],"selfTradePreventionMode":"NONE"}}}"#,
+    );
+    assert_eq!(
+        e,
+        [
+            event(7, "12569099453", OrderKind::Canceled, 1684804350068, 77),
+            event(
+                8,
+                "12569099454",
+                OrderKind::Accepted {
+                    side: Side::Ask,
+                    price: 2_345_000,
+                    size: 847
+                },
+                1660813156959,
+                77
+            ),
+        ]
+    );
+    // The report of the cancel names the old id in `C`: an echo.
+    let (e, _) = feed(
+        &mut s,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"BTCUSDT","c":"91fe37ce9e69c90d6358c0","S":"SELL","o":"LIMIT_MAKER","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"tw7","x":"CANCELED","X":"CANCELED","r":"NONE","i":12569099453,"l":"0","z":"0.00001000","L":"0","T":1,"t":-1,"m":false}}"#,
+    );
+    assert!(e.is_empty());
+    // Cancel the new one; the venue's report tells it first.
+    let mut out = Out::new(8192, 16);
+    s.submit(
+        &Request::Cancel {
+            cid: ClientOrderId(8),
+        },
+        now(),
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(
+        sent(&out),
+        [format!(
+            r#"{{"id":6,"method":"order.cancel","params":{{"origClientOrderId":"tw8","symbol":"BTCUSDT","timestamp":{T0}}}}}"#
+        )]
+    );
+    let (e, _) = feed(
+        &mut s,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1684804350000,"s":"BTCUSDT","c":"x1","S":"SELL","o":"LIMIT_MAKER","f":"GTC","q":"0.00847000","p":"23450.00000000","C":"tw8","x":"CANCELED","X":"CANCELED","r":"NONE","i":12569099454,"l":"0","z":"0","L":"0","T":1684804350001,"t":-1,"m":false}}"#,
+    );
+    assert_eq!(
+        e,
+        [event(
+            8,
+            "12569099454",
+            OrderKind::Canceled,
+            1684804350001,
+            77
+        )]
+    );
+    let (e, _) = feed(
+        &mut s,
+        r#"{"id":6,"status":200,"result":{"symbol":"BTCUSDT","origClientOrderId":"tw8","orderId":12569099454,"orderListId":-1,"clientOrderId":"x1","transactTime":1684804350068,"price":"23450.00000000","origQty":"0.00847000","executedQty":"0","status":"CANCELED","timeInForce":"GTC","type":"LIMIT_MAKER","side":"SELL"}}"#,
+    );
+    assert!(e.is_empty(), "the answer is the echo");
+    assert!(s.open_orders().is_empty());
+}
+
+#[test]
+fn rate_limits_are_read_from_answers_and_push_back_before_and_after_sending() {
+    let mut s = ready("[]");
+    let mut out = Out::new(8192, 16);
+    let place = |cid| Request::Place {
+        cid: ClientOrderId(cid),
+        order: limit(Side::Bid, 100, 100),
+    };
+    s.submit(&place(1), now(), &mut out).unwrap();
+    // The answer says 50 of 50 orders in this 10 s interval are used.
+    feed(
+        &mut s,
+        r#"{"id":5,"status":200,"result":{"symbol":"BTCUSDT","orderId":1,"orderListId":-1,"clientOrderId":"tw1","transactTime":1,"price":"1.00","origQty":"0.001","executedQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","fills":[]},"rateLimits":[{"rateLimitType":"ORDERS","interval":"SECOND","intervalNum":10,"limit":50,"count":50},{"rateLimitType":"ORDERS","interval":"DAY","intervalNum":1,"limit":160000,"count":4043},{"rateLimitType":"REQUEST_WEIGHT","interval":"MINUTE","intervalNum":1,"limit":6000,"count":321}]}"#,
+    );
+    let orders = s
+        .rate_limits()
+        .iter()
+        .find(|l| l.kind == LimitKind::Orders && l.interval_ms == 10_000)
+        .unwrap();
+    assert_eq!((orders.limit, orders.count), (50, 50));
+    let mut out = Out::new(8192, 16);
+    // 1_700_000_003_250 is 3.25 s into its 10 s interval.
+    assert_eq!(
+        s.submit(&place(2), now(), &mut out),
+        Err(Reject::RateLimited {
+            retry_after_ms: 6_750
+        })
+    );
+    assert!(out.is_empty());
+    // A cancel counts no order: it still goes.
+    s.submit(
+        &Request::Cancel {
+            cid: ClientOrderId(1),
+        },
+        now(),
+        &mut out,
+    )
+    .unwrap();
+    // The venue's own refusal: a typed event, nothing sent again.
+    let later = Now {
+        unix_ms: T0 + 10_000,
+        tsc: 78,
+    };
+    let mut out = Out::new(8192, 16);
+    s.submit(&place(3), later, &mut out).unwrap();
+    let (e, m) = feed(
+        &mut s,
+        r#"{"id":7,"status":429,"error":{"code":-1015,"msg":"Too many new orders; current limit is 50 orders per 10 SECOND."},"rateLimits":[{"rateLimitType":"ORDERS","interval":"SECOND","intervalNum":10,"limit":50,"count":50}]}"#,
+    );
+    assert!(m.is_empty());
+    assert_eq!(
+        e.iter().map(|e| (e.cid, e.kind)).collect::<Vec<_>>(),
+        [(
+            Some(ClientOrderId(3)),
+            OrderKind::Rejected {
+                reason: Reject::VenueRateLimited { code: -1015 }
+            }
+        )]
+    );
+    assert!(!s.open_orders().known(ClientOrderId(3)));
+}
+
+#[test]
+fn hmac_signatures_match_the_docs_example() {
+    // `web-socket-api.md`, "SIGNED request example (HMAC)": the example
+    // key, parameters, payload and signature.
+    let c = Credentials::hmac(
+        "vmPUZE6mv9SD5VNHk4HlWFsOr6aKE2zvsw0MuIgwCIPy6utIco14y7Ju91duEh8A",
+        b"NhqPtmdSJYdKjVHjA7PZj4Mge3R5YNiP1e3UZjInClVN65XAbvqqM6A7H5fATj0j",
+    );
+    let mut out = Out::new(4096, 4);
+    out.message(|m| {
+        let auth = Auth::Hmac(&c);
+        let mut p = Params::open(m, 1, "order.place", auth)?;
+        p.text("price", "52000.00")?;
+        p.text("quantity", "0.01000000")?;
+        p.number("recvWindow", 100)?;
+        p.text("side", "SELL")?;
+        p.text("symbol", "BTCUSDT")?;
+        p.text("timeInForce", "GTC")?;
+        p.number("timestamp", 1645423376532)?;
+        p.text("type", "LIMIT")?;
+        assert_eq!(
+            core::str::from_utf8(p.payload()).unwrap(),
+            "apiKey=vmPUZE6mv9SD5VNHk4HlWFsOr6aKE2zvsw0MuIgwCIPy6utIco14y7Ju91duEh8A&price=52000.00&quantity=0.01000000&recvWindow=100&side=SELL&symbol=BTCUSDT&timeInForce=GTC&timestamp=1645423376532&type=LIMIT"
+        );
+        p.close(auth)
+    })
+    .unwrap();
+    let m = sent(&out);
+    assert_eq!(
+        signature(&m[0]),
+        "aa1b5712c094bc4e57c05a1a5c1fd8d88dcd628338ea863fec7b88e59fe2db24"
+    );
+
+    // An HMAC session cannot log on: it subscribes by signature and signs
+    // every request.
+    let mut s = BinanceSession::new(config(), Credentials::hmac("K", b"secret"));
+    let mut out = Out::new(4096, 8);
+    s.on_open(now(), &mut out);
+    let m = sent(&out);
+    let mut hex = [0u8; 64];
+    let expect = Credentials::hmac("K", b"secret")
+        .hmac_hex(&[format!("apiKey=K&timestamp={T0}").as_bytes()], &mut hex)
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        m,
+        [format!(
+            r#"{{"id":1,"method":"userDataStream.subscribe.signature","params":{{"apiKey":"K","timestamp":{T0},"signature":"{expect}"}}}}"#
+        )]
+    );
+    let (_, m) = feed(
+        &mut s,
+        r#"{"id":1,"status":200,"result":{"subscriptionId":3}}"#,
+    );
+    assert_eq!(s.subscription(), Some(3));
+    let mut hex = [0u8; 64];
+    let expect = Credentials::hmac("K", b"secret")
+        .hmac_hex(
+            &[format!("apiKey=K&symbol=BTCUSDT&timestamp={T0}").as_bytes()],
+            &mut hex,
+        )
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        m[0],
+        format!(
+            r#"{{"id":2,"method":"openOrders.status","params":{{"apiKey":"K","symbol":"BTCUSDT","timestamp":{T0},"signature":"{expect}"}}}}"#
+        )
+    );
+    // A refused key on the signature subscription: refused for good.
+    let mut s = BinanceSession::new(config(), Credentials::hmac("K", b"secret"));
+    let mut out = Out::new(4096, 8);
+    s.on_open(now(), &mut out);
+    feed(
+        &mut s,
+        r#"{"id":1,"status":401,"error":{"code":-2015,"msg":"Invalid API-key, IP, or permissions for action."}}"#,
+    );
+    assert_eq!(s.state(), State::Refused { code: -2015 });
+}
+
+#[test]
+fn refusals_say_why_and_unreadable_messages_are_counted() {
+    let mut s = ready("[]");
+    let mut out = Out::new(8192, 16);
+    let post = Limit {
+        post_only: true,
+        ..limit(Side::Bid, 100, 100)
+    };
+    s.submit(
+        &Request::Place {
+            cid: ClientOrderId(4),
+            order: post,
+        },
+        now(),
+        &mut out,
+    )
+    .unwrap();
+    let (e, _) = feed(
+        &mut s,
+        r#"{"id":5,"status":400,"error":{"code":-2010,"msg":"Order would immediately match and take."}}"#,
+    );
+    assert_eq!(
+        e.iter().map(|e| (e.cid, e.kind)).collect::<Vec<_>>(),
+        [(
+            Some(ClientOrderId(4)),
+            OrderKind::Rejected {
+                reason: Reject::WouldTake
+            }
+        )]
+    );
+    assert!(!s.open_orders().known(ClientOrderId(4)));
+    assert_eq!(s.unreadable(), 0);
+    feed(&mut s, "{not json");
+    feed(&mut s, r#"{"hello":1}"#);
+    assert_eq!(s.unreadable(), 2);
+}
