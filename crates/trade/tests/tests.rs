@@ -1,3 +1,4 @@
 //! The crate's integration tests, one binary.
 
+mod binance;
 mod order_path;
