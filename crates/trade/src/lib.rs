@@ -16,6 +16,7 @@
 //! - `pending.rs`: [`Pending`], requests in flight by request id.
 //! - `credentials.rs`: [`Credentials`] from the environment or an
 //!   owner-only file, and the venues' signatures; never printed.
+//! - `binance/`: [`BinanceSession`], Binance spot's WebSocket API.
 
 pub mod binance;
 pub mod credentials;

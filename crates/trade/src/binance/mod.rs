@@ -28,7 +28,10 @@
 //!    [`OpenOrders`] entries and are announced as `Accepted` (for the size
 //!    that still works), so an order whose answer was lost with the last
 //!    connection is found, and a second `Place` of its client id is a
-//!    `Duplicate`. Then [`State::Ready`]; no order is taken before.
+//!    `Duplicate`. Then [`State::Ready`]; no order is taken before. A
+//!    refusal of the reconciliation (the venue's rate limit, say) is told
+//!    as a `Rejected` event without a client id and the session stays
+//!    `Reconciling` (not retried: the feed reconnects to try again).
 //! 3. Orders ([`Request`] to method): `Place` → `order.place` (`LIMIT` with
 //!    `timeInForce` `GTC` / `IOC` / `FOK`, or `LIMIT_MAKER` for post-only,
 //!    which takes no `timeInForce`; `newClientOrderId` = prefix + cid;
@@ -50,6 +53,14 @@
 //! news of it is dropped). An event that comes while a request about its
 //! order is in flight carries that request's TSC stamp (`sent_tsc`),
 //! whichever channel brought it: the round trip is to the first word.
+//!
+//! The venue has no cancel-on-disconnect for the WebSocket API
+//! ([`SessionConfig::cancel_on_disconnect`] is not used: the feed's kill
+//! switch covers it). Nothing is due on a timer: the server pings, and a
+//! logged-on session has no token to refresh. A message may bring several
+//! events (the reconciliation one per order found, a cancel-all one per
+//! order cancelled): the caller's `events` needs room for
+//! `max_open_orders` of them to stay without allocation.
 //!
 //! Nothing here allocates once the session is made and its parser warm:
 //! tables are sized at construction, messages are parsed in place and

@@ -657,3 +657,117 @@ fn refusals_say_why_and_unreadable_messages_are_counted() {
     feed(&mut s, r#"{"hello":1}"#);
     assert_eq!(s.unreadable(), 2);
 }
+
+#[test]
+fn a_cancel_replace_that_fails_in_half_says_which_half() {
+    let open = r#"[{"symbol":"BTCUSDT","orderId":11,"orderListId":-1,"clientOrderId":"tw1","price":"1.00","origQty":"0.01000","executedQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","updateTime":1},{"symbol":"BTCUSDT","orderId":12,"orderListId":-1,"clientOrderId":"tw2","price":"1.00","origQty":"0.01000","executedQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","updateTime":1}]"#;
+    let mut s = ready(open);
+    let mut out = Out::new(8192, 16);
+    let amend = |cid, new_cid| Request::Amend {
+        cid: ClientOrderId(cid),
+        new_cid: ClientOrderId(new_cid),
+        price: 200,
+        size: 1_000,
+    };
+    s.submit(&amend(1, 3), now(), &mut out).unwrap();
+    s.submit(&amend(2, 4), now(), &mut out).unwrap();
+    assert_eq!(
+        s.submit(&amend(1, 4), now(), &mut out),
+        Err(Reject::Duplicate),
+        "4 is in flight"
+    );
+    // STOP_ON_FAILURE, the cancel failed: no new order, the old one works.
+    let (e, _) = feed(
+        &mut s,
+        r#"{"id":5,"status":400,"error":{"code":-2022,"msg":"Order cancel-replace failed.","data":{"cancelResult":"FAILURE","newOrderResult":"NOT_ATTEMPTED","cancelResponse":{"code":-2011,"msg":"Unknown order sent."},"newOrderResponse":null}}}"#,
+    );
+    assert_eq!(
+        e.iter().map(|e| (e.cid, e.kind)).collect::<Vec<_>>(),
+        [(
+            Some(ClientOrderId(3)),
+            OrderKind::Rejected {
+                reason: Reject::UnknownOrder
+            }
+        )]
+    );
+    assert!(s.open_orders().get(ClientOrderId(1)).is_some());
+    assert!(!s.open_orders().known(ClientOrderId(3)));
+    // The cancel went through, the new order was refused (409).
+    let (e, _) = feed(
+        &mut s,
+        r#"{"id":6,"status":409,"error":{"code":-2021,"msg":"Order cancel-replace partially failed.","data":{"cancelResult":"SUCCESS","newOrderResult":"FAILURE","cancelResponse":{"symbol":"BTCUSDT","origClientOrderId":"tw2","orderId":12,"orderListId":-1,"clientOrderId":"91fe37ce9e69c90d6358c0","transactTime":1684804350068,"price":"1.00","origQty":"0.01000","executedQty":"0","status":"CANCELED","timeInForce":"GTC","type":"LIMIT","side":"BUY","selfTradePreventionMode":"NONE"},"newOrderResponse":{"code":-2010,"msg":"Account has insufficient balance for requested action."}}}}"#,
+    );
+    assert_eq!(
+        e.iter().map(|e| (e.cid, e.kind)).collect::<Vec<_>>(),
+        [
+            (Some(ClientOrderId(2)), OrderKind::Canceled),
+            (
+                Some(ClientOrderId(4)),
+                OrderKind::Rejected {
+                    reason: Reject::InsufficientFunds
+                }
+            )
+        ]
+    );
+    assert_eq!(s.open_orders().len(), 1);
+}
+
+#[test]
+fn cancel_all_goes_per_symbol_and_others_fills_come_without_a_client_id() {
+    let open = r#"[{"symbol":"BTCUSDT","orderId":11,"orderListId":-1,"clientOrderId":"tw1","price":"1.00","origQty":"0.01000","executedQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","updateTime":1}]"#;
+    let mut s = ready(open);
+    let mut out = Out::new(8192, 16);
+    s.submit(&Request::CancelAll { instrument: None }, now(), &mut out)
+        .unwrap();
+    assert_eq!(
+        sent(&out),
+        [
+            format!(
+                r#"{{"id":5,"method":"openOrders.cancelAll","params":{{"symbol":"BTCUSDT","timestamp":{T0}}}}}"#
+            ),
+            format!(
+                r#"{{"id":6,"method":"openOrders.cancelAll","params":{{"symbol":"ETHBTC","timestamp":{T0}}}}}"#
+            ),
+        ]
+    );
+    let (e, _) = feed(
+        &mut s,
+        r#"{"id":5,"status":200,"result":[{"symbol":"BTCUSDT","origClientOrderId":"tw1","orderId":11,"orderListId":-1,"clientOrderId":"x9","transactTime":1684804350068,"price":"1.00","origQty":"0.01000","executedQty":"0","status":"CANCELED","timeInForce":"GTC","type":"LIMIT","side":"BUY"},{"symbol":"BTCUSDT","origClientOrderId":"manual1","orderId":13,"orderListId":-1,"clientOrderId":"x8","transactTime":1684804350068,"price":"1.00","origQty":"0.01000","executedQty":"0","status":"CANCELED","timeInForce":"GTC","type":"LIMIT","side":"BUY"}]}"#,
+    );
+    assert_eq!(e, [event(1, "11", OrderKind::Canceled, 1684804350068, 77)]);
+    // Nothing open on ETHBTC: the venue says -2011.
+    let (e, _) = feed(
+        &mut s,
+        r#"{"id":6,"status":400,"error":{"code":-2011,"msg":"Unknown order sent."}}"#,
+    );
+    assert_eq!(
+        e.iter()
+            .map(|e| (e.cid, e.instrument, e.kind))
+            .collect::<Vec<_>>(),
+        [(
+            None,
+            InstrumentId(1),
+            OrderKind::Rejected {
+                reason: Reject::UnknownOrder
+            }
+        )]
+    );
+    // A fill of an order placed elsewhere on the account.
+    let (e, _) = feed(
+        &mut s,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"BTCUSDT","c":"web_abc","S":"SELL","o":"LIMIT","f":"GTC","q":"0.00200000","p":"30000.00","C":"","x":"TRADE","X":"FILLED","r":"NONE","i":99,"l":"0.00200000","z":"0.00200000","L":"30000.00","T":5,"t":4242,"m":false}}"#,
+    );
+    assert_eq!(
+        e.iter().map(|e| (e.cid, e.kind)).collect::<Vec<_>>(),
+        [(
+            None,
+            OrderKind::Filled {
+                price: 3_000_000,
+                size: 200,
+                leaves: 0,
+                trade_id: 4242,
+                maker: false
+            }
+        )]
+    );
+}
