@@ -58,6 +58,12 @@ fn ended(status: &str) -> bool {
     )
 }
 
+/// Whether a refusal leaves the request's outcome unknown: a 5xx status,
+/// or -1006 `UNEXPECTED_RESP` / -1007 `TIMEOUT`.
+fn unknown(status: u64, code: i64) -> bool {
+    status >= 500 || matches!(code, -1006 | -1007)
+}
+
 /// The refusal an `error` object (or an inner `{code, msg}` of a
 /// cancel-replace's `data`) stands for.
 fn refusal(status: u64, error: &Value<'_, '_>) -> Reject {
@@ -223,18 +229,22 @@ impl Core {
                 let at = if i == ALL { 0 } else { i };
                 self.emit(rejected(None, InstrumentId(at)), events);
             }
+            // The execution status is unknown (`web-socket-api.md`,
+            // "Status codes": a 5xx "does not necessarily mean that your
+            // request has failed"; `errors.md`: -1006 and -1007, "execution
+            // status unknown"): told, but the order's id is not taken for
+            // finished, so a report of it, if it was placed, is news.
+            Asked::Place(cid) | Asked::Amend(_, cid) if unknown(status, code) => {
+                let at = self.instrument_of(cid);
+                self.orders.unreserve(cid);
+                events.push(rejected(Some(cid), at));
+            }
             Asked::Place(cid) | Asked::Cancel(cid) => {
-                let at = self
-                    .orders
-                    .get(cid)
-                    .map_or(InstrumentId(0), |o| o.instrument);
+                let at = self.instrument_of(cid);
                 self.emit(rejected(Some(cid), at), events);
             }
             Asked::Amend(old, new) => {
-                let at = self
-                    .orders
-                    .get(old)
-                    .map_or(InstrumentId(0), |o| o.instrument);
+                let at = self.instrument_of(old);
                 // `data` tells each half (`order.cancelReplace`'s
                 // responses): a cancel that succeeded ended the old order;
                 // the new order's refusal is its own, or the cancel's when
@@ -375,6 +385,7 @@ impl Core {
         if self.terms.len() < self.terms.capacity() {
             self.terms.push(Terms {
                 cid,
+                instrument: InstrumentId(at),
                 tif,
                 post_only: text(o, "type") == Some("LIMIT_MAKER"),
             });
@@ -527,6 +538,19 @@ impl Core {
             }
         }
         events.push(e);
+    }
+
+    /// The instrument of one of the session's orders, working or asked
+    /// for.
+    fn instrument_of(&self, cid: ClientOrderId) -> InstrumentId {
+        match self.orders.get(cid) {
+            Some(o) => o.instrument,
+            None => self
+                .terms
+                .iter()
+                .find(|t| t.cid == cid)
+                .map_or(InstrumentId(0), |t| t.instrument),
+        }
     }
 
     /// The index of the instrument the venue calls `symbol`.

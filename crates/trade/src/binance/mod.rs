@@ -74,8 +74,8 @@ pub mod wire;
 
 use core::fmt;
 
-use tickwire_venues::InstrumentSpec;
 use tickwire_venues::json::JsonParser;
+use tickwire_venues::{InstrumentId, InstrumentSpec};
 
 use crate::credentials::Credentials;
 use crate::order::{ClientOrderId, OrderEvent, Reject, Request, Side, TimeInForce};
@@ -127,11 +127,13 @@ impl<T: Copy + PartialEq, const N: usize> Ring<T, N> {
     }
 }
 
-/// The terms of a working order the venue's cancel-replace needs again
-/// (its new order repeats the side, type and time in force).
+/// The terms of an order the session placed that its answers do not
+/// repeat: the instrument (for a refusal's event) and the type and time in
+/// force (a cancel-replace's new order repeats them).
 #[derive(Clone, Copy, Debug)]
 struct Terms {
     cid: ClientOrderId,
+    instrument: InstrumentId,
     tif: TimeInForce,
     post_only: bool,
 }
@@ -457,6 +459,7 @@ impl Core {
                 match sent {
                     Ok(()) => self.terms.push(Terms {
                         cid,
+                        instrument: order.instrument,
                         tif: order.tif,
                         post_only: order.post_only,
                     }),
@@ -516,6 +519,7 @@ impl Core {
                 match sent {
                     Ok(()) => self.terms.push(Terms {
                         cid: new_cid,
+                        instrument: old.instrument,
                         tif,
                         post_only,
                     }),

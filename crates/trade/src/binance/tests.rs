@@ -771,3 +771,57 @@ fn cancel_all_goes_per_symbol_and_others_fills_come_without_a_client_id() {
         )]
     );
 }
+
+#[test]
+fn an_answer_of_unknown_outcome_leaves_the_order_to_be_found() {
+    let mut s = ready("[]");
+    let mut out = Out::new(8192, 16);
+    let order = Limit {
+        instrument: InstrumentId(1),
+        ..limit(Side::Ask, 1_000, 10)
+    };
+    s.submit(
+        &Request::Place {
+            cid: ClientOrderId(5),
+            order,
+        },
+        now(),
+        &mut out,
+    )
+    .unwrap();
+    // `errors.md`, -1007: "Timeout waiting for response from backend
+    // server. Send status unknown; execution status unknown."
+    let (e, _) = feed(
+        &mut s,
+        r#"{"id":5,"status":500,"error":{"code":-1007,"msg":"Timeout waiting for response from backend server. Send status unknown; execution status unknown."}}"#,
+    );
+    assert_eq!(
+        e.iter()
+            .map(|e| (e.cid, e.instrument, e.kind))
+            .collect::<Vec<_>>(),
+        [(
+            Some(ClientOrderId(5)),
+            InstrumentId(1),
+            OrderKind::Rejected {
+                reason: Reject::Venue { code: -1007 }
+            }
+        )]
+    );
+    // It was placed after all: its report is news, not an echo.
+    let (e, _) = feed(
+        &mut s,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"ETHBTC","c":"tw5","S":"SELL","o":"LIMIT","f":"GTC","q":"0.0010","p":"0.01000","C":"","x":"NEW","X":"NEW","r":"NONE","i":31,"l":"0","z":"0","L":"0","T":2,"t":-1,"m":false}}"#,
+    );
+    assert_eq!(
+        e.iter().map(|e| (e.cid, e.kind)).collect::<Vec<_>>(),
+        [(
+            Some(ClientOrderId(5)),
+            OrderKind::Accepted {
+                side: Side::Ask,
+                price: 1_000,
+                size: 10
+            }
+        )]
+    );
+    assert!(s.open_orders().get(ClientOrderId(5)).is_some());
+}
