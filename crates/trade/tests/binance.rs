@@ -48,7 +48,7 @@ fn a_warm_place_ack_fill_cancel_loop_allocates_nothing() {
         cancel_on_disconnect: false,
         max_open_orders: 16,
     };
-    let mut s = BinanceSession::new(config, credentials);
+    let mut s = BinanceSession::new(config, credentials).unwrap();
     let mut out = Out::new(16 * 1024, 16);
     let mut events: Vec<OrderEvent> = Vec::with_capacity(16);
     let now = |k: u64| Now {

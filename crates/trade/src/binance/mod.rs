@@ -165,14 +165,47 @@ struct Core {
     unreadable: u64,
 }
 
+/// Why a session could not be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// The client id prefix is not 1 to 12 letters and digits (the prefix
+    /// and a `u64` must fit Binance's 36 characters of `newClientOrderId`,
+    /// `^[a-zA-Z0-9-_]{1,36}$` in `fix-api.md`).
+    Prefix,
+    /// No instruments, or one without a symbol.
+    NoInstruments,
+}
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SetupError::Prefix => "the client id prefix must be 1 to 12 letters and digits",
+            SetupError::NoInstruments => "no instruments to trade (or one without a symbol)",
+        })
+    }
+}
+
+impl core::error::Error for SetupError {}
+
 impl BinanceSession {
     /// A session trading `config.instruments` (symbols as Binance spells
     /// them, `BTCUSDT`, with their price and size scales) under
     /// `credentials`: an Ed25519 key logs the session on, an HMAC key signs
     /// every request. Allocates its tables here, once.
-    pub fn new(config: SessionConfig, credentials: Credentials) -> BinanceSession {
+    pub fn new(
+        config: SessionConfig,
+        credentials: Credentials,
+    ) -> Result<BinanceSession, SetupError> {
+        let p = &config.prefix;
+        if p.is_empty() || p.len() > 12 || !p.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Err(SetupError::Prefix);
+        }
+        if config.instruments.is_empty() || config.instruments.iter().any(|i| i.symbol.is_empty()) {
+            return Err(SetupError::NoInstruments);
+        }
         let capacity = config.max_open_orders.max(1);
-        BinanceSession {
+        Ok(BinanceSession {
             // Answers of `openOrders.status` for a busy account are the
             // largest messages; the parser grows to the largest it sees.
             parser: JsonParser::new(64 * 1024),
@@ -191,7 +224,7 @@ impl BinanceSession {
                 subscription: None,
                 unreadable: 0,
             },
-        }
+        })
     }
 
     /// The venue's rate limits as last reported (and counted since).

@@ -8,7 +8,7 @@ use super::*;
 #[test]
 fn logon_is_signed_over_the_sorted_parameters_with_the_ed25519_key() {
     let (c, public) = ed25519();
-    let mut s = BinanceSession::new(config(), c);
+    let mut s = BinanceSession::new(config(), c).unwrap();
     let mut out = Out::new(4096, 8);
     s.on_open(now(), &mut out);
     assert_eq!(s.state(), State::LoggingIn);
@@ -58,7 +58,7 @@ fn logon_is_signed_over_the_sorted_parameters_with_the_ed25519_key() {
 #[test]
 fn a_refused_logon_is_refused_for_good() {
     let (c, _) = ed25519();
-    let mut s = BinanceSession::new(config(), c);
+    let mut s = BinanceSession::new(config(), c).unwrap();
     let mut out = Out::new(4096, 8);
     s.on_open(now(), &mut out);
     let (events, m) = feed(
@@ -82,7 +82,7 @@ fn a_refused_logon_is_refused_for_good() {
 #[test]
 fn an_order_found_open_is_kept_and_not_placed_again_and_nothing_goes_before_ready() {
     let (c, _) = ed25519();
-    let mut s = BinanceSession::new(config(), c);
+    let mut s = BinanceSession::new(config(), c).unwrap();
     let mut out = Out::new(8192, 32);
     s.on_open(now(), &mut out);
     feed(
@@ -166,7 +166,7 @@ fn hmac_signatures_match_the_docs_example() {
 
     // An HMAC session cannot log on: it subscribes by signature and signs
     // every request.
-    let mut s = BinanceSession::new(config(), Credentials::hmac("K", b"secret"));
+    let mut s = BinanceSession::new(config(), Credentials::hmac("K", b"secret")).unwrap();
     let mut out = Out::new(4096, 8);
     s.on_open(now(), &mut out);
     let m = sent(&out);
@@ -201,7 +201,7 @@ fn hmac_signatures_match_the_docs_example() {
         )
     );
     // A refused key on the signature subscription: refused for good.
-    let mut s = BinanceSession::new(config(), Credentials::hmac("K", b"secret"));
+    let mut s = BinanceSession::new(config(), Credentials::hmac("K", b"secret")).unwrap();
     let mut out = Out::new(4096, 8);
     s.on_open(now(), &mut out);
     feed(
@@ -209,4 +209,24 @@ fn hmac_signatures_match_the_docs_example() {
         r#"{"id":1,"status":401,"error":{"code":-2015,"msg":"Invalid API-key, IP, or permissions for action."}}"#,
     );
     assert_eq!(s.state(), State::Refused { code: -2015 });
+}
+
+#[test]
+fn a_prefix_the_venues_ids_cannot_carry_is_refused_at_setup() {
+    let made = |prefix: &str, instruments: Vec<InstrumentSpec>| {
+        let config = SessionConfig {
+            prefix: prefix.into(),
+            instruments,
+            ..config()
+        };
+        BinanceSession::new(config, Credentials::hmac("K", b"s")).err()
+    };
+    assert_eq!(made("", config().instruments), Some(SetupError::Prefix));
+    assert_eq!(made("tw_1", config().instruments), Some(SetupError::Prefix));
+    assert_eq!(
+        made("abcdefghijklm", config().instruments),
+        Some(SetupError::Prefix)
+    );
+    assert_eq!(made("tw", vec![]), Some(SetupError::NoInstruments));
+    assert_eq!(made("abcdefghijkl", config().instruments), None);
 }

@@ -69,7 +69,7 @@ pub(super) fn signature(message: &str) -> &str {
 /// `result` of `openOrders.status` for BTCUSDT, then ETHBTC's empty).
 pub(super) fn ready(open: &str) -> BinanceSession {
     let (c, _) = ed25519();
-    let mut s = BinanceSession::new(config(), c);
+    let mut s = BinanceSession::new(config(), c).unwrap();
     let mut out = Out::new(8192, 32);
     s.on_open(now(), &mut out);
     feed(
