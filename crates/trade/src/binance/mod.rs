@@ -456,7 +456,7 @@ impl Core {
                 if order.price <= 0 || order.size <= 0 {
                     return Err(Reject::BadValue);
                 }
-                if self.orders.known(cid) {
+                if self.in_use(cid) {
                     return Err(Reject::Duplicate);
                 }
                 self.admit(1, 1, now)?;
@@ -517,7 +517,7 @@ impl Core {
                 if price <= 0 || quantity <= 0 {
                     return Err(Reject::BadValue);
                 }
-                if new_cid == cid || self.orders.known(new_cid) {
+                if new_cid == cid || self.in_use(new_cid) {
                     return Err(Reject::Duplicate);
                 }
                 self.admit(1, 1, now)?;
@@ -606,6 +606,13 @@ impl Core {
                 Ok(())
             }
         }
+    }
+
+    /// Whether `cid` may not name a new order: working, asked for, or
+    /// among the recently finished (whose late news is dropped as echoes,
+    /// so a new order under the id would go untold).
+    fn in_use(&self, cid: ClientOrderId) -> bool {
+        self.orders.known(cid) || self.finished.contains(cid)
     }
 
     /// What requests still in flight will count against the limits.

@@ -155,8 +155,14 @@ fn an_order_lives_through_answers_and_reports_each_told_once() {
         )]
     );
     assert!(s.open_orders().is_empty());
-    // A late NEW of the finished order is an echo too; its id is still
-    // not free in the session's own books? It is: it finished.
+    // Its id names no new order while its late news may still come.
+    let mut out = Out::new(8192, 16);
+    let again = Request::Place {
+        cid: ClientOrderId(8),
+        order: limit(Side::Bid, 1, 1),
+    };
+    assert_eq!(s.submit(&again, now(), &mut out), Err(Reject::Duplicate));
+    // A late NEW of the finished order is an echo.
     let (e, _) = feed(
         &mut s,
         r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"NEW","X":"NEW","r":"NONE","i":4293153,"l":"0","z":"0","L":"0","T":1,"t":-1,"m":false}}"#,
