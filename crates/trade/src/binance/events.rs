@@ -406,10 +406,16 @@ impl Core {
 
     /// A user data stream event: `executionReport`s of this session's
     /// orders (and fills of the account's other orders, without a client
-    /// id); the others (balances, `serverShutdown`, ...) are not orders'.
+    /// id); `serverShutdown` noted ([`super::BinanceSession::server_shutting_down`]);
+    /// the others (balances, ...) are not orders'.
     fn on_event(&mut self, ev: &Value<'_, '_>, events: &mut Vec<OrderEvent>) -> bool {
-        if text(ev, "e") != Some("executionReport") {
-            return ev.as_object().is_some();
+        match text(ev, "e") {
+            Some("executionReport") => {}
+            Some("serverShutdown") => {
+                self.shutting_down = true;
+                return true;
+            }
+            _ => return ev.as_object().is_some(),
         }
         self.on_report(ev, events).is_some()
     }

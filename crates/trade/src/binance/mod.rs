@@ -162,6 +162,8 @@ struct Core {
     trades: Ring<(u32, u64), TRADES>,
     /// The user data stream's `subscriptionId`, once subscribed.
     subscription: Option<u64>,
+    /// The venue said `serverShutdown` on this connection.
+    shutting_down: bool,
     unreadable: u64,
 }
 
@@ -222,6 +224,7 @@ impl BinanceSession {
                 finished: Ring::new(),
                 trades: Ring::new(),
                 subscription: None,
+                shutting_down: false,
                 unreadable: 0,
             },
         })
@@ -236,6 +239,15 @@ impl BinanceSession {
     /// connection.
     pub fn subscription(&self) -> Option<u64> {
         self.core.subscription
+    }
+
+    /// Whether the venue announced, on this connection, that its server is
+    /// about to shut down (the `serverShutdown` event: "Please establish a
+    /// new connection as soon as possible", `web-socket-api.md`,
+    /// "Connection events"). The session cannot reconnect by itself: the
+    /// feed may open a new connection before this one drops.
+    pub fn server_shutting_down(&self) -> bool {
+        self.core.shutting_down
     }
 }
 
@@ -374,6 +386,7 @@ impl Core {
         }
         self.state = State::LoggingIn;
         self.subscription = None;
+        self.shutting_down = false;
         self.orders.clear();
         self.terms.clear();
         let logon = self.credentials.is_ed25519();

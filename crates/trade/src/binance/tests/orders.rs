@@ -348,6 +348,18 @@ fn refusals_say_why_and_unreadable_messages_are_counted() {
     );
     assert!(!s.open_orders().known(ClientOrderId(4)));
     assert_eq!(s.unreadable(), 0);
+    assert!(!s.server_shutting_down());
+    let (e, _) = feed(
+        &mut s,
+        r#"{"event":{"e":"serverShutdown","E":1770123456789}}"#,
+    );
+    assert!(e.is_empty() && s.server_shutting_down());
+    let (e, _) = feed(
+        &mut s,
+        r#"{"subscriptionId":0,"event":{"e":"outboundAccountPosition","E":1564034571105,"u":1564034571073,"B":[{"a":"ETH","f":"10000.000000","l":"0.000000"}]}}"#,
+    );
+    assert!(e.is_empty());
+    assert_eq!(s.unreadable(), 0);
     feed(&mut s, "{not json");
     feed(&mut s, r#"{"hello":1}"#);
     assert_eq!(s.unreadable(), 2);
