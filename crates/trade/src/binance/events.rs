@@ -172,7 +172,7 @@ impl Core {
                     .pending
                     .iter()
                     .any(|p| matches!(p.asked, Asked::OpenOrders(_)));
-                if !waiting && self.state == State::Reconciling {
+                if !waiting && self.stalled.is_none() && self.state == State::Reconciling {
                     self.state = State::Ready;
                 }
             }

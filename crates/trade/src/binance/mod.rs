@@ -138,6 +138,17 @@ struct Terms {
     post_only: bool,
 }
 
+/// A set-up step whose request did not fit the caller's [`Out`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stalled {
+    /// `session.logon` (or the signature subscription).
+    Login,
+    /// `userDataStream.subscribe`.
+    Subscribe,
+    /// `openOrders.status`, from this instrument on.
+    Reconcile(u32),
+}
+
 /// Binance spot's order entry over its WebSocket API; see the module's
 /// docs for the protocol.
 pub struct BinanceSession {
@@ -164,6 +175,9 @@ struct Core {
     subscription: Option<u64>,
     /// The venue said `serverShutdown` on this connection.
     shutting_down: bool,
+    /// A step of the login or the reconciliation that found no room in
+    /// the caller's `Out`: written again from the next timer.
+    stalled: Option<Stalled>,
     unreadable: u64,
 }
 
@@ -225,6 +239,7 @@ impl BinanceSession {
                 trades: Ring::new(),
                 subscription: None,
                 shutting_down: false,
+                stalled: None,
                 unreadable: 0,
             },
         })
@@ -291,15 +306,26 @@ impl Session for BinanceSession {
         self.core.submit(request, now, out)
     }
 
-    fn on_timer(&mut self, _now: Now, _out: &mut Out) {
-        // Nothing is due on a timer: the server pings and the driver
+    fn on_timer(&mut self, now: Now, out: &mut Out) {
+        // Nothing else is due on a timer: the server pings and the driver
         // answers (`web-socket-api.md`: "The WebSocket server will send a
         // ping frame every 20 seconds"), and a logged-on session has no
         // token to refresh.
+        let core = &mut self.core;
+        if !matches!(core.state, State::LoggingIn | State::Reconciling) {
+            return;
+        }
+        match core.stalled.take() {
+            Some(Stalled::Login) => core.login(now, out),
+            Some(Stalled::Subscribe) => core.subscribe(now, out),
+            Some(Stalled::Reconcile(from)) => core.reconcile_from(from, now, out),
+            None => {}
+        }
     }
 
     fn on_close(&mut self, _now: Now) {
         self.core.pending.clear();
+        self.core.stalled = None;
         self.core.subscription = None;
         if !matches!(self.core.state, State::Refused { .. }) {
             self.core.state = State::Disconnected;
@@ -387,10 +413,16 @@ impl Core {
         self.state = State::LoggingIn;
         self.subscription = None;
         self.shutting_down = false;
+        self.stalled = None;
         self.orders.clear();
         self.terms.clear();
+        self.login(now, out);
+    }
+
+    /// The login's request (a step that may stall).
+    fn login(&mut self, now: Now, out: &mut Out) {
         let logon = self.credentials.is_ed25519();
-        let _ = self.request(Asked::Login, now, out, |m, id, core| {
+        let sent = self.request(Asked::Login, now, out, |m, id, core| {
             let auth = if logon {
                 Auth::Ed25519Logon(&core.credentials)
             } else {
@@ -405,41 +437,56 @@ impl Core {
             p.number("timestamp", now.unix_ms)?;
             p.close(auth)
         });
+        if sent.is_err() {
+            self.stalled = Some(Stalled::Login);
+        }
     }
 
     /// Logged on with an Ed25519 key: the user data stream next.
     fn subscribe(&mut self, now: Now, out: &mut Out) {
-        let _ = self.request(Asked::Setup, now, out, |m, id, _| {
+        let sent = self.request(Asked::Setup, now, out, |m, id, _| {
             wire::bare(m, id, "userDataStream.subscribe")
         });
+        if sent.is_err() {
+            self.stalled = Some(Stalled::Subscribe);
+        }
     }
 
     /// Subscribed: the open orders, per symbol or all at once (whichever
     /// weighs less), before anything else.
     fn reconcile(&mut self, now: Now, out: &mut Out) {
         self.state = State::Reconciling;
+        self.reconcile_from(0, now, out);
+    }
+
+    /// The open orders' requests from instrument `from` on (a step that
+    /// may stall where one does not fit).
+    fn reconcile_from(&mut self, from: u32, now: Now, out: &mut Out) {
         let n = self.instruments.len() as u64;
-        if n == 0 {
-            self.state = State::Ready;
-            return;
-        }
-        if n * OPEN_ORDERS_ONE < OPEN_ORDERS_ALL {
-            for i in 0..n as u32 {
-                let _ = self.request(Asked::OpenOrders(i), now, out, |m, id, core| {
-                    let auth = core.auth();
-                    let mut p = Params::open(m, id, "openOrders.status", auth)?;
-                    p.text("symbol", &core.instruments[i as usize].symbol)?;
-                    p.number("timestamp", now.unix_ms)?;
-                    p.close(auth)
-                });
-            }
-        } else {
-            let _ = self.request(Asked::OpenOrders(ALL), now, out, |m, id, core| {
+        if n * OPEN_ORDERS_ONE >= OPEN_ORDERS_ALL {
+            let sent = self.request(Asked::OpenOrders(ALL), now, out, |m, id, core| {
                 let auth = core.auth();
                 let mut p = Params::open(m, id, "openOrders.status", auth)?;
                 p.number("timestamp", now.unix_ms)?;
                 p.close(auth)
             });
+            if sent.is_err() {
+                self.stalled = Some(Stalled::Reconcile(0));
+            }
+            return;
+        }
+        for i in from..n as u32 {
+            let sent = self.request(Asked::OpenOrders(i), now, out, |m, id, core| {
+                let auth = core.auth();
+                let mut p = Params::open(m, id, "openOrders.status", auth)?;
+                p.text("symbol", &core.instruments[i as usize].symbol)?;
+                p.number("timestamp", now.unix_ms)?;
+                p.close(auth)
+            });
+            if sent.is_err() {
+                self.stalled = Some(Stalled::Reconcile(i));
+                return;
+            }
         }
     }
 

@@ -230,3 +230,46 @@ fn a_prefix_the_venues_ids_cannot_carry_is_refused_at_setup() {
     assert_eq!(made("tw", vec![]), Some(SetupError::NoInstruments));
     assert_eq!(made("abcdefghijkl", config().instruments), None);
 }
+
+#[test]
+fn a_set_up_step_that_finds_no_room_is_written_from_the_next_timer() {
+    let (c, _) = ed25519();
+    let mut s = BinanceSession::new(config(), c).unwrap();
+    let mut small = Out::new(16, 4);
+    s.on_open(now(), &mut small);
+    assert!(small.is_empty());
+    assert_eq!(s.state(), State::LoggingIn);
+    let mut out = Out::new(4096, 8);
+    s.on_timer(now(), &mut out);
+    assert_eq!(sent(&out).len(), 1);
+    assert!(sent(&out)[0].contains("session.logon"));
+    // The unsent request's id is not used again: the logon is id 2.
+    feed(
+        &mut s,
+        r#"{"id":2,"status":200,"result":{"apiKey":"KEY","authorizedSince":1,"connectedSince":1,"returnRateLimits":false,"serverTime":1,"userDataStream":false}}"#,
+    );
+    // Room for the first open-orders request only.
+    let text = r#"{"id":3,"status":200,"result":{"subscriptionId":0}}"#;
+    let mut buf = text.as_bytes().to_vec();
+    buf.resize(text.len() + INPUT_PADDING, 0);
+    let mut one = Out::new(4096, 1);
+    s.on_text(&mut buf, text.len(), now(), &mut one, &mut Vec::new());
+    assert_eq!(
+        sent(&one),
+        [format!(
+            r#"{{"id":4,"method":"openOrders.status","params":{{"symbol":"BTCUSDT","timestamp":{T0}}}}}"#
+        )]
+    );
+    feed(&mut s, r#"{"id":4,"status":200,"result":[]}"#);
+    assert_eq!(s.state(), State::Reconciling, "ETHBTC's not asked yet");
+    let mut out = Out::new(4096, 8);
+    s.on_timer(now(), &mut out);
+    assert_eq!(
+        sent(&out),
+        [format!(
+            r#"{{"id":6,"method":"openOrders.status","params":{{"symbol":"ETHBTC","timestamp":{T0}}}}}"#
+        )]
+    );
+    feed(&mut s, r#"{"id":6,"status":200,"result":[]}"#);
+    assert_eq!(s.state(), State::Ready);
+}
