@@ -56,8 +56,10 @@
 //!
 //! The venue has no cancel-on-disconnect for the WebSocket API
 //! ([`SessionConfig::cancel_on_disconnect`] is not used: the feed's kill
-//! switch covers it). Nothing is due on a timer: the server pings, and a
-//! logged-on session has no token to refresh. A message may bring several
+//! switch covers it). The timer only writes again a step of the login or
+//! the reconciliation that found no room in the caller's [`Out`]: the
+//! server pings, and a logged-on session has no token to refresh. A
+//! message may bring several
 //! events (the reconciliation one per order found, a cancel-all one per
 //! order cancelled): the caller's `events` needs room for
 //! `max_open_orders` of them to stay without allocation.
