@@ -35,6 +35,15 @@ fn venue_id(n: u64) -> VenueOrderId {
     VenueOrderId::new(core::str::from_utf8(&b[i..]).unwrap_or_default())
 }
 
+/// A price or quantity at `scale`, exactly; `None` for a negative one
+/// (none is, on the venue's side, so the arithmetic on them cannot
+/// overflow).
+fn amount(text: &str, scale: u8) -> Option<i64> {
+    parse_scaled(text.as_bytes(), scale)
+        .ok()
+        .filter(|v| *v >= 0)
+}
+
 /// A side as the venue writes it.
 fn side(text: &str) -> Option<Side> {
     match text {
@@ -296,7 +305,7 @@ impl Core {
         };
         let spec = &self.instruments[at as usize];
         let (ps, ss) = (spec.price_scale, spec.size_scale);
-        let dec = |key, scale| text(o, key).and_then(|t| parse_scaled(t.as_bytes(), scale).ok());
+        let dec = |key, scale| text(o, key).and_then(|t| amount(t, scale));
         let event = |kind| OrderEvent {
             cid,
             instrument: InstrumentId(at),
@@ -321,16 +330,16 @@ impl Core {
             );
         }
         if let (Some(fills), Some(size)) = (o.get("fills").and_then(|f| f.as_array()), size) {
-            let mut done = 0;
+            let mut done = 0i64;
             for f in fills.iter() {
                 let (Some(p), Some(q), Some(t)) = (
-                    text(&f, "price").and_then(|t| parse_scaled(t.as_bytes(), ps).ok()),
-                    text(&f, "qty").and_then(|t| parse_scaled(t.as_bytes(), ss).ok()),
+                    text(&f, "price").and_then(|t| amount(t, ps)),
+                    text(&f, "qty").and_then(|t| amount(t, ss)),
                     number(&f, "tradeId"),
                 ) else {
                     continue;
                 };
-                done += q;
+                done = done.saturating_add(q);
                 let fill = OrderKind::Filled {
                     price: p,
                     size: q,
@@ -356,7 +365,7 @@ impl Core {
         };
         let spec = &self.instruments[at as usize];
         let (ps, ss) = (spec.price_scale, spec.size_scale);
-        let dec = |key, scale| text(o, key).and_then(|t| parse_scaled(t.as_bytes(), scale).ok());
+        let dec = |key, scale| text(o, key).and_then(|t| amount(t, scale));
         let (Some(s), Some(price), Some(size), Some(filled)) = (
             text(o, "side").and_then(side),
             dec("price", ps),
@@ -432,7 +441,7 @@ impl Core {
         };
         let spec = &self.instruments[at as usize];
         let (ps, ss) = (spec.price_scale, spec.size_scale);
-        let dec = |key, scale| parse_scaled(text(ev, key)?.as_bytes(), scale).ok();
+        let dec = |key, scale| amount(text(ev, key)?, scale);
         let x = text(ev, "x")?;
         let original = text(ev, "C").filter(|c| !c.is_empty());
         let client = match x {

@@ -146,7 +146,7 @@ impl RateLimits {
                 LimitKind::RequestWeight => weight,
                 LimitKind::Orders => orders,
             };
-            if more > 0 && l.used(now_ms) + more > l.limit {
+            if more > 0 && l.used(now_ms).saturating_add(more) > l.limit {
                 wait = wait.max(l.until_next(now_ms));
             }
         }
@@ -160,7 +160,7 @@ impl RateLimits {
                 LimitKind::RequestWeight => weight,
                 LimitKind::Orders => orders,
             };
-            l.count = l.used(now_ms) + more;
+            l.count = l.used(now_ms).saturating_add(more);
             l.window = now_ms / l.interval_ms;
         }
     }

@@ -575,7 +575,7 @@ impl Core {
                 let spec = instrument(&self.instruments, old.instrument)?;
                 let (price_scale, size_scale) = (spec.price_scale, spec.size_scale);
                 // The new order is for the new total less what is filled.
-                let quantity = size - old.filled;
+                let quantity = size.saturating_sub(old.filled);
                 if price <= 0 || quantity <= 0 {
                     return Err(Reject::BadValue);
                 }

@@ -1,9 +1,11 @@
 //! The session against messages written as the venue's docs show them:
 //! `login.rs` logging on, subscribing, reconciling and signing;
-//! `orders.rs` orders, their news and the rate limits.
+//! `orders.rs` orders, their news and the rate limits; `robust.rs` bad
+//! input.
 
 mod login;
 mod orders;
+mod robust;
 
 use ring::signature::{Ed25519KeyPair, KeyPair as _};
 use tickwire_venues::json::INPUT_PADDING;
