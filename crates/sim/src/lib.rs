@@ -60,6 +60,8 @@ mod okx;
 mod pacer;
 mod protocol;
 #[cfg(test)]
+mod reflection;
+#[cfg(test)]
 mod refusals;
 mod server;
 mod stamps;
