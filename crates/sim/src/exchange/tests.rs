@@ -1,5 +1,6 @@
 //! The engine's rules, on books without a server: the exchange and the
-//! market's steps alone (the server's side is `crate::reflection`'s).
+//! market's steps alone (what the clients see of it is tested beside the
+//! venues, in `reflection.rs`).
 
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
