@@ -779,6 +779,10 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
         // and the requests that came with the upgrade; their subscriptions
         // miss nothing of it.
         open_clients(shared, &mut clients, &mut market, &mut out, clock);
+        // What orders changed is out before the next random step (a
+        // request's changes went out with it; this is for any other).
+        flush_engine(shared, &mut clients, &mut market, &mut out, clock);
+        remove_gone(shared, &mut clients, &mut market, &mut out, clock);
         // Decided with the clients locked, as the steps are made and
         // written: once `pause(true)` has taken the lock, no step is under
         // way and none starts.
@@ -813,7 +817,8 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
         }
         // Fills of resting orders by the steps' trades (the random walk
         // makes no steps of the engine's).
-        let (_, events) = market.take_engine();
+        let (engine, events) = market.take_engine();
+        debug_assert!(engine.is_empty(), "a random step is not the engine's");
         delivered.fill(Delivered::default());
         for client in clients.iter_mut() {
             for (s, got) in steps.iter().zip(got.iter_mut()) {
