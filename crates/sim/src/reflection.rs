@@ -287,10 +287,12 @@ impl Protocol for Toy {
             let o = e.order();
             if Some(o.account) == client.account {
                 let fill = match e {
-                    PrivateEvent::Trade { size, .. } => *size,
-                    PrivateEvent::Order(_) => 0,
+                    PrivateEvent::Trade { size, maker, .. } => {
+                        format!("{size} {}", if *maker { "maker" } else { "taker" })
+                    }
+                    PrivateEvent::Order(_) => "0".into(),
                 };
-                out.push(format!("private {} {:?} {}", o.id, o.status, fill));
+                out.push(format!("private {} {:?} {fill}", o.id, o.status));
             }
         }
     }
@@ -461,7 +463,7 @@ fn the_server_hands_out_what_orders_change() {
             levels: 20,
             ..crate::SimInstrument::btcusdt()
         }],
-        rate: 200,
+        rate: 1000,
         keys: vec![SimKey::hmac("trader", "s"), SimKey::hmac("other", "t")],
         ..SimConfig::default()
     };
@@ -519,7 +521,9 @@ fn the_server_hands_out_what_orders_change() {
         t.starts_with("private") && t.contains("Filled")
     });
     assert!(
-        private.iter().any(|t| t.ends_with(&format!(" {size}"))),
+        private
+            .iter()
+            .any(|t| t.ends_with(&format!(" {size} taker"))),
         "{private:?}"
     );
     // A resting order of the trader's, well below the market.
@@ -533,6 +537,33 @@ fn the_server_hands_out_what_orders_change() {
             .len(),
         1
     );
+    // One lot bettering the best bid (or joining it): the market's own
+    // trades fill it, and the fill reaches the trader with the step batch.
+    shared.pause(true);
+    watcher.send("ping");
+    for t in watcher.until("pong", |t| t == "pong") {
+        book.on(&t);
+    }
+    let (&best_bid, _) = book.bids.iter().next_back().unwrap();
+    let (&best_ask, _) = book.asks.iter().next().unwrap();
+    let price = if best_ask - best_bid > 1 {
+        best_bid + 1
+    } else {
+        best_bid
+    };
+    trader.send(&format!("buy {price} 1"));
+    let placed = trader.until("placed", |t| t.starts_with("placed"));
+    let id = placed
+        .last()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .to_string();
+    assert!(placed.last().unwrap().ends_with(" 0"), "{placed:?}");
+    shared.pause(false);
+    let filled = format!("private {id} Filled 1 maker");
+    trader.until("a maker fill", |t| t == filled);
     // The other account heard nothing of it.
     other.send("ping");
     let heard = other.until("pong", |t| t == "pong");
