@@ -21,6 +21,12 @@
 //!   instrument) moves a step at a time; each venue module formats the same
 //!   step its own way (`binance`, `okx`, `bybit`, `kraken`, `coinbase`,
 //!   `deribit`). Same seed, same market.
+//! - A matching engine under the venues' private APIs: accounts by API key
+//!   ([`SimConfig::keys`]), limit orders resting in the simulated books by
+//!   price and time (part of the public levels every client sees), crossing
+//!   orders filling level by level with their trades printed, resting
+//!   orders filled by the market's own trades after the crowd ahead of
+//!   them. [`Simulator::open_orders`] says what is still working.
 //! - Faults a venue can cause are injected on demand ([`VenueFault`]: a
 //!   lost book message, a wrong checksum, a refused subscription, a book
 //!   service restart); network faults are the proxy's
@@ -52,12 +58,15 @@ mod catalogue;
 mod cert;
 mod coinbase;
 mod deribit;
+mod exchange;
 mod kraken;
 mod limits;
 mod market;
 mod okx;
 mod pacer;
 mod protocol;
+#[cfg(test)]
+mod reflection;
 #[cfg(test)]
 mod refusals;
 mod server;
@@ -78,6 +87,7 @@ pub use tickwire_venues::Venue;
 pub use binance::pregenerate;
 pub use catalogue::{Contract, Listing};
 pub use cert::self_signed;
+pub use exchange::{KeySecret, SimKey, SimOrder, Status};
 pub use market::{Levels, SimInstrument};
 pub use okx::budget::RequestBudget;
 pub use stamps::{SendStamps, StreamKind};
@@ -156,6 +166,10 @@ pub struct SimConfig {
     /// moves into, a busy symbol's way through a book). `None`: a random
     /// walk.
     pub sweep: Option<u32>,
+    /// The API keys it accepts, one account each (the index is the
+    /// account; [`SimOrder::account`]). Venues check requests' signatures
+    /// with them. Empty: no private API.
+    pub keys: Vec<SimKey>,
 }
 
 impl SimConfig {
@@ -188,6 +202,7 @@ impl Default for SimConfig {
             max_lifetime: None,
             shutdown_lead: std::time::Duration::from_secs(5),
             sweep: None,
+            keys: Vec::new(),
         }
     }
 }
@@ -411,6 +426,8 @@ impl Simulator {
     /// are answered. Once `pause(true)` returns, no step (or script
     /// message) is being sent and none starts until resumed: everything
     /// [`sent`](Simulator::sent) holds has been written to the sockets.
+    /// (Orders still trade while it is paused: what a request changes in
+    /// a book still goes out to every client.)
     pub fn pause(&self, paused: bool) {
         self.running.pause(paused);
     }
@@ -426,6 +443,12 @@ impl Simulator {
     /// best first (at most `depth` levels a side).
     pub fn book(&self, n: usize, depth: usize) -> Option<(u64, Levels, Levels)> {
         self.running.book(n, depth)
+    }
+
+    /// Every account's working orders, oldest first: how a test or the
+    /// demo asks the simulator whether anything is left open.
+    pub fn open_orders(&self) -> Vec<SimOrder> {
+        self.running.open_orders()
     }
 
     /// Stops the market, closes every client with 1001, joins the threads.

@@ -291,6 +291,41 @@ pub(crate) fn step(
     trade: bool,
     out: &mut Step,
 ) {
+    step_around(n, spec, book, rng, trade, out, None);
+}
+
+/// Orders resting in a book (the exchange's), which a random step must
+/// respect: see [`step_around`].
+pub(crate) trait Resting {
+    /// A random trade of `size` took from the level at `price` of the bids
+    /// (`bid`) or asks, which held `level` before it: the orders resting
+    /// there fill after the crowd queued ahead of them.
+    fn traded(&mut self, bid: bool, price: i64, level: i64, size: i64, trade: &Trade, time_ms: u64);
+    /// The size resting at `price` on that side (0: none).
+    fn floor(&self, bid: bool, price: i64) -> i64;
+    /// The best resting bid and ask prices.
+    fn inside(&self) -> (Option<i64>, Option<i64>);
+    /// The level at `price` now holds `size` (at least [`floor`](Resting::floor)):
+    /// the crowd ahead of the orders there is at most what is not theirs.
+    fn resized(&mut self, bid: bool, price: i64, size: i64);
+}
+
+/// [`step`], around the orders `resting` in the book, if any: a trade
+/// fills them after the crowd ahead ([`Resting::traded`]), the mid never
+/// moves past the best resting bid or ask (so no level of the other side
+/// ever crosses one: the walk goes through a resting order only once the
+/// random trades have filled it), and no change takes a level below what
+/// rests there. The random draws are the same with and without; without,
+/// the step is [`step`]'s.
+pub(crate) fn step_around(
+    n: usize,
+    spec: &SimInstrument,
+    book: &mut Book,
+    rng: &mut StdRng,
+    trade: bool,
+    out: &mut Step,
+    mut resting: Option<&mut dyn Resting>,
+) {
     let unit = 10i64.pow(u32::from(spec.size_scale));
     let before = book.top();
     out.instrument = n;
@@ -317,6 +352,9 @@ pub(crate) fn step(
                 buyer_aggressor: buyer,
             });
             changes.push((!buyer, price, size - qty));
+            if let (Some(r), Some(t)) = (resting.as_deref_mut(), out.trade.as_ref()) {
+                r.traded(!buyer, price, size, qty, t, out.time_ms);
+            }
         }
     }
     let moved = match &mut book.sweep {
@@ -335,6 +373,17 @@ pub(crate) fn step(
         },
     };
     book.mid += moved;
+    if let Some(r) = resting.as_deref() {
+        // Held between the resting orders: bids at or above the mid go,
+        // asks at or below it go, so neither side ever crosses one.
+        let (bid, ask) = r.inside();
+        if let Some(b) = bid {
+            book.mid = book.mid.max(b);
+        }
+        if let Some(a) = ask {
+            book.mid = book.mid.min(a);
+        }
+    }
     let mid = book.mid;
     let levels = spec.levels as i64;
     for (&p, _) in book.bids.range(mid..) {
@@ -373,6 +422,14 @@ pub(crate) fn step(
             asks.insert(price, size);
         }
     }
+    if let Some(r) = resting {
+        for (bid, side) in [(true, &mut bids), (false, &mut asks)] {
+            for (p, s) in side.iter_mut() {
+                *s = (*s).max(r.floor(bid, *p));
+                r.resized(bid, *p, *s);
+            }
+        }
+    }
     for (p, s) in &bids {
         if *s == 0 {
             book.bids.remove(p);
@@ -390,6 +447,17 @@ pub(crate) fn step(
     out.bids.extend(bids.iter().rev().map(|(p, s)| (*p, *s)));
     out.asks.extend(asks.iter().map(|(p, s)| (*p, *s)));
     let changed = (bids.len() + asks.len()).max(1) as u64;
+    advance(book, changed, rng, out);
+    let after = book.top();
+    if after != before {
+        out.top = Some(after);
+    }
+}
+
+/// Moves `book`'s update ids on by a step that changed `changed` levels
+/// (at least one id), as its [`Ids`] run, into `out`; and its step
+/// counter.
+fn advance(book: &mut Book, changed: u64, rng: &mut StdRng, out: &mut Step) {
     out.prev_id = book.update_id;
     match book.ids {
         Ids::Contiguous => {
@@ -409,10 +477,47 @@ pub(crate) fn step(
     out.last_id = book.update_id;
     book.version += 1;
     out.version = book.version;
+}
+
+/// A step that is not the random walk's (the exchange's: an order resting,
+/// cancelled, or taking a level): `bids` and `asks` are the levels it
+/// changed (final size, 0: gone), applied to `book`; the ids move on as
+/// [`step`] moves them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn change(
+    n: usize,
+    book: &mut Book,
+    rng: &mut StdRng,
+    time_ms: u64,
+    trade: Option<Trade>,
+    bids: &[(i64, i64)],
+    asks: &[(i64, i64)],
+) -> Step {
+    let before = book.top();
+    for (side, levels) in [(&mut book.bids, bids), (&mut book.asks, asks)] {
+        for &(p, s) in levels {
+            if s == 0 {
+                side.remove(&p);
+            } else {
+                side.insert(p, s);
+            }
+        }
+    }
+    let mut out = Step {
+        instrument: n,
+        time_ms,
+        trade,
+        bids: bids.to_vec(),
+        asks: asks.to_vec(),
+        ..Step::default()
+    };
+    let changed = (bids.len() + asks.len()).max(1) as u64;
+    advance(book, changed, rng, &mut out);
     let after = book.top();
     if after != before {
         out.top = Some(after);
     }
+    out
 }
 
 /// How a venue writes the decimals of a number.

@@ -7,7 +7,10 @@ use tickwire_net::CloseCode;
 
 use rand::rngs::StdRng;
 
-use crate::market::{self, Book, SimInstrument, Step, StepFaults};
+use crate::exchange::{
+    Account, EngineReject, Exchange, KeySecret, NewOrder, PrivateEvent, SimKey, SimOrder,
+};
+use crate::market::{Book, SimInstrument, Step, StepFaults};
 use crate::stamps::StreamKind;
 use crate::{Sent, VenueFault};
 
@@ -29,6 +32,9 @@ pub(crate) struct Market {
     pub(crate) shutdowns: u32,
     /// Trades and quotes sent, when kept.
     pub(crate) sent: Option<Vec<Sent>>,
+    /// The matching engine: keys, working orders, and the steps and
+    /// private events its changes owe the clients.
+    pub(crate) exchange: Exchange,
 }
 
 impl Market {
@@ -46,6 +52,7 @@ impl Market {
             ignore: vec![0; n],
             shutdowns: 0,
             sent: keep_sent.then(Vec::new),
+            exchange: Exchange::new(Vec::new(), n, 0),
         }
     }
 
@@ -110,7 +117,8 @@ impl Market {
     /// on a restart. The server's step, and the tests'.
     pub(crate) fn step(&mut self, n: usize, rng: &mut StdRng, trade: bool, out: &mut Step) {
         let book = &mut self.books[n];
-        market::step(n, &self.instruments[n], book, rng, trade, out);
+        self.exchange
+            .step(n, &self.instruments[n], book, rng, trade, out);
         out.faults = std::mem::take(&mut self.pending[n]);
         if out.faults.restart {
             book.epoch = book.version - 1;
@@ -155,6 +163,99 @@ impl Market {
             VenueFault::IgnoreSubscription => self.ignore[n] += 1,
             VenueFault::ShutdownNotice => self.shutdowns += 1,
         }
+    }
+}
+
+// The matching engine, as the venue modules' private APIs reach it (with
+// the market locked). Until each venue's private API calls all of it, some
+// is unused outside the tests.
+#[allow(dead_code)]
+impl Market {
+    /// The market with these accounts' keys; `seed` draws the engine's id
+    /// gaps.
+    pub(crate) fn with_keys(mut self, keys: Vec<SimKey>, seed: u64) -> Market {
+        self.exchange = Exchange::new(keys, self.instruments.len(), seed);
+        self
+    }
+
+    /// Places an order (see [`crate::exchange`]'s rules): its state after,
+    /// or why it was refused. `now_ms`: wall time, ms since the Unix epoch.
+    pub(crate) fn place(&mut self, o: NewOrder, now_ms: u64) -> Result<SimOrder, EngineReject> {
+        self.exchange.place(&mut self.books, o, now_ms)
+    }
+
+    /// Cancels the account's working order `order_id`.
+    pub(crate) fn cancel(
+        &mut self,
+        account: Account,
+        order_id: u64,
+        now_ms: u64,
+    ) -> Result<SimOrder, EngineReject> {
+        self.exchange
+            .cancel(&mut self.books, account, order_id, now_ms)
+    }
+
+    /// Cancels the account's working order whose client id is `client_id`.
+    pub(crate) fn cancel_client(
+        &mut self,
+        account: Account,
+        client_id: &str,
+        now_ms: u64,
+    ) -> Result<SimOrder, EngineReject> {
+        self.exchange
+            .cancel_client(&mut self.books, account, client_id, now_ms)
+    }
+
+    /// The account's working order `order_id` at a new price and total
+    /// size (a size-down at the same price keeps its queue place).
+    pub(crate) fn amend(
+        &mut self,
+        account: Account,
+        order_id: u64,
+        price: i64,
+        size: i64,
+        now_ms: u64,
+    ) -> Result<SimOrder, EngineReject> {
+        self.exchange
+            .amend(&mut self.books, account, order_id, price, size, now_ms)
+    }
+
+    /// Cancels the account's working orders (of `instrument`, or all):
+    /// how many were.
+    pub(crate) fn cancel_all(
+        &mut self,
+        account: Account,
+        instrument: Option<usize>,
+        now_ms: u64,
+    ) -> usize {
+        self.exchange
+            .cancel_all(&mut self.books, account, instrument, now_ms)
+    }
+
+    /// The account's working orders (of `instrument`, or all), oldest
+    /// first.
+    pub(crate) fn open_orders(
+        &self,
+        account: Account,
+        instrument: Option<usize>,
+    ) -> impl Iterator<Item = &SimOrder> {
+        self.exchange.open_orders(account, instrument)
+    }
+
+    /// The account of API key `key`, and what its signatures are checked
+    /// with.
+    pub(crate) fn key(&self, key: &str) -> Option<(Account, &KeySecret)> {
+        self.exchange.key(key)
+    }
+
+    /// What the engine's changes owe the clients since last taken: the
+    /// steps every client is written (before any further random step),
+    /// and the private events.
+    pub(crate) fn take_engine(&mut self) -> (Vec<Step>, Vec<PrivateEvent>) {
+        (
+            std::mem::take(&mut self.exchange.steps),
+            std::mem::take(&mut self.exchange.events),
+        )
     }
 }
 
@@ -276,6 +377,28 @@ pub(crate) trait Protocol: Send + Sync + 'static {
 
     /// One market step: what this client receives of it.
     fn on_step(&self, client: &mut Self::Client, step: &Step, market: &Market, out: &mut Out);
+
+    /// Changes to orders (the engine's [`PrivateEvent`]s of the request or
+    /// step batch just handled, in order, every account's): what this
+    /// client receives of them (its own account's, on the channels it
+    /// subscribed to). Called for every client after the batch's steps.
+    fn on_private(
+        &self,
+        client: &mut Self::Client,
+        events: &[PrivateEvent],
+        market: &Market,
+        out: &mut Out,
+    ) {
+        let _ = (client, events, market, out);
+    }
+
+    /// The client is gone (closed, dropped or kicked): what the venue does
+    /// then, with the market locked (Deribit's cancel-on-disconnect
+    /// cancels its account's orders here). What it changes reaches the
+    /// other clients as any request's changes do.
+    fn on_gone(&self, client: &mut Self::Client, market: &mut Market) {
+        let _ = (client, market);
+    }
 
     /// Timers, run at every poll of the client: heartbeats to send, and
     /// whether the venue would close it now. `idle` is how long the client

@@ -2,7 +2,11 @@
 //! (TLS and the request head, each on a thread of its own), and one market
 //! thread that steps the market, hands each step to the venue's protocol
 //! for every client, writes what it says, and polls the clients for their
-//! requests and timers between steps.
+//! requests and timers between steps. `trading.rs`: what it does for the
+//! matching engine; `script.rs`: a script played instead of a market.
+
+mod script;
+mod trading;
 
 use std::io;
 use std::net::SocketAddr;
@@ -21,8 +25,10 @@ use crate::limits::{MessageRate, RestLimit, Verdict};
 use crate::market::{Book, Ids, Levels, Step};
 use crate::pacer::Pacer;
 use crate::protocol::{Delivered, Market, Out, Protocol, Response, Tick, query};
-use crate::stamps::{SendStamps, StreamKind};
+use crate::stamps::SendStamps;
 use crate::{Script, Sent, SimConfig, SimStats, VenueFault};
+
+use trading::{flush_engine, remove_gone, request};
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -50,6 +56,13 @@ struct Client<C> {
     shutdowns: u32,
     /// When a shutdown notice's close is due.
     close_at: Option<Instant>,
+    /// It has made requests of the matching engine (a key looked up, an
+    /// order placed, ...): polled at every turn of the market loop, not
+    /// every 10 ms.
+    trading: bool,
+    /// Why it is gone, once it is: removed (and the venue told,
+    /// `Protocol::on_gone`) by [`remove_gone`].
+    gone: Option<Result<Polled, ()>>,
 }
 
 /// Everything the threads share.
@@ -65,6 +78,9 @@ pub(crate) struct Shared<P: Protocol> {
     counters: Counters,
     /// The REST weight spent, if the venue limits it.
     rest_limit: Option<Mutex<RestLimit>>,
+    /// Clients that trade ([`Client::trading`]): while there are any, the
+    /// market loop polls between steps at least every millisecond.
+    trading: AtomicU64,
 }
 
 #[derive(Default)]
@@ -96,6 +112,7 @@ pub(crate) trait Running: Send + Sync {
     fn stamps(&self) -> Arc<SendStamps>;
     fn stop(&self);
     fn close_clients(&self);
+    fn open_orders(&self) -> Vec<crate::SimOrder>;
 }
 
 impl<P: Protocol> Running for Shared<P> {
@@ -170,6 +187,10 @@ impl<P: Protocol> Running for Shared<P> {
         self.stop.store(true, Ordering::Release);
     }
 
+    fn open_orders(&self) -> Vec<crate::SimOrder> {
+        lock(&self.market).exchange.all_open()
+    }
+
     fn close_clients(&self) {
         for mut c in lock(&self.clients).drain(..) {
             let _ = c
@@ -211,11 +232,10 @@ pub(crate) fn start<P: Protocol>(config: SimConfig, protocol: P) -> io::Result<S
         .map(|n| Mutex::new(RestLimit::new(n, Instant::now())));
     let shared = Arc::new(Shared {
         stamps: Arc::new(SendStamps::new(config.instruments.len())),
-        market: Mutex::new(Market::new(
-            config.instruments.clone(),
-            books,
-            config.keep_sent,
-        )),
+        market: Mutex::new(
+            Market::new(config.instruments.clone(), books, config.keep_sent)
+                .with_keys(config.keys.clone(), config.seed),
+        ),
         config,
         protocol,
         clients: Mutex::new(Vec::new()),
@@ -224,6 +244,7 @@ pub(crate) fn start<P: Protocol>(config: SimConfig, protocol: P) -> io::Result<S
         finished: AtomicBool::new(false),
         counters: Counters::default(),
         rest_limit,
+        trading: AtomicU64::new(0),
     });
     let acceptor = {
         let shared = Arc::clone(&shared);
@@ -358,6 +379,8 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 upgraded: now,
                 shutdowns: 0,
                 close_at: None,
+                trading: false,
+                gone: None,
             });
             Ok(())
         }
@@ -404,6 +427,7 @@ fn scripted_rest(script: &Script, path: &str) -> Response {
 }
 
 /// A client after its poll.
+#[derive(Clone, Copy, Debug)]
 enum Polled {
     Open,
     /// It closed with a close frame (answered): a goodbye, not a failure.
@@ -443,23 +467,28 @@ fn write<C>(
     result.and_then(|()| client.session.flush())
 }
 
-/// Now and then (every 10 ms at most): a client's requests, pings, closes
-/// and timers. An error: drop the client.
+/// Now and then (every 10 ms at most, at every call for a client that
+/// trades): client `c`'s requests, pings, closes and timers. What a
+/// request changes in the books and orders goes out to every client at
+/// once ([`flush_engine`]). An error: drop the client.
 fn poll_client<P: Protocol>(
     shared: &Shared<P>,
-    client: &mut Client<P::Client>,
+    clients: &mut [Client<P::Client>],
+    c: usize,
     market: &mut Market,
     out: &mut Out,
     clock: Clock,
 ) -> Result<Polled, ServerError> {
-    open_client(shared, client, market, out, clock)?;
+    open_client(shared, clients, c, market, out, clock)?;
     let now = Instant::now();
-    if now.duration_since(client.last_poll) < Duration::from_millis(10) {
+    let client = &mut clients[c];
+    if !client.trading && now.duration_since(client.last_poll) < Duration::from_millis(10) {
         return Ok(Polled::Open);
     }
     client.last_poll = now;
     // Every request that has arrived, then the timers.
     loop {
+        let client = &mut clients[c];
         let incoming = client.session.recv(Duration::ZERO)?;
         if too_fast(shared, &client.session, &mut client.rate, incoming.as_ref()) {
             shared.counters.too_fast.fetch_add(1, Ordering::Relaxed);
@@ -472,14 +501,14 @@ fn poll_client<P: Protocol>(
                 if market.take_ignored(&t) {
                     continue;
                 }
-                shared.protocol.on_text(&mut client.state, &t, market, out);
-                write(client, out, &shared.stamps, &shared.counters, clock)?;
+                request(shared, clients, c, &t, market, out, clock)?;
             }
             Some(Incoming::Binary(_)) => client.last_rx = Instant::now(),
             Some(Incoming::Closed(_)) => return Ok(Polled::Closed),
             None => break,
         }
     }
+    let client = &mut clients[c];
     if client.shutdowns != market.shutdowns {
         // A service restart announced: the notice now, the close later.
         client.shutdowns = market.shutdowns;
@@ -525,11 +554,13 @@ fn poll_client<P: Protocol>(
 /// requests that came with the upgrade.
 fn open_client<P: Protocol>(
     shared: &Shared<P>,
-    client: &mut Client<P::Client>,
+    clients: &mut [Client<P::Client>],
+    c: usize,
     market: &mut Market,
     out: &mut Out,
     clock: Clock,
 ) -> Result<(), ServerError> {
+    let client = &mut clients[c];
     if client.opened {
         return Ok(());
     }
@@ -537,12 +568,11 @@ fn open_client<P: Protocol>(
     // Notices given before it joined are not for it.
     client.shutdowns = market.shutdowns;
     shared.protocol.on_open(&mut client.state, market, out);
-    for text in std::mem::take(&mut client.pending) {
-        shared
-            .protocol
-            .on_text(&mut client.state, &text, market, out);
+    write(client, out, &shared.stamps, &shared.counters, clock)?;
+    for text in std::mem::take(&mut clients[c].pending) {
+        request(shared, clients, c, &text, market, out, clock)?;
     }
-    write(client, out, &shared.stamps, &shared.counters, clock)
+    Ok(())
 }
 
 /// Counts a client that is gone, and why.
@@ -571,14 +601,19 @@ fn poll_all<P: Protocol>(
     out: &mut Out,
     clock: Clock,
 ) {
-    clients.retain_mut(|c| match poll_client(shared, c, market, out, clock) {
-        Ok(Polled::Open) => true,
-        gone => {
-            out.items.clear();
-            count_gone(&shared.counters, gone.map_err(|_| ()));
-            false
+    for c in 0..clients.len() {
+        if clients[c].gone.is_some() {
+            continue;
         }
-    });
+        match poll_client(shared, clients, c, market, out, clock) {
+            Ok(Polled::Open) => {}
+            gone => {
+                out.items.clear();
+                clients[c].gone = Some(gone.map_err(|_| ()));
+            }
+        }
+    }
+    remove_gone(shared, clients, market, out, clock);
 }
 
 /// Clients new to the market join it ([`open_client`]); those that fail
@@ -590,15 +625,25 @@ fn open_clients<P: Protocol>(
     out: &mut Out,
     clock: Clock,
 ) {
-    clients.retain_mut(|c| match open_client(shared, c, market, out, clock) {
-        Ok(()) => true,
-        Err(_) => {
-            out.items.clear();
-            shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
-            false
+    for c in 0..clients.len() {
+        if clients[c].gone.is_some() {
+            continue;
         }
-    });
+        if open_client(shared, clients, c, market, out, clock).is_err() {
+            out.items.clear();
+            clients[c].gone = Some(Err(()));
+        }
+    }
+    remove_gone(shared, clients, market, out, clock);
 }
+
+/// How long the market thread sleeps at most between two polls of the
+/// clients while some client trades ([`Client::trading`]): a request is
+/// answered within about this (plus the request's own work), where other
+/// clients are read every 10 ms; a sleep, not a spin, so an idle
+/// simulator with a trading client wakes 4 000 times a second and does
+/// little else.
+const TRADING_POLL: Duration = Duration::from_micros(250);
 
 fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
     let config = &shared.config;
@@ -609,7 +654,7 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
     let clock = Clock::new();
     let mut out = Out::default();
     if let Some(script) = &config.script {
-        play(shared, script, clock);
+        script::play(shared, script, clock);
         shared.finished.store(true, Ordering::Release);
         while !shared.stop.load(Ordering::Acquire) {
             poll_clients(shared, &mut out, clock);
@@ -627,7 +672,14 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
     while !shared.stop.load(Ordering::Acquire) {
         if let Some(wait) = pacer.wait(Instant::now()) {
             if wait > Duration::from_micros(200) {
-                thread::sleep(wait - Duration::from_micros(100));
+                let mut nap = wait - Duration::from_micros(100);
+                if shared.trading.load(Ordering::Relaxed) > 0 {
+                    // Clients that trade are answered between steps,
+                    // however slow the market.
+                    poll_clients(shared, &mut out, clock);
+                    nap = nap.min(TRADING_POLL);
+                }
+                thread::sleep(nap);
             }
             continue;
         }
@@ -637,6 +689,10 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
         // and the requests that came with the upgrade; their subscriptions
         // miss nothing of it.
         open_clients(shared, &mut clients, &mut market, &mut out, clock);
+        // What orders changed is out before the next random step (a
+        // request's changes went out with it; this is for any other).
+        flush_engine(shared, &mut clients, &mut market, &mut out, clock);
+        remove_gone(shared, &mut clients, &mut market, &mut out, clock);
         // Decided with the clients locked, as the steps are made and
         // written: once `pause(true)` has taken the lock, no step is under
         // way and none starts.
@@ -653,7 +709,11 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             poll_all(shared, &mut clients, &mut market, &mut out, clock);
             drop(market);
             drop(clients);
-            thread::sleep(Duration::from_millis(1));
+            thread::sleep(if shared.trading.load(Ordering::Relaxed) > 0 {
+                TRADING_POLL
+            } else {
+                Duration::from_millis(1)
+            });
             pacer.restart(Instant::now());
             continue;
         }
@@ -665,9 +725,12 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             market.step(n, &mut rng, trade, s);
             n = (n + 1) % market.instruments.len();
         }
+        // Fills of resting orders by the steps' trades (the random walk
+        // makes no steps of the engine's).
+        let (engine, events) = market.take_engine();
+        debug_assert!(engine.is_empty(), "a random step is not the engine's");
         delivered.fill(Delivered::default());
-        let mut gone = Vec::new();
-        for (c, client) in clients.iter_mut().enumerate() {
+        for client in clients.iter_mut() {
             for (s, got) in steps.iter().zip(got.iter_mut()) {
                 let from = out.items.len();
                 shared
@@ -675,122 +738,29 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
                     .on_step(&mut client.state, s, &market, &mut out);
                 *got = Delivered::of(s, &out.items[from..]);
             }
-            let result = write(client, &mut out, &shared.stamps, &shared.counters, clock)
-                .inspect(|()| {
-                    // Written: what it carried counts as sent.
+            if !events.is_empty() {
+                shared
+                    .protocol
+                    .on_private(&mut client.state, &events, &market, &mut out);
+            }
+            match write(client, &mut out, &shared.stamps, &shared.counters, clock) {
+                // Written: what it carried counts as sent.
+                Ok(()) => {
                     for (d, g) in delivered.iter_mut().zip(&got) {
                         *d = d.or(*g);
                     }
-                })
-                .and_then(|()| poll_client(shared, client, &mut market, &mut out, clock));
-            match result {
-                Ok(Polled::Open) => {}
-                other => {
+                }
+                Err(_) => {
                     out.items.clear();
-                    gone.push((c, other.map_err(|_| ())));
+                    client.gone = Some(Err(()));
                 }
             }
         }
         for (s, d) in steps.iter().zip(&delivered) {
             market.record(s, *d);
         }
-        for (c, how) in gone.into_iter().rev() {
-            clients.swap_remove(c);
-            count_gone(&shared.counters, how);
-        }
+        // Then the clients' requests and timers (those written to first,
+        // so a request's changes follow the steps everyone has).
+        poll_all(shared, &mut clients, &mut market, &mut out, clock);
     }
-}
-
-/// Sends a script's messages to every client, as fast as they take them
-/// `burst` to a write, or at the recording's pace. Waits for a first
-/// client; before the message [`Script::snapshots_by`] names (or after the
-/// first book message of every instrument), waits (up to 10 s) until
-/// every instrument's REST snapshot has been served, so a client's diff
-/// buffer need not hold the whole script.
-fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Clock) {
-    while lock(&shared.clients).is_empty() {
-        if shared.stop.load(Ordering::Acquire) {
-            return;
-        }
-        thread::sleep(Duration::from_millis(1));
-    }
-    let burst = if script.real_time {
-        1
-    } else {
-        shared.config.burst.max(1) as usize
-    };
-    let symbols = script.snapshots.len() as u64;
-    let due = script.snapshots_by.unwrap_or_else(|| {
-        first_book_of_each(&script.messages, shared.config.instruments.len()) + 1
-    });
-    let mut waited = symbols == 0;
-    let started = Instant::now();
-    let first_wall = script.messages.first().map_or(0, |m| m.1);
-    let mut out = Out::default();
-    for (k, chunk) in script.messages.chunks(burst).enumerate() {
-        if !waited && k * burst >= due {
-            waited = true;
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while shared.counters.rest.load(Ordering::Acquire) < symbols
-                && Instant::now() < deadline
-            {
-                thread::sleep(Duration::from_millis(1));
-            }
-        }
-        if script.real_time {
-            let due = Duration::from_nanos(chunk[0].1.saturating_sub(first_wall));
-            if let Some(wait) = due.checked_sub(started.elapsed()) {
-                thread::sleep(wait);
-            }
-        }
-        // Paused is read with the clients locked, as in `generate`.
-        let mut clients = loop {
-            if shared.stop.load(Ordering::Acquire) {
-                return;
-            }
-            let clients = lock(&shared.clients);
-            if !shared.paused.load(Ordering::Acquire) {
-                break clients;
-            }
-            drop(clients);
-            thread::sleep(Duration::from_millis(1));
-        };
-        let mut gone = Vec::new();
-        for (c, client) in clients.iter_mut().enumerate() {
-            for (key, _, text) in chunk {
-                out.items.push((text.clone(), *key));
-            }
-            if write(client, &mut out, &shared.stamps, &shared.counters, clock).is_err() {
-                out.items.clear();
-                gone.push(c);
-            }
-        }
-        for c in gone.into_iter().rev() {
-            clients.swap_remove(c);
-            shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
-        }
-        shared.counters.steps.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// The index of the message by which each of the `instruments` has had a
-/// book message (the last index if some never has).
-fn first_book_of_each(messages: &[crate::ScriptMessage], instruments: usize) -> usize {
-    let mut seen = vec![false; instruments];
-    let mut left = instruments;
-    for (i, (key, _, _)) in messages.iter().enumerate() {
-        let Some((n, StreamKind::Depth, _)) = key else {
-            continue;
-        };
-        let Some(seen) = seen.get_mut(*n) else {
-            continue;
-        };
-        if !std::mem::replace(seen, true) {
-            left -= 1;
-            if left == 0 {
-                return i;
-            }
-        }
-    }
-    messages.len().saturating_sub(1)
 }
