@@ -727,6 +727,14 @@ fn remove_gone<P: Protocol>(
     }
 }
 
+/// How long the market thread sleeps at most between two polls of the
+/// clients while some client trades ([`Client::trading`]): a request is
+/// answered within about this (plus the request's own work), where other
+/// clients are read every 10 ms; a sleep, not a spin, so an idle
+/// simulator with a trading client wakes 4 000 times a second and does
+/// little else.
+const TRADING_POLL: Duration = Duration::from_micros(250);
+
 fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
     let config = &shared.config;
     if let Some(core) = config.core {
@@ -756,10 +764,10 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             if wait > Duration::from_micros(200) {
                 let mut nap = wait - Duration::from_micros(100);
                 if shared.trading.load(Ordering::Relaxed) > 0 {
-                    // Clients that trade are answered between steps, a
-                    // millisecond apart at most, however slow the market.
+                    // Clients that trade are answered between steps,
+                    // however slow the market.
                     poll_clients(shared, &mut out, clock);
-                    nap = nap.min(Duration::from_millis(1));
+                    nap = nap.min(TRADING_POLL);
                 }
                 thread::sleep(nap);
             }
@@ -771,6 +779,10 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
         // and the requests that came with the upgrade; their subscriptions
         // miss nothing of it.
         open_clients(shared, &mut clients, &mut market, &mut out, clock);
+        // What orders changed is out before the next random step (a
+        // request's changes went out with it; this is for any other).
+        flush_engine(shared, &mut clients, &mut market, &mut out, clock);
+        remove_gone(shared, &mut clients, &mut market, &mut out, clock);
         // Decided with the clients locked, as the steps are made and
         // written: once `pause(true)` has taken the lock, no step is under
         // way and none starts.
@@ -787,7 +799,11 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             poll_all(shared, &mut clients, &mut market, &mut out, clock);
             drop(market);
             drop(clients);
-            thread::sleep(Duration::from_millis(1));
+            thread::sleep(if shared.trading.load(Ordering::Relaxed) > 0 {
+                TRADING_POLL
+            } else {
+                Duration::from_millis(1)
+            });
             pacer.restart(Instant::now());
             continue;
         }
@@ -801,7 +817,8 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
         }
         // Fills of resting orders by the steps' trades (the random walk
         // makes no steps of the engine's).
-        let (_, events) = market.take_engine();
+        let (engine, events) = market.take_engine();
+        debug_assert!(engine.is_empty(), "a random step is not the engine's");
         delivered.fill(Delivered::default());
         for client in clients.iter_mut() {
             for (s, got) in steps.iter().zip(got.iter_mut()) {
