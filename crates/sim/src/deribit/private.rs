@@ -74,7 +74,7 @@ struct State {
     /// Each instrument's last fill price and tick direction, and the tick
     /// direction of recent fills by trade id.
     last_fill: HashMap<usize, (i64, u8)>,
-    ticks: HashMap<u64, u8>,
+    ticks: HashMap<(usize, u64), u8>,
 }
 
 /// A connection's private side.
@@ -567,10 +567,11 @@ impl State {
                 None => 0,
             };
             self.last_fill.insert(n, (*price, dir));
-            self.ticks.insert(*trade_id, dir);
+            // Trade ids count per instrument.
+            self.ticks.insert((n, *trade_id), dir);
             if self.ticks.len() > 4096 {
                 let floor = trade_id.saturating_sub(2048);
-                self.ticks.retain(|&t, _| t > floor);
+                self.ticks.retain(|&(m, t), _| m != n || t > floor);
             }
         }
     }
@@ -619,7 +620,11 @@ impl State {
             maker: *maker,
             time_ms: *time_ms,
             mark: mark(market, order.instrument, *price),
-            tick_direction: self.ticks.get(trade_id).copied().unwrap_or(0),
+            tick_direction: self
+                .ticks
+                .get(&(order.instrument, *trade_id))
+                .copied()
+                .unwrap_or(0),
         };
         trading::trade(out, spec, &currency, &fill);
     }
