@@ -87,6 +87,7 @@ pub use tickwire_venues::Venue;
 pub use binance::pregenerate;
 pub use catalogue::{Contract, Listing};
 pub use cert::self_signed;
+pub use deribit::{DeribitPrivate, OrderCredits};
 pub use exchange::{KeySecret, SimKey, SimOrder, Status};
 pub use market::{Levels, SimInstrument};
 pub use okx::budget::RequestBudget;
@@ -170,6 +171,9 @@ pub struct SimConfig {
     /// account; [`SimOrder::account`]). Venues check requests' signatures
     /// with them. Empty: no private API.
     pub keys: Vec<SimKey>,
+    /// Deribit's private API: its tokens' lifetime and its order credits
+    /// (the venue's own by default; a test shortens or lowers them).
+    pub deribit: DeribitPrivate,
 }
 
 impl SimConfig {
@@ -203,6 +207,7 @@ impl Default for SimConfig {
             shutdown_lead: std::time::Duration::from_secs(5),
             sweep: None,
             keys: Vec::new(),
+            deribit: DeribitPrivate::default(),
         }
     }
 }
@@ -368,7 +373,10 @@ impl Simulator {
                 config,
                 coinbase::Coinbase::new().with_budget(budget.clone()),
             )?,
-            Venue::Deribit => run(config, deribit::Deribit::new())?,
+            Venue::Deribit => {
+                let private = config.deribit;
+                run(config, deribit::Deribit::with(private))?
+            }
         };
         Ok(Simulator {
             running,

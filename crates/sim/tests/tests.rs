@@ -2,6 +2,7 @@
 //! simulated venue listens on loopback, started by the test itself.
 
 mod binance;
+mod deribit_private;
 mod instruments;
 mod lifetime;
 mod standstill;

@@ -84,7 +84,7 @@ pub(super) fn instruments(
 
 /// The currency `l` settles in: an inverse perpetual its base, a linear
 /// one its quote.
-fn settlement(l: &Listing) -> &str {
+pub(super) fn settlement(l: &Listing) -> &str {
     match l.contract {
         Contract::Inverse { .. } => &l.base,
         _ => &l.quote,

@@ -33,12 +33,18 @@
 //!   Deribit has no checksum (`bad_checksum` is ignored) and no counter
 //!   restart (`restart` is ignored).
 //!
-//! Not simulated: authentication (so every `private/*` method and `raw`
-//! channel is refused), `ticker.*` and the grouped `book.*.{group}.{depth}.*`
+//! - The private API (`public/auth`, orders, `user.*` channels,
+//!   cancel-on-disconnect): `private.rs`, `auth.rs`, `trading.rs`. A `raw`
+//!   interval is refused only before `public/auth`.
+//!
+//! Not simulated: `ticker.*` and the grouped `book.*.{group}.{depth}.*`
 //! channels (left out of `result`, as unknown channels are), the HTTP 429
 //! for a 33rd connection from one address.
 
+mod auth;
 mod listing;
+mod private;
+mod trading;
 mod wire;
 
 use std::collections::BTreeSet;
@@ -47,17 +53,30 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tickwire_net::CloseCode;
 
+use crate::exchange::PrivateEvent;
 use crate::market::Step;
 use crate::protocol::{Market, Out, Protocol, Response, Tick};
 use crate::stamps::StreamKind;
 use crate::time::now_ms;
 
+pub use auth::{DeribitPrivate, OrderCredits};
+
 /// Deribit.
-pub(crate) struct Deribit;
+pub(crate) struct Deribit {
+    private: private::Shared,
+}
 
 impl Deribit {
+    #[cfg(test)]
     pub(crate) fn new() -> Deribit {
-        Deribit
+        Deribit::with(DeribitPrivate::default())
+    }
+
+    /// With its private API set to `config`.
+    pub(crate) fn with(config: DeribitPrivate) -> Deribit {
+        Deribit {
+            private: private::Shared::new(config),
+        }
     }
 }
 
@@ -151,6 +170,8 @@ pub(crate) struct Client {
     refilled: Option<Instant>,
     /// The venue ends the session at the next tick, and why.
     kick: Option<&'static str>,
+    /// Its login, orders and private channels.
+    private: private::Session,
 }
 
 /// What a channel name means.
@@ -166,18 +187,20 @@ enum Channel {
 
 /// Reads a channel name: `book.{instrument}.{interval}`,
 /// `trades.{instrument}.{interval}` (intervals `raw`, `100ms`, `agg2`:
-/// D-spec) and `quote.{instrument}` (no interval).
-fn channel(market: &Market, name: &str) -> Channel {
+/// D-spec) and `quote.{instrument}` (no interval), on a connection
+/// `authed` or not.
+fn channel(market: &Market, name: &str, authed: bool) -> Channel {
     let parts: Vec<&str> = name.split('.').collect();
     // "The value `raw` means no aggregation will be applied (Please note
     // that raw interval is only available to authorized users)" (D
-    // subscriptions pages), whatever the channel.
-    if parts.len() > 1 && parts.last() == Some(&"raw") {
+    // subscriptions pages), whatever the channel. A step is one change,
+    // so `raw` reads as `100ms` does.
+    if !authed && parts.len() > 1 && parts.last() == Some(&"raw") {
         return Channel::Raw;
     }
     let (kind, symbol) = match parts[..] {
-        ["book", s, "100ms" | "agg2"] => (Kind::Book, s),
-        ["trades", s, "100ms" | "agg2"] => (Kind::Trades, s),
+        ["book", s, "100ms" | "agg2" | "raw"] => (Kind::Book, s),
+        ["trades", s, "100ms" | "agg2" | "raw"] => (Kind::Trades, s),
         ["quote", s] => (Kind::Quote, s),
         _ => return Channel::Unknown,
     };
@@ -200,6 +223,7 @@ mod code {
     pub(super) const NO_METHOD: i64 = -32601;
     pub(super) const PARSE: i64 = -32700;
     pub(super) const TOO_MANY_REQUESTS: i64 = 10028;
+    pub(super) const INVALID_CREDENTIALS: i64 = 13004;
     pub(super) const UNAUTHORIZED: i64 = 13009;
     pub(super) const RAW_UNAUTHORIZED: i64 = 13778;
 }
@@ -218,6 +242,9 @@ const VERSION: &str = r#"{"version":"1.2.26"}"#;
 const CLOSE: CloseCode = CloseCode::NORMAL;
 
 impl Deribit {
+    /// `public/subscribe`, or `private/subscribe`'s public channels
+    /// (`user`: the private ones it accepted, listed first).
+    #[allow(clippy::too_many_arguments)] // two callers, all named
     fn subscribe(
         &self,
         client: &mut Client,
@@ -226,12 +253,17 @@ impl Deribit {
         names: &[&str],
         market: &mut Market,
         out: &mut Out,
+        user: &[String],
     ) {
+        let authed = client.private.authorized(&Value::Null, Instant::now());
         // "raw_subscriptions_not_available_for_unauthorized" refuses the
         // whole request, every other channel with it (a live probe,
         // 2026-09-21: "rejected WHOLE when any one channel is refused";
         // the code is in Deribit's RPC error table).
-        if names.iter().any(|n| channel(market, n) == Channel::Raw) {
+        if names
+            .iter()
+            .any(|n| channel(market, n, authed) == Channel::Raw)
+        {
             return out.push(wire::error(
                 id,
                 us_in,
@@ -242,7 +274,7 @@ impl Deribit {
         }
         let mut accepted: Vec<(Kind, usize, &str)> = Vec::new();
         for &name in names {
-            let Channel::Known(n, kind) = channel(market, name) else {
+            let Channel::Known(n, kind) = channel(market, name, authed) else {
                 // Unknown instruments and channels are silently left out
                 // of `result` (go-deribit issue 16: `"result":[]`;
                 // gocryptotrader `handleSubscription` diffs the result).
@@ -263,7 +295,11 @@ impl Deribit {
         out.push(wire::result(
             id,
             us_in,
-            &wire::names(accepted.iter().map(|a| a.2)),
+            &wire::names(
+                user.iter()
+                    .map(String::as_str)
+                    .chain(accepted.iter().map(|a| a.2)),
+            ),
         ));
         for &(kind, n, name) in &accepted {
             if client.subs.iter().any(|s| s.name == name) {
@@ -314,7 +350,7 @@ impl Deribit {
     /// unsubscribed in this request. ... If a channel in the request is
     /// invalid, not subscribed, or fails validation, it will not appear in
     /// the result." (D-spec `/public/unsubscribe`)
-    fn unsubscribe(client: &mut Client, names: &[&str]) -> String {
+    fn unsubscribe(client: &mut Client, names: &[&str]) -> Vec<String> {
         let mut removed: Vec<(Kind, usize, String)> = Vec::new();
         for &name in names {
             if let Some(at) = client.subs.iter().position(|s| s.name == name) {
@@ -323,7 +359,7 @@ impl Deribit {
             }
         }
         removed.sort();
-        wire::names(removed.iter().map(|r| r.2.as_str()))
+        removed.into_iter().map(|r| r.2).collect()
     }
 
     /// `params.channels` as a list of strings, or the -32602 reply's
@@ -387,6 +423,7 @@ impl Protocol for Deribit {
             request_credits: Pool::requests(),
             refilled: None,
             kick: None,
+            private: private::Session::default(),
         })
     }
 
@@ -448,16 +485,47 @@ impl Protocol for Deribit {
         };
         match method {
             "public/subscribe" => match Self::channels(&req) {
-                Ok(names) => self.subscribe(client, id, us_in, &names, market, out),
+                Ok(names) => self.subscribe(client, id, us_in, &names, market, out, &[]),
                 Err(reason) => out.push(invalid(reason, "channels")),
             },
-            "public/unsubscribe" => match Self::channels(&req) {
-                Ok(names) => {
-                    let removed = Self::unsubscribe(client, &names);
-                    out.push(wire::result(id, us_in, &removed));
+            "public/unsubscribe" | "private/unsubscribe"
+                if method == "public/unsubscribe"
+                    || client.private.authorized(&req, Instant::now()) =>
+            {
+                match Self::channels(&req) {
+                    Ok(names) => {
+                        let mut removed = private::Shared::unsubscribe(&mut client.private, &names);
+                        removed.extend(Self::unsubscribe(client, &names));
+                        let removed = wire::names(removed.iter().map(String::as_str));
+                        out.push(wire::result(id, us_in, &removed));
+                    }
+                    Err(reason) => out.push(invalid(reason, "channels")),
                 }
-                Err(reason) => out.push(invalid(reason, "channels")),
-            },
+            }
+            "private/subscribe" if client.private.authorized(&req, Instant::now()) => {
+                match Self::channels(&req) {
+                    Ok(names) => {
+                        let user = self.private.subscribe(&mut client.private, &names, market);
+                        let public: Vec<&str> = names
+                            .into_iter()
+                            .filter(|n| !user.iter().any(|u| u == n))
+                            .collect();
+                        self.subscribe(client, id, us_in, &public, market, out, &user);
+                    }
+                    Err(reason) => out.push(invalid(reason, "channels")),
+                }
+            }
+            "public/auth" => {
+                match self
+                    .private
+                    .auth(&mut client.private, &req, market, Instant::now(), now_ms())
+                {
+                    Ok(result) => out.push(wire::result(id, us_in, &result)),
+                    Err((code, message, data)) => {
+                        out.push(wire::error(id, us_in, code, message, data));
+                    }
+                }
+            }
             // `public/unsubscribe_all` "returns `"result":"ok"`" (D-spec).
             "public/unsubscribe_all" => {
                 client.subs.clear();
@@ -498,13 +566,37 @@ impl Protocol for Deribit {
                 }
                 out.push(wire::result(id, us_in, VERSION));
             }
-            m if m.starts_with("private/") => out.push(wire::error(
-                id,
-                us_in,
-                code::UNAUTHORIZED,
-                "unauthorized",
-                None,
-            )),
+            m if m.starts_with("private/") => {
+                if !client.private.authorized(&req, Instant::now()) {
+                    return out.push(wire::error(
+                        id,
+                        us_in,
+                        code::UNAUTHORIZED,
+                        "unauthorized",
+                        None,
+                    ));
+                }
+                match self.private.request(
+                    &mut client.private,
+                    m,
+                    &req,
+                    market,
+                    Instant::now(),
+                    now_ms(),
+                ) {
+                    Ok(Some(result)) => out.push(wire::result(id, us_in, &result)),
+                    // `private/logout`: no answer, the connection closes.
+                    Ok(None) => client.kick = Some("logout"),
+                    Err((code, message, data)) => {
+                        if code == code::TOO_MANY_REQUESTS {
+                            // "... and terminate the session" (D rate
+                            // limits), as for the other credits.
+                            client.kick = Some("too_many_requests");
+                        }
+                        out.push(wire::error(id, us_in, code, message, data));
+                    }
+                }
+            }
             _ => out.push(wire::error(
                 id,
                 us_in,
@@ -603,6 +695,21 @@ impl Protocol for Deribit {
         }
     }
 
+    fn on_private(
+        &self,
+        client: &mut Client,
+        events: &[PrivateEvent],
+        market: &Market,
+        out: &mut Out,
+    ) {
+        self.private
+            .on_private(&client.private, events, market, out);
+    }
+
+    fn on_gone(&self, client: &mut Client, market: &mut Market) {
+        self.private.on_gone(&mut client.private, market, now_ms());
+    }
+
     fn on_tick(&self, client: &mut Client, now: Instant, idle: Duration, out: &mut Out) -> Tick {
         if let Some(last) = client.refilled.replace(now) {
             let elapsed = now.saturating_duration_since(last);
@@ -667,5 +774,7 @@ fn actions<'a>(
         .collect()
 }
 
+#[cfg(test)]
+mod private_tests;
 #[cfg(test)]
 mod tests;

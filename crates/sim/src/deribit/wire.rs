@@ -85,7 +85,7 @@ pub(super) fn heartbeat(kind: &str) -> String {
 
 /// A notification: `method` "subscription", no `id`, `params` with
 /// `channel` and `data` (docs.deribit.com `/articles/notifications`).
-fn notification(channel: &str, data: &str) -> String {
+pub(super) fn notification(channel: &str, data: &str) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","method":"subscription","params":{{"channel":"{channel}","data":{data}}}}}"#
     )
