@@ -76,7 +76,7 @@ use std::thread::JoinHandle;
 use tickwire_net::server::ServerTls;
 pub use tickwire_venues::Venue;
 
-pub use binance::pregenerate;
+pub use binance::{WsApiLimits, pregenerate};
 pub use catalogue::{Contract, Listing};
 pub use cert::self_signed;
 pub use exchange::{KeySecret, SimKey, SimOrder, Status};
@@ -162,6 +162,10 @@ pub struct SimConfig {
     /// account; [`SimOrder::account`]). Venues check requests' signatures
     /// with them. Empty: no private API.
     pub keys: Vec<SimKey>,
+    /// Binance spot's WebSocket API rate limits (request weight a minute,
+    /// orders per 10 s and a day): the venue's by default, small in tests
+    /// of the refusals.
+    pub ws_api_limits: WsApiLimits,
 }
 
 impl SimConfig {
@@ -195,6 +199,7 @@ impl Default for SimConfig {
             shutdown_lead: std::time::Duration::from_secs(5),
             sweep: None,
             keys: Vec::new(),
+            ws_api_limits: WsApiLimits::default(),
         }
     }
 }
@@ -349,7 +354,8 @@ impl Simulator {
         let budget = config.request_budget.clone();
         let (running, addr, threads) = match venue {
             Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BinanceCoinM => {
-                run(config, binance::Binance::new(venue))?
+                let limits = config.ws_api_limits;
+                run(config, binance::Binance::with_limits(venue, limits))?
             }
             Venue::Okx => run(config, okx::Okx::new().with_budget(budget.clone()))?,
             Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse => {
