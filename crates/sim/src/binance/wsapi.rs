@@ -306,7 +306,7 @@ impl Params<'_> {
 /// parameters as `parameter=value` pairs separated by `&`" ("SIGNED
 /// request example (HMAC)", step 1; the same for Ed25519), values as sent
 /// ("no percent encoding here!", the docs' Python example).
-fn payload(params: &Map<String, Value>) -> String {
+pub(super) fn payload(params: &Map<String, Value>) -> String {
     let mut names: Vec<&String> = params.keys().filter(|k| *k != "signature").collect();
     names.sort();
     let mut s = String::with_capacity(256);
@@ -613,8 +613,10 @@ impl WsApi {
                 Ok(status(session, now_ms))
             }
             "userDataStream.subscribe" => subscribe(session),
+            // "This also doesn't require an Ed25519 API Key, and can work
+            // with any API Key type" (changelog, `subscribe.signature`).
             "userDataStream.subscribe.signature" => {
-                match self.account(session, &p, params, market, now_ms, true) {
+                match self.signed(&p, params, market, now_ms, false) {
                     Ok(account) => subscribe_account(session, account, false),
                     Err(r) => Err(r),
                 }
