@@ -133,6 +133,8 @@ pub(super) struct Shared {
     pub(super) orders: HashMap<u64, Meta>,
     /// Client order ids generated for requests that sent none.
     pub(super) generated: u64,
+    /// FOK orders expired unfilled (see `fok_expired`).
+    pub(super) expired: u64,
 }
 
 /// Binance spot's WebSocket API over the simulator's exchange.

@@ -686,3 +686,39 @@ fn the_envelope_echoes_ids_and_refuses_what_it_cannot_read() {
     assert_eq!(error(&r), (400, -1135, "Invalid JSON Request"));
     assert_eq!(r["id"], Value::Null);
 }
+
+/// Orders the book cannot fill as asked expire, answered 200 as Binance
+/// answers them: a FOK larger than the book holds within its limit and an
+/// IOC that does not cross come back `EXPIRED` with nothing filled, each
+/// with an `EXPIRED` execution report, and neither is left open.
+#[test]
+fn fok_and_ioc_orders_that_cannot_fill_expire() {
+    let mut api = Api::logged_on(WsApiLimits::default());
+    let (bid, ask) = api.best();
+    let mut fok = api.limit("BUY", ask, "fok-1");
+    fok["timeInForce"] = "FOK".into();
+    fok["quantity"] = "100.00000".into();
+    let r = api.call("order.place", fok);
+    assert_eq!(r["status"], 200, "{r}");
+    assert_eq!(r["result"]["status"], "EXPIRED", "{r}");
+    assert_eq!(r["result"]["executedQty"], "0.00000000");
+    assert_eq!(r["result"]["fills"], json!([]));
+    let mut ioc = api.limit("BUY", bid - 5, "ioc-1");
+    ioc["timeInForce"] = "IOC".into();
+    let r = api.call("order.place", ioc);
+    assert_eq!(r["result"]["status"], "EXPIRED", "{r}");
+    let expired: Vec<&Value> = api
+        .events
+        .iter()
+        .map(|e| &e["event"])
+        .filter(|e| e["x"] == "EXPIRED")
+        .map(|e| &e["c"])
+        .collect();
+    assert_eq!(expired, [&json!("fok-1"), &json!("ioc-1")]);
+    assert!(api.market.open_orders(0, None).next().is_none());
+    let status = api.call(
+        "order.status",
+        json!({"symbol": "BTCUSDT", "origClientOrderId": "fok-1", "timestamp": NOW}),
+    );
+    assert_eq!(status["result"]["status"], "EXPIRED", "{status}");
+}

@@ -261,13 +261,19 @@ impl Call<'_> {
             client_id,
         };
         let before = self.market.exchange.events.len();
-        let order = self.market.place(new, self.now_ms).map_err(|e| match e {
-            EngineReject::WouldTake => rejected("Order would immediately match and take."),
-            EngineReject::DuplicateClientId => rejected("Duplicate order sent."),
-            EngineReject::BadPrice => filter_failure("PRICE_FILTER"),
-            EngineReject::BadSize => filter_failure("LOT_SIZE"),
-            _ => rejected("Unsupported order combination"),
-        })?;
+        let order = match self.market.place(new.clone(), self.now_ms) {
+            Ok(order) => order,
+            Err(EngineReject::Fok) => self.fok_expired(new),
+            Err(e) => {
+                return Err(match e {
+                    EngineReject::WouldTake => rejected("Order would immediately match and take."),
+                    EngineReject::DuplicateClientId => rejected("Duplicate order sent."),
+                    EngineReject::BadPrice => filter_failure("PRICE_FILTER"),
+                    EngineReject::BadSize => filter_failure("LOT_SIZE"),
+                    _ => rejected("Unsupported order combination"),
+                });
+            }
+        };
         // The trades it made as a taker, from the private events it queued.
         let fills: Vec<(i64, i64, u64)> = self.market.exchange.events[before..]
             .iter()
@@ -334,6 +340,39 @@ impl Call<'_> {
         s.push('}');
         self.api.shared().orders.insert(order.id, meta);
         Ok(s)
+    }
+
+    /// A FOK order the book cannot fill whole. Binance accepts it and
+    /// expires it ("`FOK` ... the order will expire unless it cannot be
+    /// immediately filled for the entire quantity"; `enums.md` `EXPIRED`:
+    /// "LIMIT FOK orders with no fill"): a 200 answer, status `EXPIRED`,
+    /// and an `EXPIRED` execution report. The engine refuses such an order
+    /// without giving it an id, so its id here is drawn from a range the
+    /// engine's ids (from 1, one an order) never reach: 2^52 and up.
+    fn fok_expired(&mut self, new: NewOrder) -> SimOrder {
+        let id = {
+            let mut s = self.api.shared();
+            s.expired += 1;
+            (1 << 52) + s.expired
+        };
+        let order = SimOrder {
+            id,
+            account: new.account,
+            instrument: new.instrument,
+            client_id: new.client_id,
+            buy: new.buy,
+            price: new.price,
+            size: new.size,
+            filled: 0,
+            status: Status::Expired,
+            created_ms: self.now_ms,
+            updated_ms: self.now_ms,
+        };
+        self.market
+            .exchange
+            .events
+            .push(PrivateEvent::Order(order.clone()));
+        order
     }
 
     /// The open order of this account on `instrument` that `id` or
