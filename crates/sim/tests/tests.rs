@@ -5,3 +5,4 @@ mod binance;
 mod instruments;
 mod lifetime;
 mod standstill;
+mod ws_api;

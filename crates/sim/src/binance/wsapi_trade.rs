@@ -619,9 +619,9 @@ impl Call<'_> {
 
     /// `openOrders.cancelAll`: "Cancel all open orders on a symbol",
     /// answered with one `order.cancel` report each. With none open the
-    /// venue answers -2011 "Unknown order sent." (its REST twin `DELETE
-    /// /api/v3/openOrders` does: ccxt's binance error map and its users'
-    /// reports).
+    /// venue answers 400 -2011 "Unknown order sent." (its REST twin
+    /// `DELETE /api/v3/openOrders` does: binance/binance-connector-python
+    /// issue 185, python-binance issue 533).
     fn cancel_all(&mut self, p: &Params<'_>) -> Result<String, Refusal> {
         let instrument = self.symbol(p)?;
         let open: Vec<u64> = self

@@ -1,0 +1,136 @@
+//! Binance spot's WebSocket API (`/ws-api/v3`) over the wire: a client
+//! signing with an HMAC key of its own sends a burst of requests, the
+//! simulator answers each, and its exchange holds the orders placed. The
+//! API limits requests by weight and order counts, not by messages a
+//! second (`web-socket-api.md` "Rate limits" gives no such limit for it,
+//! unlike the streams' 5): a burst past the streams' limit is answered,
+//! not closed.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ring::hmac;
+use tickwire_net::{
+    Config, Conn, ConnId, Disconnect, Driver, Endpoint, Handler, Payload, Reconnect, Role, Stamps,
+    TlsConfig,
+};
+use tickwire_sim::{SimConfig, SimKey, Simulator, Venue};
+
+const KEY: &str = "WireTestKey0123456789abcdefABCDEF";
+
+/// Sends `requests` at once when it opens; keeps every text it gets.
+struct Client {
+    requests: Vec<String>,
+    texts: Vec<serde_json::Value>,
+    closed: Option<Disconnect>,
+}
+
+impl Handler for Client {
+    fn on_open(&mut self, conn: &mut Conn<'_>) {
+        for r in &self.requests {
+            conn.send_text(r).unwrap();
+        }
+    }
+
+    fn on_message(&mut self, _: &mut Conn<'_>, payload: Payload<'_>, _: Stamps) {
+        let text = payload.as_str().unwrap_or_default();
+        self.texts.push(serde_json::from_str(text).unwrap());
+    }
+
+    fn on_close(&mut self, _: ConnId, _: Role, reason: &Disconnect) -> Reconnect {
+        self.closed = Some(reason.clone());
+        Reconnect::No
+    }
+}
+
+/// `params` signed as the docs sign them (sorted, `k=v&...`, HMAC-SHA256
+/// in hex), as a request.
+fn signed(id: u32, method: &str, params: &[(&str, String)], secret: &str) -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let mut p: Vec<(String, String)> = params
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect();
+    p.push(("apiKey".into(), KEY.into()));
+    p.push(("timestamp".into(), now.to_string()));
+    p.sort();
+    let payload: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let key = hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes());
+    let tag = hmac::sign(&key, payload.join("&").as_bytes());
+    let signature: String = tag.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let mut object = serde_json::Map::new();
+    for (k, v) in p {
+        object.insert(k, v.into());
+    }
+    object.insert("signature".into(), signature.into());
+    serde_json::json!({"id": id, "method": method, "params": object}).to_string()
+}
+
+#[test]
+fn a_burst_of_signed_requests_is_answered_and_the_orders_rest() {
+    let secret: String = (0..32).map(|k| format!("{:02x}", k * 7 + 3)).collect();
+    let simulator = Simulator::start(SimConfig {
+        keys: vec![SimKey::hmac(KEY, secret.clone())],
+        ..SimConfig::new(Venue::BinanceSpot)
+    })
+    .unwrap();
+    let mut requests: Vec<String> = (0..10)
+        .map(|k| {
+            let params = [
+                ("symbol", "BTCUSDT".to_string()),
+                ("side", "BUY".into()),
+                ("type", "LIMIT".into()),
+                ("timeInForce", "GTC".into()),
+                ("price", format!("{}.00", 50_000 + k)),
+                ("quantity", "0.00100".into()),
+                ("newClientOrderId", format!("wire-{k}")),
+            ];
+            signed(k, "order.place", &params, &secret)
+        })
+        .collect();
+    requests.push(signed(
+        10,
+        "openOrders.status",
+        &[("symbol", "BTCUSDT".into())],
+        &secret,
+    ));
+    let client = Client {
+        requests,
+        texts: Vec::new(),
+        closed: None,
+    };
+    let config = Config {
+        send_rate: None,
+        ping_interval: None,
+        ..Config::default()
+    };
+    let mut driver = Driver::new(config, &TlsConfig::empty(), client).unwrap();
+    let url = format!("ws://{}/ws-api/v3", simulator.addr());
+    driver.connect(Endpoint::parse(&url).unwrap()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while driver.handler().texts.len() < 11 && driver.handler().closed.is_none() {
+        assert!(Instant::now() < deadline, "11 answers: not within 60 s");
+        driver.poll_timeout(Duration::from_millis(10)).unwrap();
+    }
+    let client = driver.handler();
+    assert_eq!(
+        client.closed,
+        None,
+        "closed after {} answers",
+        client.texts.len()
+    );
+    for (k, answer) in client.texts.iter().enumerate() {
+        assert_eq!(answer["id"], k, "answers in order: {answer}");
+        assert_eq!(answer["status"], 200, "{answer}");
+    }
+    assert_eq!(client.texts[10]["result"].as_array().unwrap().len(), 10);
+    let open = simulator.open_orders();
+    assert_eq!(open.len(), 10);
+    assert!(
+        open.iter()
+            .all(|o| o.client_id.starts_with("wire-") && o.buy)
+    );
+    simulator.stop();
+}
