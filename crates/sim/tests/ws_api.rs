@@ -134,3 +134,65 @@ fn a_burst_of_signed_requests_is_answered_and_the_orders_rest() {
     );
     simulator.stop();
 }
+
+/// ccxt (`ccxt.pro`'s binance class, which nobody here wrote) places an
+/// order with `createOrderWs` and cancels it with `cancelOrderWs` against
+/// a TLS simulator: `scripts/ccxt-binance-orders.py`, run by the Python
+/// named in `TICKWIRE_PYTHON` (`scripts/py-venv.sh` prints the project's,
+/// which has ccxt). Without it the test has nothing to run and says so.
+#[test]
+fn ccxt_places_and_cancels_an_order_through_the_ws_api() {
+    let Some(python) = std::env::var_os("TICKWIRE_PYTHON") else {
+        eprintln!(
+            "ccxt_places_and_cancels_an_order_through_the_ws_api: TICKWIRE_PYTHON unset, ccxt not run"
+        );
+        return;
+    };
+    let (tls, ca) = tickwire_sim::self_signed().unwrap();
+    let dir = std::env::temp_dir().join(format!("tickwire-ccxt-ws-api-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca).unwrap();
+    // A throw-away key, handed to the script through its environment.
+    let secret: String = (0..32)
+        .map(|k| format!("{:02x}", (k * 37 + 11) % 256))
+        .collect();
+    let simulator = Simulator::start(SimConfig {
+        keys: vec![SimKey::hmac(KEY, secret.clone())],
+        tls: Some(tls),
+        ..SimConfig::new(Venue::BinanceSpot)
+    })
+    .unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scripts/ccxt-binance-orders.py"
+    );
+    let mut child = std::process::Command::new(python)
+        .arg(script)
+        .arg("--port")
+        .arg(simulator.addr().port().to_string())
+        .arg("--ca")
+        .arg(&ca_file)
+        .env("TICKWIRE_CCXT_KEY", KEY)
+        .env("TICKWIRE_CCXT_SECRET", &secret)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("ccxt: not done within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(status.success(), "ccxt: {status}");
+    assert!(
+        simulator.open_orders().is_empty(),
+        "the order was cancelled"
+    );
+    simulator.stop();
+}
