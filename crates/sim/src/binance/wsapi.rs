@@ -604,6 +604,8 @@ impl WsApi {
             return out.push(answer(&id, Err(r), &usage, &self.limits, show));
         }
         let p = Params(params);
+        // Subscriptions the request ended.
+        let mut ended = Vec::new();
         let result = match method {
             "ping" => Ok("{}".to_string()),
             "time" => Ok(format!(r#"{{"serverTime":{now_ms}}}"#)),
@@ -611,6 +613,7 @@ impl WsApi {
             "session.status" => Ok(status(session, now_ms)),
             "session.logout" => {
                 session.logon = None;
+                ended.extend(session.subs.iter().filter(|s| s.2).map(|s| s.0));
                 session.subs.retain(|s| !s.2);
                 Ok(status(session, now_ms))
             }
@@ -623,7 +626,7 @@ impl WsApi {
                     Err(r) => Err(r),
                 }
             }
-            "userDataStream.unsubscribe" => unsubscribe(session, &p),
+            "userDataStream.unsubscribe" => unsubscribe(session, &p, &mut ended),
             "session.subscriptions" => {
                 let ids: Vec<String> = session
                     .subs
@@ -655,6 +658,15 @@ impl WsApi {
             _ => Err(unknown_method()),
         };
         out.push(answer(&id, result, &usage, &self.limits, show));
+        // "`eventStreamTerminated` is sent when ... A logon subscription
+        // ends after sending `session.logout` ... The subscription is
+        // stopped via the `userDataStream.unsubscribe` method"
+        // (`user-data-stream.md` "Event Stream Terminated").
+        for sub in ended {
+            out.push(format!(
+                r#"{{"subscriptionId":{sub},"event":{{"e":"eventStreamTerminated","E":{now_ms}}}}}"#
+            ));
+        }
     }
 
     /// Adds `weight` to the minute's count: the usage after it.
@@ -800,7 +812,11 @@ fn subscribe_account(
 /// close all subscriptions", else the one named; answered `{}`. None
 /// active: -2036 SUBSCRIPTION_INACTIVE "User Data Stream subscription not
 /// active."
-fn unsubscribe(session: &mut Session, p: &Params<'_>) -> Result<String, Refusal> {
+fn unsubscribe(
+    session: &mut Session,
+    p: &Params<'_>,
+    ended: &mut Vec<u32>,
+) -> Result<String, Refusal> {
     if session.subs.is_empty() {
         return Err(refuse(
             400,
@@ -808,10 +824,10 @@ fn unsubscribe(session: &mut Session, p: &Params<'_>) -> Result<String, Refusal>
             "User Data Stream subscription not active.",
         ));
     }
-    match p.long("subscriptionId")? {
-        None => session.subs.clear(),
-        Some(id) => session.subs.retain(|s| u64::from(s.0) != id),
-    }
+    let id = p.long("subscriptionId")?;
+    let ends = |s: &(u32, Account, bool)| id.is_none_or(|id| u64::from(s.0) == id);
+    ended.extend(session.subs.iter().filter(|s| ends(s)).map(|s| s.0));
+    session.subs.retain(|s| !ends(s));
     Ok("{}".into())
 }
 

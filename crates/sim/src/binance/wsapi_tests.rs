@@ -73,8 +73,12 @@ impl Api {
         self.binance
             .wsapi
             .on_text(session, text, &mut self.market, self.now, &mut out);
-        assert_eq!(out.items.len(), 1, "one answer a request");
         let answer: Value = serde_json::from_str(&out.items[0].0).unwrap();
+        // Then events the request itself ended with (none but
+        // `eventStreamTerminated`).
+        for (text, _) in &out.items[1..] {
+            self.events.push(serde_json::from_str(text).unwrap());
+        }
         let (_, events) = self.market.take_engine();
         let mut out = Out::default();
         self.binance
@@ -721,4 +725,33 @@ fn fok_and_ioc_orders_that_cannot_fill_expire() {
         json!({"symbol": "BTCUSDT", "origClientOrderId": "fok-1", "timestamp": NOW}),
     );
     assert_eq!(status["result"]["status"], "EXPIRED", "{status}");
+}
+
+/// Ending a subscription says so on the stream: `userDataStream.unsubscribe`
+/// and `session.logout` (of the logon's own subscription) each send
+/// `eventStreamTerminated` under its id after their answer, and events of
+/// the account stop; with none active, unsubscribing is -2036.
+#[test]
+fn ending_a_subscription_sends_event_stream_terminated() {
+    let mut api = Api::logged_on(WsApiLimits::default());
+    let r = api.call("userDataStream.unsubscribe", json!({}));
+    assert_eq!(r["result"], json!({}), "{r}");
+    assert_eq!(api.events.len(), 1, "{:?}", api.events);
+    assert_eq!(api.events[0]["subscriptionId"], 0);
+    assert_eq!(api.events[0]["event"]["e"], "eventStreamTerminated");
+    let (bid, _) = api.best();
+    api.call("order.place", api.limit("BUY", bid - 5, "quiet"));
+    assert_eq!(api.events.len(), 1, "no report once unsubscribed");
+    assert_eq!(
+        error(&api.call("userDataStream.unsubscribe", json!({}))),
+        (400, -2036, "User Data Stream subscription not active.")
+    );
+    let r = api.call("userDataStream.subscribe", json!({}));
+    assert_eq!(r["result"]["subscriptionId"], 1, "ids are not reused: {r}");
+    api.call("session.logout", json!({}));
+    let last = api.events.last().unwrap();
+    assert_eq!(last["subscriptionId"], 1);
+    assert_eq!(last["event"]["e"], "eventStreamTerminated");
+    let status = api.call("session.status", json!({}));
+    assert_eq!(status["result"]["userDataStream"], false, "{status}");
 }
