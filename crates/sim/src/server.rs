@@ -50,6 +50,13 @@ struct Client<C> {
     shutdowns: u32,
     /// When a shutdown notice's close is due.
     close_at: Option<Instant>,
+    /// It has made requests of the matching engine (a key looked up, an
+    /// order placed, ...): polled at every turn of the market loop, not
+    /// every 10 ms.
+    trading: bool,
+    /// Why it is gone, once it is: removed (and the venue told,
+    /// `Protocol::on_gone`) by [`remove_gone`].
+    gone: Option<Result<Polled, ()>>,
 }
 
 /// Everything the threads share.
@@ -65,6 +72,9 @@ pub(crate) struct Shared<P: Protocol> {
     counters: Counters,
     /// The REST weight spent, if the venue limits it.
     rest_limit: Option<Mutex<RestLimit>>,
+    /// Clients that trade ([`Client::trading`]): while there are any, the
+    /// market loop polls between steps at least every millisecond.
+    trading: AtomicU64,
 }
 
 #[derive(Default)]
@@ -228,6 +238,7 @@ pub(crate) fn start<P: Protocol>(config: SimConfig, protocol: P) -> io::Result<S
         finished: AtomicBool::new(false),
         counters: Counters::default(),
         rest_limit,
+        trading: AtomicU64::new(0),
     });
     let acceptor = {
         let shared = Arc::clone(&shared);
@@ -362,6 +373,8 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 upgraded: now,
                 shutdowns: 0,
                 close_at: None,
+                trading: false,
+                gone: None,
             });
             Ok(())
         }
@@ -409,6 +422,7 @@ fn scripted_rest(script: &Script, path: &str) -> Response {
 }
 
 /// A client after its poll.
+#[derive(Clone, Copy, Debug)]
 enum Polled {
     Open,
     /// It closed with a close frame (answered): a goodbye, not a failure.
@@ -448,23 +462,28 @@ fn write<C>(
     result.and_then(|()| client.session.flush())
 }
 
-/// Now and then (every 10 ms at most): a client's requests, pings, closes
-/// and timers. An error: drop the client.
+/// Now and then (every 10 ms at most, at every call for a client that
+/// trades): client `c`'s requests, pings, closes and timers. What a
+/// request changes in the books and orders goes out to every client at
+/// once ([`flush_engine`]). An error: drop the client.
 fn poll_client<P: Protocol>(
     shared: &Shared<P>,
-    client: &mut Client<P::Client>,
+    clients: &mut [Client<P::Client>],
+    c: usize,
     market: &mut Market,
     out: &mut Out,
     clock: Clock,
 ) -> Result<Polled, ServerError> {
-    open_client(shared, client, market, out, clock)?;
+    open_client(shared, clients, c, market, out, clock)?;
     let now = Instant::now();
-    if now.duration_since(client.last_poll) < Duration::from_millis(10) {
+    let client = &mut clients[c];
+    if !client.trading && now.duration_since(client.last_poll) < Duration::from_millis(10) {
         return Ok(Polled::Open);
     }
     client.last_poll = now;
     // Every request that has arrived, then the timers.
     loop {
+        let client = &mut clients[c];
         let incoming = client.session.recv(Duration::ZERO)?;
         if too_fast(
             shared,
@@ -483,14 +502,14 @@ fn poll_client<P: Protocol>(
                 if market.take_ignored(&t) {
                     continue;
                 }
-                shared.protocol.on_text(&mut client.state, &t, market, out);
-                write(client, out, &shared.stamps, &shared.counters, clock)?;
+                request(shared, clients, c, &t, market, out, clock)?;
             }
             Some(Incoming::Binary(_)) => client.last_rx = Instant::now(),
             Some(Incoming::Closed(_)) => return Ok(Polled::Closed),
             None => break,
         }
     }
+    let client = &mut clients[c];
     if client.shutdowns != market.shutdowns {
         // A service restart announced: the notice now, the close later.
         client.shutdowns = market.shutdowns;
@@ -532,15 +551,92 @@ fn poll_client<P: Protocol>(
     }
 }
 
-/// A client new to the market: what the venue sends first, and the
-/// requests that came with the upgrade.
-fn open_client<P: Protocol>(
+/// Client `c`'s request `text`: its answer written to it, then what it
+/// changed in the books and orders to every client ([`flush_engine`]). A
+/// request that reached the matching engine makes the client one that
+/// trades ([`Client::trading`]).
+fn request<P: Protocol>(
     shared: &Shared<P>,
-    client: &mut Client<P::Client>,
+    clients: &mut [Client<P::Client>],
+    c: usize,
+    text: &str,
     market: &mut Market,
     out: &mut Out,
     clock: Clock,
 ) -> Result<(), ServerError> {
+    let client = &mut clients[c];
+    let touched = market.exchange.touched();
+    shared
+        .protocol
+        .on_text(&mut client.state, text, market, out);
+    if market.exchange.touched() != touched && !client.trading {
+        client.trading = true;
+        shared.trading.fetch_add(1, Ordering::Relaxed);
+    }
+    write(client, out, &shared.stamps, &shared.counters, clock)?;
+    flush_engine(shared, clients, market, out, clock);
+    Ok(())
+}
+
+/// What the matching engine's changes owe the clients, if anything: its
+/// steps to every client that has joined the market (before any further
+/// random step), then its private events. A client whose write fails is
+/// marked gone.
+fn flush_engine<P: Protocol>(
+    shared: &Shared<P>,
+    clients: &mut [Client<P::Client>],
+    market: &mut Market,
+    out: &mut Out,
+    clock: Clock,
+) {
+    if market.exchange.steps.is_empty() && market.exchange.events.is_empty() {
+        return;
+    }
+    let (steps, events) = market.take_engine();
+    let mut delivered = vec![Delivered::default(); steps.len()];
+    for client in clients.iter_mut() {
+        if !client.opened || client.gone.is_some() {
+            continue;
+        }
+        let mut got = vec![Delivered::default(); steps.len()];
+        for (s, got) in steps.iter().zip(got.iter_mut()) {
+            let from = out.items.len();
+            shared.protocol.on_step(&mut client.state, s, market, out);
+            *got = Delivered::of(s, &out.items[from..]);
+        }
+        if !events.is_empty() {
+            shared
+                .protocol
+                .on_private(&mut client.state, &events, market, out);
+        }
+        match write(client, out, &shared.stamps, &shared.counters, clock) {
+            Ok(()) => {
+                for (d, g) in delivered.iter_mut().zip(&got) {
+                    *d = d.or(*g);
+                }
+            }
+            Err(_) => {
+                out.items.clear();
+                client.gone = Some(Err(()));
+            }
+        }
+    }
+    for (s, d) in steps.iter().zip(&delivered) {
+        market.record(s, *d);
+    }
+}
+
+/// A client new to the market: what the venue sends first, and the
+/// requests that came with the upgrade.
+fn open_client<P: Protocol>(
+    shared: &Shared<P>,
+    clients: &mut [Client<P::Client>],
+    c: usize,
+    market: &mut Market,
+    out: &mut Out,
+    clock: Clock,
+) -> Result<(), ServerError> {
+    let client = &mut clients[c];
     if client.opened {
         return Ok(());
     }
@@ -548,12 +644,11 @@ fn open_client<P: Protocol>(
     // Notices given before it joined are not for it.
     client.shutdowns = market.shutdowns;
     shared.protocol.on_open(&mut client.state, market, out);
-    for text in std::mem::take(&mut client.pending) {
-        shared
-            .protocol
-            .on_text(&mut client.state, &text, market, out);
+    write(client, out, &shared.stamps, &shared.counters, clock)?;
+    for text in std::mem::take(&mut clients[c].pending) {
+        request(shared, clients, c, &text, market, out, clock)?;
     }
-    write(client, out, &shared.stamps, &shared.counters, clock)
+    Ok(())
 }
 
 /// Counts a client that is gone, and why.
@@ -582,14 +677,19 @@ fn poll_all<P: Protocol>(
     out: &mut Out,
     clock: Clock,
 ) {
-    clients.retain_mut(|c| match poll_client(shared, c, market, out, clock) {
-        Ok(Polled::Open) => true,
-        gone => {
-            out.items.clear();
-            count_gone(&shared.counters, gone.map_err(|_| ()));
-            false
+    for c in 0..clients.len() {
+        if clients[c].gone.is_some() {
+            continue;
         }
-    });
+        match poll_client(shared, clients, c, market, out, clock) {
+            Ok(Polled::Open) => {}
+            gone => {
+                out.items.clear();
+                clients[c].gone = Some(gone.map_err(|_| ()));
+            }
+        }
+    }
+    remove_gone(shared, clients, market, out, clock);
 }
 
 /// Clients new to the market join it ([`open_client`]); those that fail
@@ -601,14 +701,37 @@ fn open_clients<P: Protocol>(
     out: &mut Out,
     clock: Clock,
 ) {
-    clients.retain_mut(|c| match open_client(shared, c, market, out, clock) {
-        Ok(()) => true,
-        Err(_) => {
-            out.items.clear();
-            shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
-            false
+    for c in 0..clients.len() {
+        if clients[c].gone.is_some() {
+            continue;
         }
-    });
+        if open_client(shared, clients, c, market, out, clock).is_err() {
+            out.items.clear();
+            clients[c].gone = Some(Err(()));
+        }
+    }
+    remove_gone(shared, clients, market, out, clock);
+}
+
+/// Removes the clients that are gone, counting each and telling the venue
+/// ([`Protocol::on_gone`]); what that changes (cancel-on-disconnect) goes
+/// out to the others, which may find more gone.
+fn remove_gone<P: Protocol>(
+    shared: &Shared<P>,
+    clients: &mut Vec<Client<P::Client>>,
+    market: &mut Market,
+    out: &mut Out,
+    clock: Clock,
+) {
+    while let Some(c) = clients.iter().position(|c| c.gone.is_some()) {
+        let mut client = clients.remove(c);
+        count_gone(&shared.counters, client.gone.unwrap_or(Err(())));
+        if client.trading {
+            shared.trading.fetch_sub(1, Ordering::Relaxed);
+        }
+        shared.protocol.on_gone(&mut client.state, market);
+        flush_engine(shared, clients, market, out, clock);
+    }
 }
 
 fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
@@ -638,7 +761,14 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
     while !shared.stop.load(Ordering::Acquire) {
         if let Some(wait) = pacer.wait(Instant::now()) {
             if wait > Duration::from_micros(200) {
-                thread::sleep(wait - Duration::from_micros(100));
+                let mut nap = wait - Duration::from_micros(100);
+                if shared.trading.load(Ordering::Relaxed) > 0 {
+                    // Clients that trade are answered between steps, a
+                    // millisecond apart at most, however slow the market.
+                    poll_clients(shared, &mut out, clock);
+                    nap = nap.min(Duration::from_millis(1));
+                }
+                thread::sleep(nap);
             }
             continue;
         }
@@ -676,9 +806,11 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             market.step(n, &mut rng, trade, s);
             n = (n + 1) % market.instruments.len();
         }
+        // Fills of resting orders by the steps' trades (the random walk
+        // makes no steps of the engine's).
+        let (_, events) = market.take_engine();
         delivered.fill(Delivered::default());
-        let mut gone = Vec::new();
-        for (c, client) in clients.iter_mut().enumerate() {
+        for client in clients.iter_mut() {
             for (s, got) in steps.iter().zip(got.iter_mut()) {
                 let from = out.items.len();
                 shared
@@ -686,29 +818,30 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
                     .on_step(&mut client.state, s, &market, &mut out);
                 *got = Delivered::of(s, &out.items[from..]);
             }
-            let result = write(client, &mut out, &shared.stamps, &shared.counters, clock)
-                .inspect(|()| {
-                    // Written: what it carried counts as sent.
+            if !events.is_empty() {
+                shared
+                    .protocol
+                    .on_private(&mut client.state, &events, &market, &mut out);
+            }
+            match write(client, &mut out, &shared.stamps, &shared.counters, clock) {
+                // Written: what it carried counts as sent.
+                Ok(()) => {
                     for (d, g) in delivered.iter_mut().zip(&got) {
                         *d = d.or(*g);
                     }
-                })
-                .and_then(|()| poll_client(shared, client, &mut market, &mut out, clock));
-            match result {
-                Ok(Polled::Open) => {}
-                other => {
+                }
+                Err(_) => {
                     out.items.clear();
-                    gone.push((c, other.map_err(|_| ())));
+                    client.gone = Some(Err(()));
                 }
             }
         }
         for (s, d) in steps.iter().zip(&delivered) {
             market.record(s, *d);
         }
-        for (c, how) in gone.into_iter().rev() {
-            clients.swap_remove(c);
-            count_gone(&shared.counters, how);
-        }
+        // Then the clients' requests and timers (those written to first,
+        // so a request's changes follow the steps everyone has).
+        poll_all(shared, &mut clients, &mut market, &mut out, clock);
     }
 }
 
