@@ -196,3 +196,88 @@ fn ccxt_places_and_cancels_an_order_through_the_ws_api() {
     );
     simulator.stop();
 }
+
+/// Over the wire, with an Ed25519 key: `session.logon`, then
+/// `userDataStream.subscribe`, then an order that takes from the book;
+/// the server hands the engine's events to the session, which reports
+/// them on its subscription (`executionReport` `NEW`, then `TRADE`s that
+/// add up to the order).
+#[test]
+fn a_logged_on_session_gets_its_execution_reports() {
+    use base64::Engine as _;
+    use ring::signature::{Ed25519KeyPair, KeyPair};
+    let pkcs8 = Ed25519KeyPair::generate_pkcs8(&ring::rand::SystemRandom::new()).unwrap();
+    let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap();
+    let public: [u8; 32] = pair.public_key().as_ref().try_into().unwrap();
+    let simulator = Simulator::start(SimConfig {
+        keys: vec![SimKey::ed25519(KEY, public)],
+        ..SimConfig::new(Venue::BinanceSpot)
+    })
+    .unwrap();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let payload = format!("apiKey={KEY}&timestamp={now}");
+    let signature = base64::engine::general_purpose::STANDARD.encode(pair.sign(payload.as_bytes()));
+    let logon = serde_json::json!({"id": 1, "method": "session.logon",
+        "params": {"apiKey": KEY, "timestamp": now, "signature": signature}});
+    let place = serde_json::json!({"id": 3, "method": "order.place", "params": {
+        "symbol": "BTCUSDT", "side": "BUY", "type": "LIMIT", "timeInForce": "IOC",
+        "price": "70000.00", "quantity": "0.00100", "timestamp": now}});
+    let client = Client {
+        requests: vec![
+            logon.to_string(),
+            r#"{"id":2,"method":"userDataStream.subscribe"}"#.into(),
+            place.to_string(),
+        ],
+        texts: Vec::new(),
+        closed: None,
+    };
+    let config = Config {
+        send_rate: None,
+        ping_interval: None,
+        ..Config::default()
+    };
+    let mut driver = Driver::new(config, &TlsConfig::empty(), client).unwrap();
+    let url = format!("ws://{}/ws-api/v3", simulator.addr());
+    driver.connect(Endpoint::parse(&url).unwrap()).unwrap();
+    let filled = |c: &Client| {
+        c.texts
+            .iter()
+            .filter(|t| t["event"]["x"] == "TRADE")
+            .any(|t| t["event"]["X"] == "FILLED")
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !filled(driver.handler()) && driver.handler().closed.is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the fill's report: not within 60 s"
+        );
+        driver.poll_timeout(Duration::from_millis(10)).unwrap();
+    }
+    let texts = &driver.handler().texts;
+    let answer = |id: u64| texts.iter().find(|t| t["id"] == id).unwrap();
+    assert_eq!(answer(1)["status"], 200, "{texts:?}");
+    assert_eq!(answer(2)["result"]["subscriptionId"], 0);
+    let placed = &answer(3)["result"];
+    assert_eq!(placed["status"], "FILLED", "{placed}");
+    let reports: Vec<&serde_json::Value> = texts
+        .iter()
+        .filter(|t| t["subscriptionId"] == 0)
+        .map(|t| &t["event"])
+        .collect();
+    assert_eq!(reports[0]["x"], "NEW", "{reports:?}");
+    assert_eq!(reports[0]["i"], placed["orderId"]);
+    let traded: f64 = reports
+        .iter()
+        .filter(|r| r["x"] == "TRADE")
+        .map(|r| r["l"].as_str().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert!((traded - 0.001).abs() < 1e-12, "{reports:?}");
+    assert_eq!(
+        reports.iter().filter(|r| r["x"] == "TRADE").count(),
+        placed["fills"].as_array().unwrap().len()
+    );
+    simulator.stop();
+}
