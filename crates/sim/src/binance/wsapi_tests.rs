@@ -369,6 +369,27 @@ fn a_crossing_order_fills_and_says_so_in_full() {
     assert_eq!(trade["L"], fills[0]["price"]);
     assert_eq!(trade["t"], fills[0]["tradeId"]);
     assert_eq!(trade["Z"], res["cummulativeQuoteQty"]);
+
+    // A MARKET sell takes from the bids, whatever their price; FULL by
+    // default, its price written as zero.
+    let (bid, _) = api.best();
+    let market = json!({"symbol": "BTCUSDT", "side": "SELL", "type": "MARKET",
+                        "quantity": "0.00200", "timestamp": NOW});
+    let r = api.call("order.place", market);
+    assert_eq!(r["result"]["status"], "FILLED", "{r}");
+    assert_eq!(r["result"]["type"], "MARKET");
+    assert_eq!(r["result"]["price"], "0.00000000");
+    assert_eq!(r["result"]["fills"][0]["price"], {
+        let mut s = String::new();
+        decimal(&mut s, bid, 2, Digits::Fixed(8));
+        s
+    });
+    let mut priced = json!({"symbol": "BTCUSDT", "side": "SELL", "type": "MARKET",
+                            "quantity": "0.00200", "price": "1.00", "timestamp": NOW});
+    assert_eq!(error(&api.call("order.place", priced.clone())).1, -1106);
+    priced.as_object_mut().unwrap().remove("quantity");
+    priced.as_object_mut().unwrap().remove("price");
+    assert_eq!(error(&api.call("order.place", priced)).1, -1102);
 }
 
 /// The engine's refusals as Binance words them: a LIMIT_MAKER at the ask
