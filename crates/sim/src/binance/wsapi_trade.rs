@@ -15,6 +15,9 @@ use crate::exchange::{EngineReject, NewOrder, PrivateEvent, SimOrder, Status, Ti
 use crate::market::{Digits, SimInstrument, decimal};
 use crate::protocol::{Market, Out};
 
+/// Orders whose reports are kept, at most (see `submit`).
+const KEPT_ORDERS: usize = 100_000;
+
 /// Binance spot writes every decimal with 8 digits.
 fn dec(s: &mut String, v: i64, scale: u8) {
     s.push('"');
@@ -338,7 +341,16 @@ impl Call<'_> {
             s.push(']');
         }
         s.push('}');
-        self.api.shared().orders.insert(order.id, meta);
+        let mut shared = self.api.shared();
+        // What is kept of orders that left the book (for `order.status`)
+        // is bounded: past the bound, it is forgotten, the working orders
+        // kept.
+        if shared.orders.len() >= KEPT_ORDERS {
+            shared
+                .orders
+                .retain(|_, m| matches!(m.last.status, Status::New | Status::PartiallyFilled));
+        }
+        shared.orders.insert(order.id, meta);
         Ok(s)
     }
 
