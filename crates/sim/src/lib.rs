@@ -21,6 +21,12 @@
 //!   instrument) moves a step at a time; each venue module formats the same
 //!   step its own way (`binance`, `okx`, `bybit`, `kraken`, `coinbase`,
 //!   `deribit`). Same seed, same market.
+//! - A matching engine under the venues' private APIs: accounts by API key
+//!   ([`SimConfig::keys`]), limit orders resting in the simulated books by
+//!   price and time (part of the public levels every client sees), crossing
+//!   orders filling level by level with their trades printed, resting
+//!   orders filled by the market's own trades after the crowd ahead of
+//!   them. [`Simulator::open_orders`] says what is still working.
 //! - Faults a venue can cause are injected on demand ([`VenueFault`]: a
 //!   lost book message, a wrong checksum, a refused subscription, a book
 //!   service restart); network faults are the proxy's
@@ -59,6 +65,8 @@ mod market;
 mod okx;
 mod pacer;
 mod protocol;
+#[cfg(test)]
+mod reflection;
 #[cfg(test)]
 mod refusals;
 mod server;
@@ -424,6 +432,8 @@ impl Simulator {
     /// are answered. Once `pause(true)` returns, no step (or script
     /// message) is being sent and none starts until resumed: everything
     /// [`sent`](Simulator::sent) holds has been written to the sockets.
+    /// (Orders still trade while it is paused: what a request changes in
+    /// a book still goes out to every client.)
     pub fn pause(&self, paused: bool) {
         self.running.pause(paused);
     }

@@ -734,6 +734,14 @@ fn remove_gone<P: Protocol>(
     }
 }
 
+/// How long the market thread sleeps at most between two polls of the
+/// clients while some client trades ([`Client::trading`]): a request is
+/// answered within about this (plus the request's own work), where other
+/// clients are read every 10 ms; a sleep, not a spin, so an idle
+/// simulator with a trading client wakes 4 000 times a second and does
+/// little else.
+const TRADING_POLL: Duration = Duration::from_micros(250);
+
 fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
     let config = &shared.config;
     if let Some(core) = config.core {
@@ -763,10 +771,10 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             if wait > Duration::from_micros(200) {
                 let mut nap = wait - Duration::from_micros(100);
                 if shared.trading.load(Ordering::Relaxed) > 0 {
-                    // Clients that trade are answered between steps, a
-                    // millisecond apart at most, however slow the market.
+                    // Clients that trade are answered between steps,
+                    // however slow the market.
                     poll_clients(shared, &mut out, clock);
-                    nap = nap.min(Duration::from_millis(1));
+                    nap = nap.min(TRADING_POLL);
                 }
                 thread::sleep(nap);
             }
@@ -794,7 +802,11 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             poll_all(shared, &mut clients, &mut market, &mut out, clock);
             drop(market);
             drop(clients);
-            thread::sleep(Duration::from_millis(1));
+            thread::sleep(if shared.trading.load(Ordering::Relaxed) > 0 {
+                TRADING_POLL
+            } else {
+                Duration::from_millis(1)
+            });
             pacer.restart(Instant::now());
             continue;
         }

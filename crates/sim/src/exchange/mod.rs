@@ -1,8 +1,8 @@
 //! The simulator's matching engine: accounts ([`SimKey`]), orders resting
 //! in the simulated books, and what trades them. Venue modules reach it
-//! through [`Market`](crate::protocol::Market)'s `place`, `cancel`,
-//! `cancel_client`, `amend`, `cancel_all`, `open_orders` and `key`, with
-//! the market locked, so a request sees books and orders at once.
+//! through `Market`'s `place`, `cancel`, `cancel_client`, `amend`,
+//! `cancel_all`, `open_orders` and `key`, with the market locked, so a
+//! request sees books and orders at once.
 //!
 //! # Rules
 //!

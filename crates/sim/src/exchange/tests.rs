@@ -1,5 +1,6 @@
 //! The engine's rules, on books without a server: the exchange and the
-//! market's steps alone (the server's side is `crate::reflection`'s).
+//! market's steps alone (what the clients see of it is tested beside the
+//! venues, in `reflection.rs`).
 
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -250,7 +251,7 @@ fn a_size_down_keeps_the_queue_place_and_a_new_price_loses_it() {
         ex.amend(&mut books, 0, p.id, bid, 10, T),
         Err(EngineReject::WouldTake)
     );
-    assert_eq!(level(&books[0], false, ask + 5) >= 10, true);
+    assert!(level(&books[0], false, ask + 5) >= 10);
     assert_eq!(ex.open_orders(0, None).filter(|o| o.id == p.id).count(), 1);
 }
 
@@ -273,7 +274,7 @@ fn cancel_all_cancels_one_account_s_orders_and_gives_the_levels_back() {
     let other = ex.place(&mut books, order(1, true, bid, 40), T).unwrap();
     assert_eq!(ex.cancel_all(&mut books, 0, None, T), 3);
     assert_eq!(ex.cancel_all(&mut books, 0, None, T), 0);
-    assert_eq!(ex.all_open(), [other.clone()]);
+    assert_eq!(ex.all_open(), std::slice::from_ref(&other));
     let c = ex.cancel(&mut books, 1, other.id, T).unwrap();
     assert_eq!(c.status, Status::Canceled);
     assert_eq!(
@@ -426,10 +427,10 @@ proptest! {
                     }
                 }
                 Op::Amend(k, d, s) => {
-                    if let Some(o) = ex.all_open().get(k) {
-                        if let Ok(a) = ex.amend(&mut books, o.account, o.id, o.price + d, s, T) {
-                            sizes.insert(a.id, a.size);
-                        }
+                    if let Some(o) = ex.all_open().get(k)
+                        && let Ok(a) = ex.amend(&mut books, o.account, o.id, o.price + d, s, T)
+                    {
+                        sizes.insert(a.id, a.size);
                     }
                 }
                 Op::Steps(n) => {
