@@ -13,7 +13,7 @@ use tickwire_net::{
     Config, Conn, ConnId, Disconnect, Driver, Endpoint, Handler, Payload, Reconnect, Role, Stamps,
     TlsConfig,
 };
-use tickwire_sim::{SimConfig, SimKey, Simulator, Venue};
+use tickwire_sim::{SimConfig, SimKey, Simulator, Venue, WsApiLimits};
 
 const KEY: &str = "WireTestKey0123456789abcdefABCDEF";
 
@@ -68,34 +68,23 @@ fn signed(id: u32, method: &str, params: &[(&str, String)], secret: &str) -> Str
     serde_json::json!({"id": id, "method": method, "params": object}).to_string()
 }
 
-#[test]
-fn a_burst_of_signed_requests_is_answered_and_the_orders_rest() {
-    let secret: String = (0..32).map(|k| format!("{:02x}", k * 7 + 3)).collect();
-    let simulator = Simulator::start(SimConfig {
-        keys: vec![SimKey::hmac(KEY, secret.clone())],
-        ..SimConfig::new(Venue::BinanceSpot)
-    })
-    .unwrap();
-    let mut requests: Vec<String> = (0..10)
-        .map(|k| {
-            let params = [
-                ("symbol", "BTCUSDT".to_string()),
-                ("side", "BUY".into()),
-                ("type", "LIMIT".into()),
-                ("timeInForce", "GTC".into()),
-                ("price", format!("{}.00", 50_000 + k)),
-                ("quantity", "0.00100".into()),
-                ("newClientOrderId", format!("wire-{k}")),
-            ];
-            signed(k, "order.place", &params, &secret)
-        })
-        .collect();
-    requests.push(signed(
-        10,
-        "openOrders.status",
-        &[("symbol", "BTCUSDT".into())],
-        &secret,
-    ));
+/// `order.place` of a resting buy, client id `wire-{k}`.
+fn place(k: u32, secret: &str) -> String {
+    let params = [
+        ("symbol", "BTCUSDT".to_string()),
+        ("side", "BUY".into()),
+        ("type", "LIMIT".into()),
+        ("timeInForce", "GTC".into()),
+        ("price", format!("{}.00", 50_000 + k)),
+        ("quantity", "0.00100".into()),
+        ("newClientOrderId", format!("wire-{k}")),
+    ];
+    signed(k, "order.place", &params, secret)
+}
+
+/// Runs `requests` on a new connection to `simulator` until `answers`
+/// frames came (or it closed): the client after.
+fn exchange(simulator: &Simulator, requests: Vec<String>, answers: usize) -> Client {
     let client = Client {
         requests,
         texts: Vec::new(),
@@ -110,11 +99,71 @@ fn a_burst_of_signed_requests_is_answered_and_the_orders_rest() {
     let url = format!("ws://{}/ws-api/v3", simulator.addr());
     driver.connect(Endpoint::parse(&url).unwrap()).unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while driver.handler().texts.len() < 11 && driver.handler().closed.is_none() {
-        assert!(Instant::now() < deadline, "11 answers: not within 60 s");
+    while driver.handler().texts.len() < answers && driver.handler().closed.is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "{answers} answers: not within 60 s"
+        );
         driver.poll_timeout(Duration::from_millis(10)).unwrap();
     }
-    let client = driver.handler();
+    driver.into_handler()
+}
+
+/// The limits `SimConfig::ws_api_limits` sets are the ones enforced and
+/// reported: with 2 orders a day, the third order of a burst is refused
+/// with 429 -1015 and not placed (unless the UTC day turned between the
+/// answers, the reset the docs describe, which the test then accepts).
+#[test]
+fn configured_order_limits_are_enforced_over_the_wire() {
+    let secret: String = (0..32).map(|k| format!("{:02x}", k * 5 + 1)).collect();
+    let simulator = Simulator::start(SimConfig {
+        keys: vec![SimKey::hmac(KEY, secret.clone())],
+        ws_api_limits: WsApiLimits {
+            orders_per_day: 2,
+            ..WsApiLimits::default()
+        },
+        ..SimConfig::new(Venue::BinanceSpot)
+    })
+    .unwrap();
+    let client = exchange(&simulator, (0..3).map(|k| place(k, &secret)).collect(), 3);
+    assert_eq!(client.closed, None);
+    let day = |t: &serde_json::Value| t["rateLimits"][1]["count"].clone();
+    assert_eq!(
+        client.texts[1]["rateLimits"][1]["limit"], 2,
+        "{:?}",
+        client.texts
+    );
+    assert_eq!(day(&client.texts[1]), 2);
+    let third = &client.texts[2];
+    if day(third) != 1 {
+        assert_eq!(third["status"], 429, "{third}");
+        assert_eq!(third["error"]["code"], -1015);
+        assert_eq!(
+            third["error"]["msg"],
+            "Too many new orders; current limit is 2 orders per 1 DAY."
+        );
+        assert_eq!(simulator.open_orders().len(), 2);
+    }
+    simulator.stop();
+}
+
+#[test]
+fn a_burst_of_signed_requests_is_answered_and_the_orders_rest() {
+    let secret: String = (0..32).map(|k| format!("{:02x}", k * 7 + 3)).collect();
+    let simulator = Simulator::start(SimConfig {
+        keys: vec![SimKey::hmac(KEY, secret.clone())],
+        ..SimConfig::new(Venue::BinanceSpot)
+    })
+    .unwrap();
+    let mut requests: Vec<String> = (0..10).map(|k| place(k, &secret)).collect();
+    requests.push(signed(
+        10,
+        "openOrders.status",
+        &[("symbol", "BTCUSDT".into())],
+        &secret,
+    ));
+    let client = exchange(&simulator, requests, 11);
+    let client = &client;
     assert_eq!(
         client.closed,
         None,
