@@ -16,7 +16,7 @@
 //! `{"subscriptionId":N,"event":{..}}` ("Event format").
 //!
 //! Served here: `session.logon` / `session.status` / `session.logout`,
-//! `order.place` (LIMIT, LIMIT_MAKER, MARKET by `quantity`),
+//! `order.place` (LIMIT, LIMIT_MAKER, MARKET by `quantity`), `order.test`,
 //! `order.cancel`, `order.cancelReplace`, `order.status`,
 //! `openOrders.status`, `openOrders.cancelAll`,
 //! `userDataStream.subscribe` / `.unsubscribe` /
@@ -502,12 +502,14 @@ pub(super) fn bounds(spec: &SimInstrument) -> ((i64, i64), (i64, i64)) {
 
 /// What a request weighs ("Weight" of each method in
 /// `web-socket-api.md`): the session methods and the user data stream
-/// requests 2, `order.place` / `order.cancel` / `order.cancelReplace` /
-/// `openOrders.cancelAll` 1, `order.status` 4, `openOrders.status` 6 for
+/// requests 2, `order.place` / `order.test` / `order.cancel` /
+/// `order.cancelReplace` / `openOrders.cancelAll` 1, `order.status` 4, `openOrders.status` 6 for
 /// a symbol and 80 for all, `ping` and `time` 1.
 fn weight(method: &str, params: &Map<String, Value>) -> u32 {
     match method {
         "order.place" | "order.cancel" | "order.cancelReplace" | "openOrders.cancelAll" => 1,
+        // 20 with `computeCommissionRates`, which is not simulated.
+        "order.test" => 1,
         "order.status" => 4,
         "openOrders.status" => {
             if params.get("symbol").is_some_and(|s| !s.is_null()) {
@@ -636,6 +638,7 @@ impl WsApi {
                 Ok(format!("[{}]", ids.join(",")))
             }
             "order.place"
+            | "order.test"
             | "order.cancel"
             | "order.cancelReplace"
             | "order.status"

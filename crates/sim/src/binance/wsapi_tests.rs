@@ -776,3 +776,44 @@ fn ending_a_subscription_sends_event_stream_terminated() {
     let status = api.call("session.status", json!({}));
     assert_eq!(status["result"]["userDataStream"], false, "{status}");
 }
+
+/// `order.test` checks an order as `order.place` would and answers `{}`,
+/// placing nothing and counting no order; a connection opened with
+/// `returnRateLimits=false` answers without `rateLimits` unless a request
+/// asks for them; its `serverShutdown` notice is the API's connection
+/// event, `{"event":{"e":"serverShutdown",..}}`.
+#[test]
+fn order_test_rate_limit_display_and_the_shutdown_notice() {
+    let mut api = Api::logged_on(WsApiLimits::default());
+    let (bid, _) = api.best();
+    let r = api.call("order.test", api.limit("BUY", bid - 5, "t-1"));
+    assert_eq!(r["result"], json!({}), "{r}");
+    assert_eq!(
+        r["rateLimits"].as_array().unwrap().len(),
+        1,
+        "no order counted: {r}"
+    );
+    let mut bad = api.limit("BUY", bid - 5, "t-2");
+    bad["quantity"] = "0.000001".into();
+    assert_eq!(
+        error(&api.call("order.test", bad)).2,
+        "Filter failure: LOT_SIZE"
+    );
+    assert!(api.market.open_orders(0, None).next().is_none());
+    assert!(api.events.is_empty(), "{:?}", api.events);
+
+    let notice = api.binance.shutdown_notice(&api.client).unwrap();
+    let notice: Value = serde_json::from_str(&notice).unwrap();
+    assert_eq!(notice["event"]["e"], "serverShutdown", "{notice}");
+
+    api.client = api
+        .binance
+        .open("/ws-api/v3?returnRateLimits=false", &api.market)
+        .unwrap();
+    let r = api.call("time", json!({}));
+    assert!(r.get("rateLimits").is_none(), "{r}");
+    let r = api.call("time", json!({"returnRateLimits": true}));
+    assert!(r["rateLimits"].is_array(), "{r}");
+    let status = api.call("session.status", json!({}));
+    assert_eq!(status["result"]["returnRateLimits"], false, "{status}");
+}

@@ -65,6 +65,11 @@ impl Call<'_> {
     pub(super) fn trade(&mut self, method: &str, p: &Params<'_>) -> Result<String, Refusal> {
         match method {
             "order.place" => self.place(p),
+            // "Validates new order parameters and verifies your signature
+            // but does not send the order into the matching engine":
+            // answered `{}` ("Test new order"; `computeCommissionRates`
+            // not simulated).
+            "order.test" => self.order(p).map(|_| "{}".to_string()),
             "order.cancel" => self.cancel(p),
             "order.cancelReplace" => self.cancel_replace(p),
             "order.status" => self.order_status(p),
