@@ -174,7 +174,7 @@ fn symbol(venue: Venue, l: &Listing) -> Value {
             "quoteAsset": l.quote,
             "quotePrecision": 8,
             "quoteAssetPrecision": 8,
-            // The types its WebSocket API takes (`wsapi_trade.rs`).
+            // The types its WebSocket API takes (`wsapi/orders.rs`).
             "orderTypes": ["LIMIT", "LIMIT_MAKER", "MARKET"],
             "isSpotTradingAllowed": true,
             "isMarginTradingAllowed": false,

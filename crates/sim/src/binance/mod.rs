@@ -49,7 +49,7 @@
 //!   would bridge it.
 //! - Spot also serves its WebSocket API at `/ws-api/v3` (sessions, signed
 //!   requests, orders on the simulator's exchange, the user data stream,
-//!   the rate limits): see `wsapi.rs`.
+//!   the rate limits): see `wsapi/`.
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -343,7 +343,7 @@ impl Protocol for Binance {
         }
     }
 
-    /// A WebSocket API client's user data stream (`wsapi.rs`).
+    /// A WebSocket API client's user data stream (`wsapi/`).
     fn on_private(
         &self,
         client: &mut Client,
@@ -358,7 +358,7 @@ impl Protocol for Binance {
     }
 
     /// The WebSocket API documents no limit on messages a second (its
-    /// requests are limited by weight and order counts: `wsapi.rs`); the
+    /// requests are limited by weight and order counts: `wsapi/`); the
     /// streams' limit is the next one.
     fn client_incoming_limit(&self, client: &Client) -> Option<usize> {
         if client.api.is_some() {
@@ -515,9 +515,6 @@ pub fn pregenerate(
 mod listing;
 mod wire;
 mod wsapi;
-#[cfg(test)]
-mod wsapi_tests;
-mod wsapi_trade;
 #[cfg(test)]
 pub(crate) use listing::path as listing_path;
 use wsapi::WsApi;

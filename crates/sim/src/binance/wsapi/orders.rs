@@ -1,32 +1,72 @@
 //! The WebSocket API's trading requests (`order.*`, `openOrders.*`) on the
-//! simulator's exchange, their answers in the documented shapes, and the
-//! user data stream's `executionReport` events (see `wsapi.rs` for the
-//! envelope, the signatures and the limits).
+//! simulator's exchange and their answers in the documented shapes (see
+//! `mod.rs` for the envelope and the limits, `sign.rs` for the
+//! signatures, `reports.rs` for the `executionReport` events).
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::wsapi::{
-    Call, DAY_MS, Meta, OrderType, Params, Refusal, Session, TEN_S_MS, WsApi, amount, bounds,
-    filter_failure, mandatory, refuse, rejected, status_name, tif_name, unknown_order,
+use super::sign::parse_decimal;
+use super::{
+    Call, DAY_MS, Meta, OrderType, Params, Refusal, TEN_S_MS, WsApi, filter_failure, mandatory,
+    refuse, rejected, status_name, tif_name, unknown_order,
 };
 use crate::exchange::{EngineReject, NewOrder, PrivateEvent, SimOrder, Status, Tif};
 use crate::market::{Digits, SimInstrument, decimal};
-use crate::protocol::{Market, Out};
+
+/// A price or quantity parameter at the instrument's `scale`, checked
+/// against its filter: "`price` >= `minPrice`, `price` <= `maxPrice`,
+/// `price` % `tickSize` == 0" (`filters.md` PRICE_FILTER; LOT_SIZE the
+/// same with `minQty`, `maxQty`, `stepSize`), with the bounds `exchangeInfo`
+/// lists (see `listing.rs`). More decimals than the asset precision (8)
+/// is -1111 "Parameter '%s' has too much precision."
+fn amount(
+    p: &Params<'_>,
+    name: &str,
+    scale: u8,
+    (min, max): (i64, i64),
+    filter: &str,
+) -> Result<i64, Refusal> {
+    let text = p.required(name)?;
+    match parse_decimal(&text, 8) {
+        Err(()) => return Err(mandatory(name)),
+        Ok(None) => {
+            return Err(refuse(
+                400,
+                -1111,
+                format!("Parameter '{name}' has too much precision."),
+            ));
+        }
+        Ok(Some(_)) => {}
+    }
+    match parse_decimal(&text, scale) {
+        Ok(Some(v)) if (min..=max).contains(&v) => Ok(v),
+        _ => Err(filter_failure(filter)),
+    }
+}
+
+/// The bounds of an instrument's filters, as `listing.rs` lists them:
+/// price one tick to 1 000 000, quantity the listing's minimum to 9 000.
+fn bounds(spec: &SimInstrument) -> ((i64, i64), (i64, i64)) {
+    let listing = crate::Listing::of(tickwire_venues::Venue::BinanceSpot, spec);
+    let p = 10i64.pow(u32::from(spec.price_scale));
+    let q = 10i64.pow(u32::from(spec.size_scale));
+    ((1, 1_000_000 * p), (listing.min_size, 9_000 * q))
+}
 
 /// Orders whose reports are kept, at most (see `submit`).
 const KEPT_ORDERS: usize = 100_000;
 
 /// Binance spot writes every decimal with 8 digits.
-fn dec(s: &mut String, v: i64, scale: u8) {
+pub(super) fn dec(s: &mut String, v: i64, scale: u8) {
     s.push('"');
     decimal(s, v, scale, Digits::Fixed(8));
     s.push('"');
 }
 
 /// A quote quantity (price × quantity, at both scales).
-fn quote(s: &mut String, v: i128, spec: &SimInstrument) {
+pub(super) fn quote(s: &mut String, v: i128, spec: &SimInstrument) {
     let v = i64::try_from(v).unwrap_or(i64::MAX);
     dec(s, v, spec.price_scale + spec.size_scale);
 }
@@ -675,12 +715,12 @@ impl Meta {
 }
 
 /// A JSON string.
-fn json_str(s: &str) -> String {
+pub(super) fn json_str(s: &str) -> String {
     Value::String(s.to_owned()).to_string()
 }
 
 /// The instrument's quote asset, as `exchangeInfo` lists it.
-fn quote_asset(spec: &SimInstrument) -> String {
+pub(super) fn quote_asset(spec: &SimInstrument) -> String {
     crate::Listing::of(tickwire_venues::Venue::BinanceSpot, spec).quote
 }
 
@@ -717,146 +757,4 @@ impl WsApi {
         s.generated += 1;
         format!("sim{:019}", s.generated)
     }
-
-    /// The exchange's private events: each order's report updated, and
-    /// each into an `executionReport` for every subscription of its
-    /// account on this connection, `{"subscriptionId":N,"event":{..}}`
-    /// ("Event format"; `user-data-stream.md` "Order Update").
-    pub(crate) fn on_private(
-        &self,
-        session: &mut Session,
-        events: &[PrivateEvent],
-        market: &Market,
-        now_ms: u64,
-        out: &mut Out,
-    ) {
-        for e in events {
-            let (order, trade) = match e {
-                PrivateEvent::Order(o) => (o, None),
-                PrivateEvent::Trade {
-                    order,
-                    trade_id,
-                    price,
-                    size,
-                    maker,
-                    ..
-                } => (order, Some((*trade_id, *price, *size, *maker))),
-            };
-            let meta = {
-                let mut s = self.shared();
-                let meta = s.orders.entry(order.id).or_insert_with(|| Meta::of(order));
-                if let Some((id, price, size, _)) = trade
-                    && id > meta.last_trade
-                {
-                    meta.last_trade = id;
-                    meta.quote += i128::from(price) * i128::from(size);
-                }
-                if order.updated_ms >= meta.last.updated_ms {
-                    meta.last = order.clone();
-                }
-                meta.clone()
-            };
-            let subs: Vec<u32> = session
-                .subs
-                .iter()
-                .filter(|s| s.1 == order.account)
-                .map(|s| s.0)
-                .collect();
-            if subs.is_empty() {
-                continue;
-            }
-            // Fills are reported by their trades; an order event that only
-            // follows a fill adds nothing.
-            let x = match (trade, order.status) {
-                (Some(_), _) => "TRADE",
-                (None, Status::New) => "NEW",
-                (None, Status::Canceled) => "CANCELED",
-                (None, Status::Expired) => "EXPIRED",
-                (None, Status::Rejected) => "REJECTED",
-                (None, Status::PartiallyFilled | Status::Filled) => continue,
-            };
-            let spec = &market.instruments[order.instrument];
-            session.executions += 1;
-            let report = execution_report(order, &meta, spec, x, trade, session.executions, now_ms);
-            for id in subs {
-                out.push(format!(r#"{{"subscriptionId":{id},"event":{report}}}"#));
-            }
-        }
-    }
-}
-
-/// An `executionReport` ("Order Update"): its fields in the documented
-/// order; on a cancel `c` is the cancel's client id and `C` the order's
-/// ("Original client order ID; This is the ID of the order being
-/// canceled"); `W` only while the order works on the book ("Appears when
-/// the order is working on the book").
-fn execution_report(
-    order: &SimOrder,
-    meta: &Meta,
-    spec: &SimInstrument,
-    x: &str,
-    trade: Option<(u64, i64, i64, bool)>,
-    execution: u64,
-    now_ms: u64,
-) -> String {
-    let (c, orig) = match (&meta.cancel_id, order.status) {
-        (Some(cancel), Status::Canceled) => (cancel.as_str(), order.client_id.as_str()),
-        _ => (order.client_id.as_str(), ""),
-    };
-    let mut s = String::with_capacity(640);
-    let _ = write!(
-        s,
-        r#"{{"e":"executionReport","E":{now_ms},"s":"{}","c":{},"S":"{}","o":"{}","f":"{}","q":"#,
-        spec.symbol,
-        json_str(c),
-        if order.buy { "BUY" } else { "SELL" },
-        meta.kind.name(),
-        tif_name(meta.tif),
-    );
-    dec(&mut s, order.size, spec.size_scale);
-    s.push_str(r#","p":"#);
-    dec(
-        &mut s,
-        if meta.kind == OrderType::Market {
-            0
-        } else {
-            order.price
-        },
-        spec.price_scale,
-    );
-    let _ = write!(
-        s,
-        r#","P":"0.00000000","F":"0.00000000","g":-1,"C":{},"x":"{x}","X":"{}","r":"NONE","i":{},"l":"#,
-        json_str(orig),
-        status_name(order.status),
-        order.id
-    );
-    let (trade_id, price, size, maker) = trade.unwrap_or((0, 0, 0, false));
-    dec(&mut s, size, spec.size_scale);
-    s.push_str(r#","z":"#);
-    dec(&mut s, order.filled, spec.size_scale);
-    s.push_str(r#","L":"#);
-    dec(&mut s, price, spec.price_scale);
-    let (n, asset) = if trade.is_some() {
-        ("\"0.00000000\"".to_string(), json_str(&quote_asset(spec)))
-    } else {
-        ("\"0\"".to_string(), "null".to_string())
-    };
-    let working = matches!(order.status, Status::New | Status::PartiallyFilled);
-    let _ = write!(
-        s,
-        r#","n":{n},"N":{asset},"T":{},"t":{},"I":{execution},"w":{working},"m":{maker},"M":false,"O":{},"Z":"#,
-        order.updated_ms,
-        if trade.is_some() { trade_id as i64 } else { -1 },
-        order.created_ms
-    );
-    quote(&mut s, meta.quote, spec);
-    s.push_str(r#","Y":"#);
-    quote(&mut s, i128::from(price) * i128::from(size), spec);
-    s.push_str(r#","Q":"0.00000000""#);
-    if working {
-        let _ = write!(s, r#","W":{}"#, order.created_ms);
-    }
-    s.push_str(r#","V":"NONE"}"#);
-    s
 }
