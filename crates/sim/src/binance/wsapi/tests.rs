@@ -478,3 +478,102 @@ fn order_test_rate_limit_display_and_the_shutdown_notice() {
     let status = api.call("session.status", json!({}));
     assert_eq!(status["result"]["returnRateLimits"], false, "{status}");
 }
+
+mod garbage {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value, json};
+
+    use super::{Api, NOW};
+    use crate::binance::WsApiLimits;
+
+    /// A parameter value: the kinds a client may send, good and bad.
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| json!(f)),
+            "[0-9]{0,12}(\\.[0-9]{0,12})?".prop_map(Value::from),
+            "[A-Z_]{0,12}".prop_map(Value::from),
+            ".{0,40}".prop_map(Value::from),
+            Just(json!(["BTCUSDT"])),
+            Just(json!({"a": 1})),
+        ]
+    }
+
+    fn request() -> impl Strategy<Value = String> {
+        let methods = prop::sample::select(vec![
+            "order.place",
+            "order.test",
+            "order.cancel",
+            "order.cancelReplace",
+            "order.status",
+            "openOrders.status",
+            "openOrders.cancelAll",
+            "session.logon",
+            "session.status",
+            "session.logout",
+            "userDataStream.subscribe",
+            "userDataStream.unsubscribe",
+            "userDataStream.subscribe.signature",
+            "nonsense",
+        ]);
+        let names = prop::sample::select(vec![
+            "symbol",
+            "side",
+            "type",
+            "timeInForce",
+            "price",
+            "quantity",
+            "newClientOrderId",
+            "newOrderRespType",
+            "orderId",
+            "origClientOrderId",
+            "cancelReplaceMode",
+            "cancelOrderId",
+            "cancelOrigClientOrderId",
+            "recvWindow",
+            "timestamp",
+            "apiKey",
+            "signature",
+            "subscriptionId",
+            "returnRateLimits",
+        ]);
+        (
+            methods,
+            prop::collection::vec((names, value()), 0..10),
+            any::<u8>(),
+        )
+            .prop_map(|(method, params, id)| {
+                let mut p: Map<String, Value> =
+                    params.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+                // Mostly well-timed, so the checks past the time run too.
+                if id % 4 != 0 {
+                    p.insert("timestamp".into(), NOW.into());
+                }
+                json!({"id": id, "method": method, "params": p}).to_string()
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Whatever a logged-on client sends, each request gets one answer,
+        /// JSON with its id and an HTTP-like status, and nothing panics;
+        /// the exchange's book is never left crossed.
+        #[test]
+        fn every_request_gets_one_well_formed_answer(requests in prop::collection::vec(request(), 1..12)) {
+            let mut api = Api::logged_on(WsApiLimits::default());
+            for r in requests {
+                let sent: Value = serde_json::from_str(&r).unwrap();
+                let answer = api.raw(&r);
+                prop_assert_eq!(&answer["id"], &sent["id"]);
+                let status = answer["status"].as_u64().unwrap();
+                prop_assert!([200, 400, 401, 409, 429].contains(&status), "{}", answer);
+                prop_assert_eq!(answer.get("error").is_some(), status != 200, "{}", answer);
+                let ((bid, _), (ask, _)) = api.market.books[0].top();
+                prop_assert!(bid < ask, "crossed: {} {}", bid, ask);
+            }
+        }
+    }
+}
