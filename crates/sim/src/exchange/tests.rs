@@ -186,6 +186,52 @@ fn ioc_leaves_nothing_and_fok_fills_whole_or_not_at_all() {
     assert_eq!((o.filled, o.status), (l1 + 1, Status::Filled));
 }
 
+/// Numbers no market has are refused, not overflowed: the engine runs on
+/// the market thread, and a request never stops it.
+#[test]
+fn prices_and_sizes_past_any_market_are_refused() {
+    let (spec, mut books, mut ex, mut rng) = setup(Ids::Contiguous, 9);
+    let (bid, ask) = best(&books[0]);
+    for (price, size, why) in [
+        (0, 1, EngineReject::BadPrice),
+        (-5, 1, EngineReject::BadPrice),
+        (i64::MAX, 1, EngineReject::BadPrice),
+        (bid, 0, EngineReject::BadSize),
+        (bid, i64::MAX, EngineReject::BadSize),
+    ] {
+        assert_eq!(
+            ex.place(&mut books, order(0, true, price, size), T),
+            Err(why)
+        );
+    }
+    let mut far = order(0, true, bid, 1);
+    far.instrument = 1;
+    assert_eq!(
+        ex.place(&mut books, far, T),
+        Err(EngineReject::UnknownInstrument)
+    );
+    // The largest taken, resting on both sides, many of them at a level.
+    for _ in 0..64 {
+        ex.place(&mut books, order(0, true, bid - 3, MAX_SIZE), T)
+            .unwrap();
+        ex.place(&mut books, order(1, false, MAX_PRICE, MAX_SIZE), T)
+            .unwrap();
+    }
+    let o = ex
+        .place(&mut books, order(1, false, ask + 1, 5), T)
+        .unwrap();
+    assert_eq!(
+        ex.amend(&mut books, 1, o.id, MAX_PRICE.saturating_add(1), 5, T),
+        Err(EngineReject::BadPrice)
+    );
+    let mut out = Step::default();
+    for k in 0..500 {
+        ex.step(0, &spec, &mut books[0], &mut rng, k % 2 == 0, &mut out);
+    }
+    let ((b, _), (a, _)) = books[0].top();
+    assert!(b < a);
+}
+
 #[test]
 fn post_only_refuses_to_take() {
     let (_, mut books, mut ex, _) = setup(Ids::Contiguous, 4);
