@@ -2,7 +2,9 @@
 """Judged by a client we did not write: ccxt's `ccxt.pro` binance class
 places one order and cancels it through Binance spot's WebSocket API
 (`createOrderWs`, `cancelOrderWs`: `order.place` and `order.cancel` on
-`/ws-api/v3`, each signed with an HMAC key) against the simulator.
+`/ws-api/v3`, each request signed by ccxt itself: HMAC-SHA256 with a
+shared secret, Ed25519 when the secret is a PEM private key) against the
+simulator.
 
 The simulator listens on `--port` (TLS, its CA in `--ca`); the key and its
 secret come from the environment (TICKWIRE_CCXT_KEY, TICKWIRE_CCXT_SECRET:

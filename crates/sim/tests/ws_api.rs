@@ -186,28 +186,54 @@ fn a_burst_of_signed_requests_is_answered_and_the_orders_rest() {
 
 /// ccxt (`ccxt.pro`'s binance class, which nobody here wrote) places an
 /// order with `createOrderWs` and cancels it with `cancelOrderWs` against
-/// a TLS simulator: `scripts/ccxt-binance-orders.py`, run by the Python
-/// named in `TICKWIRE_PYTHON` (`scripts/py-venv.sh` prints the project's,
-/// which has ccxt). Without it the test has nothing to run and says so.
+/// a TLS simulator, signing each request with an HMAC key, then with an
+/// Ed25519 key (ccxt signs with Ed25519 when its secret is a PEM private
+/// key): `scripts/ccxt-binance-orders.py`, run by the Python named in
+/// `TICKWIRE_PYTHON` (`scripts/py-venv.sh` prints the project's, which
+/// has ccxt). Without it the test has nothing to run and says so.
 #[test]
 fn ccxt_places_and_cancels_an_order_through_the_ws_api() {
+    use base64::Engine as _;
+    use ring::signature::{Ed25519KeyPair, KeyPair};
     let Some(python) = std::env::var_os("TICKWIRE_PYTHON") else {
         eprintln!(
             "ccxt_places_and_cancels_an_order_through_the_ws_api: TICKWIRE_PYTHON unset, ccxt not run"
         );
         return;
     };
+    // Throw-away keys, handed to the script through its environment.
+    let secret: String = (0..32)
+        .map(|k| format!("{:02x}", (k * 37 + 11) % 256))
+        .collect();
+    ccxt(&python, SimKey::hmac(KEY, secret.clone()), &secret);
+    let pkcs8 = Ed25519KeyPair::generate_pkcs8(&ring::rand::SystemRandom::new()).unwrap();
+    let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap();
+    let public: [u8; 32] = pair.public_key().as_ref().try_into().unwrap();
+    // ring writes PKCS#8 v2 (the public key too), which the Python
+    // `cryptography` ccxt loads it with refuses: the same seed in v1 (RFC
+    // 8410's 48 bytes; in ring's v2 the seed is bytes 16 to 48).
+    let mut v1 = vec![
+        0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04,
+        0x20,
+    ];
+    v1.extend_from_slice(&pkcs8.as_ref()[16..48]);
+    let pem = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        base64::engine::general_purpose::STANDARD.encode(&v1)
+    );
+    ccxt(&python, SimKey::ed25519(KEY, public), &pem);
+}
+
+/// `scripts/ccxt-binance-orders.py` against a TLS simulator that knows
+/// `key`, ccxt holding `secret`: it must pass and leave nothing open.
+fn ccxt(python: &std::ffi::OsStr, key: SimKey, secret: &str) {
     let (tls, ca) = tickwire_sim::self_signed().unwrap();
     let dir = std::env::temp_dir().join(format!("tickwire-ccxt-ws-api-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let ca_file = dir.join("ca.pem");
     std::fs::write(&ca_file, ca).unwrap();
-    // A throw-away key, handed to the script through its environment.
-    let secret: String = (0..32)
-        .map(|k| format!("{:02x}", (k * 37 + 11) % 256))
-        .collect();
     let simulator = Simulator::start(SimConfig {
-        keys: vec![SimKey::hmac(KEY, secret.clone())],
+        keys: vec![key],
         tls: Some(tls),
         ..SimConfig::new(Venue::BinanceSpot)
     })
@@ -223,7 +249,7 @@ fn ccxt_places_and_cancels_an_order_through_the_ws_api() {
         .arg("--ca")
         .arg(&ca_file)
         .env("TICKWIRE_CCXT_KEY", KEY)
-        .env("TICKWIRE_CCXT_SECRET", &secret)
+        .env("TICKWIRE_CCXT_SECRET", secret)
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
