@@ -84,7 +84,7 @@ use std::thread::JoinHandle;
 use tickwire_net::server::ServerTls;
 pub use tickwire_venues::Venue;
 
-pub use binance::pregenerate;
+pub use binance::{WsApiLimits, pregenerate};
 pub use catalogue::{Contract, Listing};
 pub use cert::self_signed;
 pub use deribit::{DeribitPrivate, OrderCredits};
@@ -174,6 +174,10 @@ pub struct SimConfig {
     /// Deribit's private API: its tokens' lifetime and its order credits
     /// (the venue's own by default; a test shortens or lowers them).
     pub deribit: DeribitPrivate,
+    /// Binance spot's WebSocket API rate limits (request weight a minute,
+    /// orders per 10 s and a day): the venue's by default, small in tests
+    /// of the refusals.
+    pub ws_api_limits: WsApiLimits,
 }
 
 impl SimConfig {
@@ -208,6 +212,7 @@ impl Default for SimConfig {
             sweep: None,
             keys: Vec::new(),
             deribit: DeribitPrivate::default(),
+            ws_api_limits: WsApiLimits::default(),
         }
     }
 }
@@ -362,7 +367,8 @@ impl Simulator {
         let budget = config.request_budget.clone();
         let (running, addr, threads) = match venue {
             Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BinanceCoinM => {
-                run(config, binance::Binance::new(venue))?
+                let limits = config.ws_api_limits;
+                run(config, binance::Binance::with_limits(venue, limits))?
             }
             Venue::Okx => run(config, okx::Okx::new().with_budget(budget.clone()))?,
             Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse => {

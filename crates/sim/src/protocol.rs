@@ -429,6 +429,13 @@ pub(crate) trait Protocol: Send + Sync + 'static {
         None
     }
 
+    /// [`incoming_limit`](Protocol::incoming_limit) for this client (a
+    /// venue serving two APIs on one server may limit them apart).
+    fn client_incoming_limit(&self, client: &Self::Client) -> Option<usize> {
+        let _ = client;
+        self.incoming_limit()
+    }
+
     /// The REST request weight a minute the venue allows, if it has a
     /// limit.
     fn rest_weight_limit(&self) -> Option<u32> {

@@ -352,7 +352,7 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
             loop {
                 let incoming = session.recv(Duration::ZERO)?;
                 // These count against the venue's limit too.
-                if too_fast(shared, &session, &mut rate, incoming.as_ref()) {
+                if too_fast(shared, &state, &session, &mut rate, incoming.as_ref()) {
                     shared.counters.accepted.fetch_add(1, Ordering::Relaxed);
                     shared.counters.too_fast.fetch_add(1, Ordering::Relaxed);
                     shared.counters.kicked.fetch_add(1, Ordering::Relaxed);
@@ -393,11 +393,12 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
 /// [`MessageRate`]), then a text message.
 fn too_fast<P: Protocol>(
     shared: &Shared<P>,
+    state: &P::Client,
     session: &Session,
     rate: &mut MessageRate,
     incoming: Option<&Incoming>,
 ) -> bool {
-    let Some(limit) = shared.protocol.incoming_limit() else {
+    let Some(limit) = shared.protocol.client_incoming_limit(state) else {
         return false;
     };
     let at = Instant::now();
@@ -490,7 +491,13 @@ fn poll_client<P: Protocol>(
     loop {
         let client = &mut clients[c];
         let incoming = client.session.recv(Duration::ZERO)?;
-        if too_fast(shared, &client.session, &mut client.rate, incoming.as_ref()) {
+        if too_fast(
+            shared,
+            &client.state,
+            &client.session,
+            &mut client.rate,
+            incoming.as_ref(),
+        ) {
             shared.counters.too_fast.fetch_add(1, Ordering::Relaxed);
             close_too_fast(&mut client.session);
             return Ok(Polled::Kicked);
