@@ -167,9 +167,7 @@ impl Market {
 }
 
 // The matching engine, as the venue modules' private APIs reach it (with
-// the market locked). Until each venue's private API calls all of it, some
-// is unused outside the tests.
-#[allow(dead_code)]
+// the market locked).
 impl Market {
     /// The market with these accounts' keys; `seed` draws the engine's id
     /// gaps.
@@ -193,17 +191,6 @@ impl Market {
     ) -> Result<SimOrder, EngineReject> {
         self.exchange
             .cancel(&mut self.books, account, order_id, now_ms)
-    }
-
-    /// Cancels the account's working order whose client id is `client_id`.
-    pub(crate) fn cancel_client(
-        &mut self,
-        account: Account,
-        client_id: &str,
-        now_ms: u64,
-    ) -> Result<SimOrder, EngineReject> {
-        self.exchange
-            .cancel_client(&mut self.books, account, client_id, now_ms)
     }
 
     /// The account's working order `order_id` at a new price and total

@@ -1,6 +1,6 @@
 //! The simulator's matching engine: accounts ([`SimKey`]), orders resting
 //! in the simulated books, and what trades them. Venue modules reach it
-//! through `Market`'s `place`, `cancel`, `cancel_client`, `amend`,
+//! through `Market`'s `place`, `cancel`, `amend`,
 //! `cancel_all`, `open_orders` and `key`, with the market locked, so a
 //! request sees books and orders at once.
 //!
@@ -54,10 +54,6 @@
 //!   The server hands each batch to every client's `on_private` right
 //!   after the request or step batch that made it (each picks its own
 //!   account's), then drops it.
-
-// The venue modules' private APIs are what call most of this; until each
-// does, parts are unused outside the tests.
-#![allow(dead_code)]
 
 mod accounts;
 mod book;
@@ -354,28 +350,6 @@ impl Exchange {
         w.order.updated_ms = now_ms;
         self.events.push(PrivateEvent::Order(w.order.clone()));
         Ok(w.order)
-    }
-
-    /// Cancels the account's order whose client id is `client_id`.
-    pub(crate) fn cancel_client(
-        &mut self,
-        books: &mut [Book],
-        account: Account,
-        client_id: &str,
-        now_ms: u64,
-    ) -> Result<SimOrder, EngineReject> {
-        let id = self
-            .orders
-            .values()
-            .find(|w| w.order.account == account && w.order.client_id == client_id)
-            .map(|w| w.order.id);
-        match id {
-            Some(id) if !client_id.is_empty() => self.cancel(books, account, id, now_ms),
-            _ => {
-                self.touch();
-                Err(EngineReject::UnknownOrder)
-            }
-        }
     }
 
     /// Cancels the account's working orders (of `instrument`, or all):
