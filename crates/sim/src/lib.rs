@@ -21,6 +21,12 @@
 //!   instrument) moves a step at a time; each venue module formats the same
 //!   step its own way (`binance`, `okx`, `bybit`, `kraken`, `coinbase`,
 //!   `deribit`). Same seed, same market.
+//! - A matching engine under the venues' private APIs: accounts by API key
+//!   ([`SimConfig::keys`]), limit orders resting in the simulated books by
+//!   price and time (part of the public levels every client sees), crossing
+//!   orders filling level by level with their trades printed, resting
+//!   orders filled by the market's own trades after the crowd ahead of
+//!   them. [`Simulator::open_orders`] says what is still working.
 //! - Faults a venue can cause are injected on demand ([`VenueFault`]: a
 //!   lost book message, a wrong checksum, a refused subscription, a book
 //!   service restart); network faults are the proxy's
@@ -60,6 +66,8 @@ mod okx;
 mod pacer;
 mod protocol;
 #[cfg(test)]
+mod reflection;
+#[cfg(test)]
 mod refusals;
 mod server;
 mod stamps;
@@ -76,7 +84,7 @@ use std::thread::JoinHandle;
 use tickwire_net::server::ServerTls;
 pub use tickwire_venues::Venue;
 
-pub use binance::pregenerate;
+pub use binance::{WsApiLimits, pregenerate};
 pub use catalogue::{Contract, Listing};
 pub use cert::self_signed;
 pub use deribit::{DeribitPrivate, OrderCredits};
@@ -166,6 +174,10 @@ pub struct SimConfig {
     /// Deribit's private API: its tokens' lifetime and its order credits
     /// (the venue's own by default; a test shortens or lowers them).
     pub deribit: DeribitPrivate,
+    /// Binance spot's WebSocket API rate limits (request weight a minute,
+    /// orders per 10 s and a day): the venue's by default, small in tests
+    /// of the refusals.
+    pub ws_api_limits: WsApiLimits,
 }
 
 impl SimConfig {
@@ -200,6 +212,7 @@ impl Default for SimConfig {
             sweep: None,
             keys: Vec::new(),
             deribit: DeribitPrivate::default(),
+            ws_api_limits: WsApiLimits::default(),
         }
     }
 }
@@ -354,7 +367,8 @@ impl Simulator {
         let budget = config.request_budget.clone();
         let (running, addr, threads) = match venue {
             Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BinanceCoinM => {
-                run(config, binance::Binance::new(venue))?
+                let limits = config.ws_api_limits;
+                run(config, binance::Binance::with_limits(venue, limits))?
             }
             Venue::Okx => run(config, okx::Okx::new().with_budget(budget.clone()))?,
             Venue::BybitSpot | Venue::BybitLinear | Venue::BybitInverse => {
@@ -426,6 +440,8 @@ impl Simulator {
     /// are answered. Once `pause(true)` returns, no step (or script
     /// message) is being sent and none starts until resumed: everything
     /// [`sent`](Simulator::sent) holds has been written to the sockets.
+    /// (Orders still trade while it is paused: what a request changes in
+    /// a book still goes out to every client.)
     pub fn pause(&self, paused: bool) {
         self.running.pause(paused);
     }

@@ -422,7 +422,7 @@ pub(crate) fn step_around(
             asks.insert(price, size);
         }
     }
-    if let Some(r) = resting.as_deref_mut() {
+    if let Some(r) = resting {
         for (bid, side) in [(true, &mut bids), (false, &mut asks)] {
             for (p, s) in side.iter_mut() {
                 *s = (*s).max(r.floor(bid, *p));

@@ -56,93 +56,6 @@ impl Market {
         }
     }
 
-    /// The market with these accounts' keys; `seed` draws the engine's id
-    /// gaps.
-    pub(crate) fn with_keys(mut self, keys: Vec<SimKey>, seed: u64) -> Market {
-        self.exchange = Exchange::new(keys, self.instruments.len(), seed);
-        self
-    }
-
-    /// Places an order (see [`crate::exchange`]'s rules): its state after,
-    /// or why it was refused. `now_ms`: wall time, ms since the Unix epoch.
-    pub(crate) fn place(&mut self, o: NewOrder, now_ms: u64) -> Result<SimOrder, EngineReject> {
-        self.exchange.place(&mut self.books, o, now_ms)
-    }
-
-    /// Cancels the account's working order `order_id`.
-    pub(crate) fn cancel(
-        &mut self,
-        account: Account,
-        order_id: u64,
-        now_ms: u64,
-    ) -> Result<SimOrder, EngineReject> {
-        self.exchange
-            .cancel(&mut self.books, account, order_id, now_ms)
-    }
-
-    /// Cancels the account's working order whose client id is `client_id`.
-    pub(crate) fn cancel_client(
-        &mut self,
-        account: Account,
-        client_id: &str,
-        now_ms: u64,
-    ) -> Result<SimOrder, EngineReject> {
-        self.exchange
-            .cancel_client(&mut self.books, account, client_id, now_ms)
-    }
-
-    /// The account's working order `order_id` at a new price and total
-    /// size (a size-down at the same price keeps its queue place).
-    pub(crate) fn amend(
-        &mut self,
-        account: Account,
-        order_id: u64,
-        price: i64,
-        size: i64,
-        now_ms: u64,
-    ) -> Result<SimOrder, EngineReject> {
-        self.exchange
-            .amend(&mut self.books, account, order_id, price, size, now_ms)
-    }
-
-    /// Cancels the account's working orders (of `instrument`, or all):
-    /// how many were.
-    pub(crate) fn cancel_all(
-        &mut self,
-        account: Account,
-        instrument: Option<usize>,
-        now_ms: u64,
-    ) -> usize {
-        self.exchange
-            .cancel_all(&mut self.books, account, instrument, now_ms)
-    }
-
-    /// The account's working orders (of `instrument`, or all), oldest
-    /// first.
-    pub(crate) fn open_orders(
-        &self,
-        account: Account,
-        instrument: Option<usize>,
-    ) -> impl Iterator<Item = &SimOrder> {
-        self.exchange.open_orders(account, instrument)
-    }
-
-    /// The account of API key `key`, and what its signatures are checked
-    /// with.
-    pub(crate) fn key(&self, key: &str) -> Option<(Account, &KeySecret)> {
-        self.exchange.key(key)
-    }
-
-    /// What the engine's changes owe the clients since last taken: the
-    /// steps every client is written (before any further random step),
-    /// and the private events.
-    pub(crate) fn take_engine(&mut self) -> (Vec<Step>, Vec<PrivateEvent>) {
-        (
-            std::mem::take(&mut self.exchange.steps),
-            std::mem::take(&mut self.exchange.events),
-        )
-    }
-
     /// The instrument the venue calls `symbol` (as the venue writes it,
     /// case and all).
     pub(crate) fn find(&self, symbol: &str) -> Option<usize> {
@@ -250,6 +163,86 @@ impl Market {
             VenueFault::IgnoreSubscription => self.ignore[n] += 1,
             VenueFault::ShutdownNotice => self.shutdowns += 1,
         }
+    }
+}
+
+// The matching engine, as the venue modules' private APIs reach it (with
+// the market locked).
+impl Market {
+    /// The market with these accounts' keys; `seed` draws the engine's id
+    /// gaps.
+    pub(crate) fn with_keys(mut self, keys: Vec<SimKey>, seed: u64) -> Market {
+        self.exchange = Exchange::new(keys, self.instruments.len(), seed);
+        self
+    }
+
+    /// Places an order (see [`crate::exchange`]'s rules): its state after,
+    /// or why it was refused. `now_ms`: wall time, ms since the Unix epoch.
+    pub(crate) fn place(&mut self, o: NewOrder, now_ms: u64) -> Result<SimOrder, EngineReject> {
+        self.exchange.place(&mut self.books, o, now_ms)
+    }
+
+    /// Cancels the account's working order `order_id`.
+    pub(crate) fn cancel(
+        &mut self,
+        account: Account,
+        order_id: u64,
+        now_ms: u64,
+    ) -> Result<SimOrder, EngineReject> {
+        self.exchange
+            .cancel(&mut self.books, account, order_id, now_ms)
+    }
+
+    /// The account's working order `order_id` at a new price and total
+    /// size (a size-down at the same price keeps its queue place).
+    pub(crate) fn amend(
+        &mut self,
+        account: Account,
+        order_id: u64,
+        price: i64,
+        size: i64,
+        now_ms: u64,
+    ) -> Result<SimOrder, EngineReject> {
+        self.exchange
+            .amend(&mut self.books, account, order_id, price, size, now_ms)
+    }
+
+    /// Cancels the account's working orders (of `instrument`, or all):
+    /// how many were.
+    pub(crate) fn cancel_all(
+        &mut self,
+        account: Account,
+        instrument: Option<usize>,
+        now_ms: u64,
+    ) -> usize {
+        self.exchange
+            .cancel_all(&mut self.books, account, instrument, now_ms)
+    }
+
+    /// The account's working orders (of `instrument`, or all), oldest
+    /// first.
+    pub(crate) fn open_orders(
+        &self,
+        account: Account,
+        instrument: Option<usize>,
+    ) -> impl Iterator<Item = &SimOrder> {
+        self.exchange.open_orders(account, instrument)
+    }
+
+    /// The account of API key `key`, and what its signatures are checked
+    /// with.
+    pub(crate) fn key(&self, key: &str) -> Option<(Account, &KeySecret)> {
+        self.exchange.key(key)
+    }
+
+    /// What the engine's changes owe the clients since last taken: the
+    /// steps every client is written (before any further random step),
+    /// and the private events.
+    pub(crate) fn take_engine(&mut self) -> (Vec<Step>, Vec<PrivateEvent>) {
+        (
+            std::mem::take(&mut self.exchange.steps),
+            std::mem::take(&mut self.exchange.events),
+        )
     }
 }
 
@@ -421,6 +414,13 @@ pub(crate) trait Protocol: Send + Sync + 'static {
     /// the venue closes it.
     fn incoming_limit(&self) -> Option<usize> {
         None
+    }
+
+    /// [`incoming_limit`](Protocol::incoming_limit) for this client (a
+    /// venue serving two APIs on one server may limit them apart).
+    fn client_incoming_limit(&self, client: &Self::Client) -> Option<usize> {
+        let _ = client;
+        self.incoming_limit()
     }
 
     /// The REST request weight a minute the venue allows, if it has a

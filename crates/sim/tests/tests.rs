@@ -6,3 +6,4 @@ mod deribit_private;
 mod instruments;
 mod lifetime;
 mod standstill;
+mod ws_api;

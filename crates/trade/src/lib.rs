@@ -16,7 +16,9 @@
 //! - `pending.rs`: [`Pending`], requests in flight by request id.
 //! - `credentials.rs`: [`Credentials`] from the environment or an
 //!   owner-only file, and the venues' signatures; never printed.
+//! - `binance/`: [`BinanceSession`], Binance spot's WebSocket API.
 
+pub mod binance;
 pub mod credentials;
 pub mod deribit;
 pub mod order;
@@ -25,6 +27,7 @@ pub mod out;
 pub mod pending;
 pub mod session;
 
+pub use binance::BinanceSession;
 pub use credentials::{Credentials, CredentialsError};
 pub use deribit::DeribitSession;
 pub use order::{

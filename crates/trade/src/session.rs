@@ -8,9 +8,11 @@
 //!
 //! ```text
 //! Disconnected ──open──▶ LoggingIn ──authenticated──▶ Reconciling ──open orders read──▶ Ready
-//!        ▲                   │ refused                                                  │
-//!        │                   ▼                                                          │
-//!        └──── close ─── Refused (credentials wrong: not retried) ◀──── close ──────────┘
+//!      ▲                     │ credentials refused                                      │
+//!      │                     ▼                                                          │
+//!      │                 Refused (final: stays so across closes and opens,              │
+//!      │                          nothing is sent again)                                │
+//!      └─────────────────────────────── close ◀────────────────────────────────────────┘
 //! ```
 //!
 //! Orders are taken only while `Ready`: after every (re)connect the venue's

@@ -74,17 +74,25 @@ fn a_warm_place_fill_cancel_loop_allocates_nothing() {
     out.clear();
     write!(buf, r#"{{"jsonrpc":"2.0","id":{id},"result":{{"access_token":"a","expires_in":900,"refresh_token":"r","scope":"connection","token_type":"bearer"}}}}"#).unwrap();
     feed(&mut s, &mut buf, 1, &mut out, &mut ev);
-    let ids: Vec<(u64, bool)> = out
+    let ids: Vec<(u64, bool, bool)> = out
         .iter()
         .map(|m| {
             let at = m.find("\"id\":").unwrap() + 5;
             let id = m[at..].split(',').next().unwrap().parse().unwrap();
-            (id, m.contains("get_open_orders"))
+            (
+                id,
+                m.contains("get_open_orders"),
+                m.contains("private/subscribe"),
+            )
         })
         .collect();
     out.clear();
-    for (id, orders) in ids {
-        let result = if orders { "[]" } else { "\"ok\"" };
+    for (id, orders, subscribe) in ids {
+        let result = match (orders, subscribe) {
+            (true, _) => "[]",
+            (_, true) => r#"["user.orders.BTC-PERPETUAL.raw","user.trades.BTC-PERPETUAL.raw"]"#,
+            _ => "\"ok\"",
+        };
         write!(buf, r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#).unwrap();
         feed(&mut s, &mut buf, 2, &mut out, &mut ev);
     }

@@ -174,7 +174,8 @@ fn symbol(venue: Venue, l: &Listing) -> Value {
             "quoteAsset": l.quote,
             "quotePrecision": 8,
             "quoteAssetPrecision": 8,
-            "orderTypes": ["LIMIT", "LIMIT_MAKER", "MARKET", "STOP_LOSS_LIMIT", "TAKE_PROFIT_LIMIT"],
+            // The types its WebSocket API takes (`wsapi/orders.rs`).
+            "orderTypes": ["LIMIT", "LIMIT_MAKER", "MARKET"],
             "isSpotTradingAllowed": true,
             "isMarginTradingAllowed": false,
             "filters": filters,

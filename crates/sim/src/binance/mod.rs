@@ -47,11 +47,15 @@
 //!   ("the first processed event should have U <= lastUpdateId AND u >=
 //!   lastUpdateId"), never in a gap between two events, where no diff
 //!   would bridge it.
+//! - Spot also serves its WebSocket API at `/ws-api/v3` (sessions, signed
+//!   requests, orders on the simulator's exchange, the user data stream,
+//!   the rate limits): see `wsapi/`.
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use tickwire_venues::{Venue, plan};
 
+use crate::exchange::PrivateEvent;
 use crate::market::{self, Book, SimInstrument, Step};
 use crate::protocol::{Market, Out, Protocol, Response, query};
 use crate::stamps::StreamKind;
@@ -70,6 +74,8 @@ enum Kind {
 /// Binance, one of its three markets.
 pub(crate) struct Binance {
     venue: Venue,
+    /// Spot's WebSocket API (`/ws-api/v3`).
+    wsapi: WsApi,
 }
 
 /// A client: raw or combined, its path's tier (USD-M), its streams.
@@ -79,6 +85,8 @@ pub(crate) struct Client {
     tier: Option<Tier>,
     /// (instrument, kind) pairs subscribed.
     streams: Vec<(usize, Kind)>,
+    /// A WebSocket API connection (`/ws-api/v3`): its session.
+    api: Option<wsapi::Session>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +97,15 @@ enum Tier {
 
 impl Binance {
     pub(crate) fn new(venue: Venue) -> Binance {
-        Binance { venue }
+        Binance::with_limits(venue, WsApiLimits::default())
+    }
+
+    /// With the WebSocket API's rate limits at `limits`.
+    pub(crate) fn with_limits(venue: Venue, limits: WsApiLimits) -> Binance {
+        Binance {
+            venue,
+            wsapi: WsApi::new(limits),
+        }
     }
 
     /// The venue's market, as the plans name it.
@@ -172,7 +188,10 @@ impl Protocol for Binance {
         }
         let ms = now_ms();
         let event = format!(r#"{{"e":"serverShutdown","E":{ms}}}"#);
-        Some(if client.combined {
+        Some(if client.api.is_some() {
+            // The WebSocket API's "Connection events": `{"event":{..}}`.
+            format!(r#"{{"event":{event}}}"#)
+        } else if client.combined {
             format!(r#"{{"stream":"!serverShutdown","data":{event}}}"#)
         } else {
             event
@@ -188,6 +207,14 @@ impl Protocol for Binance {
     fn open(&self, path: &str, market: &Market) -> Result<Client, Response> {
         let not_found = || Response::json(404, r#"{"code":-1,"msg":"Not found."}"#);
         let (route, _) = path.split_once('?').unwrap_or((path, ""));
+        if self.spot() && route == wsapi::PATH {
+            return Ok(Client {
+                combined: false,
+                tier: None,
+                streams: Vec::new(),
+                api: Some(self.wsapi.connect(path, now_ms())),
+            });
+        }
         let (tier, route) = if self.venue == Venue::BinanceUsdM {
             if let Some(r) = route.strip_prefix("/public") {
                 (Some(Tier::Public), r)
@@ -222,10 +249,14 @@ impl Protocol for Binance {
             combined,
             tier,
             streams,
+            api: None,
         })
     }
 
     fn on_text(&self, client: &mut Client, text: &str, market: &mut Market, out: &mut Out) {
+        if let Some(session) = client.api.as_mut() {
+            return self.wsapi.on_text(session, text, market, now_ms(), out);
+        }
         #[derive(serde::Deserialize)]
         struct Req {
             method: String,
@@ -309,6 +340,31 @@ impl Protocol for Binance {
                 payload
             };
             out.stamped(text, n, stamp_kind(kind), id);
+        }
+    }
+
+    /// A WebSocket API client's user data stream (`wsapi/`).
+    fn on_private(
+        &self,
+        client: &mut Client,
+        events: &[PrivateEvent],
+        market: &Market,
+        out: &mut Out,
+    ) {
+        if let Some(session) = client.api.as_mut() {
+            self.wsapi
+                .on_private(session, events, market, now_ms(), out);
+        }
+    }
+
+    /// The WebSocket API documents no limit on messages a second (its
+    /// requests are limited by weight and order counts: `wsapi/`); the
+    /// streams' limit is the next one.
+    fn client_incoming_limit(&self, client: &Client) -> Option<usize> {
+        if client.api.is_some() {
+            None
+        } else {
+            self.incoming_limit()
         }
     }
 
@@ -458,7 +514,10 @@ pub fn pregenerate(
 
 mod listing;
 mod wire;
+mod wsapi;
 #[cfg(test)]
 pub(crate) use listing::path as listing_path;
+use wsapi::WsApi;
+pub use wsapi::WsApiLimits;
 #[cfg(test)]
 mod tests;

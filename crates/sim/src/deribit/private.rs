@@ -18,8 +18,10 @@
 //!   does (and their `raw` interval, which is "only available to
 //!   authorized users", D subscriptions pages), and
 //!   `user.orders.{instrument}.{raw|100ms}` and
-//!   `user.trades.{instrument}.{raw|100ms}` of listed instruments; it
-//!   answers with the channels subscribed. `user.orders.*.raw` sends one
+//!   `user.trades.{instrument}.{raw|100ms}` of listed instruments, and
+//!   their `user.orders.{kind}.{currency}.{interval}` forms (ccxt's
+//!   `watch_orders` and `watch_my_trades` subscribe `user.*.any.any.raw`);
+//!   it answers with the channels subscribed. `user.orders.*.raw` sends one
 //!   order object a notification, `.100ms` an array; `user.trades.*`
 //!   always an array (D `user.orders.(instrument_name).raw`,
 //!   `user.orders.(instrument_name).(interval)`,
@@ -72,7 +74,7 @@ struct State {
     /// Each instrument's last fill price and tick direction, and the tick
     /// direction of recent fills by trade id.
     last_fill: HashMap<usize, (i64, u8)>,
-    ticks: HashMap<u64, u8>,
+    ticks: HashMap<(usize, u64), u8>,
 }
 
 /// A connection's private side.
@@ -91,7 +93,8 @@ pub(super) struct Session {
 
 struct UserSub {
     name: String,
-    n: usize,
+    /// The instruments it covers.
+    ns: Vec<usize>,
     trades: bool,
     raw: bool,
 }
@@ -393,26 +396,54 @@ impl Shared {
     ) -> Vec<String> {
         let mut accepted = Vec::new();
         for &name in names {
-            let (trades, n, raw) = match name.split('.').collect::<Vec<_>>()[..] {
+            let parts: Vec<&str> = name.split('.').collect();
+            let (what, interval) = match parts[..] {
                 [
                     "user",
-                    kind @ ("orders" | "trades"),
-                    symbol,
+                    what @ ("orders" | "trades"),
+                    ..,
                     interval @ ("raw" | "100ms"),
-                ] => {
-                    let Some(n) = market.find(symbol) else {
-                        continue;
-                    };
-                    (kind == "trades", n, interval == "raw")
+                ] => (what, interval),
+                _ => continue,
+            };
+            let ns: Vec<usize> = match parts[2..parts.len() - 1] {
+                [symbol] => market.find(symbol).into_iter().collect(),
+                // `user.orders.{kind}.{currency}.{interval}`: "kind ...
+                // `future`, `option`, `spot`, `future_combo`,
+                // `option_combo`" or `any`; "currency ... `BTC`, `ETH`,
+                // `USDC`, `USDT`, `EURR`, `any`" (D
+                // `user.trades.(kind).(currency).(interval)`). The
+                // simulated perpetuals are futures.
+                [kind, currency]
+                    if [
+                        "future",
+                        "option",
+                        "spot",
+                        "future_combo",
+                        "option_combo",
+                        "any",
+                    ]
+                    .contains(&kind)
+                        && ["BTC", "ETH", "USDC", "USDT", "EURR", "any"].contains(&currency) =>
+                {
+                    (0..market.instruments.len())
+                        .filter(|&n| {
+                            (kind == "any" || kind == "future")
+                                && (currency == "any" || terms(market, n).2 == currency)
+                        })
+                        .collect()
                 }
                 _ => continue,
             };
+            if parts.len() == 4 && ns.is_empty() {
+                continue; // an instrument not listed
+            }
             if !s.subs.iter().any(|u| u.name == name) {
                 s.subs.push(UserSub {
                     name: name.to_owned(),
-                    n,
-                    trades,
-                    raw,
+                    ns,
+                    trades: what == "trades",
+                    raw: interval == "raw",
                 });
             }
             if !accepted.iter().any(|a| a == name) {
@@ -459,7 +490,7 @@ impl Shared {
             for sub in s
                 .subs
                 .iter()
-                .filter(|u| u.n == o.instrument && (fill || !u.trades))
+                .filter(|u| u.ns.contains(&o.instrument) && (fill || !u.trades))
             {
                 let mut data = String::new();
                 if sub.trades {
@@ -536,10 +567,11 @@ impl State {
                 None => 0,
             };
             self.last_fill.insert(n, (*price, dir));
-            self.ticks.insert(*trade_id, dir);
+            // Trade ids count per instrument.
+            self.ticks.insert((n, *trade_id), dir);
             if self.ticks.len() > 4096 {
                 let floor = trade_id.saturating_sub(2048);
-                self.ticks.retain(|&t, _| t > floor);
+                self.ticks.retain(|&(m, t), _| m != n || t > floor);
             }
         }
     }
@@ -588,7 +620,11 @@ impl State {
             maker: *maker,
             time_ms: *time_ms,
             mark: mark(market, order.instrument, *price),
-            tick_direction: self.ticks.get(trade_id).copied().unwrap_or(0),
+            tick_direction: self
+                .ticks
+                .get(&(order.instrument, *trade_id))
+                .copied()
+                .unwrap_or(0),
         };
         trading::trade(out, spec, &currency, &fill);
     }

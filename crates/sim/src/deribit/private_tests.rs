@@ -330,7 +330,8 @@ fn an_order_rests_fills_and_is_told_on_both_sides() {
         &mut w,
         &mut bob,
         "private/subscribe",
-        json!({"channels":["user.trades.BTC-PERPETUAL.raw"]}),
+        // The kind and currency form, as ccxt's `watch_my_trades` asks.
+        json!({"channels":["user.trades.any.BTC.raw","user.trades.option.ETH.raw"]}),
     );
     let px = mid(&w);
     // Alice bids 20 USD inside the spread: it rests.

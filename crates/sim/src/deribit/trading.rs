@@ -20,8 +20,10 @@
 //! - Prices in the instrument's tick; one off the tick is 10043
 //!   `price_wrong_tick`, a non-positive one 10023 `invalid_price`. `type`
 //!   `limit` (the default) or `market`; a market order takes what the
-//!   book has (an immediate-or-cancel order at the far end of the book;
-//!   the rest cancelled), its `price` shown as its last fill's. Other
+//!   book has (an immediate-or-cancel order limited to the far end of the
+//!   book; the rest cancelled), its `price` that limit (Deribit's own
+//!   market orders show a price other than their `average_price`: the
+//!   `user.changes` example). Other
 //!   types (stop, take, trailing) are not simulated: -32602
 //!   `"wrong format"`.
 //! - `time_in_force`: `good_til_cancelled` (default), `good_til_day`
@@ -61,7 +63,7 @@
 //!   cancelled. A trade: `trade_id` (a string), `trade_seq`, `timestamp`,
 //!   `tick_direction`, `state` (its order's), `price`, `amount`,
 //!   `direction`, `liquidity` (`M`/`T`), `order_id`, `order_type`,
-//!   `label`, `post_only`, `reduce_only`, `instrument_name`,
+//!   `label` (when the order has one), `post_only`, `reduce_only`, `instrument_name`,
 //!   `mark_price`, `index_price` (the mid, as the public `trades.*`
 //!   channel writes it), `fee` and `fee_currency` (the maker fee 0, the
 //!   taker's 0.05 % of the amount in the settlement currency: the
@@ -401,12 +403,13 @@ pub(super) fn trade(out: &mut String, spec: &SimInstrument, currency: &str, f: &
         order_id(currency, o.id)
     );
     number(out, f.mark, spec.price_scale + 1);
-    let _ = write!(
-        out,
-        r#","liquidity":"{}","label":"#,
-        if f.maker { "M" } else { "T" }
-    );
-    string(out, &f.extra.label);
+    let _ = write!(out, r#","liquidity":"{}""#, if f.maker { "M" } else { "T" });
+    // "User defined label (presented only when previously set for order
+    // by user)" (D trades' `label`).
+    if !f.extra.label.is_empty() {
+        out.push_str(r#","label":"#);
+        string(out, &f.extra.label);
+    }
     let _ = write!(
         out,
         r#","instrument_name":"{}","index_price":"#,

@@ -86,7 +86,7 @@ pub(crate) fn resting_at(
         .at(bid, price)
         .filter_map(|id| orders.get(&id))
         .map(Working::remaining)
-        .sum()
+        .fold(0, i64::saturating_add)
 }
 
 /// `qty` taken from the level at `price`, which holds the crowd and the

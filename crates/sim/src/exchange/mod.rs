@@ -1,8 +1,8 @@
 //! The simulator's matching engine: accounts ([`SimKey`]), orders resting
 //! in the simulated books, and what trades them. Venue modules reach it
-//! through [`Market`](crate::protocol::Market)'s `place`, `cancel`,
-//! `cancel_client`, `amend`, `cancel_all`, `open_orders` and `key`, with
-//! the market locked, so a request sees books and orders at once.
+//! through `Market`'s `place`, `cancel`, `amend`,
+//! `cancel_all`, `open_orders` and `key`, with the market locked, so a
+//! request sees books and orders at once.
 //!
 //! # Rules
 //!
@@ -55,10 +55,6 @@
 //!   after the request or step batch that made it (each picks its own
 //!   account's), then drops it.
 
-// The venue modules' private APIs are what call most of this; until each
-// does, parts are unused outside the tests.
-#![allow(dead_code)]
-
 mod accounts;
 mod book;
 #[cfg(test)]
@@ -75,6 +71,16 @@ pub(crate) use accounts::Account;
 use accounts::Accounts;
 pub use accounts::{KeySecret, SimKey};
 use book::{Queues, Working};
+
+/// The highest price the engine takes, in ticks: far past any market, and
+/// low enough that the random walk's arithmetic around a resting order
+/// never overflows. (Venues refuse much nearer prices by their own
+/// bands, in their modules.)
+pub(crate) const MAX_PRICE: i64 = i64::MAX / 4;
+
+/// The largest size the engine takes, in lots: low enough that the sizes
+/// of a level add up without overflowing.
+pub(crate) const MAX_SIZE: i64 = i64::MAX / (1 << 20);
 
 /// How long an order works.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -156,9 +162,10 @@ pub(crate) enum EngineReject {
     WouldTake,
     /// No working order of the account has that id (or client id).
     UnknownOrder,
-    /// The price is not a positive number of ticks.
+    /// The price is not a positive number of ticks (up to [`MAX_PRICE`]).
     BadPrice,
-    /// The size is not positive (or, amending, not above what filled).
+    /// The size is not positive (or, amending, not above what filled), or
+    /// past [`MAX_SIZE`].
     BadSize,
     /// The account has a working order with that client id.
     DuplicateClientId,
@@ -277,11 +284,12 @@ impl Exchange {
         self.touch();
         let book = books
             .get_mut(o.instrument)
+            .filter(|_| o.instrument < self.queues.len())
             .ok_or(EngineReject::UnknownInstrument)?;
-        if o.price <= 0 {
+        if !(1..=MAX_PRICE).contains(&o.price) {
             return Err(EngineReject::BadPrice);
         }
-        if o.size <= 0 {
+        if !(1..=MAX_SIZE).contains(&o.size) {
             return Err(EngineReject::BadSize);
         }
         if !o.client_id.is_empty()
@@ -344,28 +352,6 @@ impl Exchange {
         Ok(w.order)
     }
 
-    /// Cancels the account's order whose client id is `client_id`.
-    pub(crate) fn cancel_client(
-        &mut self,
-        books: &mut [Book],
-        account: Account,
-        client_id: &str,
-        now_ms: u64,
-    ) -> Result<SimOrder, EngineReject> {
-        let id = self
-            .orders
-            .values()
-            .find(|w| w.order.account == account && w.order.client_id == client_id)
-            .map(|w| w.order.id);
-        match id {
-            Some(id) if !client_id.is_empty() => self.cancel(books, account, id, now_ms),
-            _ => {
-                self.touch();
-                Err(EngineReject::UnknownOrder)
-            }
-        }
-    }
-
     /// Cancels the account's working orders (of `instrument`, or all):
     /// how many.
     pub(crate) fn cancel_all(
@@ -405,10 +391,10 @@ impl Exchange {
             Some(w) if w.order.account == account => w.clone(),
             _ => return Err(EngineReject::UnknownOrder),
         };
-        if price <= 0 {
+        if !(1..=MAX_PRICE).contains(&price) {
             return Err(EngineReject::BadPrice);
         }
-        if size <= w.order.filled {
+        if size <= w.order.filled || size > MAX_SIZE {
             return Err(EngineReject::BadSize);
         }
         let n = w.order.instrument;
@@ -521,7 +507,15 @@ impl Exchange {
         self.queues[n].push(buy, price, w.order.id);
         let order = w.order.clone();
         self.orders.insert(order.id, w);
-        self.publish(book, n, now_ms, None, buy, price, level + left);
+        self.publish(
+            book,
+            n,
+            now_ms,
+            None,
+            buy,
+            price,
+            level.saturating_add(left),
+        );
         order
     }
 
@@ -609,11 +603,12 @@ fn crosses(book: &Book, buy: bool, price: i64) -> bool {
 
 /// What the book holds for a buy (`buy`) or sell up to `price`.
 fn available(book: &Book, buy: bool, price: i64) -> i64 {
-    if buy {
-        book.asks.range(..=price).map(|(_, s)| *s).sum()
+    let sizes: Box<dyn Iterator<Item = &i64>> = if buy {
+        Box::new(book.asks.range(..=price).map(|(_, s)| s))
     } else {
-        book.bids.range(price..).map(|(_, s)| *s).sum()
-    }
+        Box::new(book.bids.range(price..).map(|(_, s)| s))
+    };
+    sizes.fold(0, |sum, s| sum.saturating_add(*s))
 }
 
 /// The exchange's orders of one instrument, as a random step sees them.

@@ -1,5 +1,6 @@
 //! The engine's rules, on books without a server: the exchange and the
-//! market's steps alone (the server's side is `crate::reflection`'s).
+//! market's steps alone (what the clients see of it is tested beside the
+//! venues, in `reflection.rs`).
 
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -185,6 +186,52 @@ fn ioc_leaves_nothing_and_fok_fills_whole_or_not_at_all() {
     assert_eq!((o.filled, o.status), (l1 + 1, Status::Filled));
 }
 
+/// Numbers no market has are refused, not overflowed: the engine runs on
+/// the market thread, and a request never stops it.
+#[test]
+fn prices_and_sizes_past_any_market_are_refused() {
+    let (spec, mut books, mut ex, mut rng) = setup(Ids::Contiguous, 9);
+    let (bid, ask) = best(&books[0]);
+    for (price, size, why) in [
+        (0, 1, EngineReject::BadPrice),
+        (-5, 1, EngineReject::BadPrice),
+        (i64::MAX, 1, EngineReject::BadPrice),
+        (bid, 0, EngineReject::BadSize),
+        (bid, i64::MAX, EngineReject::BadSize),
+    ] {
+        assert_eq!(
+            ex.place(&mut books, order(0, true, price, size), T),
+            Err(why)
+        );
+    }
+    let mut far = order(0, true, bid, 1);
+    far.instrument = 1;
+    assert_eq!(
+        ex.place(&mut books, far, T),
+        Err(EngineReject::UnknownInstrument)
+    );
+    // The largest taken, resting on both sides, many of them at a level.
+    for _ in 0..64 {
+        ex.place(&mut books, order(0, true, bid - 3, MAX_SIZE), T)
+            .unwrap();
+        ex.place(&mut books, order(1, false, MAX_PRICE, MAX_SIZE), T)
+            .unwrap();
+    }
+    let o = ex
+        .place(&mut books, order(1, false, ask + 1, 5), T)
+        .unwrap();
+    assert_eq!(
+        ex.amend(&mut books, 1, o.id, MAX_PRICE.saturating_add(1), 5, T),
+        Err(EngineReject::BadPrice)
+    );
+    let mut out = Step::default();
+    for k in 0..500 {
+        ex.step(0, &spec, &mut books[0], &mut rng, k % 2 == 0, &mut out);
+    }
+    let ((b, _), (a, _)) = books[0].top();
+    assert!(b < a);
+}
+
 #[test]
 fn post_only_refuses_to_take() {
     let (_, mut books, mut ex, _) = setup(Ids::Contiguous, 4);
@@ -250,7 +297,7 @@ fn a_size_down_keeps_the_queue_place_and_a_new_price_loses_it() {
         ex.amend(&mut books, 0, p.id, bid, 10, T),
         Err(EngineReject::WouldTake)
     );
-    assert_eq!(level(&books[0], false, ask + 5) >= 10, true);
+    assert!(level(&books[0], false, ask + 5) >= 10);
     assert_eq!(ex.open_orders(0, None).filter(|o| o.id == p.id).count(), 1);
 }
 
@@ -273,7 +320,7 @@ fn cancel_all_cancels_one_account_s_orders_and_gives_the_levels_back() {
     let other = ex.place(&mut books, order(1, true, bid, 40), T).unwrap();
     assert_eq!(ex.cancel_all(&mut books, 0, None, T), 3);
     assert_eq!(ex.cancel_all(&mut books, 0, None, T), 0);
-    assert_eq!(ex.all_open(), [other.clone()]);
+    assert_eq!(ex.all_open(), std::slice::from_ref(&other));
     let c = ex.cancel(&mut books, 1, other.id, T).unwrap();
     assert_eq!(c.status, Status::Canceled);
     assert_eq!(
@@ -281,13 +328,8 @@ fn cancel_all_cancels_one_account_s_orders_and_gives_the_levels_back() {
         Err(EngineReject::UnknownOrder)
     );
     assert_eq!(books[0].levels(usize::MAX), before, "every level as it was");
-    // The client id is free again, and cancels by it.
-    let x = ex.place(&mut books, a, T).unwrap();
-    assert_eq!(ex.cancel_client(&mut books, 0, "x1", T).unwrap().id, x.id);
-    assert_eq!(
-        ex.cancel_client(&mut books, 0, "x1", T),
-        Err(EngineReject::UnknownOrder)
-    );
+    // The client id is free again.
+    ex.place(&mut books, a, T).unwrap();
 }
 
 /// A random trade at a resting order's level takes the crowd that was
@@ -426,10 +468,10 @@ proptest! {
                     }
                 }
                 Op::Amend(k, d, s) => {
-                    if let Some(o) = ex.all_open().get(k) {
-                        if let Ok(a) = ex.amend(&mut books, o.account, o.id, o.price + d, s, T) {
-                            sizes.insert(a.id, a.size);
-                        }
+                    if let Some(o) = ex.all_open().get(k)
+                        && let Ok(a) = ex.amend(&mut books, o.account, o.id, o.price + d, s, T)
+                    {
+                        sizes.insert(a.id, a.size);
                     }
                 }
                 Op::Steps(n) => {

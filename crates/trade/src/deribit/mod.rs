@@ -208,7 +208,8 @@ impl DeribitSession {
     }
 
     /// The code of a set-up request the venue refused (cancel-on-disconnect,
-    /// the subscription, the open orders): the session then stays
+    /// the subscription, the open orders; 0: the subscription's answer
+    /// lists fewer channels than asked): the session then stays
     /// `Reconciling` and takes no order, for safety; `None` otherwise.
     pub fn setup_error(&self) -> Option<i64> {
         self.core.setup_error
@@ -300,12 +301,20 @@ impl Core {
         self.done_next = (self.done_next + 1) % WINDOW;
     }
 
-    /// The stamp of a request about `cid` in flight (0: none).
-    fn in_flight_tsc(&self, cid: ClientOrderId) -> u64 {
+    /// The stamp of the request in flight that news of kind `kind` about
+    /// `cid` answers (0: none): an acceptance or a fill answers the
+    /// placing, an amend the amend, a cancel the cancel (a fill of a
+    /// resting order answers no request, even with a cancel in flight).
+    fn in_flight_tsc(&self, cid: ClientOrderId, kind: &OrderKind) -> u64 {
         self.pending
             .iter()
-            .find(|f| {
-                matches!(f.asked, Asked::Place(c) | Asked::Amend(c, _) | Asked::Cancel(c) if c == cid)
+            .find(|f| match (f.asked, kind) {
+                (Asked::Place(c), OrderKind::Accepted { .. } | OrderKind::Filled { .. }) => {
+                    c == cid
+                }
+                (Asked::Amend(c, _), OrderKind::Amended { .. }) => c == cid,
+                (Asked::Cancel(c), OrderKind::Canceled) => c == cid,
+                _ => false,
             })
             .map_or(0, |f| f.sent_tsc)
     }

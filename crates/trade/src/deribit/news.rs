@@ -106,14 +106,13 @@ impl Core {
         let Some((instrument, _)) = self.instrument_of(o.instrument) else {
             return;
         };
-        let sent_tsc = sent_tsc.unwrap_or_else(|| self.in_flight_tsc(cid));
-        let event = |kind| OrderEvent {
+        let event = |core: &Core, kind| OrderEvent {
             cid: Some(cid),
             instrument,
             venue_order: VenueOrderId::new(o.order_id),
             kind,
             venue_time_ns: o.time_ms.saturating_mul(1_000_000),
-            sent_tsc,
+            sent_tsc: sent_tsc.unwrap_or_else(|| core.in_flight_tsc(cid, &kind)),
         };
         let has_trades = trades.as_ref().is_some_and(|t| !t.is_empty());
         match self.orders.get(cid).copied() {
@@ -122,11 +121,14 @@ impl Core {
                     || (has_trades && o.state == OrderState::Cancelled)) =>
             {
                 self.emit(
-                    event(OrderKind::Accepted {
-                        side: o.side,
-                        price: o.price,
-                        size: o.amount,
-                    }),
+                    event(
+                        self,
+                        OrderKind::Accepted {
+                            side: o.side,
+                            price: o.price,
+                            size: o.amount,
+                        },
+                    ),
                     events,
                 );
             }
@@ -135,10 +137,13 @@ impl Core {
                     && (k.price != o.price || k.leaves + k.filled != o.amount) =>
             {
                 self.emit(
-                    event(OrderKind::Amended {
-                        price: o.price,
-                        size: o.amount,
-                    }),
+                    event(
+                        self,
+                        OrderKind::Amended {
+                            price: o.price,
+                            size: o.amount,
+                        },
+                    ),
                     events,
                 );
             }
@@ -147,19 +152,22 @@ impl Core {
         if let Some(trades) = trades {
             for t in trades.iter() {
                 if let Some(t) = TradeMsg::read(&t, self.scales()) {
-                    self.fill(&t, Some(sent_tsc), events);
+                    self.fill(&t, sent_tsc, events);
                 }
             }
         }
         match o.state {
             OrderState::Cancelled if self.orders.known(cid) => {
-                self.emit(event(OrderKind::Canceled), events);
+                self.emit(event(self, OrderKind::Canceled), events);
             }
             OrderState::Rejected if self.orders.known(cid) => {
                 self.emit(
-                    event(OrderKind::Rejected {
-                        reason: Reject::Venue { code: 0 },
-                    }),
+                    event(
+                        self,
+                        OrderKind::Rejected {
+                            reason: Reject::Venue { code: 0 },
+                        },
+                    ),
                     events,
                 );
             }
@@ -182,19 +190,20 @@ impl Core {
         }
         self.seen_trades[self.seen_next] = h;
         self.seen_next = (self.seen_next + 1) % WINDOW;
-        let sent_tsc = sent_tsc.unwrap_or_else(|| self.in_flight_tsc(cid));
+        let kind = OrderKind::Filled {
+            price: t.price,
+            size: t.amount,
+            leaves: (known.leaves - t.amount).max(0),
+            trade_id: tickwire_venues::deribit::trade_number(t.trade_id),
+            maker: t.maker,
+        };
+        let sent_tsc = sent_tsc.unwrap_or_else(|| self.in_flight_tsc(cid, &kind));
         self.emit(
             OrderEvent {
                 cid: Some(cid),
                 instrument: known.instrument,
                 venue_order: VenueOrderId::new(t.order_id),
-                kind: OrderKind::Filled {
-                    price: t.price,
-                    size: t.amount,
-                    leaves: (known.leaves - t.amount).max(0),
-                    trade_id: tickwire_venues::deribit::trade_number(t.trade_id),
-                    maker: t.maker,
-                },
+                kind,
                 venue_time_ns: t.time_ms.saturating_mul(1_000_000),
                 sent_tsc,
             },
@@ -231,7 +240,17 @@ impl Core {
                     self.set_up(now, out);
                 }
             }
-            Asked::Setup => self.setup_answered(),
+            Asked::Setup => {
+                // `private/subscribe` answers the channels it subscribed:
+                // one missing (an instrument the venue does not list) would
+                // leave its orders' news unheard.
+                if let Some(channels) = result.as_array()
+                    && channels.len() < 2 * self.config.instruments.len()
+                {
+                    self.setup_error = Some(0);
+                }
+                self.setup_answered();
+            }
             Asked::OpenOrders(i) => {
                 self.reconcile(InstrumentId(i), result.as_array()?, events);
                 self.setup_answered();

@@ -123,7 +123,7 @@ impl Rig {
         for m in self.logged_in() {
             let result = match m["method"].as_str().unwrap() {
                 "private/get_open_orders_by_instrument" => "[]",
-                "private/subscribe" => r#"["user.orders.BTC-PERPETUAL.raw"]"#,
+                "private/subscribe" => SUBSCRIBED,
                 _ => r#""ok""#,
             };
             self.answer(&m["id"], result, 20);
@@ -141,6 +141,18 @@ impl Rig {
 
 /// `public/auth`'s answer as the docs show it.
 const AUTH_OK: &str = r#"{"access_token":"1582628593469.1MbQ-J_4.CBP-OqOwm_FBdMYj4cRK2dMXyHPfBtXGpzLxhWg31nHu3H_Q60FpE5_vqUBEQGSiMrIGzw3nC37NMb9d1tpBNqBOM_Ql9pXOmgtV9Yj3Pq1c6BqC6dU6eTxHMFO67x8GpJxqw_QcKP5IepwGBD-gfKSHfAv9AEnLJkNu3JkMJBdLToY1lrBnuedF3dU_uARm","expires_in":900,"refresh_token":"1582628593469.1GP4rQd0.A9Wa78o5kFRIUP49mScaD1CqHgiK50HOl2VA6kCtWa8BQZU5Dr03BhcbXPNvEh3I_MVixKZXnyoBeKJwLl8LXnfo180ckAiPj3zOclcUu4zkXuF3NNP3sTPcDf1B3C1CwMKkJ1NOcf1yPmRbsrd7hbgQ-hLa40tfx6Oa-85ymm_3Z65LZcnCeLrqlj_A9jM","scope":"connection mainaccount","enabled_features":[],"token_type":"bearer"}"#;
+
+/// `private/subscribe`'s answer: every channel asked for.
+const SUBSCRIBED: &str = r#"["user.orders.BTC-PERPETUAL.raw","user.trades.BTC-PERPETUAL.raw","user.orders.ETH-PERPETUAL.raw","user.trades.ETH-PERPETUAL.raw"]"#;
+
+/// The answer to a set-up request: no open orders, every channel, "ok".
+fn setup_answer(m: &Json) -> &'static str {
+    match m["method"].as_str().unwrap_or_default() {
+        "private/get_open_orders_by_instrument" => "[]",
+        "private/subscribe" => SUBSCRIBED,
+        _ => r#""ok""#,
+    }
+}
 
 fn place(cid: u64, side: Side, price: i64, size: i64) -> Request {
     Request::Place {
@@ -294,7 +306,7 @@ fn set_up_turns_on_cancel_on_disconnect_subscribes_and_reads_open_orders_before_
         );
         let result = match i {
             2 | 3 => "[]",
-            1 => r#"["user.orders.BTC-PERPETUAL.raw"]"#,
+            1 => SUBSCRIBED,
             _ => r#""ok""#,
         };
         r.answer(&setup[i]["id"], result, 12);
@@ -314,12 +326,28 @@ fn set_up_turns_on_cancel_on_disconnect_subscribes_and_reads_open_orders_before_
 }
 
 #[test]
+fn a_subscription_short_of_a_channel_keeps_the_session_from_ready() {
+    let mut r = Rig::new(false, Grant::ClientSignature);
+    for m in r.logged_in() {
+        let result = match m["method"].as_str().unwrap() {
+            "private/subscribe" => {
+                r#"["user.orders.BTC-PERPETUAL.raw","user.trades.BTC-PERPETUAL.raw","user.orders.ETH-PERPETUAL.raw"]"#
+            }
+            _ => "[]",
+        };
+        r.answer(&m["id"], result, 20);
+    }
+    assert_eq!(r.s.state(), State::Reconciling);
+    assert_eq!(r.s.setup_error(), Some(0));
+}
+
+#[test]
 fn a_refused_set_up_keeps_the_session_from_ready() {
     let mut r = Rig::new(true, Grant::ClientSignature);
     let setup = r.logged_in();
     r.error(&setup[0]["id"], 11029, "invalid_arguments", 12);
     for m in &setup[1..] {
-        r.answer(&m["id"], "[]", 13);
+        r.answer(&m["id"], setup_answer(m), 13);
     }
     assert_eq!(r.s.state(), State::Reconciling);
     assert_eq!(r.s.setup_error(), Some(11029));
@@ -392,12 +420,7 @@ fn after_a_reconnect_orders_gone_from_the_venue_are_reported_ended() {
     let setup = r.logged_in();
     let mut events = Vec::new();
     for m in &setup {
-        let result = if m["method"] == "private/get_open_orders_by_instrument" {
-            "[]"
-        } else {
-            r#""ok""#
-        };
-        events.extend(r.answer(&m["id"], result, 50));
+        events.extend(r.answer(&m["id"], setup_answer(m), 50));
     }
     assert_eq!(events.len(), 1);
     assert_eq!(

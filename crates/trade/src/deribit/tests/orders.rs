@@ -530,3 +530,86 @@ fn bad_settings_are_refused_at_creation() {
     assert_eq!(make("abcdefghijklm"), Err(SetupError::Prefix));
     assert_eq!(make("Bot1"), Ok(()));
 }
+
+#[test]
+fn channel_news_carries_the_stamp_of_the_request_it_answers_only() {
+    let mut r = Rig::new(false, Grant::ClientSignature);
+    r.ready();
+    let m = r.submit(place(1, Side::Bid, 89000, 10), 10).unwrap();
+    r.answer(
+        &m["id"],
+        &format!(
+            r#"{{"order":{},"trades":[]}}"#,
+            order("BTC-5", "bot1", "open", "8900", 10, 0)
+        ),
+        11,
+    );
+    r.submit(
+        Request::Cancel {
+            cid: ClientOrderId(1),
+        },
+        20,
+    )
+    .unwrap();
+    // A fill of the resting order races the cancel: it answers no request.
+    let e = r.text(
+        &notification(
+            "user.trades.BTC-PERPETUAL.raw",
+            &format!("[{}]", trade("BTC-3001", "BTC-5", "bot1", "8900", 2, "M")),
+        ),
+        21,
+    );
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].sent_tsc, 0);
+    // The cancel's news on the channel, before its answer, answers it.
+    let e = r.text(
+        &notification(
+            "user.orders.BTC-PERPETUAL.raw",
+            &order("BTC-5", "bot1", "cancelled", "8900", 10, 2),
+        ),
+        22,
+    );
+    assert_eq!(
+        (e[0].kind, e[0].sent_tsc),
+        (OrderKind::Canceled, now(20).tsc)
+    );
+}
+
+#[test]
+fn cancel_all_of_an_instrument_ends_that_instruments_orders_only() {
+    let mut r = Rig::new(false, Grant::ClientSignature);
+    r.ready();
+    for (cid, instrument, symbol) in [(1, 0, "BTC-PERPETUAL"), (2, 1, "ETH-PERPETUAL")] {
+        let mut p = place(cid, Side::Bid, 89000, 10);
+        if let Request::Place { order, .. } = &mut p {
+            order.instrument = InstrumentId(instrument);
+        }
+        let m = r.submit(p, 10).unwrap();
+        let o = order(
+            &format!("X-{cid}"),
+            &format!("bot{cid}"),
+            "open",
+            "8900",
+            10,
+            0,
+        )
+        .replace("BTC-PERPETUAL", symbol);
+        r.answer(&m["id"], &format!(r#"{{"order":{o},"trades":[]}}"#), 11);
+    }
+    assert_eq!(r.s.open_orders().len(), 2);
+    let m = r
+        .submit(
+            Request::CancelAll {
+                instrument: Some(InstrumentId(1)),
+            },
+            12,
+        )
+        .unwrap();
+    let e = r.answer(&m["id"], "1", 13);
+    assert_eq!(e.len(), 1);
+    assert_eq!(
+        (e[0].cid, e[0].kind),
+        (Some(ClientOrderId(2)), OrderKind::Canceled)
+    );
+    assert!(r.s.open_orders().get(ClientOrderId(1)).is_some());
+}

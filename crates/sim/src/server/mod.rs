@@ -2,7 +2,11 @@
 //! (TLS and the request head, each on a thread of its own), and one market
 //! thread that steps the market, hands each step to the venue's protocol
 //! for every client, writes what it says, and polls the clients for their
-//! requests and timers between steps.
+//! requests and timers between steps. `trading.rs`: what it does for the
+//! matching engine; `script.rs`: a script played instead of a market.
+
+mod script;
+mod trading;
 
 use std::io;
 use std::net::SocketAddr;
@@ -21,8 +25,10 @@ use crate::limits::{MessageRate, RestLimit, Verdict};
 use crate::market::{Book, Ids, Levels, Step};
 use crate::pacer::Pacer;
 use crate::protocol::{Delivered, Market, Out, Protocol, Response, Tick, query};
-use crate::stamps::{SendStamps, StreamKind};
+use crate::stamps::SendStamps;
 use crate::{Script, Sent, SimConfig, SimStats, VenueFault};
+
+use trading::{flush_engine, remove_gone, request};
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -346,7 +352,7 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
             loop {
                 let incoming = session.recv(Duration::ZERO)?;
                 // These count against the venue's limit too.
-                if too_fast(shared, &session, &mut rate, incoming.as_ref()) {
+                if too_fast(shared, &state, &session, &mut rate, incoming.as_ref()) {
                     shared.counters.accepted.fetch_add(1, Ordering::Relaxed);
                     shared.counters.too_fast.fetch_add(1, Ordering::Relaxed);
                     shared.counters.kicked.fetch_add(1, Ordering::Relaxed);
@@ -387,11 +393,12 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
 /// [`MessageRate`]), then a text message.
 fn too_fast<P: Protocol>(
     shared: &Shared<P>,
+    state: &P::Client,
     session: &Session,
     rate: &mut MessageRate,
     incoming: Option<&Incoming>,
 ) -> bool {
-    let Some(limit) = shared.protocol.incoming_limit() else {
+    let Some(limit) = shared.protocol.client_incoming_limit(state) else {
         return false;
     };
     let at = Instant::now();
@@ -484,7 +491,13 @@ fn poll_client<P: Protocol>(
     loop {
         let client = &mut clients[c];
         let incoming = client.session.recv(Duration::ZERO)?;
-        if too_fast(shared, &client.session, &mut client.rate, incoming.as_ref()) {
+        if too_fast(
+            shared,
+            &client.state,
+            &client.session,
+            &mut client.rate,
+            incoming.as_ref(),
+        ) {
             shared.counters.too_fast.fetch_add(1, Ordering::Relaxed);
             close_too_fast(&mut client.session);
             return Ok(Polled::Kicked);
@@ -541,81 +554,6 @@ fn poll_client<P: Protocol>(
             let _ = client.session.recv(Duration::from_millis(50));
             Ok(Polled::Kicked)
         }
-    }
-}
-
-/// Client `c`'s request `text`: its answer written to it, then what it
-/// changed in the books and orders to every client ([`flush_engine`]). A
-/// request that reached the matching engine makes the client one that
-/// trades ([`Client::trading`]).
-fn request<P: Protocol>(
-    shared: &Shared<P>,
-    clients: &mut [Client<P::Client>],
-    c: usize,
-    text: &str,
-    market: &mut Market,
-    out: &mut Out,
-    clock: Clock,
-) -> Result<(), ServerError> {
-    let client = &mut clients[c];
-    let touched = market.exchange.touched();
-    shared
-        .protocol
-        .on_text(&mut client.state, text, market, out);
-    if market.exchange.touched() != touched && !client.trading {
-        client.trading = true;
-        shared.trading.fetch_add(1, Ordering::Relaxed);
-    }
-    write(client, out, &shared.stamps, &shared.counters, clock)?;
-    flush_engine(shared, clients, market, out, clock);
-    Ok(())
-}
-
-/// What the matching engine's changes owe the clients, if anything: its
-/// steps to every client that has joined the market (before any further
-/// random step), then its private events. A client whose write fails is
-/// marked gone.
-fn flush_engine<P: Protocol>(
-    shared: &Shared<P>,
-    clients: &mut [Client<P::Client>],
-    market: &mut Market,
-    out: &mut Out,
-    clock: Clock,
-) {
-    if market.exchange.steps.is_empty() && market.exchange.events.is_empty() {
-        return;
-    }
-    let (steps, events) = market.take_engine();
-    let mut delivered = vec![Delivered::default(); steps.len()];
-    for client in clients.iter_mut() {
-        if !client.opened || client.gone.is_some() {
-            continue;
-        }
-        let mut got = vec![Delivered::default(); steps.len()];
-        for (s, got) in steps.iter().zip(got.iter_mut()) {
-            let from = out.items.len();
-            shared.protocol.on_step(&mut client.state, s, market, out);
-            *got = Delivered::of(s, &out.items[from..]);
-        }
-        if !events.is_empty() {
-            shared
-                .protocol
-                .on_private(&mut client.state, &events, market, out);
-        }
-        match write(client, out, &shared.stamps, &shared.counters, clock) {
-            Ok(()) => {
-                for (d, g) in delivered.iter_mut().zip(&got) {
-                    *d = d.or(*g);
-                }
-            }
-            Err(_) => {
-                out.items.clear();
-                client.gone = Some(Err(()));
-            }
-        }
-    }
-    for (s, d) in steps.iter().zip(&delivered) {
-        market.record(s, *d);
     }
 }
 
@@ -706,26 +644,13 @@ fn open_clients<P: Protocol>(
     remove_gone(shared, clients, market, out, clock);
 }
 
-/// Removes the clients that are gone, counting each and telling the venue
-/// ([`Protocol::on_gone`]); what that changes (cancel-on-disconnect) goes
-/// out to the others, which may find more gone.
-fn remove_gone<P: Protocol>(
-    shared: &Shared<P>,
-    clients: &mut Vec<Client<P::Client>>,
-    market: &mut Market,
-    out: &mut Out,
-    clock: Clock,
-) {
-    while let Some(c) = clients.iter().position(|c| c.gone.is_some()) {
-        let mut client = clients.remove(c);
-        count_gone(&shared.counters, client.gone.unwrap_or(Err(())));
-        if client.trading {
-            shared.trading.fetch_sub(1, Ordering::Relaxed);
-        }
-        shared.protocol.on_gone(&mut client.state, market);
-        flush_engine(shared, clients, market, out, clock);
-    }
-}
+/// How long the market thread sleeps at most between two polls of the
+/// clients while some client trades ([`Client::trading`]): a request is
+/// answered within about this (plus the request's own work), where other
+/// clients are read every 10 ms; a sleep, not a spin, so an idle
+/// simulator with a trading client wakes 4 000 times a second and does
+/// little else.
+const TRADING_POLL: Duration = Duration::from_micros(250);
 
 fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
     let config = &shared.config;
@@ -736,7 +661,7 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
     let clock = Clock::new();
     let mut out = Out::default();
     if let Some(script) = &config.script {
-        play(shared, script, clock);
+        script::play(shared, script, clock);
         shared.finished.store(true, Ordering::Release);
         while !shared.stop.load(Ordering::Acquire) {
             poll_clients(shared, &mut out, clock);
@@ -756,10 +681,10 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             if wait > Duration::from_micros(200) {
                 let mut nap = wait - Duration::from_micros(100);
                 if shared.trading.load(Ordering::Relaxed) > 0 {
-                    // Clients that trade are answered between steps, a
-                    // millisecond apart at most, however slow the market.
+                    // Clients that trade are answered between steps,
+                    // however slow the market.
                     poll_clients(shared, &mut out, clock);
-                    nap = nap.min(Duration::from_millis(1));
+                    nap = nap.min(TRADING_POLL);
                 }
                 thread::sleep(nap);
             }
@@ -771,6 +696,10 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
         // and the requests that came with the upgrade; their subscriptions
         // miss nothing of it.
         open_clients(shared, &mut clients, &mut market, &mut out, clock);
+        // What orders changed is out before the next random step (a
+        // request's changes went out with it; this is for any other).
+        flush_engine(shared, &mut clients, &mut market, &mut out, clock);
+        remove_gone(shared, &mut clients, &mut market, &mut out, clock);
         // Decided with the clients locked, as the steps are made and
         // written: once `pause(true)` has taken the lock, no step is under
         // way and none starts.
@@ -787,7 +716,11 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
             poll_all(shared, &mut clients, &mut market, &mut out, clock);
             drop(market);
             drop(clients);
-            thread::sleep(Duration::from_millis(1));
+            thread::sleep(if shared.trading.load(Ordering::Relaxed) > 0 {
+                TRADING_POLL
+            } else {
+                Duration::from_millis(1)
+            });
             pacer.restart(Instant::now());
             continue;
         }
@@ -801,7 +734,8 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
         }
         // Fills of resting orders by the steps' trades (the random walk
         // makes no steps of the engine's).
-        let (_, events) = market.take_engine();
+        let (engine, events) = market.take_engine();
+        debug_assert!(engine.is_empty(), "a random step is not the engine's");
         delivered.fill(Delivered::default());
         for client in clients.iter_mut() {
             for (s, got) in steps.iter().zip(got.iter_mut()) {
@@ -836,98 +770,4 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
         // so a request's changes follow the steps everyone has).
         poll_all(shared, &mut clients, &mut market, &mut out, clock);
     }
-}
-
-/// Sends a script's messages to every client, as fast as they take them
-/// `burst` to a write, or at the recording's pace. Waits for a first
-/// client; before the message [`Script::snapshots_by`] names (or after the
-/// first book message of every instrument), waits (up to 10 s) until
-/// every instrument's REST snapshot has been served, so a client's diff
-/// buffer need not hold the whole script.
-fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Clock) {
-    while lock(&shared.clients).is_empty() {
-        if shared.stop.load(Ordering::Acquire) {
-            return;
-        }
-        thread::sleep(Duration::from_millis(1));
-    }
-    let burst = if script.real_time {
-        1
-    } else {
-        shared.config.burst.max(1) as usize
-    };
-    let symbols = script.snapshots.len() as u64;
-    let due = script.snapshots_by.unwrap_or_else(|| {
-        first_book_of_each(&script.messages, shared.config.instruments.len()) + 1
-    });
-    let mut waited = symbols == 0;
-    let started = Instant::now();
-    let first_wall = script.messages.first().map_or(0, |m| m.1);
-    let mut out = Out::default();
-    for (k, chunk) in script.messages.chunks(burst).enumerate() {
-        if !waited && k * burst >= due {
-            waited = true;
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while shared.counters.rest.load(Ordering::Acquire) < symbols
-                && Instant::now() < deadline
-            {
-                thread::sleep(Duration::from_millis(1));
-            }
-        }
-        if script.real_time {
-            let due = Duration::from_nanos(chunk[0].1.saturating_sub(first_wall));
-            if let Some(wait) = due.checked_sub(started.elapsed()) {
-                thread::sleep(wait);
-            }
-        }
-        // Paused is read with the clients locked, as in `generate`.
-        let mut clients = loop {
-            if shared.stop.load(Ordering::Acquire) {
-                return;
-            }
-            let clients = lock(&shared.clients);
-            if !shared.paused.load(Ordering::Acquire) {
-                break clients;
-            }
-            drop(clients);
-            thread::sleep(Duration::from_millis(1));
-        };
-        let mut gone = Vec::new();
-        for (c, client) in clients.iter_mut().enumerate() {
-            for (key, _, text) in chunk {
-                out.items.push((text.clone(), *key));
-            }
-            if write(client, &mut out, &shared.stamps, &shared.counters, clock).is_err() {
-                out.items.clear();
-                gone.push(c);
-            }
-        }
-        for c in gone.into_iter().rev() {
-            clients.swap_remove(c);
-            shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
-        }
-        shared.counters.steps.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// The index of the message by which each of the `instruments` has had a
-/// book message (the last index if some never has).
-fn first_book_of_each(messages: &[crate::ScriptMessage], instruments: usize) -> usize {
-    let mut seen = vec![false; instruments];
-    let mut left = instruments;
-    for (i, (key, _, _)) in messages.iter().enumerate() {
-        let Some((n, StreamKind::Depth, _)) = key else {
-            continue;
-        };
-        let Some(seen) = seen.get_mut(*n) else {
-            continue;
-        };
-        if !std::mem::replace(seen, true) {
-            left -= 1;
-            if left == 0 {
-                return i;
-            }
-        }
-    }
-    messages.len().saturating_sub(1)
 }
