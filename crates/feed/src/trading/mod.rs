@@ -189,6 +189,9 @@ pub(crate) fn venue_session(
         Venue::Deribit => tickwire_trade::DeribitSession::new(config, credentials, setup.deribit)
             .map(|s| Box::new(s) as Box<dyn Session>)
             .map_err(|e| e.to_string()),
+        Venue::BinanceSpot => tickwire_trade::BinanceSession::new(config, credentials)
+            .map(|s| Box::new(s) as Box<dyn Session>)
+            .map_err(|e| e.to_string()),
         _ => Err(format!("order entry for {venue} is not built in")),
     }
 }

@@ -4,8 +4,8 @@
 //!
 //! - `script.rs`: the feed's part, against a scripted session and
 //!   exchange (whatever a venue's session does).
-//! - `deribit.rs`: end to end with Deribit's session against the
-//!   simulator's private API.
+//! - `venues.rs`: end to end with each venue's own session (Deribit,
+//!   Binance spot) against its simulator's private API.
 
-mod deribit;
 mod script;
+mod venues;
