@@ -28,6 +28,8 @@ fn throw_away() -> String {
 
 struct Rig {
     sim: Simulator,
+    /// The API key's secret the simulator was given.
+    secret: String,
     market: Proxy,
     orders: Proxy,
     feed: Option<Feed<Bot>>,
@@ -40,6 +42,7 @@ struct Options {
     kill: KillSwitch,
     bot: Bot,
     private: DeribitPrivate,
+    recording: Option<tickwire_feed::recording::Writer>,
 }
 
 impl Default for Options {
@@ -50,6 +53,7 @@ impl Default for Options {
             kill: KillSwitch::default(),
             bot: Bot::default(),
             private: DeribitPrivate::default(),
+            recording: None,
         }
     }
 }
@@ -84,6 +88,7 @@ impl Rig {
         let mut setup = VenueSetup::new(venue.name(), venue, vec![spec]);
         setup.endpoint = Some(format!("wss://localhost:{}", market.addr().port()));
         setup.rest = Some(format!("https://localhost:{}", market.addr().port()));
+        let secret_kept = secret.clone();
         let used = if o.good_secret { secret } else { throw_away() };
         let trade = TradeSetup::new(Credentials::hmac("bot", used.as_bytes()), "tw1")
             .endpoint(&format!("wss://localhost:{}", orders.addr().port()))
@@ -101,8 +106,11 @@ impl Rig {
             away: 1000,
             ..o.bot
         };
+        let mut sinks = tickwire_feed::live::Sinks::default();
+        sinks.recording = o.recording;
         let feed = Feed::builder()
             .check_instruments(false)
+            .sinks(sinks)
             .setup(setup)
             .tls(trust)
             .net(net)
@@ -111,6 +119,7 @@ impl Rig {
             .unwrap();
         Rig {
             sim,
+            secret: secret_kept,
             market,
             orders,
             feed: Some(feed),
@@ -452,5 +461,69 @@ fn losing_the_market_data_cancels_every_order() {
         rig.market.reset_all();
         rig.until("the cancels in the update stream", |r| r.bot().cancels >= 2);
         assert!(rig.sim.open_orders().is_empty(), "{venue}");
+    }
+}
+
+#[test]
+fn a_recording_of_the_trading_connection_keeps_no_secret() {
+    for venue in VENUES {
+        let dir = std::env::temp_dir().join(format!(
+            "tickwire-trading-rec-{venue}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let header = tickwire_feed::recording::Header {
+            created_unix_ns: 1,
+            ticks_per_second: 1e9,
+        };
+        let base = dir.join("rec");
+        let writer = tickwire_feed::recording::Writer::create(&base, 1 << 30, header).unwrap();
+        let mut rig = Rig::start(Options {
+            venue,
+            recording: Some(writer),
+            bot: Bot {
+                burst: 1,
+                ..Bot::default()
+            },
+            ..Options::default()
+        });
+        rig.until("an order acknowledged", |r| r.bot().acks >= 1);
+        let sinks = rig
+            .feed
+            .take()
+            .unwrap()
+            .shutdown(Duration::from_secs(2))
+            .unwrap();
+        sinks.recording.unwrap().finish().unwrap();
+        let bytes = std::fs::read(dir.join("rec.0.twrec")).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains(&rig.secret),
+            "{venue}: the secret is recorded"
+        );
+        // Every secret field there is, blanked whole.
+        let mut fields = 0;
+        for field in [
+            "signature",
+            "access_token",
+            "refresh_token",
+            "apiKey",
+            "client_secret",
+        ] {
+            let key = format!("\"{field}\":\"");
+            for (at, _) in text.match_indices(&key) {
+                let value = &text[at + key.len()..];
+                let value = &value[..value.find('"').unwrap()];
+                assert!(value.bytes().all(|b| b == b'*'), "{venue}: {field} {value}");
+                fields += 1;
+            }
+        }
+        assert!(fields > 0, "{venue}: no login in the recording");
+        assert!(
+            text.contains("BTC"),
+            "{venue}: the orders' traffic is recorded"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
