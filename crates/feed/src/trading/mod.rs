@@ -126,11 +126,16 @@ impl fmt::Debug for TradeSetup {
     }
 }
 
-/// The venue's order-entry URL: `(default, path)`. Deribit's JSON-RPC
-/// API v2 is served on the same WebSocket as its market data
-/// (<https://docs.deribit.com/#json-rpc>: `wss://www.deribit.com/ws/api/v2`);
-/// Binance's spot WebSocket API is `wss://ws-api.binance.com:443/ws-api/v3`
-/// (<https://developers.binance.com/docs/binance-spot-api-docs/web-socket-api/general-api-information>).
+/// The venue's order-entry URL: `(default, path)`.
+///
+/// - Deribit: JSON-RPC over WebSocket on the same endpoint as its market
+///   data, `wss://www.deribit.com/ws/api/v2` (<https://docs.deribit.com/>,
+///   "API Interfaces: JSON-RPC over WebSocket"; the default of the open
+///   clients, e.g. `wrytes/deribit-api-client`).
+/// - Binance spot: "The base endpoint is:
+///   `wss://ws-api.binance.com:443/ws-api/v3`" (<https://developers.binance.com/docs/binance-spot-api-docs/web-socket-api/general-api-information>);
+///   "A single connection to the API is only valid for 24 hours": its end
+///   is a lost session like any other (reconnected, reconciled).
 fn venue_url(venue: Venue) -> Option<(&'static str, &'static str)> {
     match venue {
         Venue::Deribit => Some(("wss://www.deribit.com/ws/api/v2", "/ws/api/v2")),
