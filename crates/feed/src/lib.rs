@@ -63,6 +63,10 @@
 //! - [`shm`]: the shared-memory event ring (one writer, any number of
 //!   readers in other processes, overruns detected and counted, followed
 //!   across feed restarts).
+//! - [`trading`]: order entry on the feed's own driver
+//!   ([`FeedBuilder::trade`]): the handler's [`Desk`]
+//!   ([`Update::desk`]), order events in [`Update::orders`], the
+//!   [`KillSwitch`].
 
 #![deny(unsafe_code)]
 

@@ -7,7 +7,7 @@
 //! handler returns and sends the messages on the feed's thread; what the
 //! session itself refuses then (its rate limit, a duplicate, a bad value)
 //! comes back as an [`OrderKind::Rejected`](tickwire_trade::OrderKind)
-//! event in the next [`Update::orders`](crate::Update::orders).
+//! event in the next `Update::orders`.
 
 use std::fmt;
 
@@ -20,7 +20,7 @@ use super::host::Trading;
 use crate::id::FeedId;
 
 /// A trading venue's order handle, for the length of one handler call
-/// ([`Update::desk`](crate::Update::desk)).
+/// (`Update::desk`).
 #[derive(Clone, Copy)]
 pub struct Desk<'a> {
     trading: &'a Trading,

@@ -6,13 +6,13 @@ use std::time::Duration;
 /// When every order of a trading venue is cancelled (each cause on by
 /// default). A cancel-all the kill switch sends is the session's
 /// `Request::CancelAll`: its answers reach the bot in
-/// [`Update::orders`](crate::Update::orders) like any other.
+/// `Update::orders` like any other.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct KillSwitch {
-    /// At the feed's end ([`Feed::shutdown`](crate::Feed::shutdown),
-    /// [`Feed::into_handler`](crate::Feed::into_handler), the end of
-    /// [`Feed::run`](crate::Feed::run)): cancel-all, then the feed waits
+    /// At the feed's end (`Feed::shutdown`,
+    /// `Feed::into_handler`, the end of
+    /// `Feed::run`): cancel-all, then the feed waits
     /// up to `shutdown_wait` for the session to hold no working order
     /// before it closes the connections.
     pub on_shutdown: bool,

@@ -1,8 +1,8 @@
 //! Trading on the feed's own driver: a venue's order-entry session
 //! ([`tickwire_trade::Session`]) on one more connection of the feed, the
-//! bot's handle on it ([`Desk`], from [`Update::desk`](crate::Update::desk)),
+//! bot's handle on it ([`Desk`], from `Update::desk`),
 //! its order events in the same update stream
-//! ([`Update::orders`](crate::Update::orders)), and the kill switch
+//! (`Update::orders`), and the kill switch
 //! ([`KillSwitch`]).
 //!
 //! - `desk.rs`: [`Desk`], what a handler places, amends and cancels with:
@@ -43,7 +43,7 @@ pub use self::kill::KillSwitch;
 pub(crate) use self::redact::redact;
 
 /// How a venue is traded on a feed
-/// ([`FeedBuilder::trade`](crate::FeedBuilder::trade)): credentials, the
+/// (`FeedBuilder::trade`): credentials, the
 /// client order ids' prefix, the kill switch, and where to connect.
 #[non_exhaustive]
 pub struct TradeSetup {
