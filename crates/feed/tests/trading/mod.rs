@@ -2,10 +2,12 @@
 //! driver, the bot's desk from the handler, order events in the update
 //! stream, the kill switch, the tick-to-trade and round-trip stages.
 //!
+//! - `bot.rs`: the bot both run.
 //! - `script.rs`: the feed's part, against a scripted session and
 //!   exchange (whatever a venue's session does).
 //! - `venues.rs`: end to end with each venue's own session (Deribit,
 //!   Binance spot) against its simulator's private API.
 
+mod bot;
 mod script;
 mod venues;

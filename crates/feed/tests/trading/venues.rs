@@ -18,7 +18,7 @@ use tickwire_testkit::proxy::Proxy;
 use tickwire_trade::{Credentials, OrderKind, Reject, State};
 use tickwire_venues::InstrumentSpec;
 
-use super::script::Bot;
+use super::bot::Bot;
 
 /// A throw-away secret, new to each test.
 fn throw_away() -> String {
