@@ -26,7 +26,8 @@ fn wall_ms() -> u64 {
 /// How many rounds of requests a handler's answers to refusals may make
 /// within one message (each refusal is handed to the handler, which may
 /// ask again): a bound, so a bot that retries a refusal at once cannot
-/// spin the feed's thread.
+/// spin the feed's thread; what it asked in the last round goes with the
+/// next message.
 const ROUNDS: usize = 4;
 
 impl<H: OnEvent> Core<H> {
@@ -124,8 +125,8 @@ impl<H: OnEvent> Core<H> {
                 }
             }
         }
-        // Still asking after every round: the rest is dropped, refused.
-        self.trading.queue.get_mut().clear();
+        // Still asking after every round: the rest waits for the next
+        // message (or the next poll's chores), in the queue.
     }
 
     /// The market-data loss kill switch of venue `v`: every book of the
@@ -356,6 +357,11 @@ impl<H: OnEvent> Feed<H> {
     /// Each session's timers (a token to refresh, a keep-alive), and what
     /// the sessions wrote outside a callback, sent.
     pub(crate) fn trade_chores(&mut self) {
+        if !self.driver.handler_mut().trading.queue.get_mut().is_empty() {
+            // Left from a handler's last round of refusals: into the
+            // sessions' `out`, sent below.
+            self.driver.handler_mut().submit_queued(None);
+        }
         for t in 0..self.driver.handler().trading.traders.len() {
             let core = self.driver.handler_mut();
             core.kill_due(t);
