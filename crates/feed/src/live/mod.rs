@@ -751,14 +751,18 @@ fn traders(
             return Err(problem("traded twice".into()));
         }
         let venue = &states[v].setup;
+        // One's own session's endpoint is its whole URL.
+        let url = match (&setup.session, &setup.endpoint) {
+            (Some(_), Some(own)) => Some(own.clone()),
+            _ => trade_url(
+                venue.venue,
+                setup.endpoint.as_deref(),
+                venue.endpoint.as_deref(),
+            ),
+        }
+        .ok_or_else(|| problem("no order-entry endpoint known: give one".into()))?;
         let session =
             venue_session(venue.venue, &mut setup, &venue.instruments).map_err(problem)?;
-        let url = trade_url(
-            venue.venue,
-            setup.endpoint.as_deref(),
-            venue.endpoint.as_deref(),
-        )
-        .ok_or_else(|| problem("no order-entry endpoint known: give one".into()))?;
         Endpoint::parse(&url).map_err(|e| bad_url(&url, e))?;
         trading.add(Trader::new(
             v,

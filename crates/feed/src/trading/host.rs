@@ -70,6 +70,8 @@ pub(crate) struct Trader {
     pub(crate) market_up: bool,
     /// The session's refusal was said.
     pub(crate) refused_told: bool,
+    /// A failed attempt to connect was said (once until it opens).
+    pub(crate) failed_told: bool,
     /// The session's state at the last look.
     pub(crate) state: State,
 }
@@ -103,6 +105,7 @@ impl Trader {
             kill_due_ms: 0,
             market_up: false,
             refused_told: false,
+            failed_told: false,
             state: State::Disconnected,
         }
     }

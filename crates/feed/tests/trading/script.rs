@@ -387,6 +387,8 @@ struct Options {
     kill: KillSwitch,
     bot: Bot,
     recording: Option<recording::Writer>,
+    /// The exchange's proxy refuses every connection from the start.
+    unreachable: bool,
 }
 
 impl Default for Options {
@@ -397,6 +399,7 @@ impl Default for Options {
             kill: KillSwitch::default(),
             bot: Bot::default(),
             recording: None,
+            unreachable: false,
         }
     }
 }
@@ -416,6 +419,9 @@ impl Rig {
         let market = Proxy::start(sim.addr()).unwrap();
         let exchange = Exchange::start();
         let orders = Proxy::start(exchange.addr).unwrap();
+        if o.unreachable {
+            orders.refuse_for(Duration::from_secs(600));
+        }
         let mut trust = TlsConfig::empty();
         trust.add_ca_pem(ca.as_bytes()).unwrap();
         let (ps, ss) = venue.default_scales();
@@ -791,4 +797,24 @@ fn placing_and_cancelling_allocates_nothing_on_the_feed_thread_once_warm() {
         break;
     }
     let _ = rig.bot_mut();
+}
+
+#[test]
+fn a_trading_connection_that_never_opens_is_said_and_tried_again() {
+    let mut rig = Rig::start(Options {
+        unreachable: true,
+        ..Options::default()
+    });
+    rig.until("the failure said", |r| {
+        r.feed.as_ref().unwrap().stats().venues[0]
+            .last_failure()
+            .is_some_and(|(f, _)| f.contains("the trading connection"))
+    });
+    let (said, _) = rig.feed().stats().venues[0].last_failure().unwrap();
+    let port = rig.orders.addr().port();
+    assert!(
+        said.contains(&format!("ws://127.0.0.1:{port}/ failed (")),
+        "{said}"
+    );
+    rig.until("tried again", |r| r.orders.refused() >= 3);
 }

@@ -206,6 +206,7 @@ impl<H: OnEvent> Core<H> {
         self.record(recording::Kind::Opened, conn.id(), now.tsc, url.as_bytes());
         self.trading.traders[t].url = url;
         let trader = &mut self.trading.traders[t];
+        trader.failed_told = false;
         trader.session.on_open(now, &mut trader.out);
         self.send_out(t, Some(conn));
         self.trade_state(t, conn);
@@ -327,6 +328,16 @@ impl<H: OnEvent> Core<H> {
                 } else {
                     ""
                 }
+            );
+            tickwire_log(why);
+            self.stats.venues[trader.venue].set_last_failure(why, Instant::now());
+        } else if !trader.failed_told {
+            // It never opened: said once until it does.
+            trader.failed_told = true;
+            let why = format_args!(
+                "venue {}: the trading connection to {} failed ({reason}); trying again \
+                 with backoff (said once until it opens)",
+                trader.name, trader.url
             );
             tickwire_log(why);
             self.stats.venues[trader.venue].set_last_failure(why, Instant::now());
