@@ -21,6 +21,7 @@
 
 #![allow(missing_docs)] // Benchmark plumbing, documented at module level.
 
+pub mod orders;
 pub mod tls;
 
 /// The arguments of a custom benchmark harness: two sizes, then any
