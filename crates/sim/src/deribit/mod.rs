@@ -160,6 +160,17 @@ impl Pool {
     }
 }
 
+impl Client {
+    /// The request pools' credits back since the last refill.
+    fn refill(&mut self, now: Instant) {
+        if let Some(last) = self.refilled.replace(now) {
+            let elapsed = now.saturating_duration_since(last);
+            self.subscribe_credits.refill(elapsed);
+            self.request_credits.refill(elapsed);
+        }
+    }
+}
+
 /// A connection.
 pub(crate) struct Client {
     subs: Vec<Sub>,
@@ -457,11 +468,14 @@ impl Protocol for Deribit {
         let id = id.as_deref();
         let method = req.get("method").and_then(Value::as_str).unwrap_or("");
         let pool = if method == "public/subscribe" {
-            &mut client.subscribe_credits
+            Some(&mut client.subscribe_credits)
+        } else if private::is_matching(method) {
+            // Its own limit only: the account's order credits (`private`).
+            None
         } else {
-            &mut client.request_credits
+            Some(&mut client.request_credits)
         };
-        if !pool.take() {
+        if pool.is_some_and(|p| !p.take()) {
             // "If a request arrives when no credits remain, we immediately
             // send a `too_many_requests` (`code 10028`) ... and terminate
             // the session" (D rate limits).
@@ -711,11 +725,7 @@ impl Protocol for Deribit {
     }
 
     fn on_tick(&self, client: &mut Client, now: Instant, idle: Duration, out: &mut Out) -> Tick {
-        if let Some(last) = client.refilled.replace(now) {
-            let elapsed = now.saturating_duration_since(last);
-            client.subscribe_credits.refill(elapsed);
-            client.request_credits.refill(elapsed);
-        }
+        client.refill(now);
         if let Some(reason) = client.kick {
             return Tick::Close(CLOSE, reason);
         }

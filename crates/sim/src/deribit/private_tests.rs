@@ -676,6 +676,35 @@ fn order_credits_run_out_with_10028_and_the_session_ends() {
     result(&mut w, &mut bob, "private/buy", buy);
 }
 
+/// The two limits are apart: matching-engine requests draw on the order
+/// credits only, so a connection whose other requests used up their pool
+/// (100 at 500 credits) still places and cancels.
+#[test]
+fn matching_requests_do_not_draw_on_the_other_requests_pool() {
+    let mut w = world(DeribitPrivate::default());
+    let mut c = client(&w);
+    login(&mut w, &mut c, 0);
+    // The login took one; 99 more empty the pool (no tick: no refill).
+    for _ in 0..99 {
+        result(&mut w, &mut c, "private/get_open_orders", json!({}));
+    }
+    assert_eq!(
+        error(&mut w, &mut c, "private/get_open_orders", json!({})).0,
+        10028,
+        "the other requests' pool is empty"
+    );
+    let mut w = world(DeribitPrivate::default());
+    let mut c = client(&w);
+    login(&mut w, &mut c, 0);
+    for _ in 0..99 {
+        result(&mut w, &mut c, "private/get_open_orders", json!({}));
+    }
+    let px = mid(&w);
+    let buy = json!({"instrument_name":"BTC-PERPETUAL","amount":10,"price":px,"label":"a"});
+    result(&mut w, &mut c, "private/buy", buy);
+    result(&mut w, &mut c, "private/cancel_all", json!({}));
+}
+
 #[test]
 fn cancel_on_disconnect_cancels_the_connections_orders_only() {
     let mut w = world(DeribitPrivate::default());
