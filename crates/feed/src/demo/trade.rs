@@ -192,8 +192,9 @@ pub fn run(
     let secret = throw_away();
     // A higher tier than the lowest for orders (20 a second, bursts of
     // 40) on the simulator, and the session kept to 15 a second, bursts of
-    // 20: under the simulator's pool of every request too (20 a second,
-    // which it charges orders to as well).
+    // 20, under it: the two count on clocks of their own (the session's
+    // when it sends, the simulator's when it reads), so the session keeps
+    // a margin rather than run at the venue's very limit.
     let credits = OrderCredits {
         cost: 1_000,
         max: 40_000,

@@ -325,8 +325,8 @@ fn a_deribit_token_refresh_keeps_orders_flowing() {
     let private = DeribitPrivate {
         token_lifetime: Duration::from_secs(2),
         // Room above the session's own credit limit: this test is about
-        // the refresh (the simulator refills its credits on its ticks and
-        // may lag the session's count by one).
+        // the refresh (the simulator counts credits on its own clock, when
+        // it reads a request, and may lag the session's count by one).
         order_credits: OrderCredits {
             max: 40_000,
             refill: 10_000,
