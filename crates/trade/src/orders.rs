@@ -138,21 +138,21 @@ impl OpenOrders {
                     venue_order: e.venue_order,
                     side,
                     price,
-                    leaves: size - filled,
+                    leaves: size.saturating_sub(filled).max(0),
                     filled,
                 });
             }
             OrderKind::Amended { price, size } => {
                 if let Some(o) = self.orders.iter_mut().find(|o| o.cid == cid) {
                     o.price = price;
-                    o.leaves = size - o.filled;
+                    o.leaves = size.saturating_sub(o.filled).max(0);
                 }
             }
             OrderKind::Filled { size, leaves, .. } => {
                 if leaves <= 0 {
                     self.remove(cid);
                 } else if let Some(o) = self.orders.iter_mut().find(|o| o.cid == cid) {
-                    o.filled += size;
+                    o.filled = o.filled.saturating_add(size);
                     o.leaves = leaves;
                 }
             }

@@ -109,8 +109,31 @@ impl fmt::Display for SetupError {
 
 impl core::error::Error for SetupError {}
 
-/// How many finished client ids and applied trade ids are remembered.
+/// How many finished orders are remembered (their client ids are not
+/// taken again, and their late trades are still told).
 const WINDOW: usize = 64;
+
+/// The longest wait before a login the venue put off is tried again (the
+/// wait doubles from 1 s up to this).
+const LOGIN_BACKOFF_MAX_MS: u64 = 64_000;
+
+/// An order that ended: what a late trade of it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Ended {
+    cid: ClientOrderId,
+    instrument: InstrumentId,
+    last_trade: u64,
+}
+
+/// The set-up requests still to send after a login.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Setup {
+    cancel_on_disconnect: bool,
+    subscribe: bool,
+    /// Instruments (by index) whose open orders are still to be asked for,
+    /// from this index on.
+    open_orders_from: Option<u32>,
+}
 
 /// The longest refresh token kept (Deribit's are a few hundred bytes); a
 /// longer one is not kept, and the session logs in afresh instead.
@@ -146,12 +169,22 @@ struct Core {
     /// A set-up request the venue refused (its code): the session stays
     /// `Reconciling`.
     setup_error: Option<i64>,
-    /// Trade ids applied (hashed), the last [`WINDOW`].
-    seen_trades: [u64; WINDOW],
-    seen_next: usize,
-    /// Client ids whose orders ended, the last [`WINDOW`].
-    done: [Option<ClientOrderId>; WINDOW],
+    /// Each working order's last trade applied (its number, see
+    /// [`Core::fill`]), at most one entry per working order.
+    last_trades: Vec<(ClientOrderId, u64)>,
+    /// Orders that ended, the last [`WINDOW`]: their client id, instrument
+    /// and last trade applied (a late trade of one is still told, once).
+    done: [Option<Ended>; WINDOW],
     done_next: usize,
+    /// The set-up requests not yet sent (no room in `Out` or in flight):
+    /// sent from [`Session::on_timer`]; `Ready` waits for them.
+    setup_owed: Setup,
+    /// Logins the venue put off in a row (its load): the next is tried
+    /// after a wait doubling from 1 s, up to [`LOGIN_BACKOFF_MAX_MS`].
+    login_retries: u32,
+    /// Orders the last reconciliation found working that the table had no
+    /// room for (told once, as one `Rejected { Full }` without a client id).
+    untracked: u32,
     unreadable: u64,
     nonces: u64,
 }
@@ -197,10 +230,12 @@ impl DeribitSession {
                 retry_login_at_ms: None,
                 setup_left: 0,
                 setup_error: None,
-                seen_trades: [0; WINDOW],
-                seen_next: 0,
+                last_trades: Vec::with_capacity(capacity),
                 done: [None; WINDOW],
                 done_next: 0,
+                setup_owed: Setup::default(),
+                login_retries: 0,
+                untracked: 0,
                 unreadable: 0,
                 nonces: 0,
             },
@@ -240,12 +275,24 @@ fn send(
     now: Now,
     write: impl FnOnce(&mut Message<'_>, u64) -> fmt::Result,
 ) -> Result<u64, Reject> {
+    send_about(pending, out, asked, None, now, write)
+}
+
+/// [`send`] of a request about one instrument (kept with it in flight).
+fn send_about(
+    pending: &mut Pending,
+    out: &mut Out,
+    asked: Asked,
+    instrument: Option<InstrumentId>,
+    now: Now,
+    write: impl FnOnce(&mut Message<'_>, u64) -> fmt::Result,
+) -> Result<u64, Reject> {
     if !pending.has_room() {
         return Err(Reject::Full);
     }
     let id = pending.peek_id();
     out.message(|m| write(m, id)).map_err(|_| Reject::Full)?;
-    pending.file(asked, now.tsc, now.unix_ms);
+    pending.file_about(asked, instrument, now.tsc, now.unix_ms);
     Ok(id)
 }
 
@@ -261,14 +308,6 @@ fn u64_text(mut v: u64, buf: &mut [u8; 20]) -> &str {
         }
     }
     core::str::from_utf8(&buf[at..]).unwrap_or("0")
-}
-
-/// FNV-1a of a trade id (ids are unique per currency, so the whole text,
-/// prefix included, is what is remembered).
-fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 impl Core {
@@ -293,11 +332,56 @@ impl Core {
     }
 
     fn is_done(&self, cid: ClientOrderId) -> bool {
-        self.done.contains(&Some(cid))
+        self.ended(cid).is_some()
     }
 
-    fn mark_done(&mut self, cid: ClientOrderId) {
-        self.done[self.done_next] = Some(cid);
+    fn ended(&self, cid: ClientOrderId) -> Option<Ended> {
+        self.done.iter().flatten().find(|e| e.cid == cid).copied()
+    }
+
+    /// The last trade applied of `cid` (0: none).
+    fn last_trade(&self, cid: ClientOrderId) -> u64 {
+        self.last_trades
+            .iter()
+            .find(|(c, _)| *c == cid)
+            .map(|&(_, t)| t)
+            .or_else(|| self.ended(cid).map(|e| e.last_trade))
+            .unwrap_or(0)
+    }
+
+    fn set_last_trade(&mut self, cid: ClientOrderId, trade: u64) {
+        if let Some(e) = self.done.iter_mut().flatten().find(|e| e.cid == cid) {
+            e.last_trade = trade;
+            return;
+        }
+        if let Some(t) = self.last_trades.iter_mut().find(|(c, _)| *c == cid) {
+            t.1 = trade;
+            return;
+        }
+        if self.last_trades.len() == self.last_trades.capacity() {
+            // Entries of orders no longer working (ended without a word
+            // here) make room; the table never grows.
+            let orders = &self.orders;
+            self.last_trades.retain(|(c, _)| orders.get(*c).is_some());
+        }
+        if self.last_trades.len() < self.last_trades.capacity() {
+            self.last_trades.push((cid, trade));
+        }
+    }
+
+    fn mark_done(&mut self, cid: ClientOrderId, instrument: InstrumentId) {
+        if self.is_done(cid) {
+            return;
+        }
+        let last_trade = self.last_trade(cid);
+        if let Some(at) = self.last_trades.iter().position(|(c, _)| *c == cid) {
+            self.last_trades.swap_remove(at);
+        }
+        self.done[self.done_next] = Some(Ended {
+            cid,
+            instrument,
+            last_trade,
+        });
         self.done_next = (self.done_next + 1) % WINDOW;
     }
 
@@ -329,7 +413,7 @@ impl Core {
                 _ => false,
             };
             if ended {
-                self.mark_done(cid);
+                self.mark_done(cid, e.instrument);
             }
         }
         events.push(e);
@@ -408,47 +492,77 @@ impl Core {
         self.state = State::Reconciling;
         self.setup_left = 0;
         self.setup_error = None;
-        let mut sent = 0;
-        if self.config.cancel_on_disconnect {
+        self.untracked = 0;
+        self.setup_owed = Setup {
+            cancel_on_disconnect: self.config.cancel_on_disconnect,
+            subscribe: true,
+            open_orders_from: Some(0),
+        };
+        self.send_setup(now, out);
+    }
+
+    /// Sends what is owed of the set-up, in order, until a request does
+    /// not fit (then the rest waits for the next [`Session::on_timer`]):
+    /// `Ready` needs every answer, so nothing is skipped.
+    fn send_setup(&mut self, now: Now, out: &mut Out) {
+        if self.setup_owed.cancel_on_disconnect {
             self.other.take(now.unix_ms);
-            sent += u32::from(
-                send(
-                    &mut self.pending,
-                    out,
-                    Asked::Setup,
-                    now,
-                    wire::enable_cancel_on_disconnect,
-                )
-                .is_ok(),
-            );
+            if send(
+                &mut self.pending,
+                out,
+                Asked::Setup,
+                now,
+                wire::enable_cancel_on_disconnect,
+            )
+            .is_err()
+            {
+                return;
+            }
+            self.setup_owed.cancel_on_disconnect = false;
+            self.setup_left += 1;
         }
-        self.other.take(now.unix_ms);
-        let instruments = &self.config.instruments;
-        sent += u32::from(
-            send(&mut self.pending, out, Asked::Setup, now, |m, id| {
+        if self.setup_owed.subscribe {
+            self.other.take(now.unix_ms);
+            let instruments = &self.config.instruments;
+            if send(&mut self.pending, out, Asked::Setup, now, |m, id| {
                 wire::subscribe(m, id, instruments.iter().map(|s| s.symbol.as_str()))
             })
-            .is_ok(),
-        );
-        for (i, spec) in self.config.instruments.iter().enumerate() {
-            self.other.take(now.unix_ms);
-            sent += u32::from(
-                send(
-                    &mut self.pending,
-                    out,
-                    Asked::OpenOrders(i as u32),
-                    now,
-                    |m, id| wire::open_orders(m, id, &spec.symbol),
-                )
-                .is_ok(),
-            );
+            .is_err()
+            {
+                return;
+            }
+            self.setup_owed.subscribe = false;
+            self.setup_left += 1;
         }
-        self.setup_left = sent;
+        while let Some(i) = self.setup_owed.open_orders_from {
+            let Some(spec) = self.config.instruments.get(i as usize) else {
+                self.setup_owed.open_orders_from = None;
+                break;
+            };
+            self.other.take(now.unix_ms);
+            if send(
+                &mut self.pending,
+                out,
+                Asked::OpenOrders(i),
+                now,
+                |m, id| wire::open_orders(m, id, &spec.symbol),
+            )
+            .is_err()
+            {
+                return;
+            }
+            self.setup_left += 1;
+            self.setup_owed.open_orders_from = Some(i + 1);
+        }
     }
 
     fn setup_answered(&mut self) {
         self.setup_left = self.setup_left.saturating_sub(1);
-        if self.setup_left == 0 && self.setup_error.is_none() && self.state == State::Reconciling {
+        if self.setup_left == 0
+            && self.setup_owed == Setup::default()
+            && self.setup_error.is_none()
+            && self.state == State::Reconciling
+        {
             self.state = State::Ready;
         }
     }
@@ -479,9 +593,14 @@ impl Core {
                 }
                 let (ps, ss) = (spec.price_scale, spec.size_scale);
                 let symbol = spec.symbol.as_str();
-                if let Err(e) = send(&mut self.pending, out, Asked::Place(cid), now, |m, id| {
-                    wire::place(m, id, symbol, ps, ss, prefix, cid.0, &order)
-                }) {
+                if let Err(e) = send_about(
+                    &mut self.pending,
+                    out,
+                    Asked::Place(cid),
+                    Some(order.instrument),
+                    now,
+                    |m, id| wire::place(m, id, symbol, ps, ss, prefix, cid.0, &order),
+                ) {
                     self.orders.unreserve(cid);
                     return Err(e);
                 }
@@ -554,6 +673,7 @@ impl Session for DeribitSession {
         }
         core.state = State::LoggingIn;
         core.retry_login_at_ms = None;
+        core.login_retries = 0;
         core.login(now, out);
     }
 
@@ -586,6 +706,14 @@ impl Session for DeribitSession {
                 }
             }
             State::Reconciling | State::Ready => {
+                if core.retry_login_at_ms.is_some_and(|at| now.unix_ms >= at) {
+                    // A fresh login standing in for a refresh, put off.
+                    core.retry_login_at_ms = None;
+                    core.login(now, out);
+                }
+                if core.state == State::Reconciling && core.setup_owed != Setup::default() {
+                    core.send_setup(now, out);
+                }
                 if !core.refreshing && core.refresh_at_ms.is_some_and(|at| now.unix_ms >= at) {
                     core.refresh(now, out);
                 }
@@ -615,6 +743,7 @@ impl Session for DeribitSession {
         core.retry_login_at_ms = None;
         core.setup_left = 0;
         core.setup_error = None;
+        core.setup_owed = Setup::default();
         core.refresh_token.clear();
     }
 
