@@ -212,6 +212,45 @@ mod tests {
     }
 
     #[test]
+    fn huge_sizes_saturate_instead_of_overflowing() {
+        let mut t = OpenOrders::new(2);
+        t.apply(&event(
+            1,
+            OrderKind::Accepted {
+                side: Side::Bid,
+                price: 1,
+                size: i64::MAX,
+            },
+        ));
+        let fill = |size| OrderKind::Filled {
+            price: 1,
+            size,
+            leaves: 1,
+            trade_id: 1,
+            maker: true,
+        };
+        t.apply(&event(1, fill(i64::MAX - 1)));
+        t.apply(&event(1, fill(i64::MAX - 1)));
+        assert_eq!(t.get(ClientOrderId(1)).unwrap().filled, i64::MAX);
+        t.apply(&event(
+            1,
+            OrderKind::Amended {
+                price: 1,
+                size: i64::MIN,
+            },
+        ));
+        t.apply(&event(
+            1,
+            OrderKind::Accepted {
+                side: Side::Bid,
+                price: 1,
+                size: i64::MIN,
+            },
+        ));
+        assert_eq!(t.get(ClientOrderId(1)).unwrap().leaves, 0);
+    }
+
+    #[test]
     fn refusals_and_cancels_free_the_id_and_the_table_has_a_bound() {
         let mut t = OpenOrders::new(2);
         assert!(t.reserve(ClientOrderId(1)));

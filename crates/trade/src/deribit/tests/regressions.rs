@@ -117,7 +117,22 @@ fn ready_never_skips_an_instruments_reconciliation() {
         s.state(),
         State::Ready,
         "Ready without reconciling ETH-PERPETUAL"
+    ); // The timer sends what is owed; its answer makes the session Ready.
+    out.clear();
+    s.on_timer(now(30), &mut out);
+    let owed: Vec<Json> = out
+        .iter()
+        .map(|m| serde_json::from_str(m).unwrap())
+        .collect();
+    assert_eq!(owed.len(), 1);
+    assert_eq!(owed[0]["params"]["instrument_name"], "ETH-PERPETUAL");
+    out.clear();
+    feed(
+        &mut s,
+        &mut out,
+        format!(r#"{{"jsonrpc":"2.0","id":{},"result":[]}}"#, owed[0]["id"]),
     );
+    assert_eq!(s.state(), State::Ready);
 }
 
 /// A busy venue (10028) answering the fresh login that stands in for a
@@ -270,4 +285,142 @@ fn reconcile_tells_no_order_it_cannot_keep() {
         "{told} Accepted for a table of 32 ({} kept)",
         r.s.open_orders().len()
     );
+    assert_eq!(
+        told,
+        r.s.open_orders().len() + 1,
+        "each kept order, and one word"
+    );
+}
+
+/// The word that some open orders are not kept: one `Rejected { Full }`
+/// without a client id, naming the instrument.
+#[test]
+fn orders_the_table_cannot_keep_are_told_once_typed() {
+    let mut r = Rig::new(false, Grant::ClientSignature);
+    let list: Vec<String> = (1..=40)
+        .map(|k| {
+            order(
+                &format!("BTC-{k}"),
+                &format!("bot-{k}"),
+                "open",
+                "100",
+                10,
+                0,
+            )
+        })
+        .collect();
+    let list = format!("[{}]", list.join(","));
+    let mut events = Vec::new();
+    for m in r.logged_in() {
+        let result = match m["method"].as_str().unwrap() {
+            "private/get_open_orders_by_instrument"
+                if m["params"]["instrument_name"] == "BTC-PERPETUAL" =>
+            {
+                list.clone()
+            }
+            _ => setup_answer(&m).to_owned(),
+        };
+        events.extend(r.answer(&m["id"], &result, 20));
+    }
+    let full: Vec<_> = events
+        .iter()
+        .filter(|e| {
+            e.kind
+                == OrderKind::Rejected {
+                    reason: Reject::Full,
+                }
+        })
+        .collect();
+    assert_eq!(full.len(), 1);
+    assert_eq!((full[0].cid, full[0].instrument), (None, InstrumentId(0)));
+    let accepted = events
+        .iter()
+        .filter(|e| matches!(e.kind, OrderKind::Accepted { .. }))
+        .count();
+    assert_eq!(accepted, r.s.open_orders().len());
+}
+
+/// A fill that crossed a `private/cancel`: the cancel's answer ends the
+/// order, its trade comes after on `user.trades` and is still told (once).
+#[test]
+fn a_trade_after_a_cancels_answer_is_told_once() {
+    let mut r = Rig::new(false, Grant::ClientSignature);
+    r.ready();
+    let m = r.submit(place(5, Side::Bid, 90000, 10), 30).unwrap();
+    r.answer(
+        &m["id"],
+        &format!(
+            r#"{{"order":{},"trades":[]}}"#,
+            order("ETH-9", "bot-5", "open", "9000.0", 10, 0)
+        ),
+        31,
+    );
+    let c = r
+        .submit(
+            Request::Cancel {
+                cid: ClientOrderId(5),
+            },
+            32,
+        )
+        .unwrap();
+    let ev = r.answer(
+        &c["id"],
+        &order("ETH-9", "bot-5", "cancelled", "9000.0", 10, 4),
+        33,
+    );
+    assert_eq!(ev.len(), 1);
+    assert_eq!(ev[0].kind, OrderKind::Canceled);
+    let late = notification(
+        "user.trades.BTC-PERPETUAL.raw",
+        &format!("[{}]", trade("ETH-77", "ETH-9", "bot-5", "9000.0", 4, "M")),
+    );
+    let ev = r.text(&late, 34);
+    assert_eq!(ev.len(), 1);
+    assert!(matches!(
+        ev[0].kind,
+        OrderKind::Filled {
+            size: 4,
+            leaves: 0,
+            ..
+        }
+    ));
+    assert!(r.text(&late, 35).is_empty(), "told once");
+}
+
+/// A venue busy at login (10028, 10040, 11051, 13028): tried again after
+/// 1 s, then 2 s, then 4 s..., never given up; credentials refused
+/// (13004) end it.
+#[test]
+fn a_busy_venue_is_asked_again_with_a_growing_wait() {
+    for code in [10028, 10040, 11051, 13028] {
+        let mut r = Rig::new(false, Grant::ClientSignature);
+        r.s.on_open(now(0), &mut r.out);
+        let mut auth = r.sent().remove(0);
+        let mut at = 0;
+        for wait in [1000, 2000, 4000, 8000] {
+            r.error(&auth["id"], code, "busy", at);
+            assert_eq!(r.s.state(), State::LoggingIn, "code {code}");
+            r.s.on_timer(now(at + wait - 1), &mut r.out);
+            assert!(r.out.is_empty(), "code {code}: not before {wait} ms");
+            r.s.on_timer(now(at + wait), &mut r.out);
+            auth = r.sent().remove(0);
+            assert_eq!(auth["method"], "public/auth");
+            at += wait;
+        }
+        r.error(&auth["id"], 13004, "invalid_credentials", at);
+        assert_eq!(r.s.state(), State::Refused { code: 13004 });
+    }
+}
+
+/// Only the label form `prefix-number` is this session's: no sign, no
+/// leading zero, nothing after.
+#[test]
+fn only_the_written_label_form_is_read_back() {
+    assert_eq!(wire::cid_of("bot-7", "bot"), Some(7));
+    assert_eq!(wire::cid_of("bot-0", "bot"), Some(0));
+    for other in [
+        "bot7", "bot-07", "bot-+7", "bot-7x", "bot-", "bot1-7", "xbot-7",
+    ] {
+        assert_eq!(wire::cid_of(other, "bot"), None, "{other}");
+    }
 }
