@@ -6,32 +6,41 @@
 //! connection (if configured), subscribes to `user.orders.{instrument}.raw`
 //! and `user.trades.{instrument}.raw`, then reads each instrument's open
 //! orders; it is `Ready` once every one of those answers came back, and
-//! not before. The token is refreshed (`grant_type: refresh_token`) at 80 %
+//! not before (a request that did not fit in the caller's `Out` is sent
+//! from [`Session::on_timer`]; none is skipped). The token is refreshed (`grant_type: refresh_token`) at 80 %
 //! of its lifetime (`expires_in`, seconds, in `public/auth`'s answer; the
 //! same point nautilus_trader's Deribit adapter refreshes at,
 //! nautechsystems/nautilus_trader#3304), from [`Session::on_timer`]; a
 //! refused refresh token is followed by a login afresh. Credentials the
-//! venue refuses put the session in `Refused` for good: it sends nothing
-//! again, on this connection or the next (a login the venue puts off for
-//! its load, 10028 or 13028, is tried once more a second later). Requests are `private/buy`,
-//! `sell`, `edit`, `cancel`, `cancel_all` and `cancel_all_by_instrument`;
-//! a client id is the order's `label` (prefix then number).
+//! venue refuses (10000, 13004, 13009, 13021) put the session in
+//! `Refused` for good: it sends nothing again, on this connection or the
+//! next; any other refusal of a login (the venue busy or in maintenance:
+//! 10028, 10040, 11051, 13028, ...) is tried again from `on_timer` after
+//! a wait doubling from 1 s up to 64 s. Requests are `private/buy`,
+//! `sell`, `edit`, `cancel`, `cancel_all` and `cancel_all_by_instrument`
+//! (both with `detailed: true`: only the orders the answer lists end);
+//! a client id is the order's `label`: prefix, `-`, decimal number.
 //!
 //! **One event per fact.** An order's news comes twice on Deribit: in the
 //! answer to the request (`result.order`, `result.trades`) and on the
 //! private channels (`user.orders`, `user.trades`), in either order. The
 //! session reports each fact once: an order is `Accepted` the first time
 //! it is seen working (and never again while it works, nor after it is
-//! done: the last 64 finished client ids are kept), `Amended` when its
+//! done: the last 64 finished orders are kept), `Amended` when its
 //! price or size differs from what is known, `Canceled` only while it is
-//! known, and a fill once per `trade_id`: the last 64 trade ids applied are
-//! kept, and a trade of an order not yet known is left for the message
-//! that makes it known (the answer carries its trades). An event's
+//! known, and a fill once per trade: each order keeps the number of its
+//! last trade applied, and a trade numbered at or below it was told
+//! already (no window of ids that a burst could overrun). A trade of an
+//! order not yet known is left for the message that makes it known (the
+//! answer carries its trades); a trade of an order that ended a moment ago
+//! (a cancel that crossed a fill) is still told. An event's
 //! `sent_tsc` is the request's stamp when a request about that order is
 //! in flight, whichever message reports it first.
 //!
 //! Orders found working after a reconnect are kept (reported `Accepted`
-//! when new to the session); orders the session knew that the venue no
+//! when new to the session; those the table has no room for are not
+//! reported, and one `Rejected { reason: Full }` without a client id says
+//! so); orders the session knew that the venue no
 //! longer lists are reported `Canceled` (they ended while the connection
 //! was down: cancelled on disconnect, or filled, whose fills this session
 //! does not read back).

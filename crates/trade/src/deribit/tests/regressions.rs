@@ -81,8 +81,7 @@ fn ready_never_skips_an_instruments_reconciliation() {
     let auth: Json = serde_json::from_str(out.iter().next().unwrap()).unwrap();
     out.clear();
     // Fill one slot so only two of the three set-up messages fit.
-    out.message(|m| core::fmt::Write::write_str(m, "x"))
-        .unwrap();
+    out.message(|m| fmt::Write::write_str(m, "x")).unwrap();
     let feed = |s: &mut DeribitSession, out: &mut Out, text: String| {
         let mut buf = text.as_bytes().to_vec();
         buf.resize(text.len() + INPUT_PADDING, b' ');
