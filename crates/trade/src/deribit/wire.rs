@@ -260,7 +260,8 @@ pub(crate) fn reject_of(code: i64) -> Reject {
 }
 
 /// Whether a login refused with `code` is final: the credentials
-/// themselves (docs.deribit.com "Error Codes": 10000
+/// themselves (docs.deribit.com "Error Codes", mirrored at
+/// `rosssaunders/coincise:docs/deribit/error_codes.md`: 10000
 /// `authorization_required`, 13004 `invalid_credentials`, 13009
 /// `unauthorized` "Wrong or expired authorization token or bad
 /// signature", 13021 `forbidden` "Not enough permissions"). Any other
