@@ -138,21 +138,21 @@ impl OpenOrders {
                     venue_order: e.venue_order,
                     side,
                     price,
-                    leaves: size - filled,
+                    leaves: size.saturating_sub(filled).max(0),
                     filled,
                 });
             }
             OrderKind::Amended { price, size } => {
                 if let Some(o) = self.orders.iter_mut().find(|o| o.cid == cid) {
                     o.price = price;
-                    o.leaves = size - o.filled;
+                    o.leaves = size.saturating_sub(o.filled).max(0);
                 }
             }
             OrderKind::Filled { size, leaves, .. } => {
                 if leaves <= 0 {
                     self.remove(cid);
                 } else if let Some(o) = self.orders.iter_mut().find(|o| o.cid == cid) {
-                    o.filled += size;
+                    o.filled = o.filled.saturating_add(size);
                     o.leaves = leaves;
                 }
             }
@@ -209,6 +209,45 @@ mod tests {
         assert_eq!((o.price, o.leaves), (99, 4));
         t.apply(&event(1, fill(4, 0)));
         assert!(t.is_empty());
+    }
+
+    #[test]
+    fn huge_sizes_saturate_instead_of_overflowing() {
+        let mut t = OpenOrders::new(2);
+        t.apply(&event(
+            1,
+            OrderKind::Accepted {
+                side: Side::Bid,
+                price: 1,
+                size: i64::MAX,
+            },
+        ));
+        let fill = |size| OrderKind::Filled {
+            price: 1,
+            size,
+            leaves: 1,
+            trade_id: 1,
+            maker: true,
+        };
+        t.apply(&event(1, fill(i64::MAX - 1)));
+        t.apply(&event(1, fill(i64::MAX - 1)));
+        assert_eq!(t.get(ClientOrderId(1)).unwrap().filled, i64::MAX);
+        t.apply(&event(
+            1,
+            OrderKind::Amended {
+                price: 1,
+                size: i64::MIN,
+            },
+        ));
+        t.apply(&event(
+            1,
+            OrderKind::Accepted {
+                side: Side::Bid,
+                price: 1,
+                size: i64::MIN,
+            },
+        ));
+        assert_eq!(t.get(ClientOrderId(1)).unwrap().leaves, 0);
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! Binance): the session numbers its requests from 1 and finds the answer's
 //! request here, with what it was about and when it left (the round trip).
 
+use tickwire_venues::InstrumentId;
+
 use crate::order::ClientOrderId;
 
 /// What a request was.
@@ -39,6 +41,9 @@ pub struct InFlight {
     pub sent_tsc: u64,
     /// When it left, ms since the Unix epoch.
     pub sent_ms: u64,
+    /// The instrument it is about, where the session filed one
+    /// ([`Pending::file_about`]): a refused placing names it.
+    pub instrument: Option<InstrumentId>,
 }
 
 /// Requests in flight, at most the capacity given at creation; ids from 1.
@@ -69,6 +74,17 @@ impl Pending {
 
     /// Files a request and gives its id; `None` when full.
     pub fn file(&mut self, asked: Asked, sent_tsc: u64, sent_ms: u64) -> Option<u64> {
+        self.file_about(asked, None, sent_tsc, sent_ms)
+    }
+
+    /// Files a request about `instrument` (see [`Pending::file`]).
+    pub fn file_about(
+        &mut self,
+        asked: Asked,
+        instrument: Option<InstrumentId>,
+        sent_tsc: u64,
+        sent_ms: u64,
+    ) -> Option<u64> {
         if !self.has_room() {
             return None;
         }
@@ -79,6 +95,7 @@ impl Pending {
             asked,
             sent_tsc,
             sent_ms,
+            instrument,
         });
         Some(id)
     }

@@ -116,9 +116,9 @@ fn a_warm_place_fill_cancel_loop_allocates_nothing() {
         let id = id_of(out);
         out.clear();
         ev.clear();
-        write!(buf, r#"{{"jsonrpc":"2.0","id":{id},"result":{{"order":{{"price":8900.5,"order_state":"open","order_id":"BTC-{k}","label":"bot{cid}","filled_amount":0,{ORDER}}},"trades":[]}}}}"#).unwrap();
+        write!(buf, r#"{{"jsonrpc":"2.0","id":{id},"result":{{"order":{{"price":8900.5,"order_state":"open","order_id":"BTC-{k}","label":"bot-{cid}","filled_amount":0,{ORDER}}},"trades":[]}}}}"#).unwrap();
         feed(s, &mut buf, at + 1, out, ev);
-        write!(buf, r#"{{"jsonrpc":"2.0","method":"subscription","params":{{"channel":"user.trades.BTC-PERPETUAL.raw","data":[{{"trade_id":"BTC-9{k}","timestamp":1590484156350,"state":"open","price":8900.5,"order_id":"BTC-{k}","liquidity":"M","label":"bot{cid}","instrument_name":"BTC-PERPETUAL","direction":"buy","amount":4}}]}}}}"#).unwrap();
+        write!(buf, r#"{{"jsonrpc":"2.0","method":"subscription","params":{{"channel":"user.trades.BTC-PERPETUAL.raw","data":[{{"trade_id":"BTC-9{k}","timestamp":1590484156350,"state":"open","price":8900.5,"order_id":"BTC-{k}","liquidity":"M","label":"bot-{cid}","instrument_name":"BTC-PERPETUAL","direction":"buy","amount":4}}]}}}}"#).unwrap();
         feed(s, &mut buf, at + 2, out, ev);
         s.submit(
             &Request::Cancel {
@@ -130,7 +130,7 @@ fn a_warm_place_fill_cancel_loop_allocates_nothing() {
         .unwrap();
         let id = id_of(out);
         out.clear();
-        write!(buf, r#"{{"jsonrpc":"2.0","id":{id},"result":{{"price":8900.5,"order_state":"cancelled","order_id":"BTC-{k}","label":"bot{cid}","filled_amount":4,{ORDER}}}}}"#).unwrap();
+        write!(buf, r#"{{"jsonrpc":"2.0","id":{id},"result":{{"price":8900.5,"order_state":"cancelled","order_id":"BTC-{k}","label":"bot-{cid}","filled_amount":4,{ORDER}}}}}"#).unwrap();
         feed(s, &mut buf, at + 4, out, ev);
         let kinds = ev.iter().map(|e| e.kind);
         assert!(matches!(

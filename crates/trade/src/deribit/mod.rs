@@ -6,32 +6,41 @@
 //! connection (if configured), subscribes to `user.orders.{instrument}.raw`
 //! and `user.trades.{instrument}.raw`, then reads each instrument's open
 //! orders; it is `Ready` once every one of those answers came back, and
-//! not before. The token is refreshed (`grant_type: refresh_token`) at 80 %
+//! not before (a request that did not fit in the caller's `Out` is sent
+//! from [`Session::on_timer`]; none is skipped). The token is refreshed (`grant_type: refresh_token`) at 80 %
 //! of its lifetime (`expires_in`, seconds, in `public/auth`'s answer; the
 //! same point nautilus_trader's Deribit adapter refreshes at,
 //! nautechsystems/nautilus_trader#3304), from [`Session::on_timer`]; a
 //! refused refresh token is followed by a login afresh. Credentials the
-//! venue refuses put the session in `Refused` for good: it sends nothing
-//! again, on this connection or the next (a login the venue puts off for
-//! its load, 10028 or 13028, is tried once more a second later). Requests are `private/buy`,
-//! `sell`, `edit`, `cancel`, `cancel_all` and `cancel_all_by_instrument`;
-//! a client id is the order's `label` (prefix then number).
+//! venue refuses (10000, 13004, 13009, 13021) put the session in
+//! `Refused` for good: it sends nothing again, on this connection or the
+//! next; any other refusal of a login (the venue busy or in maintenance:
+//! 10028, 10040, 11051, 13028, ...) is tried again from `on_timer` after
+//! a wait doubling from 1 s up to 64 s. Requests are `private/buy`,
+//! `sell`, `edit`, `cancel`, `cancel_all` and `cancel_all_by_instrument`
+//! (both with `detailed: true`: only the orders the answer lists end);
+//! a client id is the order's `label`: prefix, `-`, decimal number.
 //!
 //! **One event per fact.** An order's news comes twice on Deribit: in the
 //! answer to the request (`result.order`, `result.trades`) and on the
 //! private channels (`user.orders`, `user.trades`), in either order. The
 //! session reports each fact once: an order is `Accepted` the first time
 //! it is seen working (and never again while it works, nor after it is
-//! done: the last 64 finished client ids are kept), `Amended` when its
+//! done: the last 64 finished orders are kept), `Amended` when its
 //! price or size differs from what is known, `Canceled` only while it is
-//! known, and a fill once per `trade_id`: the last 64 trade ids applied are
-//! kept, and a trade of an order not yet known is left for the message
-//! that makes it known (the answer carries its trades). An event's
+//! known, and a fill once per trade: each order keeps the number of its
+//! last trade applied, and a trade numbered at or below it was told
+//! already (no window of ids that a burst could overrun). A trade of an
+//! order not yet known is left for the message that makes it known (the
+//! answer carries its trades); a trade of an order that ended a moment ago
+//! (a cancel that crossed a fill) is still told. An event's
 //! `sent_tsc` is the request's stamp when a request about that order is
 //! in flight, whichever message reports it first.
 //!
 //! Orders found working after a reconnect are kept (reported `Accepted`
-//! when new to the session); orders the session knew that the venue no
+//! when new to the session; those the table has no room for are not
+//! reported, and one `Rejected { reason: Full }` without a client id says
+//! so); orders the session knew that the venue no
 //! longer lists are reported `Canceled` (they ended while the connection
 //! was down: cancelled on disconnect, or filled, whose fills this session
 //! does not read back).
@@ -109,8 +118,31 @@ impl fmt::Display for SetupError {
 
 impl core::error::Error for SetupError {}
 
-/// How many finished client ids and applied trade ids are remembered.
+/// How many finished orders are remembered (their client ids are not
+/// taken again, and their late trades are still told).
 const WINDOW: usize = 64;
+
+/// The longest wait before a login the venue put off is tried again (the
+/// wait doubles from 1 s up to this).
+const LOGIN_BACKOFF_MAX_MS: u64 = 64_000;
+
+/// An order that ended: what a late trade of it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Ended {
+    cid: ClientOrderId,
+    instrument: InstrumentId,
+    last_trade: u64,
+}
+
+/// The set-up requests still to send after a login.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Setup {
+    cancel_on_disconnect: bool,
+    subscribe: bool,
+    /// Instruments (by index) whose open orders are still to be asked for,
+    /// from this index on.
+    open_orders_from: Option<u32>,
+}
 
 /// The longest refresh token kept (Deribit's are a few hundred bytes); a
 /// longer one is not kept, and the session logs in afresh instead.
@@ -146,12 +178,22 @@ struct Core {
     /// A set-up request the venue refused (its code): the session stays
     /// `Reconciling`.
     setup_error: Option<i64>,
-    /// Trade ids applied (hashed), the last [`WINDOW`].
-    seen_trades: [u64; WINDOW],
-    seen_next: usize,
-    /// Client ids whose orders ended, the last [`WINDOW`].
-    done: [Option<ClientOrderId>; WINDOW],
+    /// Each working order's last trade applied (its number, see
+    /// [`Core::fill`]), at most one entry per working order.
+    last_trades: Vec<(ClientOrderId, u64)>,
+    /// Orders that ended, the last [`WINDOW`]: their client id, instrument
+    /// and last trade applied (a late trade of one is still told, once).
+    done: [Option<Ended>; WINDOW],
     done_next: usize,
+    /// The set-up requests not yet sent (no room in `Out` or in flight):
+    /// sent from [`Session::on_timer`]; `Ready` waits for them.
+    setup_owed: Setup,
+    /// Logins the venue put off in a row (its load): the next is tried
+    /// after a wait doubling from 1 s, up to [`LOGIN_BACKOFF_MAX_MS`].
+    login_retries: u32,
+    /// Orders the last reconciliation found working that the table had no
+    /// room for (told once, as one `Rejected { Full }` without a client id).
+    untracked: u32,
     unreadable: u64,
     nonces: u64,
 }
@@ -197,10 +239,12 @@ impl DeribitSession {
                 retry_login_at_ms: None,
                 setup_left: 0,
                 setup_error: None,
-                seen_trades: [0; WINDOW],
-                seen_next: 0,
+                last_trades: Vec::with_capacity(capacity),
                 done: [None; WINDOW],
                 done_next: 0,
+                setup_owed: Setup::default(),
+                login_retries: 0,
+                untracked: 0,
                 unreadable: 0,
                 nonces: 0,
             },
@@ -240,12 +284,24 @@ fn send(
     now: Now,
     write: impl FnOnce(&mut Message<'_>, u64) -> fmt::Result,
 ) -> Result<u64, Reject> {
+    send_about(pending, out, asked, None, now, write)
+}
+
+/// [`send`] of a request about one instrument (kept with it in flight).
+fn send_about(
+    pending: &mut Pending,
+    out: &mut Out,
+    asked: Asked,
+    instrument: Option<InstrumentId>,
+    now: Now,
+    write: impl FnOnce(&mut Message<'_>, u64) -> fmt::Result,
+) -> Result<u64, Reject> {
     if !pending.has_room() {
         return Err(Reject::Full);
     }
     let id = pending.peek_id();
     out.message(|m| write(m, id)).map_err(|_| Reject::Full)?;
-    pending.file(asked, now.tsc, now.unix_ms);
+    pending.file_about(asked, instrument, now.tsc, now.unix_ms);
     Ok(id)
 }
 
@@ -261,14 +317,6 @@ fn u64_text(mut v: u64, buf: &mut [u8; 20]) -> &str {
         }
     }
     core::str::from_utf8(&buf[at..]).unwrap_or("0")
-}
-
-/// FNV-1a of a trade id (ids are unique per currency, so the whole text,
-/// prefix included, is what is remembered).
-fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 impl Core {
@@ -293,11 +341,56 @@ impl Core {
     }
 
     fn is_done(&self, cid: ClientOrderId) -> bool {
-        self.done.contains(&Some(cid))
+        self.ended(cid).is_some()
     }
 
-    fn mark_done(&mut self, cid: ClientOrderId) {
-        self.done[self.done_next] = Some(cid);
+    fn ended(&self, cid: ClientOrderId) -> Option<Ended> {
+        self.done.iter().flatten().find(|e| e.cid == cid).copied()
+    }
+
+    /// The last trade applied of `cid` (0: none).
+    fn last_trade(&self, cid: ClientOrderId) -> u64 {
+        self.last_trades
+            .iter()
+            .find(|(c, _)| *c == cid)
+            .map(|&(_, t)| t)
+            .or_else(|| self.ended(cid).map(|e| e.last_trade))
+            .unwrap_or(0)
+    }
+
+    fn set_last_trade(&mut self, cid: ClientOrderId, trade: u64) {
+        if let Some(e) = self.done.iter_mut().flatten().find(|e| e.cid == cid) {
+            e.last_trade = trade;
+            return;
+        }
+        if let Some(t) = self.last_trades.iter_mut().find(|(c, _)| *c == cid) {
+            t.1 = trade;
+            return;
+        }
+        if self.last_trades.len() == self.last_trades.capacity() {
+            // Entries of orders no longer working (ended without a word
+            // here) make room; the table never grows.
+            let orders = &self.orders;
+            self.last_trades.retain(|(c, _)| orders.get(*c).is_some());
+        }
+        if self.last_trades.len() < self.last_trades.capacity() {
+            self.last_trades.push((cid, trade));
+        }
+    }
+
+    fn mark_done(&mut self, cid: ClientOrderId, instrument: InstrumentId) {
+        if self.is_done(cid) {
+            return;
+        }
+        let last_trade = self.last_trade(cid);
+        if let Some(at) = self.last_trades.iter().position(|(c, _)| *c == cid) {
+            self.last_trades.swap_remove(at);
+        }
+        self.done[self.done_next] = Some(Ended {
+            cid,
+            instrument,
+            last_trade,
+        });
         self.done_next = (self.done_next + 1) % WINDOW;
     }
 
@@ -329,7 +422,7 @@ impl Core {
                 _ => false,
             };
             if ended {
-                self.mark_done(cid);
+                self.mark_done(cid, e.instrument);
             }
         }
         events.push(e);
@@ -408,47 +501,77 @@ impl Core {
         self.state = State::Reconciling;
         self.setup_left = 0;
         self.setup_error = None;
-        let mut sent = 0;
-        if self.config.cancel_on_disconnect {
+        self.untracked = 0;
+        self.setup_owed = Setup {
+            cancel_on_disconnect: self.config.cancel_on_disconnect,
+            subscribe: true,
+            open_orders_from: Some(0),
+        };
+        self.send_setup(now, out);
+    }
+
+    /// Sends what is owed of the set-up, in order, until a request does
+    /// not fit (then the rest waits for the next [`Session::on_timer`]):
+    /// `Ready` needs every answer, so nothing is skipped.
+    fn send_setup(&mut self, now: Now, out: &mut Out) {
+        if self.setup_owed.cancel_on_disconnect {
             self.other.take(now.unix_ms);
-            sent += u32::from(
-                send(
-                    &mut self.pending,
-                    out,
-                    Asked::Setup,
-                    now,
-                    wire::enable_cancel_on_disconnect,
-                )
-                .is_ok(),
-            );
+            if send(
+                &mut self.pending,
+                out,
+                Asked::Setup,
+                now,
+                wire::enable_cancel_on_disconnect,
+            )
+            .is_err()
+            {
+                return;
+            }
+            self.setup_owed.cancel_on_disconnect = false;
+            self.setup_left += 1;
         }
-        self.other.take(now.unix_ms);
-        let instruments = &self.config.instruments;
-        sent += u32::from(
-            send(&mut self.pending, out, Asked::Setup, now, |m, id| {
+        if self.setup_owed.subscribe {
+            self.other.take(now.unix_ms);
+            let instruments = &self.config.instruments;
+            if send(&mut self.pending, out, Asked::Setup, now, |m, id| {
                 wire::subscribe(m, id, instruments.iter().map(|s| s.symbol.as_str()))
             })
-            .is_ok(),
-        );
-        for (i, spec) in self.config.instruments.iter().enumerate() {
-            self.other.take(now.unix_ms);
-            sent += u32::from(
-                send(
-                    &mut self.pending,
-                    out,
-                    Asked::OpenOrders(i as u32),
-                    now,
-                    |m, id| wire::open_orders(m, id, &spec.symbol),
-                )
-                .is_ok(),
-            );
+            .is_err()
+            {
+                return;
+            }
+            self.setup_owed.subscribe = false;
+            self.setup_left += 1;
         }
-        self.setup_left = sent;
+        while let Some(i) = self.setup_owed.open_orders_from {
+            let Some(spec) = self.config.instruments.get(i as usize) else {
+                self.setup_owed.open_orders_from = None;
+                break;
+            };
+            self.other.take(now.unix_ms);
+            if send(
+                &mut self.pending,
+                out,
+                Asked::OpenOrders(i),
+                now,
+                |m, id| wire::open_orders(m, id, &spec.symbol),
+            )
+            .is_err()
+            {
+                return;
+            }
+            self.setup_left += 1;
+            self.setup_owed.open_orders_from = Some(i + 1);
+        }
     }
 
     fn setup_answered(&mut self) {
         self.setup_left = self.setup_left.saturating_sub(1);
-        if self.setup_left == 0 && self.setup_error.is_none() && self.state == State::Reconciling {
+        if self.setup_left == 0
+            && self.setup_owed == Setup::default()
+            && self.setup_error.is_none()
+            && self.state == State::Reconciling
+        {
             self.state = State::Ready;
         }
     }
@@ -479,9 +602,14 @@ impl Core {
                 }
                 let (ps, ss) = (spec.price_scale, spec.size_scale);
                 let symbol = spec.symbol.as_str();
-                if let Err(e) = send(&mut self.pending, out, Asked::Place(cid), now, |m, id| {
-                    wire::place(m, id, symbol, ps, ss, prefix, cid.0, &order)
-                }) {
+                if let Err(e) = send_about(
+                    &mut self.pending,
+                    out,
+                    Asked::Place(cid),
+                    Some(order.instrument),
+                    now,
+                    |m, id| wire::place(m, id, symbol, ps, ss, prefix, cid.0, &order),
+                ) {
                     self.orders.unreserve(cid);
                     return Err(e);
                 }
@@ -554,6 +682,7 @@ impl Session for DeribitSession {
         }
         core.state = State::LoggingIn;
         core.retry_login_at_ms = None;
+        core.login_retries = 0;
         core.login(now, out);
     }
 
@@ -586,6 +715,14 @@ impl Session for DeribitSession {
                 }
             }
             State::Reconciling | State::Ready => {
+                if core.retry_login_at_ms.is_some_and(|at| now.unix_ms >= at) {
+                    // A fresh login standing in for a refresh, put off.
+                    core.retry_login_at_ms = None;
+                    core.login(now, out);
+                }
+                if core.state == State::Reconciling && core.setup_owed != Setup::default() {
+                    core.send_setup(now, out);
+                }
                 if !core.refreshing && core.refresh_at_ms.is_some_and(|at| now.unix_ms >= at) {
                     core.refresh(now, out);
                 }
@@ -615,6 +752,7 @@ impl Session for DeribitSession {
         core.retry_login_at_ms = None;
         core.setup_left = 0;
         core.setup_error = None;
+        core.setup_owed = Setup::default();
         core.refresh_token.clear();
     }
 

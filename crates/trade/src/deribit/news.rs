@@ -19,11 +19,11 @@ use simd_json::tape::{Array, Value};
 use tickwire_venues::InstrumentId;
 
 use super::wire::{self, OrderMsg, OrderState, TradeMsg};
-use super::{Core, TOKEN_ROOM, WINDOW, fnv, send};
+use super::{Core, LOGIN_BACKOFF_MAX_MS, TOKEN_ROOM, send};
 use crate::order::{ClientOrderId, OrderEvent, OrderKind, Reject, VenueOrderId};
 use crate::orders::OpenOrder;
 use crate::out::Out;
-use crate::pending::Asked;
+use crate::pending::{Asked, InFlight};
 use crate::session::{Now, State};
 
 impl Core {
@@ -55,7 +55,7 @@ impl Core {
             };
             if let Some(error) = doc.get("error") {
                 let code = error.get("code").and_then(|c| c.as_i64()).unwrap_or(0);
-                self.refused(asked.asked, asked.sent_tsc, code, now, out, events);
+                self.refused(asked, code, now, out, events);
                 Some(())
             } else {
                 let result = doc.get("result")?;
@@ -134,7 +134,7 @@ impl Core {
             }
             Some(k)
                 if o.state == OrderState::Open
-                    && (k.price != o.price || k.leaves + k.filled != o.amount) =>
+                    && (k.price != o.price || k.leaves.saturating_add(k.filled) != o.amount) =>
             {
                 self.emit(
                     event(
@@ -175,33 +175,52 @@ impl Core {
         }
     }
 
-    /// A trade of one of the session's orders, once per trade id.
+    /// A trade of one of the session's orders, once: a trade whose number
+    /// (`trade_id`'s digits) is not above the last one applied to its
+    /// order is one already told. Deribit numbers trades in sequence per
+    /// currency ("trade_id: Unique (per currency) trade identifier",
+    /// `private/buy`'s answer, docs.deribit.com), and both places a trade
+    /// comes from (the request's answer, `user.trades`) list an order's
+    /// trades in that sequence; no window of ids seen to overrun. A trade
+    /// of an order that ended a moment ago (a cancel that crossed its
+    /// fill) is still told, with nothing left.
     fn fill(&mut self, t: &TradeMsg<'_>, sent_tsc: Option<u64>, events: &mut Vec<OrderEvent>) {
         let Some(cid) = wire::cid_of(t.label, &self.config.prefix).map(ClientOrderId) else {
             return;
         };
-        // Not known yet: the message that makes it known carries it.
-        let Some(known) = self.orders.get(cid).copied() else {
-            return;
-        };
-        let h = fnv(t.trade_id);
-        if self.seen_trades.contains(&h) {
+        if t.amount <= 0 {
+            // Not a trade as documented (amounts are positive).
+            self.unreadable += 1;
             return;
         }
-        self.seen_trades[self.seen_next] = h;
-        self.seen_next = (self.seen_next + 1) % WINDOW;
+        let (instrument, leaves) = match self.orders.get(cid) {
+            Some(known) => (
+                known.instrument,
+                known.leaves.saturating_sub(t.amount).max(0),
+            ),
+            None => match self.ended(cid) {
+                Some(e) => (e.instrument, 0),
+                // Not known yet: the message that makes it known carries it.
+                None => return,
+            },
+        };
+        let number = tickwire_venues::deribit::trade_number(t.trade_id);
+        if number <= self.last_trade(cid) {
+            return;
+        }
+        self.set_last_trade(cid, number);
         let kind = OrderKind::Filled {
             price: t.price,
             size: t.amount,
-            leaves: (known.leaves - t.amount).max(0),
-            trade_id: tickwire_venues::deribit::trade_number(t.trade_id),
+            leaves,
+            trade_id: number,
             maker: t.maker,
         };
         let sent_tsc = sent_tsc.unwrap_or_else(|| self.in_flight_tsc(cid, &kind));
         self.emit(
             OrderEvent {
                 cid: Some(cid),
-                instrument: known.instrument,
+                instrument,
                 venue_order: VenueOrderId::new(t.order_id),
                 kind,
                 venue_time_ns: t.time_ms.saturating_mul(1_000_000),
@@ -227,7 +246,9 @@ impl Core {
                     .get("expires_in")
                     .and_then(|e| e.as_u64())
                     .unwrap_or(0);
-                self.refresh_at_ms = Some(now.unix_ms + expires_in.saturating_mul(800));
+                self.refresh_at_ms =
+                    Some(now.unix_ms.saturating_add(expires_in.saturating_mul(800)));
+                self.login_retries = 0;
                 self.refresh_token.clear();
                 if let Some(t) = result.get("refresh_token").and_then(|t| t.into_string())
                     && t.len() <= TOKEN_ROOM
@@ -261,26 +282,25 @@ impl Core {
                 let trades = result.get("trades").and_then(|t| t.as_array());
                 self.order_news(&order, trades, Some(sent_tsc), events);
             }
-            Asked::CancelAll(of) => {
-                // The answer is the number cancelled: every order of the
-                // scope is gone (their `user.orders` news then finds them
-                // ended and says nothing more).
-                let mut k = 0;
-                while let Some(o) = self.nth_order(k) {
-                    if of.is_none_or(|i| o.instrument.0 == i) {
-                        self.emit(
-                            OrderEvent {
-                                cid: Some(o.cid),
-                                instrument: o.instrument,
-                                venue_order: o.venue_order,
-                                kind: OrderKind::Canceled,
-                                venue_time_ns: 0,
-                                sent_tsc,
-                            },
-                            events,
-                        );
-                    } else {
-                        k += 1;
+            Asked::CancelAll(_) => {
+                // Asked with `detailed: true` ("the output format is changed
+                // to include a list of all cancelled orders",
+                // docs.deribit.com `private/cancel_all`): a list of reports,
+                // each with its cancelled orders in `result`; each listed
+                // order ends, and only those. A bare count (a venue that
+                // ignores `detailed`) names none: each order's own
+                // `user.orders` news ends it, so an order that filled
+                // meanwhile keeps its fills.
+                if let Some(reports) = result.as_array() {
+                    for r in reports.iter() {
+                        match r.get("result").and_then(|o| o.as_array()) {
+                            Some(orders) => {
+                                for o in orders.iter() {
+                                    self.order_news(&o, None, Some(sent_tsc), events);
+                                }
+                            }
+                            None => self.order_news(&r, None, Some(sent_tsc), events),
+                        }
                     }
                 }
             }
@@ -305,6 +325,7 @@ impl Core {
             })
         };
         // Known orders the venue no longer lists ended meanwhile.
+        let mut told = 0usize;
         let mut k = 0;
         while let Some(o) = self.nth_order(k) {
             if o.instrument == instrument && !listed(&self.config.prefix, o.cid) {
@@ -319,31 +340,50 @@ impl Core {
                     },
                     events,
                 );
+                told += 1;
             } else {
                 k += 1;
             }
         }
+        // The orders new to the session, and the room to keep them: the
+        // table's, and the caller's for events (at most a table's worth
+        // per message), one kept for the word that some are not kept.
+        let new = list
+            .iter()
+            .filter_map(|v| self.working(&v))
+            .filter(|(_, cid)| self.orders.get(*cid).is_none())
+            .count();
+        let capacity = self.config.max_open_orders.max(1);
+        let free = capacity.saturating_sub(self.orders.len());
+        let mut room = free.min(capacity.saturating_sub(told));
+        if new > room {
+            room = room.min(capacity.saturating_sub(told + 1));
+        }
+        let mut untracked = 0u32;
         for v in list.iter() {
-            let Some(o) = OrderMsg::read(&v, self.scales()) else {
+            let Some((o, cid)) = self.working(&v) else {
                 continue;
             };
-            let Some(cid) = wire::cid_of(o.label, &self.config.prefix).map(ClientOrderId) else {
-                continue;
-            };
-            if o.state != OrderState::Open {
+            let known = self.orders.get(cid).is_some();
+            if !known && room == 0 {
+                untracked = untracked.saturating_add(1);
                 continue;
             }
-            let new = self.orders.get(cid).is_none();
-            let _ = self.orders.insert(OpenOrder {
+            let order = OpenOrder {
                 cid,
                 instrument,
                 venue_order: VenueOrderId::new(o.order_id),
                 side: o.side,
                 price: o.price,
-                leaves: o.amount - o.filled,
+                leaves: o.amount.saturating_sub(o.filled).max(0),
                 filled: o.filled,
-            });
-            if new {
+            };
+            if !self.orders.insert(order) {
+                untracked = untracked.saturating_add(1);
+                continue;
+            }
+            if !known {
+                room -= 1;
                 events.push(OrderEvent {
                     cid: Some(cid),
                     instrument,
@@ -358,17 +398,39 @@ impl Core {
                 });
             }
         }
+        self.untracked = self.untracked.saturating_add(untracked);
+        if untracked > 0 {
+            // Said once per reconciliation, typed: working at the venue,
+            // not kept here (a cancel-all still ends them).
+            events.push(OrderEvent {
+                cid: None,
+                instrument,
+                venue_order: VenueOrderId::default(),
+                kind: OrderKind::Rejected {
+                    reason: Reject::Full,
+                },
+                venue_time_ns: 0,
+                sent_tsc: 0,
+            });
+        }
+    }
+
+    /// An open order of this session in an open-orders answer.
+    fn working<'i>(&self, v: &Value<'_, 'i>) -> Option<(OrderMsg<'i>, ClientOrderId)> {
+        let o = OrderMsg::read(v, self.scales())?;
+        let cid = wire::cid_of(o.label, &self.config.prefix).map(ClientOrderId)?;
+        (o.state == OrderState::Open).then_some((o, cid))
     }
 
     fn refused(
         &mut self,
-        asked: Asked,
-        sent_tsc: u64,
+        flight: InFlight,
         code: i64,
         now: Now,
         out: &mut Out,
         events: &mut Vec<OrderEvent>,
     ) {
+        let (asked, sent_tsc) = (flight.asked, flight.sent_tsc);
         let rejected = |cid: Option<ClientOrderId>, instrument: InstrumentId| OrderEvent {
             cid,
             instrument,
@@ -385,9 +447,13 @@ impl Core {
                 self.refresh_token.clear();
                 self.login(now, out);
             }
-            Asked::Login if self.state == State::LoggingIn && wire::transient(code) => {
-                // The venue's load, not the credentials: once more, in 1 s.
-                self.retry_login_at_ms = Some(now.unix_ms + 1000);
+            Asked::Login if !wire::final_login_refusal(code) => {
+                // The venue's state, not the credentials: tried again from
+                // `on_timer`, after a wait doubling from 1 s (up to a cap),
+                // not every second for as long as the venue is busy.
+                let wait = (1000u64 << self.login_retries.min(16)).min(LOGIN_BACKOFF_MAX_MS);
+                self.login_retries = self.login_retries.saturating_add(1);
+                self.retry_login_at_ms = Some(now.unix_ms.saturating_add(wait));
             }
             Asked::Login => {
                 self.refreshing = false;
@@ -399,10 +465,12 @@ impl Core {
                 self.setup_answered();
             }
             Asked::Place(cid) | Asked::Amend(cid, _) | Asked::Cancel(cid) => {
-                let instrument = self
-                    .orders
-                    .get(cid)
-                    .map_or(InstrumentId(0), |o| o.instrument);
+                // A placing is not in the table yet: its instrument was
+                // kept with the request.
+                let instrument = flight
+                    .instrument
+                    .or_else(|| self.orders.get(cid).map(|o| o.instrument))
+                    .unwrap_or(InstrumentId(0));
                 self.emit(rejected(Some(cid), instrument), events);
             }
             Asked::CancelAll(of) => {

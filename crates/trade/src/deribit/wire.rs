@@ -130,11 +130,13 @@ pub(crate) fn open_orders(m: &mut Message<'_>, id: u64, symbol: &str) -> fmt::Re
     m.write_str("\"}}")
 }
 
-/// The label of a client id: the prefix then the number.
+/// The label of a client id: the prefix, `-`, then the number in
+/// decimal. Prefixes are letters and digits, so no prefix followed by `-`
+/// begins another's label ("bot" and "bot1" cannot read each other's).
 fn label(m: &mut Message<'_>, prefix: &str, cid: u64) -> fmt::Result {
     m.write_str("\"label\":\"")?;
     m.escaped(prefix)?;
-    write!(m, "{cid}\"")
+    write!(m, "-{cid}\"")
 }
 
 /// `private/buy` or `private/sell` of a limit order (`private/buy`'s
@@ -211,19 +213,23 @@ pub(crate) fn cancel(m: &mut Message<'_>, id: u64, order_id: &str) -> fmt::Resul
     m.write_str("\"}}")
 }
 
-/// `private/cancel_all` (no parameters), or
-/// `private/cancel_all_by_instrument` (`instrument_name`).
+/// `private/cancel_all`, or `private/cancel_all_by_instrument`
+/// (`instrument_name`), both with `detailed: true` ("When detailed is set
+/// to true, the output format is changed to include a list of all
+/// cancelled orders", docs.deribit.com `private/cancel_all` and
+/// `private/cancel_all_by_instrument`): the answer then names the orders
+/// that ended, not only their number.
 pub(crate) fn cancel_all(m: &mut Message<'_>, id: u64, symbol: Option<&str>) -> fmt::Result {
     match symbol {
         None => {
             head(m, id, "private/cancel_all")?;
-            m.write_str("}}")
+            m.write_str("\"detailed\":true}}")
         }
         Some(s) => {
             head(m, id, "private/cancel_all_by_instrument")?;
             m.write_str("\"instrument_name\":\"")?;
             m.escaped(s)?;
-            m.write_str("\"}}")
+            m.write_str("\",\"detailed\":true}}")
         }
     }
 }
@@ -253,11 +259,18 @@ pub(crate) fn reject_of(code: i64) -> Reject {
     }
 }
 
-/// Whether a login refused with `code` may be tried again later (the
-/// venue's load, not the credentials): 10028 `too_many_requests`, 13028
-/// `temporarily_unavailable`.
-pub(crate) fn transient(code: i64) -> bool {
-    matches!(code, 10028 | 13028)
+/// Whether a login refused with `code` is final: the credentials
+/// themselves (docs.deribit.com "Error Codes", mirrored at
+/// `rosssaunders/coincise:docs/deribit/error_codes.md`: 10000
+/// `authorization_required`, 13004 `invalid_credentials`, 13009
+/// `unauthorized` "Wrong or expired authorization token or bad
+/// signature", 13021 `forbidden` "Not enough permissions"). Any other
+/// code (10028 `too_many_requests`, 10040 `retry` "Request can't be
+/// processed right now and should be retried", 11051 `system_maintenance`,
+/// 13028 `temporarily_unavailable`, ...) is the venue's state, not the
+/// key's: the login is tried again later.
+pub(crate) fn final_login_refusal(code: i64) -> bool {
+    matches!(code, 10000 | 13004 | 13009 | 13021)
 }
 
 /// A JSON number (or a number's text) as an integer count of
@@ -354,17 +367,24 @@ impl<'i> OrderMsg<'i> {
     ) -> Option<OrderMsg<'i>> {
         let instrument = v.get("instrument_name")?.into_string()?;
         let (ps, ss) = scales(instrument)?;
+        let amount = scaled(&v.get("amount")?, ss)?;
+        let filled = v
+            .get("filled_amount")
+            .and_then(|f| scaled(&f, ss))
+            .unwrap_or(0);
+        // Amounts are never negative as documented: such an order is
+        // unreadable, not arithmetic to overflow on.
+        if amount < 0 || filled < 0 {
+            return None;
+        }
         Some(OrderMsg {
             order_id: v.get("order_id")?.into_string()?,
             label: v.get("label").and_then(|l| l.into_string()).unwrap_or(""),
             instrument,
             side: side(v.get("direction")?.into_string()?)?,
             price: scaled(&v.get("price")?, ps)?,
-            amount: scaled(&v.get("amount")?, ss)?,
-            filled: v
-                .get("filled_amount")
-                .and_then(|f| scaled(&f, ss))
-                .unwrap_or(0),
+            amount,
+            filled,
             state: match v.get("order_state")?.into_string()? {
                 "open" => OrderState::Open,
                 "filled" => OrderState::Filled,
@@ -423,11 +443,15 @@ fn side(direction: &str) -> Option<Side> {
     }
 }
 
-/// The client id a label carries: the session's prefix then decimal
-/// digits (nothing else), or `None` (another client's order).
+/// The client id a label carries: the session's prefix, `-`, then
+/// decimal digits (nothing else), or `None` (another client's order).
 pub(crate) fn cid_of(label: &str, prefix: &str) -> Option<u64> {
-    let digits = label.strip_prefix(prefix)?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    let digits = label.strip_prefix(prefix)?.strip_prefix('-')?;
+    // Only the form `label` writes: no sign, no leading zero.
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || (digits.len() > 1 && digits.starts_with('0'))
+    {
         return None;
     }
     digits.parse().ok()

@@ -4,6 +4,7 @@
 //! set-up, the refresh and the credits here, the orders in `orders.rs`.
 
 mod orders;
+mod regressions;
 
 use serde_json::Value as Json;
 use tickwire_venues::json::INPUT_PADDING;
@@ -359,7 +360,7 @@ fn an_order_found_open_by_its_label_is_not_placed_again() {
     let setup = r.logged_in();
     let list = format!(
         "[{},{}]",
-        order("BTC-1", "bot7", "open", "8900.5", 40, 10),
+        order("BTC-1", "bot-7", "open", "8900.5", 40, 10),
         order("BTC-2", "manual1", "open", "8800", 10, 0)
     );
     let mut events = Vec::new();
@@ -410,7 +411,7 @@ fn after_a_reconnect_orders_gone_from_the_venue_are_reported_ended() {
         &m["id"],
         &format!(
             r#"{{"order":{},"trades":[]}}"#,
-            order("BTC-9", "bot3", "open", "8900", 10, 0)
+            order("BTC-9", "bot-3", "open", "8900", 10, 0)
         ),
         31,
     );
@@ -464,7 +465,7 @@ fn the_token_is_refreshed_at_80_percent_of_its_life_and_orders_keep_flowing() {
         &m["id"],
         &format!(
             r#"{{"order":{},"trades":[]}}"#,
-            order("BTC-5", "bot1", "open", "8900", 10, 0)
+            order("BTC-5", "bot-1", "open", "8900", 10, 0)
         ),
         720_031,
     );

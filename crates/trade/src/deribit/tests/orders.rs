@@ -28,7 +28,7 @@ fn requests_are_written_as_the_docs_ask() {
     assert_eq!(
         m["params"],
         serde_json::json!({"instrument_name":"ETH-PERPETUAL","amount":3,"type":"limit","price":2100.5,
-            "label":"bot42","time_in_force":"good_til_cancelled","post_only":true,"reject_post_only":true})
+            "label":"bot-42","time_in_force":"good_til_cancelled","post_only":true,"reject_post_only":true})
     );
     let mut ioc = place(43, Side::Bid, 89000, 1);
     if let Request::Place { order, .. } = &mut ioc {
@@ -42,7 +42,7 @@ fn requests_are_written_as_the_docs_ask() {
         &m["id"],
         &format!(
             r#"{{"order":{},"trades":[]}}"#,
-            order("ETH-7", "bot42", "open", "2100.5", 3, 0)
+            order("ETH-7", "bot-42", "open", "2100.5", 3, 0)
                 .replace("BTC-PERPETUAL", "ETH-PERPETUAL")
                 .replace("\"buy\"", "\"sell\"")
         ),
@@ -162,7 +162,7 @@ fn an_answer_and_the_notifications_are_decoded_to_exact_events_once() {
     let e = r.text(
         &notification(
             "user.orders.BTC-PERPETUAL.raw",
-            &order("BTC-77", "bot7", "open", "8900.5", 40, 0),
+            &order("BTC-77", "bot-7", "open", "8900.5", 40, 0),
         ),
         101,
     );
@@ -183,7 +183,7 @@ fn an_answer_and_the_notifications_are_decoded_to_exact_events_once() {
         &m["id"],
         &format!(
             r#"{{"order":{},"trades":[]}}"#,
-            order("BTC-77", "bot7", "open", "8900.5", 40, 0)
+            order("BTC-77", "bot-7", "open", "8900.5", 40, 0)
         ),
         102,
     );
@@ -194,7 +194,7 @@ fn an_answer_and_the_notifications_are_decoded_to_exact_events_once() {
             "user.trades.BTC-PERPETUAL.raw",
             &format!(
                 "[{}]",
-                trade("BTC-1001", "BTC-77", "bot7", "8900.5", 15, "M")
+                trade("BTC-1001", "BTC-77", "bot-7", "8900.5", 15, "M")
             ),
         ),
         110,
@@ -218,7 +218,7 @@ fn an_answer_and_the_notifications_are_decoded_to_exact_events_once() {
         r.text(
             &notification(
                 "user.orders.BTC-PERPETUAL.raw",
-                &order("BTC-77", "bot7", "open", "8900.5", 40, 15)
+                &order("BTC-77", "bot-7", "open", "8900.5", 40, 15)
             ),
             111
         )
@@ -230,7 +230,7 @@ fn an_answer_and_the_notifications_are_decoded_to_exact_events_once() {
                 "user.trades.BTC-PERPETUAL.raw",
                 &format!(
                     "[{}]",
-                    trade("BTC-1001", "BTC-77", "bot7", "8900.5", 15, "M")
+                    trade("BTC-1001", "BTC-77", "bot-7", "8900.5", 15, "M")
                 )
             ),
             112
@@ -250,7 +250,7 @@ fn an_answer_and_the_notifications_are_decoded_to_exact_events_once() {
         .unwrap();
     let e = r.answer(
         &c["id"],
-        &order("BTC-77", "bot7", "cancelled", "8900.5", 40, 15),
+        &order("BTC-77", "bot-7", "cancelled", "8900.5", 40, 15),
         121,
     );
     assert_eq!(e.len(), 1);
@@ -262,7 +262,7 @@ fn an_answer_and_the_notifications_are_decoded_to_exact_events_once() {
         r.text(
             &notification(
                 "user.orders.BTC-PERPETUAL.raw",
-                &order("BTC-77", "bot7", "cancelled", "8900.5", 40, 15)
+                &order("BTC-77", "bot-7", "cancelled", "8900.5", 40, 15)
             ),
             122
         )
@@ -277,9 +277,9 @@ fn an_answer_and_the_notifications_are_decoded_to_exact_events_once() {
         &m["id"],
         &format!(
             r#"{{"order":{},"trades":[{},{}]}}"#,
-            order("BTC-78", "bot8", "filled", "8901", 10, 10),
-            trade("BTC-2001", "BTC-78", "bot8", "8900", 4, "T"),
-            trade("BTC-2002", "BTC-78", "bot8", "8901", 6, "T")
+            order("BTC-78", "bot-8", "filled", "8901", 10, 10),
+            trade("BTC-2001", "BTC-78", "bot-8", "8900", 4, "T"),
+            trade("BTC-2002", "BTC-78", "bot-8", "8901", 6, "T")
         ),
         131,
     );
@@ -311,8 +311,8 @@ fn an_answer_and_the_notifications_are_decoded_to_exact_events_once() {
     assert!(e.iter().all(|e| e.sent_tsc == now(130).tsc));
     let again = format!(
         "[{},{}]",
-        trade("BTC-2001", "BTC-78", "bot8", "8900", 4, "T"),
-        trade("BTC-2002", "BTC-78", "bot8", "8901", 6, "T")
+        trade("BTC-2001", "BTC-78", "bot-8", "8900", 4, "T"),
+        trade("BTC-2002", "BTC-78", "bot-8", "8901", 6, "T")
     );
     assert!(
         r.text(&notification("user.trades.BTC-PERPETUAL.raw", &again), 132)
@@ -322,7 +322,7 @@ fn an_answer_and_the_notifications_are_decoded_to_exact_events_once() {
         r.text(
             &notification(
                 "user.orders.BTC-PERPETUAL.raw",
-                &order("BTC-78", "bot8", "filled", "8901", 10, 10)
+                &order("BTC-78", "bot-8", "filled", "8901", 10, 10)
             ),
             133
         )
@@ -359,7 +359,7 @@ fn an_amend_is_reported_with_its_new_price_and_size() {
         &m["id"],
         &format!(
             r#"{{"order":{},"trades":[]}}"#,
-            order("BTC-5", "bot1", "open", "8900", 10, 0)
+            order("BTC-5", "bot-1", "open", "8900", 10, 0)
         ),
         11,
     );
@@ -378,7 +378,7 @@ fn an_amend_is_reported_with_its_new_price_and_size() {
         &e["id"],
         &format!(
             r#"{{"order":{},"trades":[]}}"#,
-            order("BTC-5", "bot1", "open", "8901", 12, 0)
+            order("BTC-5", "bot-1", "open", "8901", 12, 0)
         ),
         13,
     );
@@ -437,7 +437,7 @@ fn refusals_map_to_the_venues_codes() {
         &m["id"],
         &format!(
             r#"{{"order":{},"trades":[]}}"#,
-            order("BTC-5", "bot1", "open", "8900", 10, 0)
+            order("BTC-5", "bot-1", "open", "8900", 10, 0)
         ),
         21,
     );
@@ -470,7 +470,7 @@ fn cancel_all_ends_every_order_of_its_scope() {
                 r#"{{"order":{},"trades":[]}}"#,
                 order(
                     &format!("BTC-{cid}"),
-                    &format!("bot{cid}"),
+                    &format!("bot-{cid}"),
                     "open",
                     "8900",
                     10,
@@ -483,7 +483,28 @@ fn cancel_all_ends_every_order_of_its_scope() {
     let m = r
         .submit(Request::CancelAll { instrument: None }, 12)
         .unwrap();
-    let e = r.answer(&m["id"], "3", 13);
+    assert_eq!(m["params"]["detailed"], true);
+    // `detailed: true`: a report per currency and kind, its orders listed.
+    let cancelled: Vec<String> = (1..=3)
+        .map(|cid| {
+            order(
+                &format!("BTC-{cid}"),
+                &format!("bot-{cid}"),
+                "cancelled",
+                "8900",
+                10,
+                0,
+            )
+        })
+        .collect();
+    let e = r.answer(
+        &m["id"],
+        &format!(
+            r#"[{{"currency":"BTC","type":"limit","instrument_name":"BTC-PERPETUAL","total":3,"result":[{}]}}]"#,
+            cancelled.join(",")
+        ),
+        13,
+    );
     assert_eq!(e.len(), 3);
     assert!(e.iter().all(|e| e.kind == OrderKind::Canceled));
     assert!(r.s.open_orders().is_empty());
@@ -540,7 +561,7 @@ fn channel_news_carries_the_stamp_of_the_request_it_answers_only() {
         &m["id"],
         &format!(
             r#"{{"order":{},"trades":[]}}"#,
-            order("BTC-5", "bot1", "open", "8900", 10, 0)
+            order("BTC-5", "bot-1", "open", "8900", 10, 0)
         ),
         11,
     );
@@ -555,7 +576,7 @@ fn channel_news_carries_the_stamp_of_the_request_it_answers_only() {
     let e = r.text(
         &notification(
             "user.trades.BTC-PERPETUAL.raw",
-            &format!("[{}]", trade("BTC-3001", "BTC-5", "bot1", "8900", 2, "M")),
+            &format!("[{}]", trade("BTC-3001", "BTC-5", "bot-1", "8900", 2, "M")),
         ),
         21,
     );
@@ -565,7 +586,7 @@ fn channel_news_carries_the_stamp_of_the_request_it_answers_only() {
     let e = r.text(
         &notification(
             "user.orders.BTC-PERPETUAL.raw",
-            &order("BTC-5", "bot1", "cancelled", "8900", 10, 2),
+            &order("BTC-5", "bot-1", "cancelled", "8900", 10, 2),
         ),
         22,
     );
@@ -587,7 +608,7 @@ fn cancel_all_of_an_instrument_ends_that_instruments_orders_only() {
         let m = r.submit(p, 10).unwrap();
         let o = order(
             &format!("X-{cid}"),
-            &format!("bot{cid}"),
+            &format!("bot-{cid}"),
             "open",
             "8900",
             10,
@@ -605,7 +626,15 @@ fn cancel_all_of_an_instrument_ends_that_instruments_orders_only() {
             12,
         )
         .unwrap();
-    let e = r.answer(&m["id"], "1", 13);
+    let o =
+        order("X-2", "bot-2", "cancelled", "8900", 10, 0).replace("BTC-PERPETUAL", "ETH-PERPETUAL");
+    let e = r.answer(
+        &m["id"],
+        &format!(
+            r#"[{{"currency":"ETH","type":"limit","instrument_name":"ETH-PERPETUAL","total":1,"result":[{o}]}}]"#
+        ),
+        13,
+    );
     assert_eq!(e.len(), 1);
     assert_eq!(
         (e[0].cid, e[0].kind),
