@@ -343,11 +343,11 @@ impl Core {
                 let fill = OrderKind::Filled {
                     price: p,
                     size: q,
-                    leaves: size - done,
+                    leaves: size.saturating_sub(done),
                     trade_id: t,
                     maker: false,
                 };
-                self.fill(at, t, event(fill), events);
+                self.fill(done, event(fill), events);
             }
         }
         if ended(status) {
@@ -466,14 +466,15 @@ impl Core {
             },
             "TRADE" => {
                 let trade_id = integer(ev, "t")?;
+                let filled = dec("z", ss)?;
                 let fill = OrderKind::Filled {
                     price: dec("L", ps)?,
                     size: dec("l", ss)?,
-                    leaves: dec("q", ss)? - dec("z", ss)?,
+                    leaves: dec("q", ss)?.saturating_sub(filled),
                     trade_id: trade_id.max(0) as u64,
                     maker: flag(ev, "m")?,
                 };
-                self.fill(at, trade_id.max(0) as u64, event(fill), events);
+                self.fill(filled, event(fill), events);
                 return Some(());
             }
             "CANCELED" | "EXPIRED" | "TRADE_PREVENTION" => OrderKind::Canceled,
@@ -496,13 +497,23 @@ impl Core {
         Some(())
     }
 
-    /// A fill, told once per trade: the account's other orders' fills too
-    /// (without a client id).
-    fn fill(&mut self, at: u32, trade_id: u64, e: OrderEvent, events: &mut Vec<OrderEvent>) {
-        if self.trades.contains((at, trade_id)) {
-            return;
+    /// A fill that brings the order's filled total to `filled`, told once
+    /// whatever the burst: news only while `filled` is above what the
+    /// session counted for the order (the venue's running total, `z` in
+    /// an `executionReport`, `user-data-stream.md`: "Cumulative filled
+    /// quantity"; in a `FULL` answer the sum of its `fills` so far, as an
+    /// order's fills on arrival are its first), so an answer's fills and
+    /// the same trades' reports, in either order, count once, with no
+    /// window to overrun. An ended order's fills were all told before its
+    /// end. The account's other orders' fills (without a client id) come
+    /// only as reports, each once, and are all told.
+    fn fill(&mut self, filled: i64, e: OrderEvent, events: &mut Vec<OrderEvent>) {
+        if let Some(cid) = e.cid {
+            let known = self.orders.get(cid).map_or(0, |o| o.filled);
+            if self.finished.contains(cid) || filled <= known {
+                return;
+            }
         }
-        self.trades.push((at, trade_id));
         self.emit(e, events);
     }
 

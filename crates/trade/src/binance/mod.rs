@@ -47,8 +47,9 @@
 //! order's news. The rule that keeps one piece of news one event: the
 //! first word makes the event, the echo is dropped. An order is accepted
 //! once (by the answer or the `NEW` report, whichever comes first), filled
-//! once per trade id (the `FULL` answer's `fills[].tradeId` or the
-//! report's `t`), and ends once (cancelled, expired, rejected or filled:
+//! once per trade (news only while the venue's running filled total, the
+//! report's `z` or the sum of the `FULL` answer's `fills`, passes the
+//! session's count for the order), and ends once (cancelled, expired, rejected or filled:
 //! its client id is then remembered among the last 64 finished, and later
 //! news of it is dropped). An event that comes while a request about its
 //! order is in flight carries that request's TSC stamp (`sent_tsc`),
@@ -99,10 +100,9 @@ const OPEN_ORDERS_ALL: u64 = 80;
 /// The instrument index that stands for "every symbol".
 const ALL: u32 = u32::MAX;
 
-/// How many finished client ids and trade ids are remembered to drop the
-/// echoes of news already told.
+/// How many finished client ids are remembered to drop the echoes of
+/// news already told.
 const FINISHED: usize = 64;
-const TRADES: usize = 256;
 
 /// A fixed ring of the last `N` values seen.
 #[derive(Debug)]
@@ -172,7 +172,6 @@ struct Core {
     terms: Vec<Terms>,
     limits: RateLimits,
     finished: Ring<ClientOrderId, FINISHED>,
-    trades: Ring<(u32, u64), TRADES>,
     /// The user data stream's `subscriptionId`, once subscribed.
     subscription: Option<u64>,
     /// The venue said `serverShutdown` on this connection.
@@ -238,7 +237,6 @@ impl BinanceSession {
                 terms: Vec::with_capacity(2 * capacity),
                 limits: RateLimits::new(),
                 finished: Ring::new(),
-                trades: Ring::new(),
                 subscription: None,
                 shutting_down: false,
                 stalled: None,

@@ -1,0 +1,150 @@
+//! Defects a review found in the Binance session: each of these tests
+//! failed before its fix.
+
+use super::*;
+
+/// `openOrders.status` for BTCUSDT refused (the venue's weight limit),
+/// ETHBTC's answered after: the session goes `Ready` with BTCUSDT never
+/// reconciled (the docs say it stays `Reconciling`).
+#[test]
+fn a_refused_reconciliation_keeps_the_session_from_ready() {
+    let (c, _) = ed25519();
+    let mut s = BinanceSession::new(config(), c).unwrap();
+    let mut out = Out::new(8192, 32);
+    s.on_open(now(), &mut out);
+    feed(
+        &mut s,
+        r#"{"id":1,"status":200,"result":{"apiKey":"KEY","authorizedSince":1,"connectedSince":1,"returnRateLimits":false,"serverTime":1,"userDataStream":false}}"#,
+    );
+    feed(&mut s, r#"{"id":2,"status":200,"result":{"subscriptionId":0}}"#);
+    feed(
+        &mut s,
+        r#"{"id":3,"status":429,"error":{"code":-1003,"msg":"Too much request weight used."}}"#,
+    );
+    feed(&mut s, r#"{"id":4,"status":200,"result":[]}"#);
+    assert_eq!(s.state(), State::Reconciling, "Ready without BTCUSDT's open orders");
+}
+
+/// A logon refused for the clock (-1021) or the venue's load (-1003, 429)
+/// is made final like a bad key: nothing is sent again, even after a
+/// reconnect, until the process restarts.
+#[test]
+fn a_transient_logon_refusal_is_not_final() {
+    for refusal in [
+        r#"{"id":1,"status":400,"error":{"code":-1021,"msg":"Timestamp for this request is outside of the recvWindow."}}"#,
+        r#"{"id":1,"status":429,"error":{"code":-1003,"msg":"Too many requests queued."}}"#,
+    ] {
+        let (c, _) = ed25519();
+        let mut s = BinanceSession::new(config(), c).unwrap();
+        let mut out = Out::new(4096, 8);
+        s.on_open(now(), &mut out);
+        feed(&mut s, refusal);
+        s.on_close(now());
+        let mut out = Out::new(4096, 8);
+        s.on_open(now(), &mut out);
+        assert_eq!(out.len(), 1, "logon tried again on the next connection: {refusal}");
+    }
+}
+
+/// A `TRADE_PREVENTION` report of an order that still works (STP mode
+/// DECREMENT on the larger order: `X` stays `NEW`, faqs/stp_faq.md
+/// scenario G) is taken for its end: the order is forgotten while it rests.
+#[test]
+fn an_stp_decrement_does_not_end_a_working_order() {
+    let mut s = ready("[]");
+    let mut out = Out::new(8192, 16);
+    s.submit(
+        &Request::Place {
+            cid: ClientOrderId(8),
+            order: limit(Side::Bid, 2_341_610, 847),
+        },
+        now(),
+        &mut out,
+    )
+    .unwrap();
+    feed(
+        &mut s,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"NEW","X":"NEW","r":"NONE","i":4293153,"l":"0","z":"0","L":"0","T":1,"t":-1,"m":false}}"#,
+    );
+    assert!(s.open_orders().get(ClientOrderId(8)).is_some());
+    let (events, _) = feed(
+        &mut s,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":2,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"TRADE_PREVENTION","X":"NEW","r":"NONE","i":4293153,"l":"0","z":"0","L":"0","T":2,"t":-1,"m":false,"v":4,"A":"0.00200000","B":"0.00200000"}}"#,
+    );
+    assert!(
+        s.open_orders().get(ClientOrderId(8)).is_some(),
+        "still working at the venue, forgotten here; events {events:?}"
+    );
+}
+
+/// After a reconnect, an order this session knew that ended while the
+/// connection was down is never told (Deribit's session reports it
+/// `Canceled`); the orders still open are told `Accepted` a second time.
+#[test]
+fn orders_gone_during_a_reconnect_are_told_canceled() {
+    let open = r#"[{"symbol":"BTCUSDT","orderId":1,"orderListId":-1,"clientOrderId":"tw8","price":"1.00","origQty":"1.00000","executedQty":"0","cummulativeQuoteQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","stopPrice":"0","icebergQty":"0","time":1,"updateTime":1,"isWorking":true,"workingTime":1,"origQuoteOrderQty":"0","selfTradePreventionMode":"NONE"}]"#;
+    let mut s = ready(open);
+    assert!(s.open_orders().get(ClientOrderId(8)).is_some());
+    s.on_close(now());
+    let mut out = Out::new(8192, 32);
+    s.on_open(now(), &mut out);
+    let mut told = Vec::new();
+    for m in [
+        r#"{"id":5,"status":200,"result":{"apiKey":"KEY","authorizedSince":1,"connectedSince":1,"returnRateLimits":false,"serverTime":1,"userDataStream":false}}"#,
+        r#"{"id":6,"status":200,"result":{"subscriptionId":0}}"#,
+        r#"{"id":7,"status":200,"result":[]}"#,
+        r#"{"id":8,"status":200,"result":[]}"#,
+    ] {
+        told.extend(feed(&mut s, m).0);
+    }
+    assert_eq!(s.state(), State::Ready);
+    assert!(
+        told.iter().any(|e| e.cid == Some(ClientOrderId(8)) && e.kind == OrderKind::Canceled),
+        "tw8 vanished without an event: {told:?}"
+    );
+}
+
+/// One `FULL` answer with 300 fills (more than any fixed window of trade
+/// ids), then the same trades as `executionReport`s: each fill is told
+/// once.
+#[test]
+fn a_fill_is_told_once_whatever_the_burst() {
+    let mut s = ready("[]");
+    let mut out = Out::new(8192, 16);
+    s.submit(
+        &Request::Place {
+            cid: ClientOrderId(8),
+            order: limit(Side::Bid, 100, 100_000),
+        },
+        now(),
+        &mut out,
+    )
+    .unwrap();
+    let id = sent(&out)[0].split(',').next().unwrap()[6..].to_owned();
+    let n = 300u64;
+    let fills: Vec<String> = (1..=n)
+        .map(|t| format!(r#"{{"price":"1.00","qty":"0.00001","commission":"0","commissionAsset":"BTC","tradeId":{t}}}"#))
+        .collect();
+    let answer = format!(
+        r#"{{"id":{id},"status":200,"result":{{"symbol":"BTCUSDT","orderId":9,"orderListId":-1,"clientOrderId":"tw8","transactTime":1,"price":"1.00","origQty":"1.00000","executedQty":"0.00300","cummulativeQuoteQty":"0","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"BUY","workingTime":1,"fills":[{}]}}}}"#,
+        fills.join(",")
+    );
+    let (told, _) = feed(&mut s, &answer);
+    let fills_told = |t: &[OrderEvent]| {
+        t.iter()
+            .filter(|e| matches!(e.kind, OrderKind::Filled { .. }))
+            .count()
+    };
+    assert_eq!(fills_told(&told), n as usize);
+    let mut again = 0;
+    for t in 1..=n {
+        let report = format!(
+            r#"{{"subscriptionId":0,"event":{{"e":"executionReport","E":2,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"1.00000","p":"1.00","C":"","x":"TRADE","X":"PARTIALLY_FILLED","r":"NONE","i":9,"l":"0.00001","z":"{}","L":"1.00","T":2,"t":{t},"m":false}}}}"#,
+            format_args!("0.{:05}", t)
+        );
+        again += fills_told(&feed(&mut s, &report).0);
+    }
+    assert_eq!(again, 0, "fills told a second time");
+    let o = s.open_orders().get(ClientOrderId(8)).unwrap();
+    assert_eq!((o.filled, o.leaves), (300, 99_700));
+}
