@@ -510,7 +510,7 @@ fn an_answer_of_unknown_outcome_leaves_the_order_to_be_found() {
             Some(ClientOrderId(5)),
             InstrumentId(1),
             OrderKind::Rejected {
-                reason: Reject::Venue { code: -1007 }
+                reason: Reject::Unknown { code: -1007 }
             }
         )]
     );

@@ -16,13 +16,20 @@ fn a_refused_reconciliation_keeps_the_session_from_ready() {
         &mut s,
         r#"{"id":1,"status":200,"result":{"apiKey":"KEY","authorizedSince":1,"connectedSince":1,"returnRateLimits":false,"serverTime":1,"userDataStream":false}}"#,
     );
-    feed(&mut s, r#"{"id":2,"status":200,"result":{"subscriptionId":0}}"#);
+    feed(
+        &mut s,
+        r#"{"id":2,"status":200,"result":{"subscriptionId":0}}"#,
+    );
     feed(
         &mut s,
         r#"{"id":3,"status":429,"error":{"code":-1003,"msg":"Too much request weight used."}}"#,
     );
     feed(&mut s, r#"{"id":4,"status":200,"result":[]}"#);
-    assert_eq!(s.state(), State::Reconciling, "Ready without BTCUSDT's open orders");
+    assert_eq!(
+        s.state(),
+        State::Reconciling,
+        "Ready without BTCUSDT's open orders"
+    );
 }
 
 /// A logon refused for the clock (-1021) or the venue's load (-1003, 429)
@@ -42,7 +49,11 @@ fn a_transient_logon_refusal_is_not_final() {
         s.on_close(now());
         let mut out = Out::new(4096, 8);
         s.on_open(now(), &mut out);
-        assert_eq!(out.len(), 1, "logon tried again on the next connection: {refusal}");
+        assert_eq!(
+            out.len(),
+            1,
+            "logon tried again on the next connection: {refusal}"
+        );
     }
 }
 
@@ -99,7 +110,8 @@ fn orders_gone_during_a_reconnect_are_told_canceled() {
     }
     assert_eq!(s.state(), State::Ready);
     assert!(
-        told.iter().any(|e| e.cid == Some(ClientOrderId(8)) && e.kind == OrderKind::Canceled),
+        told.iter()
+            .any(|e| e.cid == Some(ClientOrderId(8)) && e.kind == OrderKind::Canceled),
         "tw8 vanished without an event: {told:?}"
     );
 }
@@ -147,4 +159,156 @@ fn a_fill_is_told_once_whatever_the_burst() {
     assert_eq!(again, 0, "fills told a second time");
     let o = s.open_orders().get(ClientOrderId(8)).unwrap();
     assert_eq!((o.filled, o.leaves), (300, 99_700));
+}
+
+/// The same order prevented again until the venue ends it: its working
+/// size shrinks by the prevented quantity, and `EXPIRED_IN_MATCH` ends it.
+#[test]
+fn an_stp_decrement_shrinks_the_order_and_expiry_in_match_ends_it() {
+    let mut s = ready(
+        r#"[{"symbol":"BTCUSDT","orderId":4293153,"orderListId":-1,"clientOrderId":"tw8","price":"23416.10","origQty":"0.00847","executedQty":"0.00100","cummulativeQuoteQty":"0","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"BUY","stopPrice":"0","icebergQty":"0","time":1,"updateTime":1,"isWorking":true,"workingTime":1,"origQuoteOrderQty":"0","selfTradePreventionMode":"DECREMENT"}]"#,
+    );
+    let report = |x: &str, status: &str, a: &str| {
+        format!(
+            r#"{{"subscriptionId":0,"event":{{"e":"executionReport","E":2,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"{x}","X":"{status}","r":"NONE","i":4293153,"l":"0","z":"0.00100","L":"0","T":2,"t":-1,"m":false,"v":4,"A":"{a}","B":"0.00200000"}}}}"#
+        )
+    };
+    let (e, _) = feed(
+        &mut s,
+        &report("TRADE_PREVENTION", "PARTIALLY_FILLED", "0.00200000"),
+    );
+    assert_eq!(
+        e.iter().map(|e| e.kind).collect::<Vec<_>>(),
+        [OrderKind::Amended {
+            price: 2_341_610,
+            size: 647
+        }]
+    );
+    let o = s.open_orders().get(ClientOrderId(8)).unwrap();
+    assert_eq!((o.filled, o.leaves), (100, 547));
+    let (e, _) = feed(
+        &mut s,
+        &report("TRADE_PREVENTION", "EXPIRED_IN_MATCH", "0.00400000"),
+    );
+    assert_eq!(
+        e.iter().map(|e| e.kind).collect::<Vec<_>>(),
+        [OrderKind::Canceled]
+    );
+    assert!(s.open_orders().get(ClientOrderId(8)).is_none());
+}
+
+/// A logon refused for the clock is told and tried again from the timer,
+/// not before the backoff; a bad key's refusal is final.
+#[test]
+fn a_passing_logon_refusal_is_retried_after_a_backoff() {
+    let (c, _) = ed25519();
+    let mut s = BinanceSession::new(config(), c).unwrap();
+    let mut out = Out::new(4096, 8);
+    s.on_open(now(), &mut out);
+    let (e, _) = feed(
+        &mut s,
+        r#"{"id":1,"status":400,"error":{"code":-1021,"msg":"Timestamp for this request is outside of the recvWindow."}}"#,
+    );
+    assert_eq!(e.len(), 1, "the refusal is told: {e:?}");
+    assert_eq!(s.state(), State::LoggingIn);
+    let at = |ms| Now {
+        unix_ms: T0 + ms,
+        tsc: 1,
+    };
+    let mut out = Out::new(4096, 8);
+    s.on_timer(at(999), &mut out);
+    assert_eq!(out.len(), 0, "tried again before the backoff");
+    s.on_timer(at(1_000), &mut out);
+    assert!(sent(&out)[0].contains("session.logon"));
+    feed(
+        &mut s,
+        r#"{"id":2,"status":401,"error":{"code":-2015,"msg":"Invalid API-key, IP, or permissions for action."}}"#,
+    );
+    assert_eq!(s.state(), State::Refused { code: -2015 });
+}
+
+/// A refused reconciliation is done again from the timer (the feed never
+/// reconnects a session by itself), and `Ready` comes once it is whole.
+#[test]
+fn a_refused_reconciliation_is_retried_from_the_timer() {
+    let (c, _) = ed25519();
+    let mut s = BinanceSession::new(config(), c).unwrap();
+    let mut out = Out::new(8192, 32);
+    s.on_open(now(), &mut out);
+    feed(
+        &mut s,
+        r#"{"id":1,"status":200,"result":{"apiKey":"KEY","authorizedSince":1,"connectedSince":1,"returnRateLimits":false,"serverTime":1,"userDataStream":false}}"#,
+    );
+    feed(
+        &mut s,
+        r#"{"id":2,"status":200,"result":{"subscriptionId":0}}"#,
+    );
+    // 429 with the time the venue takes requests again.
+    feed(
+        &mut s,
+        &format!(
+            r#"{{"id":3,"status":429,"error":{{"code":-1003,"msg":"Too much request weight used.","data":{{"serverTime":{T0},"retryAfter":{}}}}}}}"#,
+            T0 + 5_000
+        ),
+    );
+    feed(&mut s, r#"{"id":4,"status":200,"result":[]}"#);
+    assert_eq!(s.state(), State::Reconciling);
+    let at = |ms| Now {
+        unix_ms: T0 + ms,
+        tsc: 1,
+    };
+    let mut out = Out::new(8192, 8);
+    s.on_timer(at(4_999), &mut out);
+    assert_eq!(out.len(), 0, "sent before the venue's retryAfter");
+    s.on_timer(at(5_000), &mut out);
+    let asked = sent(&out);
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked.iter().all(|m| m.contains("openOrders.status")));
+    feed(&mut s, r#"{"id":5,"status":200,"result":[]}"#);
+    feed(&mut s, r#"{"id":6,"status":200,"result":[]}"#);
+    assert_eq!(s.state(), State::Ready);
+}
+
+/// An order still open after a reconnect is not told `Accepted` again,
+/// and a place in flight when the connection closed frees its id.
+#[test]
+fn a_reconnect_keeps_open_orders_quiet_and_frees_ids_in_flight() {
+    let open = r#"[{"symbol":"BTCUSDT","orderId":1,"orderListId":-1,"clientOrderId":"tw8","price":"1.00","origQty":"1.00000","executedQty":"0.20000","cummulativeQuoteQty":"0","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"BUY","stopPrice":"0","icebergQty":"0","time":1,"updateTime":1,"isWorking":true,"workingTime":1,"origQuoteOrderQty":"0","selfTradePreventionMode":"NONE"}]"#;
+    let mut s = ready(open);
+    let mut out = Out::new(8192, 8);
+    s.submit(
+        &Request::Place {
+            cid: ClientOrderId(9),
+            order: limit(Side::Bid, 100, 1_000),
+        },
+        now(),
+        &mut out,
+    )
+    .unwrap();
+    s.on_close(now());
+    let mut out = Out::new(8192, 32);
+    s.on_open(now(), &mut out);
+    let mut told = Vec::new();
+    for m in [
+        r#"{"id":6,"status":200,"result":{"apiKey":"KEY","authorizedSince":1,"connectedSince":1,"returnRateLimits":false,"serverTime":1,"userDataStream":false}}"#,
+        r#"{"id":7,"status":200,"result":{"subscriptionId":0}}"#,
+        &format!(r#"{{"id":8,"status":200,"result":{open}}}"#),
+        r#"{"id":9,"status":200,"result":[]}"#,
+    ] {
+        told.extend(feed(&mut s, m).0);
+    }
+    assert_eq!(s.state(), State::Ready);
+    assert_eq!(told, [], "news of an order that did not change");
+    let o = s.open_orders().get(ClientOrderId(8)).unwrap();
+    assert_eq!((o.filled, o.leaves), (20_000, 80_000));
+    let mut out = Out::new(8192, 8);
+    let again = s.submit(
+        &Request::Place {
+            cid: ClientOrderId(9),
+            order: limit(Side::Bid, 100, 1_000),
+        },
+        now(),
+        &mut out,
+    );
+    assert_eq!(again, Ok(()), "the id of a place lost with the connection");
 }
