@@ -30,7 +30,7 @@
 //! 2. Reconciliation: `openOrders.status`, per symbol while that weighs
 //!    less than one call for all (6 per symbol, 80 without one: the
 //!    method's "Weight" table), so at most 13 calls. Orders whose
-//!    `clientOrderId` is this session's prefix and a number become
+//!    `clientOrderId` is this session's prefix, `-` and a number become
 //!    [`OpenOrders`] entries and are announced as `Accepted` (for the size
 //!    that still works), so an order whose answer was lost with the last
 //!    connection is found, and a second `Place` of its client id is a
@@ -46,7 +46,7 @@
 //!    reconnects a session by itself).
 //! 3. Orders ([`Request`] to method): `Place` → `order.place` (`LIMIT` with
 //!    `timeInForce` `GTC` / `IOC` / `FOK`, or `LIMIT_MAKER` for post-only,
-//!    which takes no `timeInForce`; `newClientOrderId` = prefix + cid;
+//!    which takes no `timeInForce`; `newClientOrderId` = prefix-cid;
 //!    `newOrderRespType` `FULL`, so the answer brings the fills the order
 //!    made on arrival); `Amend` → `order.cancelReplace` (`cancelReplaceMode`
 //!    `STOP_ON_FAILURE`: no new order if the old one could not be
@@ -753,10 +753,11 @@ impl Core {
         })
     }
 
-    /// An order of this session by the client id the venue shows:
-    /// the prefix then a number.
+    /// An order of this session by the client id the venue shows: the
+    /// prefix, `-`, then a number ([`wire::Params::cid`]); nothing else
+    /// (another bot's `bot1-5` is not prefix `bot`'s).
     fn cid(&self, text: &str) -> Option<ClientOrderId> {
-        let digits = text.strip_prefix(self.prefix.as_str())?;
+        let digits = text.strip_prefix(self.prefix.as_str())?.strip_prefix('-')?;
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }

@@ -75,12 +75,12 @@ fn an_stp_decrement_does_not_end_a_working_order() {
     .unwrap();
     feed(
         &mut s,
-        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"NEW","X":"NEW","r":"NONE","i":4293153,"l":"0","z":"0","L":"0","T":1,"t":-1,"m":false}}"#,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"BTCUSDT","c":"tw-8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"NEW","X":"NEW","r":"NONE","i":4293153,"l":"0","z":"0","L":"0","T":1,"t":-1,"m":false}}"#,
     );
     assert!(s.open_orders().get(ClientOrderId(8)).is_some());
     let (events, _) = feed(
         &mut s,
-        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":2,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"TRADE_PREVENTION","X":"NEW","r":"NONE","i":4293153,"l":"0","z":"0","L":"0","T":2,"t":-1,"m":false,"v":4,"A":"0.00200000","B":"0.00200000"}}"#,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":2,"s":"BTCUSDT","c":"tw-8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"TRADE_PREVENTION","X":"NEW","r":"NONE","i":4293153,"l":"0","z":"0","L":"0","T":2,"t":-1,"m":false,"v":4,"A":"0.00200000","B":"0.00200000"}}"#,
     );
     assert!(
         s.open_orders().get(ClientOrderId(8)).is_some(),
@@ -93,7 +93,7 @@ fn an_stp_decrement_does_not_end_a_working_order() {
 /// `Canceled`); the orders still open are told `Accepted` a second time.
 #[test]
 fn orders_gone_during_a_reconnect_are_told_canceled() {
-    let open = r#"[{"symbol":"BTCUSDT","orderId":1,"orderListId":-1,"clientOrderId":"tw8","price":"1.00","origQty":"1.00000","executedQty":"0","cummulativeQuoteQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","stopPrice":"0","icebergQty":"0","time":1,"updateTime":1,"isWorking":true,"workingTime":1,"origQuoteOrderQty":"0","selfTradePreventionMode":"NONE"}]"#;
+    let open = r#"[{"symbol":"BTCUSDT","orderId":1,"orderListId":-1,"clientOrderId":"tw-8","price":"1.00","origQty":"1.00000","executedQty":"0","cummulativeQuoteQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","stopPrice":"0","icebergQty":"0","time":1,"updateTime":1,"isWorking":true,"workingTime":1,"origQuoteOrderQty":"0","selfTradePreventionMode":"NONE"}]"#;
     let mut s = ready(open);
     assert!(s.open_orders().get(ClientOrderId(8)).is_some());
     s.on_close(now());
@@ -138,7 +138,7 @@ fn a_fill_is_told_once_whatever_the_burst() {
         .map(|t| format!(r#"{{"price":"1.00","qty":"0.00001","commission":"0","commissionAsset":"BTC","tradeId":{t}}}"#))
         .collect();
     let answer = format!(
-        r#"{{"id":{id},"status":200,"result":{{"symbol":"BTCUSDT","orderId":9,"orderListId":-1,"clientOrderId":"tw8","transactTime":1,"price":"1.00","origQty":"1.00000","executedQty":"0.00300","cummulativeQuoteQty":"0","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"BUY","workingTime":1,"fills":[{}]}}}}"#,
+        r#"{{"id":{id},"status":200,"result":{{"symbol":"BTCUSDT","orderId":9,"orderListId":-1,"clientOrderId":"tw-8","transactTime":1,"price":"1.00","origQty":"1.00000","executedQty":"0.00300","cummulativeQuoteQty":"0","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"BUY","workingTime":1,"fills":[{}]}}}}"#,
         fills.join(",")
     );
     let (told, _) = feed(&mut s, &answer);
@@ -151,7 +151,7 @@ fn a_fill_is_told_once_whatever_the_burst() {
     let mut again = 0;
     for t in 1..=n {
         let report = format!(
-            r#"{{"subscriptionId":0,"event":{{"e":"executionReport","E":2,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"1.00000","p":"1.00","C":"","x":"TRADE","X":"PARTIALLY_FILLED","r":"NONE","i":9,"l":"0.00001","z":"{}","L":"1.00","T":2,"t":{t},"m":false}}}}"#,
+            r#"{{"subscriptionId":0,"event":{{"e":"executionReport","E":2,"s":"BTCUSDT","c":"tw-8","S":"BUY","o":"LIMIT","f":"GTC","q":"1.00000","p":"1.00","C":"","x":"TRADE","X":"PARTIALLY_FILLED","r":"NONE","i":9,"l":"0.00001","z":"{}","L":"1.00","T":2,"t":{t},"m":false}}}}"#,
             format_args!("0.{:05}", t)
         );
         again += fills_told(&feed(&mut s, &report).0);
@@ -166,11 +166,11 @@ fn a_fill_is_told_once_whatever_the_burst() {
 #[test]
 fn an_stp_decrement_shrinks_the_order_and_expiry_in_match_ends_it() {
     let mut s = ready(
-        r#"[{"symbol":"BTCUSDT","orderId":4293153,"orderListId":-1,"clientOrderId":"tw8","price":"23416.10","origQty":"0.00847","executedQty":"0.00100","cummulativeQuoteQty":"0","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"BUY","stopPrice":"0","icebergQty":"0","time":1,"updateTime":1,"isWorking":true,"workingTime":1,"origQuoteOrderQty":"0","selfTradePreventionMode":"DECREMENT"}]"#,
+        r#"[{"symbol":"BTCUSDT","orderId":4293153,"orderListId":-1,"clientOrderId":"tw-8","price":"23416.10","origQty":"0.00847","executedQty":"0.00100","cummulativeQuoteQty":"0","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"BUY","stopPrice":"0","icebergQty":"0","time":1,"updateTime":1,"isWorking":true,"workingTime":1,"origQuoteOrderQty":"0","selfTradePreventionMode":"DECREMENT"}]"#,
     );
     let report = |x: &str, status: &str, a: &str| {
         format!(
-            r#"{{"subscriptionId":0,"event":{{"e":"executionReport","E":2,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"{x}","X":"{status}","r":"NONE","i":4293153,"l":"0","z":"0.00100","L":"0","T":2,"t":-1,"m":false,"v":4,"A":"{a}","B":"0.00200000"}}}}"#
+            r#"{{"subscriptionId":0,"event":{{"e":"executionReport","E":2,"s":"BTCUSDT","c":"tw-8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"{x}","X":"{status}","r":"NONE","i":4293153,"l":"0","z":"0.00100","L":"0","T":2,"t":-1,"m":false,"v":4,"A":"{a}","B":"0.00200000"}}}}"#
         )
     };
     let (e, _) = feed(
@@ -273,7 +273,7 @@ fn a_refused_reconciliation_is_retried_from_the_timer() {
 /// and a place in flight when the connection closed frees its id.
 #[test]
 fn a_reconnect_keeps_open_orders_quiet_and_frees_ids_in_flight() {
-    let open = r#"[{"symbol":"BTCUSDT","orderId":1,"orderListId":-1,"clientOrderId":"tw8","price":"1.00","origQty":"1.00000","executedQty":"0.20000","cummulativeQuoteQty":"0","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"BUY","stopPrice":"0","icebergQty":"0","time":1,"updateTime":1,"isWorking":true,"workingTime":1,"origQuoteOrderQty":"0","selfTradePreventionMode":"NONE"}]"#;
+    let open = r#"[{"symbol":"BTCUSDT","orderId":1,"orderListId":-1,"clientOrderId":"tw-8","price":"1.00","origQty":"1.00000","executedQty":"0.20000","cummulativeQuoteQty":"0","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"BUY","stopPrice":"0","icebergQty":"0","time":1,"updateTime":1,"isWorking":true,"workingTime":1,"origQuoteOrderQty":"0","selfTradePreventionMode":"NONE"}]"#;
     let mut s = ready(open);
     let mut out = Out::new(8192, 8);
     s.submit(
@@ -311,4 +311,22 @@ fn a_reconnect_keeps_open_orders_quiet_and_frees_ids_in_flight() {
         &mut out,
     );
     assert_eq!(again, Ok(()), "the id of a place lost with the connection");
+}
+
+/// Another bot's orders under a longer prefix that starts with ours
+/// (`tw1-8` of prefix `tw1`; a bare `tw8` of no separator) are not this
+/// session's.
+#[test]
+fn another_bots_longer_prefix_is_not_ours() {
+    let other = |c: &str| {
+        format!(
+            r#"[{{"symbol":"BTCUSDT","orderId":1,"orderListId":-1,"clientOrderId":"{c}","price":"1.00","origQty":"1.00000","executedQty":"0","cummulativeQuoteQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","stopPrice":"0","icebergQty":"0","time":1,"updateTime":1,"isWorking":true,"workingTime":1,"origQuoteOrderQty":"0","selfTradePreventionMode":"NONE"}}]"#
+        )
+    };
+    for c in ["tw1-8", "tw18", "tw8", "tw-", "tw-8x"] {
+        let s = ready(&other(c));
+        assert!(s.open_orders().is_empty(), "{c} taken for this session's");
+    }
+    let s = ready(&other("tw-8"));
+    assert!(s.open_orders().get(ClientOrderId(8)).is_some());
 }
