@@ -51,7 +51,10 @@
 //!    made on arrival); `Amend` → `order.cancelReplace` (`cancelReplaceMode`
 //!    `STOP_ON_FAILURE`: no new order if the old one could not be
 //!    cancelled; the new order under `new_cid`, same side and terms, for
-//!    the new total size less what the old one filled); `Cancel` →
+//!    the new total size less what the old one filled, as this session
+//!    knows it: a fill the venue made whose news has not come yet is not
+//!    taken off, so the two orders together may fill up to that much
+//!    more than the new total); `Cancel` →
 //!    `order.cancel` by `origClientOrderId`; `CancelAll` →
 //!    `openOrders.cancelAll` per symbol.
 //!
