@@ -38,7 +38,8 @@
 //!    order known before and still open is updated quietly (its fills
 //!    while disconnected are not told one by one: the venue's list has
 //!    no trades); one known before and not found is told `Canceled` (it
-//!    ended while the connection was down). Then [`State::Ready`]; no
+//!    ended while the connection was down, filled or cancelled: the list
+//!    cannot say which). Then [`State::Ready`]; no
 //!    order is taken before. A refusal of the reconciliation (the venue's
 //!    rate limit, say) is told as a `Rejected` event without a client id,
 //!    the session stays `Reconciling` and, once every answer is in, reads
