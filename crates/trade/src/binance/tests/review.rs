@@ -330,3 +330,40 @@ fn another_bots_longer_prefix_is_not_ours() {
     let s = ready(&other("tw-8"));
     assert!(s.open_orders().get(ClientOrderId(8)).is_some());
 }
+
+/// A 429's `retryAfter` holds every request in the local limiter until
+/// then (a request while banned extends the ban).
+#[test]
+fn a_venue_retry_after_holds_the_local_limiter() {
+    let mut s = ready("[]");
+    let mut out = Out::new(8192, 8);
+    let place = |cid| Request::Place {
+        cid: ClientOrderId(cid),
+        order: limit(Side::Bid, 100, 1_000),
+    };
+    s.submit(&place(8), now(), &mut out).unwrap();
+    let (e, _) = feed(
+        &mut s,
+        &format!(
+            r#"{{"id":5,"status":429,"error":{{"code":-1003,"msg":"Too much request weight used.","data":{{"serverTime":{T0},"retryAfter":{}}}}}}}"#,
+            T0 + 5_000
+        ),
+    );
+    assert_eq!(
+        e[0].kind,
+        OrderKind::Rejected {
+            reason: Reject::VenueRateLimited { code: -1003 }
+        }
+    );
+    assert_eq!(
+        s.submit(&place(9), now(), &mut out),
+        Err(Reject::RateLimited {
+            retry_after_ms: 5_000
+        })
+    );
+    let later = Now {
+        unix_ms: T0 + 5_000,
+        tsc: 1,
+    };
+    assert_eq!(s.submit(&place(9), later, &mut out), Ok(()));
+}
