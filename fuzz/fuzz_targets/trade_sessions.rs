@@ -3,9 +3,10 @@
 //! within the room the caller gave (the session never grows the caller's
 //! vector), and the session's tables stay within their bounds.
 //!
-//! The first byte picks the venue (even: Deribit, odd: Binance) and which
-//! requests go between messages; the rest is messages separated by
-//! newlines. Ids 1 to 8 are the session's first requests (the login and
+//! The first byte picks the venue (even: Deribit, odd: Binance), on
+//! Binance the key (bit 2 set: Ed25519, which logs the session on; else
+//! HMAC, which signs each request) and which requests go between
+//! messages; the rest is messages separated by newlines. Ids 1 to 8 are the session's first requests (the login and
 //! the set-up), so a seed that answers them walks a session to `Ready`.
 
 #![no_main]
@@ -19,6 +20,13 @@ use tickwire_trade::{
 };
 use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::{InstrumentId, InstrumentSpec};
+
+/// A throw-away Ed25519 key for the fuzzer, fixed so runs repeat: PKCS#8
+/// v1 (RFC 8410: the algorithm id 1.3.101.112 and the 32-byte seed).
+const ED25519_PKCS8: [u8; 48] = [
+    0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+    7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+];
 
 /// The most events one message may bring (the sessions' documented need:
 /// one per open order, as a reconciliation or a cancel-all brings).
@@ -44,8 +52,13 @@ fuzz_target!(|data: &[u8]| {
         cancel_on_disconnect: pick & 2 != 0,
         max_open_orders: MAX_OPEN,
     };
-    // A throw-away shared secret: both venues sign with HMAC-SHA256 then.
-    let credentials = Credentials::hmac("fuzzkey", b"not-a-secret");
+    // A throw-away shared secret (both venues sign with HMAC-SHA256 then),
+    // or on Binance a throw-away Ed25519 key.
+    let credentials = if !deribit && pick & 4 != 0 {
+        Credentials::ed25519("fuzzkey", &ED25519_PKCS8).unwrap()
+    } else {
+        Credentials::hmac("fuzzkey", b"not-a-secret")
+    };
     let mut session: Box<dyn Session> = if deribit {
         Box::new(DeribitSession::new(config, credentials, DeribitOptions::default()).unwrap())
     } else {
@@ -86,7 +99,9 @@ fuzz_target!(|data: &[u8]| {
             },
             2 => Request::Amend {
                 cid: ClientOrderId(n as u64 / 2),
-                new_cid: ClientOrderId(n as u64 / 2),
+                // A new id: Binance's `order.cancelReplace` path (the
+                // same id is refused before it leaves).
+                new_cid: ClientOrderId(1_000 + n as u64),
                 price: 5,
                 size: 2,
             },

@@ -106,13 +106,15 @@ impl Credentials {
 
     /// From an owner-only file of `key = ...` and `secret = ...` lines, or
     /// `key = ...` and `private_key = <path of an owner-only PEM file>`
-    /// (`#` starts a comment).
+    /// (a `#` at a line's start or after whitespace starts a comment to
+    /// the line's end; any other `#` is part of the value, so a secret
+    /// may hold one: `secret = ab#cd # note` is the secret `ab#cd`).
     pub fn from_file(path: &Path) -> Result<Credentials, CredentialsError> {
         let text = read_owner_only(path)?;
         let text = std::str::from_utf8(&text).map_err(|_| CredentialsError::Format("not UTF-8"))?;
         let (mut key, mut secret, mut private) = (None, None, None);
         for line in text.lines() {
-            let line = line.split('#').next().unwrap_or_default().trim();
+            let line = uncommented(line).trim();
             if line.is_empty() {
                 continue;
             }
@@ -233,6 +235,19 @@ fn pem_body(text: &str) -> Result<Vec<u8>, CredentialsError> {
         .map_err(|_| CredentialsError::BadKey)
 }
 
+/// `line` without its comment: from a `#` that starts the line or follows
+/// whitespace ([`Credentials::from_file`]).
+fn uncommented(line: &str) -> &str {
+    let mut after_space = true;
+    for (at, c) in line.char_indices() {
+        if c == '#' && after_space {
+            return &line[..at];
+        }
+        after_space = c.is_whitespace();
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,5 +315,30 @@ mod tests {
         assert_eq!(c.key(), "abc");
         assert!(!format!("{c:?}").contains("s3cret"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_hash_inside_a_secret_is_kept_and_a_spaced_one_starts_a_comment() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("tw-cred-hash-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("keys");
+        std::fs::write(
+            &path,
+            "# the bot's keys\nkey = abc\t# the id\nsecret = ab#cd # a comment\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let c = Credentials::from_file(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(c.key(), "abc");
+        let (mut a, mut b) = ([0u8; 64], [0u8; 64]);
+        let want = Credentials::hmac("abc", b"ab#cd");
+        assert_eq!(
+            c.hmac_hex(&[b"payload"], &mut a),
+            want.hmac_hex(&[b"payload"], &mut b),
+            "the secret was cut at its '#'"
+        );
     }
 }

@@ -188,6 +188,15 @@ pub enum Reject {
         /// The venue's error code.
         code: i64,
     },
+    /// Not a refusal: the venue's answer leaves the outcome unknown (it
+    /// failed or timed out on its side, and the request may have gone
+    /// through). Do not take the order for refused: the venue's own news
+    /// of it (an acceptance, a fill) follows if it was placed, and a
+    /// reconnect's reconciliation finds it.
+    Unknown {
+        /// The venue's error code (or HTTP-like status when none).
+        code: i64,
+    },
 }
 
 impl fmt::Display for Reject {
@@ -207,6 +216,7 @@ impl fmt::Display for Reject {
             Reject::BadValue => f.write_str("price or size not valid"),
             Reject::Full => f.write_str("request queue or order table full"),
             Reject::Venue { code } => write!(f, "refused by the venue (code {code})"),
+            Reject::Unknown { code } => write!(f, "outcome unknown (venue code {code})"),
         }
     }
 }

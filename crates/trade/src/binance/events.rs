@@ -12,7 +12,7 @@ use tickwire_venues::decimal::parse_scaled;
 
 use super::limits::{LimitKind, interval_ms};
 use super::wire::{self, flag, integer, number, text};
-use super::{ALL, Core, Terms};
+use super::{ALL, Core, Stalled, Terms};
 use crate::order::{ClientOrderId, OrderEvent, OrderKind, Reject, Side, TimeInForce, VenueOrderId};
 use crate::orders::OpenOrder;
 use crate::out::Out;
@@ -119,7 +119,7 @@ impl Core {
             return true;
         };
         match (error, doc.get("result")) {
-            (Some(e), _) => self.on_refusal(asked, status, &e, events),
+            (Some(e), _) => self.on_refusal(asked, status, &e, now, events),
             (None, Some(r)) => self.on_result(asked, &r, now, out, events),
             (None, None) => return false,
         }
@@ -177,13 +177,7 @@ impl Core {
                         self.adopt(&o, events);
                     }
                 }
-                let waiting = self
-                    .pending
-                    .iter()
-                    .any(|p| matches!(p.asked, Asked::OpenOrders(_)));
-                if !waiting && self.stalled.is_none() && self.state == State::Reconciling {
-                    self.state = State::Ready;
-                }
+                self.reconciled(now, events);
             }
             Asked::Place(cid) => self.order_result(result, Some(cid), f.sent_tsc, events),
             Asked::Amend(old, new) => {
@@ -209,16 +203,72 @@ impl Core {
         }
     }
 
+    /// Every open orders' request of the reconciliation answered: `Ready`,
+    /// the orders known before and not found told `Canceled` (they ended
+    /// while the connection was down, as Deribit's session tells them);
+    /// or, if one was refused, the whole reconciliation again after the
+    /// backoff. Never `Ready` with an instrument not reconciled.
+    fn reconciled(&mut self, now: Now, events: &mut Vec<OrderEvent>) {
+        let waiting = self
+            .pending
+            .iter()
+            .any(|p| matches!(p.asked, Asked::OpenOrders(_)));
+        if waiting || self.stalled.is_some() || self.state != State::Reconciling {
+            return;
+        }
+        if self.redo {
+            self.redo = false;
+            let not_before = self.limits.blocked_until();
+            self.retry(Stalled::Reconcile(0), not_before, now);
+            return;
+        }
+        while let Some(cid) = self.unseen.pop() {
+            let Some(o) = self.orders.get(cid).copied() else {
+                continue;
+            };
+            self.emit(
+                OrderEvent {
+                    cid: Some(cid),
+                    instrument: o.instrument,
+                    venue_order: o.venue_order,
+                    kind: OrderKind::Canceled,
+                    venue_time_ns: 0,
+                    sent_tsc: 0,
+                },
+                events,
+            );
+        }
+        self.backoff_ms = super::BACKOFF_FIRST_MS;
+        self.state = State::Ready;
+    }
+
     /// A request's refusal (`error`), with the HTTP-like `status`.
     fn on_refusal(
         &mut self,
         f: InFlight,
         status: u64,
         error: &Value<'_, '_>,
+        now: Now,
         events: &mut Vec<OrderEvent>,
     ) {
-        let reason = refusal(status, error);
         let code = integer(error, "code").unwrap_or(0);
+        // The outcome unknown is not a refusal (see below).
+        let reason = if unknown(status, code) {
+            Reject::Unknown {
+                code: if code == 0 { status as i64 } else { code },
+            }
+        } else {
+            refusal(status, error)
+        };
+        // 429 / 418 carry when the venue takes requests again
+        // (`web-socket-api.md`, "Rate limits": `error.data.retryAfter`, a
+        // unix ms time): nothing more is sent before (a request while
+        // banned extends the ban).
+        if (status == 429 || status == 418)
+            && let Some(until) = error.get("data").and_then(|d| number(&d, "retryAfter"))
+        {
+            self.limits.block_until(until);
+        }
         let rejected = |cid, instrument| OrderEvent {
             cid,
             instrument,
@@ -228,15 +278,36 @@ impl Core {
             sent_tsc: f.sent_tsc,
         };
         match f.asked {
-            // The login or the subscription refused: said once, as the
-            // session's state, and not retried.
-            Asked::Login | Asked::Setup => self.state = State::Refused { code },
+            // The login or the subscription refused for the credentials
+            // (`errors.md`: -1022 `INVALID_SIGNATURE`, -2014
+            // `BAD_API_KEY_FMT`, -2015 `REJECTED_MBX_KEY`, -1002
+            // `UNAUTHORIZED`): said once, as the session's state, and not
+            // retried.
+            Asked::Login | Asked::Setup if wire::is_auth(code) => {
+                self.state = State::Refused { code };
+            }
+            // Any other refusal passes (-1021 the clock, -1003 / 429 / 418
+            // the venue's load, -1007 a timeout, a 5xx): told as an event
+            // without a client id, the step tried again after the backoff.
+            Asked::Login | Asked::Setup => {
+                let step = if f.asked == Asked::Login {
+                    Stalled::Login
+                } else {
+                    Stalled::Subscribe
+                };
+                let not_before = self.limits.blocked_until();
+                self.retry(step, not_before, now);
+                events.push(rejected(None, InstrumentId(0)));
+            }
             Asked::OpenOrders(i) => {
                 if wire::is_auth(code) {
                     self.state = State::Refused { code };
+                } else {
+                    self.redo = true;
                 }
                 let at = if i == ALL { 0 } else { i };
                 self.emit(rejected(None, InstrumentId(at)), events);
+                self.reconciled(now, events);
             }
             // The execution status is unknown (`web-socket-api.md`,
             // "Status codes": a 5xx "does not necessarily mean that your
@@ -343,11 +414,11 @@ impl Core {
                 let fill = OrderKind::Filled {
                     price: p,
                     size: q,
-                    leaves: size - done,
+                    leaves: size.saturating_sub(done),
                     trade_id: t,
                     maker: false,
                 };
-                self.fill(at, t, event(fill), events);
+                self.fill(done, event(fill), events);
             }
         }
         if ended(status) {
@@ -380,10 +451,16 @@ impl Core {
             venue_order: number(o, "orderId").map(venue_id).unwrap_or_default(),
             side: s,
             price,
-            leaves: size - filled,
+            leaves: size.saturating_sub(filled),
             filled,
         };
-        if !self.orders.insert(order) {
+        // Known before the reconnect: still working, kept as the venue
+        // shows it, and not told again as a new order.
+        if let Some(at) = self.unseen.iter().position(|&c| c == cid) {
+            self.unseen.swap_remove(at);
+        }
+        let known = self.orders.get(cid).is_some();
+        if !self.orders.insert(order) || known {
             return;
         }
         let tif = match text(o, "timeInForce") {
@@ -391,7 +468,7 @@ impl Core {
             Some("FOK") => TimeInForce::FillOrKill,
             _ => TimeInForce::GoodTillCancel,
         };
-        if self.terms.len() < self.terms.capacity() {
+        if self.terms.len() < self.terms.capacity() && !self.terms.iter().any(|t| t.cid == cid) {
             self.terms.push(Terms {
                 cid,
                 instrument: InstrumentId(at),
@@ -466,17 +543,35 @@ impl Core {
             },
             "TRADE" => {
                 let trade_id = integer(ev, "t")?;
+                let filled = dec("z", ss)?;
                 let fill = OrderKind::Filled {
                     price: dec("L", ps)?,
                     size: dec("l", ss)?,
-                    leaves: dec("q", ss)? - dec("z", ss)?,
+                    leaves: dec("q", ss)?.saturating_sub(filled),
                     trade_id: trade_id.max(0) as u64,
                     maker: flag(ev, "m")?,
                 };
-                self.fill(at, trade_id.max(0) as u64, event(fill), events);
+                self.fill(filled, event(fill), events);
                 return Some(());
             }
-            "CANCELED" | "EXPIRED" | "TRADE_PREVENTION" => OrderKind::Canceled,
+            "CANCELED" | "EXPIRED" => OrderKind::Canceled,
+            // Self-trade prevention (`faqs/stp_faq.md`; `user-data-stream.md`:
+            // `v` the prevented match, `A` the quantity prevented so far,
+            // `B` by this match): the order ends only when its status `X`
+            // says so (`EXPIRED_IN_MATCH`, `EXPIRED`, `enums.md`); under
+            // `DECREMENT` the larger order keeps working (`X` stays `NEW`
+            // or `PARTIALLY_FILLED`) for its quantity less `A`, told as an
+            // amend to that size.
+            "TRADE_PREVENTION" => {
+                if ended(text(ev, "X")?) {
+                    OrderKind::Canceled
+                } else {
+                    OrderKind::Amended {
+                        price: dec("p", ps)?,
+                        size: dec("q", ss)?.saturating_sub(dec("A", ss).unwrap_or(0)),
+                    }
+                }
+            }
             "REJECTED" => OrderKind::Rejected {
                 reason: match text(ev, "r") {
                     Some("WOULD_MATCH_IMMEDIATELY") => Reject::WouldTake,
@@ -496,13 +591,23 @@ impl Core {
         Some(())
     }
 
-    /// A fill, told once per trade: the account's other orders' fills too
-    /// (without a client id).
-    fn fill(&mut self, at: u32, trade_id: u64, e: OrderEvent, events: &mut Vec<OrderEvent>) {
-        if self.trades.contains((at, trade_id)) {
-            return;
+    /// A fill that brings the order's filled total to `filled`, told once
+    /// whatever the burst: news only while `filled` is above what the
+    /// session counted for the order (the venue's running total, `z` in
+    /// an `executionReport`, `user-data-stream.md`: "Cumulative filled
+    /// quantity"; in a `FULL` answer the sum of its `fills` so far, as an
+    /// order's fills on arrival are its first), so an answer's fills and
+    /// the same trades' reports, in either order, count once, with no
+    /// window to overrun. An ended order's fills were all told before its
+    /// end. The account's other orders' fills (without a client id) come
+    /// only as reports, each once, and are all told.
+    fn fill(&mut self, filled: i64, e: OrderEvent, events: &mut Vec<OrderEvent>) {
+        if let Some(cid) = e.cid {
+            let known = self.orders.get(cid).map_or(0, |o| o.filled);
+            if self.finished.contains(cid) || filled <= known {
+                return;
+            }
         }
-        self.trades.push((at, trade_id));
         self.emit(e, events);
     }
 

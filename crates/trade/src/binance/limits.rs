@@ -71,6 +71,9 @@ const SLOTS: usize = 6;
 #[derive(Clone, Debug)]
 pub struct RateLimits {
     slots: [Option<RateLimit>; SLOTS],
+    /// Nothing is admitted before this unix ms time (the venue's
+    /// `retryAfter`; 0: no ban).
+    blocked_until_ms: u64,
 }
 
 impl Default for RateLimits {
@@ -95,7 +98,10 @@ impl RateLimits {
         slots[0] = limit(LimitKind::Orders, 10_000, 50);
         slots[1] = limit(LimitKind::Orders, 86_400_000, 160_000);
         slots[2] = limit(LimitKind::RequestWeight, 60_000, 6_000);
-        RateLimits { slots }
+        RateLimits {
+            slots,
+            blocked_until_ms: 0,
+        }
     }
 
     /// The limits known, with their usage as last counted.
@@ -140,7 +146,7 @@ impl RateLimits {
     /// every limit at `now_ms`; if not, the ms until all that refuse them
     /// have started a new interval.
     pub fn check(&self, weight: u64, orders: u64, now_ms: u64) -> Result<(), u64> {
-        let mut wait = 0;
+        let mut wait = self.blocked_until_ms.saturating_sub(now_ms);
         for l in self.iter() {
             let more = match l.kind {
                 LimitKind::RequestWeight => weight,
@@ -151,6 +157,18 @@ impl RateLimits {
             }
         }
         if wait == 0 { Ok(()) } else { Err(wait) }
+    }
+
+    /// The venue refused a request for its limits (429) or banned the IP
+    /// (418) until `until_ms` (unix ms, its `retryAfter`): nothing passes
+    /// [`check`](Self::check) before then.
+    pub fn block_until(&mut self, until_ms: u64) {
+        self.blocked_until_ms = self.blocked_until_ms.max(until_ms);
+    }
+
+    /// Until when (unix ms) the venue said to send nothing (0: no ban).
+    pub fn blocked_until(&self) -> u64 {
+        self.blocked_until_ms
     }
 
     /// Counts `weight` and `orders` sent at `now_ms`.

@@ -18,28 +18,44 @@
 //!    this feature"): `userDataStream.subscribe.signature` ("can work with
 //!    any API Key type", `CHANGELOG.md`), and every later request carries
 //!    `apiKey`, `timestamp` and its HMAC-SHA256 signature ([`wire::Auth`]).
-//!    A refusal of either is [`State::Refused`] with the venue's code
-//!    (-1022 a bad signature, -2014 / -2015 a bad key): sticky, nothing is
-//!    sent again by this session, even after a reconnect.
+//!    A refusal of either for the credentials is [`State::Refused`] with
+//!    the venue's code (-1022 a bad signature, -2014 / -2015 a bad key,
+//!    -1002 unauthorized): sticky, nothing is sent again by this session,
+//!    even after a reconnect. Any other refusal passes (-1021 the clock,
+//!    -1003 / 429 / 418 the venue's load, -1007 a timeout, a 5xx): told as
+//!    a `Rejected` event without a client id and the step written again
+//!    from the timer after a backoff (1 s, doubling to 60 s, and never
+//!    before the `retryAfter` of a 429 / 418, which also holds every
+//!    request in the local limiter until then).
 //! 2. Reconciliation: `openOrders.status`, per symbol while that weighs
 //!    less than one call for all (6 per symbol, 80 without one: the
 //!    method's "Weight" table), so at most 13 calls. Orders whose
-//!    `clientOrderId` is this session's prefix and a number become
+//!    `clientOrderId` is this session's prefix, `-` and a number become
 //!    [`OpenOrders`] entries and are announced as `Accepted` (for the size
 //!    that still works), so an order whose answer was lost with the last
 //!    connection is found, and a second `Place` of its client id is a
-//!    `Duplicate`. Then [`State::Ready`]; no order is taken before. A
-//!    refusal of the reconciliation (the venue's rate limit, say) is told
-//!    as a `Rejected` event without a client id and the session stays
-//!    `Reconciling` (not retried: the feed reconnects to try again).
+//!    `Duplicate`. The table of orders is kept across a reconnect: an
+//!    order known before and still open is updated quietly (its fills
+//!    while disconnected are not told one by one: the venue's list has
+//!    no trades); one known before and not found is told `Canceled` (it
+//!    ended while the connection was down, filled or cancelled: the list
+//!    cannot say which). Then [`State::Ready`]; no
+//!    order is taken before. A refusal of the reconciliation (the venue's
+//!    rate limit, say) is told as a `Rejected` event without a client id,
+//!    the session stays `Reconciling` and, once every answer is in, reads
+//!    every symbol again from the timer after the backoff (the feed never
+//!    reconnects a session by itself).
 //! 3. Orders ([`Request`] to method): `Place` → `order.place` (`LIMIT` with
 //!    `timeInForce` `GTC` / `IOC` / `FOK`, or `LIMIT_MAKER` for post-only,
-//!    which takes no `timeInForce`; `newClientOrderId` = prefix + cid;
+//!    which takes no `timeInForce`; `newClientOrderId` = prefix-cid;
 //!    `newOrderRespType` `FULL`, so the answer brings the fills the order
 //!    made on arrival); `Amend` → `order.cancelReplace` (`cancelReplaceMode`
 //!    `STOP_ON_FAILURE`: no new order if the old one could not be
 //!    cancelled; the new order under `new_cid`, same side and terms, for
-//!    the new total size less what the old one filled); `Cancel` →
+//!    the new total size less what the old one filled, as this session
+//!    knows it: a fill the venue made whose news has not come yet is not
+//!    taken off, so the two orders together may fill up to that much
+//!    more than the new total); `Cancel` →
 //!    `order.cancel` by `origClientOrderId`; `CancelAll` →
 //!    `openOrders.cancelAll` per symbol.
 //!
@@ -47,18 +63,28 @@
 //! order's news. The rule that keeps one piece of news one event: the
 //! first word makes the event, the echo is dropped. An order is accepted
 //! once (by the answer or the `NEW` report, whichever comes first), filled
-//! once per trade id (the `FULL` answer's `fills[].tradeId` or the
-//! report's `t`), and ends once (cancelled, expired, rejected or filled:
+//! once per trade (news only while the venue's running filled total, the
+//! report's `z` or the sum of the `FULL` answer's `fills`, passes the
+//! session's count for the order), and ends once (cancelled, expired, rejected or filled:
 //! its client id is then remembered among the last 64 finished, and later
 //! news of it is dropped). An event that comes while a request about its
 //! order is in flight carries that request's TSC stamp (`sent_tsc`),
 //! whichever channel brought it: the round trip is to the first word.
 //!
+//! An answer that leaves the outcome unknown (a 5xx status, -1006
+//! `UNEXPECTED_RESP`, -1007 `TIMEOUT`: "execution status unknown",
+//! `errors.md`) is not a refusal: told as `Rejected` with
+//! [`Reject::Unknown`], the client id not taken for finished, and the
+//! truth left to the venue's reports (a `NEW` report of the order if it
+//! was placed) and to the next reconciliation; `order.status` is not
+//! asked.
+//!
 //! The venue has no cancel-on-disconnect for the WebSocket API
 //! ([`SessionConfig::cancel_on_disconnect`] is not used: the feed's kill
 //! switch covers it). The timer only writes again a step of the login or
-//! the reconciliation that found no room in the caller's [`Out`]: the
-//! server pings, and a logged-on session has no token to refresh. A
+//! the reconciliation that found no room in the caller's [`Out`] or that
+//! the venue refused for a reason that passes: the server pings, and a
+//! logged-on session has no token to refresh. A
 //! message may bring several
 //! events (the reconciliation one per order found, a cancel-all one per
 //! order cancelled): the caller's `events` needs room for
@@ -99,10 +125,14 @@ const OPEN_ORDERS_ALL: u64 = 80;
 /// The instrument index that stands for "every symbol".
 const ALL: u32 = u32::MAX;
 
-/// How many finished client ids and trade ids are remembered to drop the
-/// echoes of news already told.
+/// How many finished client ids are remembered to drop the echoes of
+/// news already told.
 const FINISHED: usize = 64;
-const TRADES: usize = 256;
+
+/// The first wait before a refused login step or reconciliation is tried
+/// again, doubled on each refusal up to the last.
+const BACKOFF_FIRST_MS: u64 = 1_000;
+const BACKOFF_MAX_MS: u64 = 60_000;
 
 /// A fixed ring of the last `N` values seen.
 #[derive(Debug)]
@@ -172,14 +202,25 @@ struct Core {
     terms: Vec<Terms>,
     limits: RateLimits,
     finished: Ring<ClientOrderId, FINISHED>,
-    trades: Ring<(u32, u64), TRADES>,
     /// The user data stream's `subscriptionId`, once subscribed.
     subscription: Option<u64>,
     /// The venue said `serverShutdown` on this connection.
     shutting_down: bool,
     /// A step of the login or the reconciliation that found no room in
-    /// the caller's `Out`: written again from the next timer.
+    /// the caller's `Out`, or that the venue refused for a reason that
+    /// passes: written again from a timer at `retry_at_ms` or later.
     stalled: Option<Stalled>,
+    /// When a refused step is tried again (unix ms; 0: at once).
+    retry_at_ms: u64,
+    /// The wait after the next refusal (doubles up to
+    /// [`BACKOFF_MAX_MS`]; back to [`BACKOFF_FIRST_MS`] once `Ready`).
+    backoff_ms: u64,
+    /// A request of this reconciliation was refused: it is done again
+    /// rather than ending in `Ready`.
+    redo: bool,
+    /// The orders known before this reconciliation not yet found open by
+    /// it: told `Canceled` when it ends (they ended while disconnected).
+    unseen: Vec<ClientOrderId>,
     unreadable: u64,
 }
 
@@ -238,10 +279,13 @@ impl BinanceSession {
                 terms: Vec::with_capacity(2 * capacity),
                 limits: RateLimits::new(),
                 finished: Ring::new(),
-                trades: Ring::new(),
                 subscription: None,
                 shutting_down: false,
                 stalled: None,
+                retry_at_ms: 0,
+                backoff_ms: BACKOFF_FIRST_MS,
+                redo: false,
+                unseen: Vec::with_capacity(capacity),
                 unreadable: 0,
             },
         })
@@ -314,7 +358,9 @@ impl Session for BinanceSession {
         // ping frame every 20 seconds"), and a logged-on session has no
         // token to refresh.
         let core = &mut self.core;
-        if !matches!(core.state, State::LoggingIn | State::Reconciling) {
+        if !matches!(core.state, State::LoggingIn | State::Reconciling)
+            || now.unix_ms < core.retry_at_ms
+        {
             return;
         }
         match core.stalled.take() {
@@ -326,6 +372,16 @@ impl Session for BinanceSession {
     }
 
     fn on_close(&mut self, _now: Now) {
+        let core = &mut self.core;
+        // The ids of places and amends in flight are free again: if the
+        // venue took one, the next reconciliation finds it.
+        for f in core.pending.iter() {
+            if let Asked::Place(cid) | Asked::Amend(_, cid) = f.asked {
+                core.orders.unreserve(cid);
+            }
+        }
+        let orders = &core.orders;
+        core.terms.retain(|t| orders.get(t.cid).is_some());
         self.core.pending.clear();
         self.core.stalled = None;
         self.core.subscription = None;
@@ -416,8 +472,9 @@ impl Core {
         self.subscription = None;
         self.shutting_down = false;
         self.stalled = None;
-        self.orders.clear();
-        self.terms.clear();
+        self.retry_at_ms = 0;
+        // The orders known stay, to be compared with what the
+        // reconciliation finds.
         self.login(now, out);
     }
 
@@ -458,6 +515,9 @@ impl Core {
     /// weighs less), before anything else.
     fn reconcile(&mut self, now: Now, out: &mut Out) {
         self.state = State::Reconciling;
+        self.redo = false;
+        self.unseen.clear();
+        self.unseen.extend(self.orders.iter().map(|o| o.cid));
         self.reconcile_from(0, now, out);
     }
 
@@ -490,6 +550,18 @@ impl Core {
                 return;
             }
         }
+    }
+
+    /// A refused step (`step`) tried again from a timer after the
+    /// backoff, and not before `not_before_ms` (the venue's
+    /// `retryAfter`).
+    fn retry(&mut self, step: Stalled, not_before_ms: u64, now: Now) {
+        self.stalled = Some(step);
+        self.retry_at_ms = now
+            .unix_ms
+            .saturating_add(self.backoff_ms)
+            .max(not_before_ms);
+        self.backoff_ms = self.backoff_ms.saturating_mul(2).min(BACKOFF_MAX_MS);
     }
 
     /// The checks every order request passes first: ready, and the rate
@@ -685,10 +757,11 @@ impl Core {
         })
     }
 
-    /// An order of this session by the client id the venue shows:
-    /// the prefix then a number.
+    /// An order of this session by the client id the venue shows: the
+    /// prefix, `-`, then a number ([`wire::Params::cid`]); nothing else
+    /// (another bot's `bot1-5` is not prefix `bot`'s).
     fn cid(&self, text: &str) -> Option<ClientOrderId> {
-        let digits = text.strip_prefix(self.prefix.as_str())?;
+        let digits = text.strip_prefix(self.prefix.as_str())?.strip_prefix('-')?;
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }

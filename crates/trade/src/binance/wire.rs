@@ -172,11 +172,15 @@ impl<'x, 'a> Params<'x, 'a> {
         decimal(&mut self.payload, value, scale)
     }
 
-    /// A client order id: `prefix` then the number.
+    /// A client order id: `prefix`, `-`, then the number in decimal
+    /// (the separator keeps another bot's longer prefix apart: `bot1-5`
+    /// is not `bot`'s; `-` is in the allowed set of `newClientOrderId`,
+    /// `^[a-zA-Z0-9-_]{1,36}$` in `fix-api.md`, and a 12-character prefix,
+    /// `-` and a `u64`'s 20 digits make 33).
     pub fn cid(&mut self, name: &'static str, prefix: &str, cid: u64) -> fmt::Result {
         self.name(name)?;
-        write!(self.json, "\"{prefix}{cid}\"")?;
-        write!(self.payload, "{prefix}{cid}")
+        write!(self.json, "\"{prefix}-{cid}\"")?;
+        write!(self.payload, "{prefix}-{cid}")
     }
 
     /// The signature `auth` asks for and the closing braces (the caller

@@ -5,6 +5,7 @@
 
 mod login;
 mod orders;
+mod review;
 mod robust;
 
 use ring::signature::{Ed25519KeyPair, KeyPair as _};

@@ -35,13 +35,13 @@ fn orders_are_written_with_exact_decimals_and_the_venues_names() {
     assert_eq!(
         m[0],
         format!(
-            r#"{{"id":5,"method":"order.place","params":{{"newClientOrderId":"tw8","newOrderRespType":"FULL","price":"60000.12","quantity":"0.015","side":"BUY","symbol":"BTCUSDT","timeInForce":"GTC","timestamp":{T0},"type":"LIMIT"}}}}"#
+            r#"{{"id":5,"method":"order.place","params":{{"newClientOrderId":"tw-8","newOrderRespType":"FULL","price":"60000.12","quantity":"0.015","side":"BUY","symbol":"BTCUSDT","timeInForce":"GTC","timestamp":{T0},"type":"LIMIT"}}}}"#
         )
     );
     assert_eq!(
         m[1],
         format!(
-            r#"{{"id":6,"method":"order.place","params":{{"newClientOrderId":"tw9","newOrderRespType":"FULL","price":"60000.12","quantity":"0.015","side":"SELL","symbol":"BTCUSDT","timestamp":{T0},"type":"LIMIT_MAKER"}}}}"#
+            r#"{{"id":6,"method":"order.place","params":{{"newClientOrderId":"tw-9","newOrderRespType":"FULL","price":"60000.12","quantity":"0.015","side":"SELL","symbol":"BTCUSDT","timestamp":{T0},"type":"LIMIT_MAKER"}}}}"#
         )
     );
     let bad = |order| Request::Place {
@@ -91,7 +91,7 @@ fn an_order_lives_through_answers_and_reports_each_told_once() {
     // request's stamp (the round trip is to the first word).
     let (e, _) = feed(
         &mut s,
-        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1499405658658,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","P":"0.00000000","F":"0.00000000","g":-1,"C":"","x":"NEW","X":"NEW","r":"NONE","i":4293153,"l":"0.00000000","z":"0.00000000","L":"0.00000000","n":"0","N":null,"T":1499405658657,"t":-1,"I":8641984,"w":true,"m":false,"M":false,"O":1499405658657,"Z":"0.00000000","Y":"0.00000000","Q":"0.00000000","W":1499405658657,"V":"NONE"}}"#,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1499405658658,"s":"BTCUSDT","c":"tw-8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","P":"0.00000000","F":"0.00000000","g":-1,"C":"","x":"NEW","X":"NEW","r":"NONE","i":4293153,"l":"0.00000000","z":"0.00000000","L":"0.00000000","n":"0","N":null,"T":1499405658657,"t":-1,"I":8641984,"w":true,"m":false,"M":false,"O":1499405658657,"Z":"0.00000000","Y":"0.00000000","Q":"0.00000000","W":1499405658657,"V":"NONE"}}"#,
     );
     let accepted = OrderKind::Accepted {
         side: Side::Bid,
@@ -103,7 +103,7 @@ fn an_order_lives_through_answers_and_reports_each_told_once() {
     // echo, the fill is news.
     let (e, _) = feed(
         &mut s,
-        r#"{"id":5,"status":200,"result":{"symbol":"BTCUSDT","orderId":4293153,"orderListId":-1,"clientOrderId":"tw8","transactTime":1660801715793,"price":"23416.10000000","origQty":"0.00847000","executedQty":"0.00635000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"148.69223500","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"BUY","workingTime":1660801715793,"fills":[{"price":"23416.10000000","qty":"0.00635000","commission":"0.000000","commissionAsset":"BNB","tradeId":1650422481}],"selfTradePreventionMode":"NONE"},"rateLimits":[{"rateLimitType":"ORDERS","interval":"SECOND","intervalNum":10,"limit":50,"count":1},{"rateLimitType":"ORDERS","interval":"DAY","intervalNum":1,"limit":160000,"count":1},{"rateLimitType":"REQUEST_WEIGHT","interval":"MINUTE","intervalNum":1,"limit":6000,"count":1}]}"#,
+        r#"{"id":5,"status":200,"result":{"symbol":"BTCUSDT","orderId":4293153,"orderListId":-1,"clientOrderId":"tw-8","transactTime":1660801715793,"price":"23416.10000000","origQty":"0.00847000","executedQty":"0.00635000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"148.69223500","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT","side":"BUY","workingTime":1660801715793,"fills":[{"price":"23416.10000000","qty":"0.00635000","commission":"0.000000","commissionAsset":"BNB","tradeId":1650422481}],"selfTradePreventionMode":"NONE"},"rateLimits":[{"rateLimitType":"ORDERS","interval":"SECOND","intervalNum":10,"limit":50,"count":1},{"rateLimitType":"ORDERS","interval":"DAY","intervalNum":1,"limit":160000,"count":1},{"rateLimitType":"REQUEST_WEIGHT","interval":"MINUTE","intervalNum":1,"limit":6000,"count":1}]}"#,
     );
     let fill = |size, leaves, trade_id, maker| OrderKind::Filled {
         price: 2_341_610,
@@ -125,7 +125,7 @@ fn an_order_lives_through_answers_and_reports_each_told_once() {
     // The report of that same trade: an echo.
     let trade = |t: u64, l: &str, z: &str| {
         format!(
-            r#"{{"subscriptionId":0,"event":{{"e":"executionReport","E":1499405658700,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","P":"0.00000000","F":"0.00000000","g":-1,"C":"","x":"TRADE","X":"PARTIALLY_FILLED","r":"NONE","i":4293153,"l":"{l}","z":"{z}","L":"23416.10000000","n":"0","N":"BNB","T":1499405658699,"t":{t},"I":8641990,"w":true,"m":true,"M":true,"O":1499405658657,"Z":"0","Y":"0","Q":"0.00000000","W":1499405658657,"V":"NONE"}}}}"#
+            r#"{{"subscriptionId":0,"event":{{"e":"executionReport","E":1499405658700,"s":"BTCUSDT","c":"tw-8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","P":"0.00000000","F":"0.00000000","g":-1,"C":"","x":"TRADE","X":"PARTIALLY_FILLED","r":"NONE","i":4293153,"l":"{l}","z":"{z}","L":"23416.10000000","n":"0","N":"BNB","T":1499405658699,"t":{t},"I":8641990,"w":true,"m":true,"M":true,"O":1499405658657,"Z":"0","Y":"0","Q":"0.00000000","W":1499405658657,"V":"NONE"}}}}"#
         )
     };
     let (e, _) = feed(&mut s, &trade(1650422481, "0.00635000", "0.00635000"));
@@ -165,7 +165,7 @@ fn an_order_lives_through_answers_and_reports_each_told_once() {
     // A late NEW of the finished order is an echo.
     let (e, _) = feed(
         &mut s,
-        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"BTCUSDT","c":"tw8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"NEW","X":"NEW","r":"NONE","i":4293153,"l":"0","z":"0","L":"0","T":1,"t":-1,"m":false}}"#,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"BTCUSDT","c":"tw-8","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"","x":"NEW","X":"NEW","r":"NONE","i":4293153,"l":"0","z":"0","L":"0","T":1,"t":-1,"m":false}}"#,
     );
     assert!(e.is_empty());
 }
@@ -173,7 +173,7 @@ fn an_order_lives_through_answers_and_reports_each_told_once() {
 #[test]
 fn cancels_and_cancel_replace_end_the_old_order_and_accept_the_new() {
     let mut s = ready(
-        r#"[{"symbol":"BTCUSDT","orderId":12569099453,"orderListId":-1,"clientOrderId":"tw7","price":"23416.10000000","origQty":"0.00847000","executedQty":"0.00001000","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT_MAKER","side":"SELL","updateTime":1}]"#,
+        r#"[{"symbol":"BTCUSDT","orderId":12569099453,"orderListId":-1,"clientOrderId":"tw-7","price":"23416.10000000","origQty":"0.00847000","executedQty":"0.00001000","status":"PARTIALLY_FILLED","timeInForce":"GTC","type":"LIMIT_MAKER","side":"SELL","updateTime":1}]"#,
     );
     let mut out = Out::new(8192, 16);
     let amend = Request::Amend {
@@ -186,12 +186,12 @@ fn cancels_and_cancel_replace_end_the_old_order_and_accept_the_new() {
     assert_eq!(
         sent(&out),
         [format!(
-            r#"{{"id":5,"method":"order.cancelReplace","params":{{"cancelOrigClientOrderId":"tw7","cancelReplaceMode":"STOP_ON_FAILURE","newClientOrderId":"tw8","newOrderRespType":"FULL","price":"23450","quantity":"0.00847","side":"SELL","symbol":"BTCUSDT","timestamp":{T0},"type":"LIMIT_MAKER"}}}}"#
+            r#"{{"id":5,"method":"order.cancelReplace","params":{{"cancelOrigClientOrderId":"tw-7","cancelReplaceMode":"STOP_ON_FAILURE","newClientOrderId":"tw-8","newOrderRespType":"FULL","price":"23450","quantity":"0.00847","side":"SELL","symbol":"BTCUSDT","timestamp":{T0},"type":"LIMIT_MAKER"}}}}"#
         )]
     );
     let (e, _) = feed(
         &mut s,
-        r#"{"id":5,"status":200,"result":{"cancelResult":"SUCCESS","newOrderResult":"SUCCESS","cancelResponse":{"symbol":"BTCUSDT","origClientOrderId":"tw7","orderId":12569099453,"orderListId":-1,"clientOrderId":"91fe37ce9e69c90d6358c0","transactTime":1684804350068,"price":"23416.10000000","origQty":"0.00847000","executedQty":"0.00001000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"0.23416100","status":"CANCELED","timeInForce":"GTC","type":"LIMIT_MAKER","side":"SELL","selfTradePreventionMode":"NONE"},"newOrderResponse":{"symbol":"BTCUSDT","orderId":12569099454,"orderListId":-1,"clientOrderId":"tw8","transactTime":1660813156959,"price":"23450.00000000","origQty":"0.00847000","executedQty":"0.00000000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"0.00000000","status":"NEW","timeInForce":"GTC","type":"LIMIT_MAKER","side":"SELL","fills":[],"selfTradePreventionMode":"NONE"}}}"#,
+        r#"{"id":5,"status":200,"result":{"cancelResult":"SUCCESS","newOrderResult":"SUCCESS","cancelResponse":{"symbol":"BTCUSDT","origClientOrderId":"tw-7","orderId":12569099453,"orderListId":-1,"clientOrderId":"91fe37ce9e69c90d6358c0","transactTime":1684804350068,"price":"23416.10000000","origQty":"0.00847000","executedQty":"0.00001000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"0.23416100","status":"CANCELED","timeInForce":"GTC","type":"LIMIT_MAKER","side":"SELL","selfTradePreventionMode":"NONE"},"newOrderResponse":{"symbol":"BTCUSDT","orderId":12569099454,"orderListId":-1,"clientOrderId":"tw-8","transactTime":1660813156959,"price":"23450.00000000","origQty":"0.00847000","executedQty":"0.00000000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"0.00000000","status":"NEW","timeInForce":"GTC","type":"LIMIT_MAKER","side":"SELL","fills":[],"selfTradePreventionMode":"NONE"}}}"#,
     );
     assert_eq!(
         e,
@@ -213,7 +213,7 @@ fn cancels_and_cancel_replace_end_the_old_order_and_accept_the_new() {
     // The report of the cancel names the old id in `C`: an echo.
     let (e, _) = feed(
         &mut s,
-        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"BTCUSDT","c":"91fe37ce9e69c90d6358c0","S":"SELL","o":"LIMIT_MAKER","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"tw7","x":"CANCELED","X":"CANCELED","r":"NONE","i":12569099453,"l":"0","z":"0.00001000","L":"0","T":1,"t":-1,"m":false}}"#,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"BTCUSDT","c":"91fe37ce9e69c90d6358c0","S":"SELL","o":"LIMIT_MAKER","f":"GTC","q":"0.00847000","p":"23416.10000000","C":"tw-7","x":"CANCELED","X":"CANCELED","r":"NONE","i":12569099453,"l":"0","z":"0.00001000","L":"0","T":1,"t":-1,"m":false}}"#,
     );
     assert!(e.is_empty());
     // Cancel the new one; the venue's report tells it first.
@@ -229,12 +229,12 @@ fn cancels_and_cancel_replace_end_the_old_order_and_accept_the_new() {
     assert_eq!(
         sent(&out),
         [format!(
-            r#"{{"id":6,"method":"order.cancel","params":{{"origClientOrderId":"tw8","symbol":"BTCUSDT","timestamp":{T0}}}}}"#
+            r#"{{"id":6,"method":"order.cancel","params":{{"origClientOrderId":"tw-8","symbol":"BTCUSDT","timestamp":{T0}}}}}"#
         )]
     );
     let (e, _) = feed(
         &mut s,
-        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1684804350000,"s":"BTCUSDT","c":"x1","S":"SELL","o":"LIMIT_MAKER","f":"GTC","q":"0.00847000","p":"23450.00000000","C":"tw8","x":"CANCELED","X":"CANCELED","r":"NONE","i":12569099454,"l":"0","z":"0","L":"0","T":1684804350001,"t":-1,"m":false}}"#,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1684804350000,"s":"BTCUSDT","c":"x1","S":"SELL","o":"LIMIT_MAKER","f":"GTC","q":"0.00847000","p":"23450.00000000","C":"tw-8","x":"CANCELED","X":"CANCELED","r":"NONE","i":12569099454,"l":"0","z":"0","L":"0","T":1684804350001,"t":-1,"m":false}}"#,
     );
     assert_eq!(
         e,
@@ -248,7 +248,7 @@ fn cancels_and_cancel_replace_end_the_old_order_and_accept_the_new() {
     );
     let (e, _) = feed(
         &mut s,
-        r#"{"id":6,"status":200,"result":{"symbol":"BTCUSDT","origClientOrderId":"tw8","orderId":12569099454,"orderListId":-1,"clientOrderId":"x1","transactTime":1684804350068,"price":"23450.00000000","origQty":"0.00847000","executedQty":"0","status":"CANCELED","timeInForce":"GTC","type":"LIMIT_MAKER","side":"SELL"}}"#,
+        r#"{"id":6,"status":200,"result":{"symbol":"BTCUSDT","origClientOrderId":"tw-8","orderId":12569099454,"orderListId":-1,"clientOrderId":"x1","transactTime":1684804350068,"price":"23450.00000000","origQty":"0.00847000","executedQty":"0","status":"CANCELED","timeInForce":"GTC","type":"LIMIT_MAKER","side":"SELL"}}"#,
     );
     assert!(e.is_empty(), "the answer is the echo");
     assert!(s.open_orders().is_empty());
@@ -266,7 +266,7 @@ fn rate_limits_are_read_from_answers_and_push_back_before_and_after_sending() {
     // The answer says 50 of 50 orders in this 10 s interval are used.
     feed(
         &mut s,
-        r#"{"id":5,"status":200,"result":{"symbol":"BTCUSDT","orderId":1,"orderListId":-1,"clientOrderId":"tw1","transactTime":1,"price":"1.00","origQty":"0.001","executedQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","fills":[]},"rateLimits":[{"rateLimitType":"ORDERS","interval":"SECOND","intervalNum":10,"limit":50,"count":50},{"rateLimitType":"ORDERS","interval":"DAY","intervalNum":1,"limit":160000,"count":4043},{"rateLimitType":"REQUEST_WEIGHT","interval":"MINUTE","intervalNum":1,"limit":6000,"count":321}]}"#,
+        r#"{"id":5,"status":200,"result":{"symbol":"BTCUSDT","orderId":1,"orderListId":-1,"clientOrderId":"tw-1","transactTime":1,"price":"1.00","origQty":"0.001","executedQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","fills":[]},"rateLimits":[{"rateLimitType":"ORDERS","interval":"SECOND","intervalNum":10,"limit":50,"count":50},{"rateLimitType":"ORDERS","interval":"DAY","intervalNum":1,"limit":160000,"count":4043},{"rateLimitType":"REQUEST_WEIGHT","interval":"MINUTE","intervalNum":1,"limit":6000,"count":321}]}"#,
     );
     let orders = s
         .rate_limits()
@@ -367,7 +367,7 @@ fn refusals_say_why_and_unreadable_messages_are_counted() {
 
 #[test]
 fn a_cancel_replace_that_fails_in_half_says_which_half() {
-    let open = r#"[{"symbol":"BTCUSDT","orderId":11,"orderListId":-1,"clientOrderId":"tw1","price":"1.00","origQty":"0.01000","executedQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","updateTime":1},{"symbol":"BTCUSDT","orderId":12,"orderListId":-1,"clientOrderId":"tw2","price":"1.00","origQty":"0.01000","executedQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","updateTime":1}]"#;
+    let open = r#"[{"symbol":"BTCUSDT","orderId":11,"orderListId":-1,"clientOrderId":"tw-1","price":"1.00","origQty":"0.01000","executedQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","updateTime":1},{"symbol":"BTCUSDT","orderId":12,"orderListId":-1,"clientOrderId":"tw-2","price":"1.00","origQty":"0.01000","executedQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","updateTime":1}]"#;
     let mut s = ready(open);
     let mut out = Out::new(8192, 16);
     let amend = |cid, new_cid| Request::Amend {
@@ -402,7 +402,7 @@ fn a_cancel_replace_that_fails_in_half_says_which_half() {
     // The cancel went through, the new order was refused (409).
     let (e, _) = feed(
         &mut s,
-        r#"{"id":6,"status":409,"error":{"code":-2021,"msg":"Order cancel-replace partially failed.","data":{"cancelResult":"SUCCESS","newOrderResult":"FAILURE","cancelResponse":{"symbol":"BTCUSDT","origClientOrderId":"tw2","orderId":12,"orderListId":-1,"clientOrderId":"91fe37ce9e69c90d6358c0","transactTime":1684804350068,"price":"1.00","origQty":"0.01000","executedQty":"0","status":"CANCELED","timeInForce":"GTC","type":"LIMIT","side":"BUY","selfTradePreventionMode":"NONE"},"newOrderResponse":{"code":-2010,"msg":"Account has insufficient balance for requested action."}}}}"#,
+        r#"{"id":6,"status":409,"error":{"code":-2021,"msg":"Order cancel-replace partially failed.","data":{"cancelResult":"SUCCESS","newOrderResult":"FAILURE","cancelResponse":{"symbol":"BTCUSDT","origClientOrderId":"tw-2","orderId":12,"orderListId":-1,"clientOrderId":"91fe37ce9e69c90d6358c0","transactTime":1684804350068,"price":"1.00","origQty":"0.01000","executedQty":"0","status":"CANCELED","timeInForce":"GTC","type":"LIMIT","side":"BUY","selfTradePreventionMode":"NONE"},"newOrderResponse":{"code":-2010,"msg":"Account has insufficient balance for requested action."}}}}"#,
     );
     assert_eq!(
         e.iter().map(|e| (e.cid, e.kind)).collect::<Vec<_>>(),
@@ -421,7 +421,7 @@ fn a_cancel_replace_that_fails_in_half_says_which_half() {
 
 #[test]
 fn cancel_all_goes_per_symbol_and_others_fills_come_without_a_client_id() {
-    let open = r#"[{"symbol":"BTCUSDT","orderId":11,"orderListId":-1,"clientOrderId":"tw1","price":"1.00","origQty":"0.01000","executedQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","updateTime":1}]"#;
+    let open = r#"[{"symbol":"BTCUSDT","orderId":11,"orderListId":-1,"clientOrderId":"tw-1","price":"1.00","origQty":"0.01000","executedQty":"0","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","updateTime":1}]"#;
     let mut s = ready(open);
     let mut out = Out::new(8192, 16);
     s.submit(&Request::CancelAll { instrument: None }, now(), &mut out)
@@ -439,7 +439,7 @@ fn cancel_all_goes_per_symbol_and_others_fills_come_without_a_client_id() {
     );
     let (e, _) = feed(
         &mut s,
-        r#"{"id":5,"status":200,"result":[{"symbol":"BTCUSDT","origClientOrderId":"tw1","orderId":11,"orderListId":-1,"clientOrderId":"x9","transactTime":1684804350068,"price":"1.00","origQty":"0.01000","executedQty":"0","status":"CANCELED","timeInForce":"GTC","type":"LIMIT","side":"BUY"},{"symbol":"BTCUSDT","origClientOrderId":"manual1","orderId":13,"orderListId":-1,"clientOrderId":"x8","transactTime":1684804350068,"price":"1.00","origQty":"0.01000","executedQty":"0","status":"CANCELED","timeInForce":"GTC","type":"LIMIT","side":"BUY"}]}"#,
+        r#"{"id":5,"status":200,"result":[{"symbol":"BTCUSDT","origClientOrderId":"tw-1","orderId":11,"orderListId":-1,"clientOrderId":"x9","transactTime":1684804350068,"price":"1.00","origQty":"0.01000","executedQty":"0","status":"CANCELED","timeInForce":"GTC","type":"LIMIT","side":"BUY"},{"symbol":"BTCUSDT","origClientOrderId":"manual1","orderId":13,"orderListId":-1,"clientOrderId":"x8","transactTime":1684804350068,"price":"1.00","origQty":"0.01000","executedQty":"0","status":"CANCELED","timeInForce":"GTC","type":"LIMIT","side":"BUY"}]}"#,
     );
     assert_eq!(e, [event(1, "11", OrderKind::Canceled, 1684804350068, 77)]);
     // Nothing open on ETHBTC: the venue says -2011.
@@ -510,14 +510,14 @@ fn an_answer_of_unknown_outcome_leaves_the_order_to_be_found() {
             Some(ClientOrderId(5)),
             InstrumentId(1),
             OrderKind::Rejected {
-                reason: Reject::Venue { code: -1007 }
+                reason: Reject::Unknown { code: -1007 }
             }
         )]
     );
     // It was placed after all: its report is news, not an echo.
     let (e, _) = feed(
         &mut s,
-        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"ETHBTC","c":"tw5","S":"SELL","o":"LIMIT","f":"GTC","q":"0.0010","p":"0.01000","C":"","x":"NEW","X":"NEW","r":"NONE","i":31,"l":"0","z":"0","L":"0","T":2,"t":-1,"m":false}}"#,
+        r#"{"subscriptionId":0,"event":{"e":"executionReport","E":1,"s":"ETHBTC","c":"tw-5","S":"SELL","o":"LIMIT","f":"GTC","q":"0.0010","p":"0.01000","C":"","x":"NEW","X":"NEW","r":"NONE","i":31,"l":"0","z":"0","L":"0","T":2,"t":-1,"m":false}}"#,
     );
     assert_eq!(
         e.iter().map(|e| (e.cid, e.kind)).collect::<Vec<_>>(),
