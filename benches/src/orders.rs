@@ -60,28 +60,28 @@ fn text(venue: OrderVenue, n: usize, k: u64, id: u64, buf: &mut String) {
     let r = match (venue, n) {
         (OrderVenue::Deribit, 0) => write!(
             buf,
-            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"order":{{"price":8900.5,"order_state":"open","order_id":"BTC-{k}","label":"tw{cid}","filled_amount":0,{DERIBIT_ORDER}}},"trades":[]}},"usIn":1,"usOut":2,"usDiff":1,"testnet":false}}"#
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"order":{{"price":8900.5,"order_state":"open","order_id":"BTC-{k}","label":"tw-{cid}","filled_amount":0,{DERIBIT_ORDER}}},"trades":[]}},"usIn":1,"usOut":2,"usDiff":1,"testnet":false}}"#
         ),
         (OrderVenue::Deribit, 1) => write!(
             buf,
-            r#"{{"jsonrpc":"2.0","method":"subscription","params":{{"channel":"user.trades.BTC-PERPETUAL.raw","data":[{{"trade_id":"BTC-9{k}","trade_seq":{k},"timestamp":1590484156350,"state":"open","price":8900.5,"order_id":"BTC-{k}","liquidity":"M","label":"tw{cid}","instrument_name":"BTC-PERPETUAL","direction":"buy","amount":4,"fee":0,"fee_currency":"BTC","index_price":8900.1,"mark_price":8900.2,"order_type":"limit","tick_direction":1}}]}}}}"#
+            r#"{{"jsonrpc":"2.0","method":"subscription","params":{{"channel":"user.trades.BTC-PERPETUAL.raw","data":[{{"trade_id":"BTC-9{k}","trade_seq":{k},"timestamp":1590484156350,"state":"open","price":8900.5,"order_id":"BTC-{k}","liquidity":"M","label":"tw-{cid}","instrument_name":"BTC-PERPETUAL","direction":"buy","amount":4,"fee":0,"fee_currency":"BTC","index_price":8900.1,"mark_price":8900.2,"order_type":"limit","tick_direction":1}}]}}}}"#
         ),
         (OrderVenue::Deribit, _) => write!(
             buf,
-            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"price":8900.5,"order_state":"cancelled","order_id":"BTC-{k}","label":"tw{cid}","filled_amount":4,{DERIBIT_ORDER}}},"usIn":1,"usOut":2,"usDiff":1,"testnet":false}}"#
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"price":8900.5,"order_state":"cancelled","order_id":"BTC-{k}","label":"tw-{cid}","filled_amount":4,{DERIBIT_ORDER}}},"usIn":1,"usOut":2,"usDiff":1,"testnet":false}}"#
         ),
         (OrderVenue::Binance, 0) => write!(
             buf,
-            r#"{{"id":{id},"status":200,"result":{{"symbol":"BTCUSDT","orderId":{k},"orderListId":-1,"clientOrderId":"tw{cid}","transactTime":1660801715639,"price":"23416.10","origQty":"0.00847","executedQty":"0.00000000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"0.00000000","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","workingTime":1660801715639,"fills":[],"selfTradePreventionMode":"NONE"}},"rateLimits":[{{"rateLimitType":"ORDERS","interval":"SECOND","intervalNum":10,"limit":50,"count":1}},{{"rateLimitType":"ORDERS","interval":"DAY","intervalNum":1,"limit":160000,"count":{k}}},{{"rateLimitType":"REQUEST_WEIGHT","interval":"MINUTE","intervalNum":1,"limit":6000,"count":2}}]}}"#
+            r#"{{"id":{id},"status":200,"result":{{"symbol":"BTCUSDT","orderId":{k},"orderListId":-1,"clientOrderId":"tw-{cid}","transactTime":1660801715639,"price":"23416.10","origQty":"0.00847","executedQty":"0.00000000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"0.00000000","status":"NEW","timeInForce":"GTC","type":"LIMIT","side":"BUY","workingTime":1660801715639,"fills":[],"selfTradePreventionMode":"NONE"}},"rateLimits":[{{"rateLimitType":"ORDERS","interval":"SECOND","intervalNum":10,"limit":50,"count":1}},{{"rateLimitType":"ORDERS","interval":"DAY","intervalNum":1,"limit":160000,"count":{k}}},{{"rateLimitType":"REQUEST_WEIGHT","interval":"MINUTE","intervalNum":1,"limit":6000,"count":2}}]}}"#
         ),
         (OrderVenue::Binance, 1) => write!(
             buf,
-            r#"{{"subscriptionId":0,"event":{{"e":"executionReport","E":1499405658700,"s":"BTCUSDT","c":"tw{cid}","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","P":"0.00000000","F":"0.00000000","g":-1,"C":"","x":"TRADE","X":"PARTIALLY_FILLED","r":"NONE","i":{k},"l":"0.00100000","z":"0.00100000","L":"23416.10000000","n":"0","N":"BNB","T":1499405658699,"t":{t},"I":8641990,"w":true,"m":true,"M":true,"O":1499405658657,"Z":"0","Y":"0","Q":"0.00000000","W":1499405658657,"V":"NONE"}}}}"#,
+            r#"{{"subscriptionId":0,"event":{{"e":"executionReport","E":1499405658700,"s":"BTCUSDT","c":"tw-{cid}","S":"BUY","o":"LIMIT","f":"GTC","q":"0.00847000","p":"23416.10000000","P":"0.00000000","F":"0.00000000","g":-1,"C":"","x":"TRADE","X":"PARTIALLY_FILLED","r":"NONE","i":{k},"l":"0.00100000","z":"0.00100000","L":"23416.10000000","n":"0","N":"BNB","T":1499405658699,"t":{t},"I":8641990,"w":true,"m":true,"M":true,"O":1499405658657,"Z":"0","Y":"0","Q":"0.00000000","W":1499405658657,"V":"NONE"}}}}"#,
             t = 1_000_000 + k
         ),
         (OrderVenue::Binance, _) => write!(
             buf,
-            r#"{{"id":{id},"status":200,"result":{{"symbol":"BTCUSDT","origClientOrderId":"tw{cid}","orderId":{k},"orderListId":-1,"clientOrderId":"c{k}","transactTime":1684804350068,"price":"23416.10000000","origQty":"0.00847000","executedQty":"0.00100000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"23.41610000","status":"CANCELED","timeInForce":"GTC","type":"LIMIT","side":"BUY","selfTradePreventionMode":"NONE"}},"rateLimits":[{{"rateLimitType":"REQUEST_WEIGHT","interval":"MINUTE","intervalNum":1,"limit":6000,"count":3}}]}}"#
+            r#"{{"id":{id},"status":200,"result":{{"symbol":"BTCUSDT","origClientOrderId":"tw-{cid}","orderId":{k},"orderListId":-1,"clientOrderId":"c{k}","transactTime":1684804350068,"price":"23416.10000000","origQty":"0.00847000","executedQty":"0.00100000","origQuoteOrderQty":"0.000000","cummulativeQuoteQty":"23.41610000","status":"CANCELED","timeInForce":"GTC","type":"LIMIT","side":"BUY","selfTradePreventionMode":"NONE"}},"rateLimits":[{{"rateLimitType":"REQUEST_WEIGHT","interval":"MINUTE","intervalNum":1,"limit":6000,"count":3}}]}}"#
         ),
     };
     r.expect("a String takes any text");
@@ -461,7 +461,7 @@ impl Serde {
             (OrderVenue::Deribit, false) => serde_json::json!({
                 "jsonrpc": "2.0", "id": id, "method": "private/buy",
                 "params": {"instrument_name": "BTC-PERPETUAL", "amount": 10, "type": "limit",
-                    "price": 8900.5, "label": format!("tw{k}"), "time_in_force": "good_til_cancelled"}
+                    "price": 8900.5, "label": format!("tw-{k}"), "time_in_force": "good_til_cancelled"}
             }),
             (OrderVenue::Deribit, true) => serde_json::json!({
                 "jsonrpc": "2.0", "id": id, "method": "private/cancel",
@@ -470,12 +470,12 @@ impl Serde {
             (OrderVenue::Binance, false) => serde_json::json!({
                 "id": id, "method": "order.place",
                 "params": {"symbol": "BTCUSDT", "side": "BUY", "type": "LIMIT", "timeInForce": "GTC",
-                    "price": "23416.1", "quantity": "0.00847", "newClientOrderId": format!("tw{k}"),
+                    "price": "23416.1", "quantity": "0.00847", "newClientOrderId": format!("tw-{k}"),
                     "newOrderRespType": "FULL", "timestamp": T0 + k}
             }),
             (OrderVenue::Binance, true) => serde_json::json!({
                 "id": id, "method": "order.cancel",
-                "params": {"symbol": "BTCUSDT", "origClientOrderId": format!("tw{k}"), "timestamp": T0 + k}
+                "params": {"symbol": "BTCUSDT", "origClientOrderId": format!("tw-{k}"), "timestamp": T0 + k}
             }),
         };
         serde_json::to_string(&v).expect("a value serialises")
@@ -517,7 +517,7 @@ impl Serde {
                     let mut e = event(kind);
                     e.cid = order
                         .label
-                        .strip_prefix("tw")
+                        .strip_prefix("tw-")
                         .and_then(|n| n.parse().ok())
                         .map(ClientOrderId);
                     e.venue_order = tickwire_trade::VenueOrderId::new(&order.order_id);
@@ -534,7 +534,7 @@ impl Serde {
                         });
                         e.cid = t
                             .label
-                            .strip_prefix("tw")
+                            .strip_prefix("tw-")
                             .and_then(|n| n.parse().ok())
                             .map(ClientOrderId);
                         e.venue_order = tickwire_trade::VenueOrderId::new(&t.order_id);
@@ -560,7 +560,7 @@ impl Serde {
                         .as_deref()
                         .unwrap_or(&o.client_order_id);
                     e.cid = cid
-                        .strip_prefix("tw")
+                        .strip_prefix("tw-")
                         .and_then(|n| n.parse().ok())
                         .map(ClientOrderId);
                     e.venue_order = tickwire_trade::VenueOrderId::new(&o.order_id.to_string());
@@ -574,7 +574,7 @@ impl Serde {
                         maker: r.m,
                     });
                     e.cid =
-                        r.c.strip_prefix("tw")
+                        r.c.strip_prefix("tw-")
                             .and_then(|n| n.parse().ok())
                             .map(ClientOrderId);
                     e.venue_order = tickwire_trade::VenueOrderId::new(&r.i.to_string());

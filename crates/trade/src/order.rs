@@ -11,7 +11,7 @@ pub use tickwire_venues::book::Side;
 
 /// The client's own id of an order, unique within a session's prefix
 /// ([`crate::session::SessionConfig::prefix`]): written on the wire as the
-/// prefix followed by the number in decimal (Deribit's `label`, Binance's
+/// prefix, `-`, then the number in decimal (Deribit's `label`, Binance's
 /// `newClientOrderId`), so an order is known again after a reconnect and a
 /// request sent twice places one order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -62,7 +62,8 @@ pub struct SessionConfig {
     pub instruments: Vec<InstrumentSpec>,
     /// The client order ids' prefix on the wire: letters and digits, at
     /// most 12, unique to this bot (orders with another prefix are not
-    /// this session's). A client id is this prefix then the number.
+    /// this session's). A client id is written `prefix-number` (`bot-42`),
+    /// and only that form is read back as this session's.
     pub prefix: String,
     /// Ask the venue to cancel every order of the session when its
     /// connection drops (Deribit `private/enable_cancel_on_disconnect`;
