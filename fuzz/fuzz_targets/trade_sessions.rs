@@ -15,8 +15,8 @@ use libfuzzer_sys::fuzz_target;
 use tickwire_trade::binance::BinanceSession;
 use tickwire_trade::deribit::{DeribitOptions, DeribitSession};
 use tickwire_trade::{
-    ClientOrderId, Credentials, Limit, Now, OrderEvent, Out, Request, Session, SessionConfig,
-    Side, TimeInForce,
+    ClientOrderId, Credentials, Limit, Now, OrderEvent, Out, Request, Session, SessionConfig, Side,
+    TimeInForce,
 };
 use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::{InstrumentId, InstrumentSpec};
