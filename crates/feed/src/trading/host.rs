@@ -46,6 +46,10 @@ pub(crate) struct Trader {
     pub(crate) session: Box<dyn Session>,
     /// What the session writes, until sent.
     pub(crate) out: tickwire_trade::Out,
+    /// Messages the driver could not take from another connection's
+    /// callback (its queue of such messages was full): kept, in order,
+    /// and sent by the feed's chores as the poll returns; never dropped.
+    pub(crate) backlog: tickwire_trade::Out,
     /// What the session decodes from one message.
     pub(crate) events: Vec<OrderEvent>,
     /// The trading connection, once opened.
@@ -74,6 +78,10 @@ pub(crate) struct Trader {
     pub(crate) failed_told: bool,
     /// The session's state at the last look.
     pub(crate) state: State,
+    /// A message could not be handed to the driver: the chores close the
+    /// connection (the session forgets its requests in flight and reads
+    /// its orders again on the next open).
+    pub(crate) send_failed: bool,
 }
 
 impl Trader {
@@ -95,6 +103,7 @@ impl Trader {
             instruments,
             session,
             out: tickwire_trade::Out::new(OUT_BYTES, OUT_MESSAGES),
+            backlog: tickwire_trade::Out::new(OUT_BYTES, OUT_MESSAGES),
             events: Vec::with_capacity(EVENTS),
             conn: None,
             url,
@@ -107,6 +116,7 @@ impl Trader {
             refused_told: false,
             failed_told: false,
             state: State::Disconnected,
+            send_failed: false,
         }
     }
 

@@ -54,8 +54,8 @@ impl Script {
         Script {
             key: key.to_owned(),
             state: State::Disconnected,
-            orders: OpenOrders::new(64),
-            pending: Pending::new(64),
+            orders: OpenOrders::new(256),
+            pending: Pending::new(256),
             refresh_ms,
             next_refresh: 0,
             unreadable: 0,
@@ -817,4 +817,34 @@ fn a_trading_connection_that_never_opens_is_said_and_tried_again() {
         "{said}"
     );
     rig.until("tried again", |r| r.orders.refused() >= 3);
+}
+
+/// a handler that places more than 64 orders in one market
+/// update: every one the desk accepted must reach the exchange (or come
+/// back refused), none silently lost.
+#[test]
+fn a_burst_over_the_drivers_queue_reaches_the_exchange_whole() {
+    let mut rig = Rig::start(Options {
+        bot: Bot {
+            burst: 100,
+            ..Bot::default()
+        },
+        ..Options::default()
+    });
+    rig.until("the burst placed", |r| r.bot().placed.len() == 100);
+    rig.run_for(Duration::from_secs(2));
+    let placed = rig.exchange.book().placed.len();
+    let bot = rig.bot();
+    let rejected = bot
+        .orders
+        .iter()
+        .filter(|e| matches!(e.kind, OrderKind::Rejected { .. }))
+        .count();
+    assert_eq!(
+        placed + rejected,
+        100,
+        "desk gave 100 ids; exchange saw {placed}, refusals {rejected}, acks {}, session open {}",
+        bot.acks,
+        bot.open
+    );
 }

@@ -56,31 +56,80 @@ impl<H: OnEvent> Core<H> {
     /// Sends what trader `t`'s session wrote, on `conn` (its own
     /// connection, or another's callback's: queued to go as it returns);
     /// without one, it waits for the feed's chores (`Feed::trade_chores`).
-    /// Whether it was handed to the driver.
+    /// A message the driver's queue for other connections cannot take
+    /// (full) is kept in the trader's backlog, in order with what follows
+    /// it, and sent by the chores as the poll returns: never dropped.
+    /// Whether all of it was handed to the driver.
     fn send_out(&mut self, t: usize, conn: Option<&mut Conn<'_>>) -> bool {
         let (Some(id), Some(conn)) = (self.trading.traders[t].conn, conn) else {
             return false;
         };
         if self.trading.traders[t].out.is_empty() {
-            return true;
+            return self.trading.traders[t].backlog.is_empty();
         }
         // Taken out while sent (the recording borrows the core); an empty
         // `Out` holds no memory.
         let mut out = std::mem::replace(&mut self.trading.traders[t].out, Out::new(0, 0));
         let tsc = self.clock.now();
-        let mut all = true;
+        let mut all = self.trading.traders[t].backlog.is_empty();
         for msg in out.iter() {
-            let sent = if conn.id() == id {
-                conn.send_text(msg)
-            } else {
-                conn.send_text_to(id, msg)
-            };
-            all &= sent.is_ok();
-            self.record_trade(recording::Kind::Sent, id, tsc, msg.as_bytes());
+            if all {
+                let sent = if conn.id() == id {
+                    conn.send_text(msg)
+                } else {
+                    conn.send_text_to(id, msg)
+                };
+                match sent {
+                    Ok(()) => {
+                        self.record_trade(recording::Kind::Sent, id, tsc, msg.as_bytes());
+                        continue;
+                    }
+                    // Its own connection's send buffer is full: said,
+                    // and the connection closed by the chores (the
+                    // session reconciles on the next open).
+                    Err(why) if conn.id() == id => {
+                        self.trade_send_failed(t, why);
+                        continue;
+                    }
+                    Err(_) => all = false,
+                }
+            }
+            self.keep(t, msg);
         }
         out.clear();
         self.trading.traders[t].out = out;
         all
+    }
+
+    /// Keeps `msg` in trader `t`'s backlog for the chores; a backlog full
+    /// too (never expected: it holds a session call's worth) is said and
+    /// ends the connection, so that the session forgets the request and
+    /// reconciles with the venue on the next open (no slot stays stuck).
+    fn keep(&mut self, t: usize, msg: &str) {
+        let trader = &mut self.trading.traders[t];
+        if trader
+            .backlog
+            .message(|m| std::fmt::Write::write_str(m, msg))
+            .is_err()
+        {
+            self.trade_send_failed(t, tickwire_net::SendError::Full);
+        }
+    }
+
+    /// A message of trader `t` that could not be handed to the driver:
+    /// said (with its cause), and its connection closed so the session's
+    /// requests in flight are forgotten and its orders read again.
+    fn trade_send_failed(&mut self, t: usize, why: impl std::fmt::Display) {
+        let trader = &mut self.trading.traders[t];
+        trader.backlog.clear();
+        trader.send_failed = true;
+        let why = format_args!(
+            "venue {}: a trading message could not be sent ({why}): the trading connection \
+             is closed and opened again, and its orders read again",
+            trader.name
+        );
+        tickwire_log(why);
+        self.stats.venues[trader.venue].set_last_failure(why, Instant::now());
     }
 
     /// The requests the handler made, submitted to their sessions and
@@ -309,6 +358,9 @@ impl<H: OnEvent> Core<H> {
         let trader = &mut self.trading.traders[t];
         trader.session.on_close(now);
         trader.state = trader.session.state();
+        // Its requests in flight are forgotten: so is what was not sent.
+        trader.backlog.clear();
+        trader.send_failed = false;
         if self.stopping || trader.refused_told {
             self.links.remove(&id);
             return Reconnect::No;
@@ -384,21 +436,53 @@ impl<H: OnEvent> Feed<H> {
             if trader.state != State::Disconnected {
                 trader.session.on_timer(now, &mut trader.out);
             }
-            if trader.out.is_empty() {
-                continue;
+            // What the driver's queue could not take first, then the rest,
+            // in order; a send that fails is said and ends the connection.
+            let mut failed = trader.send_failed.then_some(None);
+            for which in [true, false] {
+                let trader = &mut self.driver.handler_mut().trading.traders[t];
+                let from = if which {
+                    &mut trader.backlog
+                } else {
+                    &mut trader.out
+                };
+                if from.is_empty() {
+                    continue;
+                }
+                let mut out = std::mem::replace(from, Out::new(0, 0));
+                for msg in out.iter() {
+                    if failed.is_some() {
+                        break;
+                    }
+                    if let Err(e) = self.driver.send_text(id, msg) {
+                        failed = Some(Some(e));
+                        break;
+                    }
+                    self.driver.handler_mut().record_trade(
+                        recording::Kind::Sent,
+                        id,
+                        now.tsc,
+                        msg.as_bytes(),
+                    );
+                }
+                out.clear();
+                let trader = &mut self.driver.handler_mut().trading.traders[t];
+                if which {
+                    trader.backlog = out;
+                } else {
+                    trader.out = out;
+                }
             }
-            let mut out = std::mem::replace(&mut trader.out, Out::new(0, 0));
-            for msg in out.iter() {
-                let _ = self.driver.send_text(id, msg);
-                self.driver.handler_mut().record_trade(
-                    recording::Kind::Sent,
-                    id,
-                    now.tsc,
-                    msg.as_bytes(),
-                );
+            if let Some(why) = failed {
+                let core = self.driver.handler_mut();
+                if let Some(why) = why {
+                    core.trade_send_failed(t, why);
+                }
+                core.trading.traders[t].send_failed = false;
+                let _ = self
+                    .driver
+                    .close(id, CloseCode::NORMAL, "a message could not be sent");
             }
-            out.clear();
-            self.driver.handler_mut().trading.traders[t].out = out;
         }
     }
 
