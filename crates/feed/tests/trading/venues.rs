@@ -527,3 +527,33 @@ fn a_recording_of_the_trading_connection_keeps_no_secret() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// a bot whose handler panics while `Feed::run` runs: the feed
+/// ends (dropped while unwinding) and the kill switch's shutdown cause
+/// ("the end of `Feed::run`") must leave nothing working on a venue
+/// without cancel-on-disconnect.
+#[test]
+fn a_panic_ending_run_leaves_no_binance_order_working() {
+    let mut rig = Rig::start(Options {
+        venue: Venue::BinanceSpot,
+        bot: Bot {
+            burst: 2,
+            panic_at_acks: 2,
+            ..Bot::default()
+        },
+        ..Options::default()
+    });
+    let feed = rig.feed.take().unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        feed.run(&stop, Duration::from_secs(2))
+    }));
+    assert!(ended.is_err(), "the handler panicked");
+    // Generous: the simulator has long seen the connections close.
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        rig.sim.open_orders().is_empty(),
+        "left working after the feed ended: {:?}",
+        rig.sim.open_orders()
+    );
+}
