@@ -232,6 +232,10 @@ impl<H: OnEvent> Core<H> {
 /// here leaves the feed as one that panics on an update does: refused
 /// from the next poll on (`in_handler` stays set).
 fn tell<H: OnEvent>(user: &mut H, in_handler: &mut bool, news: &Connectivity<'_>) {
+    if *in_handler {
+        // It panicked before: not called again.
+        return;
+    }
     *in_handler = true;
     user.on_connectivity(news);
     *in_handler = false;

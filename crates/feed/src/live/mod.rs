@@ -681,12 +681,40 @@ impl<H: OnEvent> Feed<H> {
 
     /// Runs until `stop` is set, then closes every connection (1000) and
     /// waits up to `linger` for the closes to complete. Returns the sinks
-    /// (flush or finish them).
+    /// (flush or finish them). Ended by a poll's error or a handler's
+    /// panic, it winds down the same way first (the kill switch's
+    /// cancel-all answered, the closes), then returns the error or goes
+    /// on unwinding.
     pub fn run(mut self, stop: &AtomicBool, linger: Duration) -> std::io::Result<Sinks> {
-        while !stop.load(Ordering::Relaxed) {
-            self.poll()?;
-        }
+        self.poll_until(stop, linger)?;
         self.shutdown(linger)
+    }
+
+    /// Polls until `stop` is set; on a poll's error or a handler's panic,
+    /// the kill switch and the closes (`close_all`) before the error is
+    /// returned or the panic goes on.
+    pub(crate) fn poll_until(
+        &mut self,
+        stop: &AtomicBool,
+        linger: Duration,
+    ) -> std::io::Result<()> {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            while !stop.load(Ordering::Relaxed) {
+                self.poll()?;
+            }
+            Ok(())
+        }));
+        match ran {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                let _ = self.close_all(linger);
+                Err(e)
+            }
+            Err(panic) => {
+                let _ = self.close_all(linger);
+                std::panic::resume_unwind(panic)
+            }
+        }
     }
 
     /// Closes every connection (waiting up to `linger` for the closes) and

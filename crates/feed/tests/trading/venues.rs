@@ -549,8 +549,12 @@ fn a_panic_ending_run_leaves_no_binance_order_working() {
         feed.run(&stop, Duration::from_secs(2))
     }));
     assert!(ended.is_err(), "the handler panicked");
-    // Generous: the simulator has long seen the connections close.
-    std::thread::sleep(Duration::from_secs(2));
+    // The kill switch's cancel-all was answered before `run` went on
+    // unwinding; a deadline only, generous for a busy machine.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !rig.sim.open_orders().is_empty() && Instant::now() < deadline {
+        std::thread::yield_now();
+    }
     assert!(
         rig.sim.open_orders().is_empty(),
         "left working after the feed ended: {:?}",

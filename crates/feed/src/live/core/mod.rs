@@ -297,14 +297,19 @@ impl<H: OnEvent> Core<H> {
             trading,
             ..
         } = self;
-        let state = &venues[v];
-        let adapter = state.adapter.adapter_ref();
-        let venue = crate::VenueId::new(*feed_tag, v);
-        let update = Update::new(batch, &state.setup, adapter, state.base, (venue, recv_tsc))
-            .with_trading(trading, v);
-        *in_handler = true;
-        user.on_update(&update);
-        *in_handler = false;
+        // A handler that panicked is not called again (its state is not
+        // whole): the feed only winds down after it (the kill switch and
+        // the closes).
+        if !*in_handler {
+            let state = &venues[v];
+            let adapter = state.adapter.adapter_ref();
+            let venue = crate::VenueId::new(*feed_tag, v);
+            let update = Update::new(batch, &state.setup, adapter, state.base, (venue, recv_tsc))
+                .with_trading(trading, v);
+            *in_handler = true;
+            user.on_update(&update);
+            *in_handler = false;
+        }
         batch.clear();
         trading.orders.clear();
     }
