@@ -172,6 +172,10 @@ pub(crate) struct Trading {
     pub(crate) queue: RefCell<Vec<Queued>>,
     /// The order events of the update being delivered.
     pub(crate) orders: Vec<OrderEvent<FeedId>>,
+    /// Refusals of a round of queued requests, with their trader, until
+    /// each venue's are delivered in an update of its own (room for
+    /// `QUEUE`).
+    pub(crate) refused: Vec<(usize, OrderEvent<FeedId>)>,
     /// The feed is shutting down: the desk takes no more requests.
     pub(crate) closing: bool,
 }
@@ -184,6 +188,7 @@ impl Trading {
             by_venue: vec![None; venues],
             queue: RefCell::new(Vec::new()),
             orders: Vec::new(),
+            refused: Vec::new(),
             closing: false,
         }
     }
@@ -196,6 +201,7 @@ impl Trading {
         self.traders.push(trader);
         self.queue = RefCell::new(Vec::with_capacity(QUEUE));
         self.orders = Vec::with_capacity(EVENTS + QUEUE);
+        self.refused = Vec::with_capacity(QUEUE);
     }
 
     /// Whether any venue trades.

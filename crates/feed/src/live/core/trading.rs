@@ -14,7 +14,7 @@ use super::{Core, Link};
 use crate::live::update::OnEvent;
 use crate::live::{Feed, FeedError, log::tickwire_log};
 use crate::recording;
-use crate::trading::{Trader, redact};
+use crate::trading::{Trader, Trading, redact};
 
 /// The wall clock, ms since the Unix epoch (signatures, token expiry).
 fn wall_ms() -> u64 {
@@ -135,7 +135,7 @@ impl<H: OnEvent> Core<H> {
     /// The requests the handler made, submitted to their sessions and
     /// their messages handed to the driver: on `conn`'s callback, as it
     /// returns. A request the session refuses goes back to the handler
-    /// at once as a `Rejected` order event of its venue.
+    /// at once as a `Rejected` order event, in an update of its own venue.
     pub(super) fn submit_queued(&mut self, mut conn: Option<&mut Conn<'_>>) {
         for _ in 0..ROUNDS {
             let mut queue = std::mem::take(self.trading.queue.get_mut());
@@ -143,7 +143,6 @@ impl<H: OnEvent> Core<H> {
                 *self.trading.queue.get_mut() = queue;
                 return;
             }
-            let mut refused_venue = None;
             for q in queue.drain(..) {
                 let now = self.now();
                 let trader = &mut self.trading.traders[q.trader];
@@ -160,22 +159,54 @@ impl<H: OnEvent> Core<H> {
                     }
                     Err(reason) => {
                         let e = trader.refusal(&q.request, reason);
-                        refused_venue = Some(trader.venue);
-                        self.trading.orders.push(e);
+                        self.trading.refused.push((q.trader, e));
                     }
                 }
             }
             *self.trading.queue.get_mut() = queue;
-            match refused_venue {
-                Some(v) if H::EVENTS => self.deliver(v, 0),
-                _ => {
-                    self.trading.orders.clear();
-                    return;
-                }
+            if self.trading.refused.is_empty() || !H::EVENTS {
+                self.trading.refused.clear();
+                return;
             }
+            self.deliver_refused();
         }
         // Still asking after every round: the rest waits for the next
         // message (or the next poll's chores), in the queue.
+    }
+
+    /// The refusals in `Trading::refused` to the handler, each venue's in
+    /// an update of its own venue (in the order of the traders).
+    fn deliver_refused(&mut self) {
+        for t in 0..self.trading.traders.len() {
+            let Trading {
+                refused, orders, ..
+            } = &mut self.trading;
+            orders.clear();
+            orders.extend(refused.iter().filter(|r| r.0 == t).map(|r| r.1));
+            if !orders.is_empty() {
+                let v = self.trading.traders[t].venue;
+                self.deliver(v, 0);
+            }
+        }
+        self.trading.refused.clear();
+        self.trading.orders.clear();
+    }
+
+    /// At shutdown, before the kill switch's cancel-all is written: every
+    /// request still queued goes back to the handler as `Rejected`
+    /// (`NotReady`), none sent after the cancel-all. The desk takes no
+    /// more (`Trading::closing`).
+    fn refuse_queued(&mut self) {
+        let mut queue = std::mem::take(self.trading.queue.get_mut());
+        for q in queue.drain(..) {
+            let e = self.trading.traders[q.trader].refusal(&q.request, Reject::NotReady);
+            self.trading.refused.push((q.trader, e));
+        }
+        *self.trading.queue.get_mut() = queue;
+        if H::EVENTS {
+            self.deliver_refused();
+        }
+        self.trading.refused.clear();
     }
 
     /// The market-data loss kill switch of venue `v`: every book of the
@@ -492,6 +523,7 @@ impl<H: OnEvent> Feed<H> {
     pub(crate) fn kill_on_shutdown(&mut self) -> std::io::Result<()> {
         let core = self.driver.handler_mut();
         core.trading.closing = true;
+        core.refuse_queued();
         let mut wait = Duration::ZERO;
         for t in 0..core.trading.traders.len() {
             let trader = &core.trading.traders[t];
