@@ -561,3 +561,39 @@ fn a_panic_ending_run_leaves_no_binance_order_working() {
         rig.sim.open_orders()
     );
 }
+
+/// A shutdown while the trading session reconnects (Binance: no
+/// cancel-on-disconnect; the session-loss kill switch off): the shutdown
+/// kill switch waits for the session to be ready again and cancels then.
+#[test]
+fn a_shutdown_during_a_reconnect_cancels_once_the_session_is_ready_again() {
+    let mut kill = KillSwitch::default();
+    kill.on_session_loss = false;
+    kill.shutdown_wait = Duration::from_secs(20);
+    let mut rig = Rig::start(Options {
+        venue: Venue::BinanceSpot,
+        kill,
+        bot: Bot {
+            burst: 2,
+            ..Bot::default()
+        },
+        ..Options::default()
+    });
+    rig.until("two orders working", |r| r.bot().acks >= 2);
+    rig.orders.refuse_for(Duration::from_millis(500));
+    rig.orders.reset_all();
+    rig.until("the session lost", |r| {
+        r.bot().state.is_some_and(|s| s != State::Ready)
+    });
+    assert_eq!(rig.sim.open_orders().len(), 2);
+    let _bot = rig
+        .feed
+        .take()
+        .unwrap()
+        .into_handler(Duration::from_secs(3));
+    assert!(
+        rig.sim.open_orders().is_empty(),
+        "left working: {:?}",
+        rig.sim.open_orders()
+    );
+}

@@ -397,7 +397,9 @@ impl<H: OnEvent> Core<H> {
             return Reconnect::No;
         }
         if was != State::Disconnected {
-            if trader.kill.on_session_loss {
+            // At shutdown (the kill switch waiting), a session lost owes
+            // its cancel-all again, whatever the loss's own rule.
+            if trader.kill.on_session_loss || self.trading.closing {
                 trader.kill_owed = true;
                 trader.kill_due_ms = 0;
             }
@@ -517,9 +519,11 @@ impl<H: OnEvent> Feed<H> {
         }
     }
 
-    /// The shutdown kill switch: cancel-all on every ready session whose
-    /// kill switch says so, then polls until none of them holds a working
-    /// order, or the longest `shutdown_wait` is up.
+    /// The shutdown kill switch: cancel-all on every session whose kill
+    /// switch says so (but one whose credentials the venue refused): now
+    /// if it is ready, else once it is (reconnected and reconciled);
+    /// then polls until none of them owes its cancel-all or holds a
+    /// working order, or the longest `shutdown_wait` is up.
     pub(crate) fn kill_on_shutdown(&mut self) -> std::io::Result<()> {
         let core = self.driver.handler_mut();
         core.trading.closing = true;
@@ -530,15 +534,15 @@ impl<H: OnEvent> Feed<H> {
             if !trader.kill.on_shutdown {
                 continue;
             }
-            if trader.session.state() != State::Ready {
-                if !trader.session.open_orders().is_empty() {
-                    tickwire_log(format_args!(
-                        "venue {}: at shutdown the trading session is not ready: its orders \
-                         cannot be cancelled from here",
-                        trader.name
-                    ));
-                }
-                continue;
+            match trader.session.state() {
+                State::Refused { .. } => continue,
+                State::Ready => {}
+                _ => tickwire_log(format_args!(
+                    "venue {}: at shutdown the trading session is not ready: its cancel-all \
+                     is sent once it is (waiting up to {} ms)",
+                    trader.name,
+                    trader.kill.shutdown_wait.as_millis()
+                )),
             }
             wait = wait.max(trader.kill.shutdown_wait);
             core.kill(t);
@@ -553,8 +557,10 @@ impl<H: OnEvent> Feed<H> {
         let done = |core: &Core<H>| {
             core.trading.traders.iter().all(|t| {
                 !t.kill.on_shutdown
-                    || t.session.state() != State::Ready
-                    || (!t.kill_owed && t.session.open_orders().is_empty())
+                    || matches!(t.session.state(), State::Refused { .. })
+                    || (!t.kill_owed
+                        && t.session.state() == State::Ready
+                        && t.session.open_orders().is_empty())
             })
         };
         while !done(self.driver.handler()) && Instant::now() < deadline {
@@ -564,7 +570,14 @@ impl<H: OnEvent> Feed<H> {
         if !done(self.driver.handler()) {
             for t in &self.driver.handler().trading.traders {
                 let left = t.session.open_orders().len();
-                if t.kill.on_shutdown && left > 0 {
+                if t.kill.on_shutdown && t.kill_owed {
+                    tickwire_log(format_args!(
+                        "venue {}: at shutdown the trading session was not ready again within \
+                         {} ms: the kill switch's cancel-all was not sent",
+                        t.name,
+                        t.kill.shutdown_wait.as_millis()
+                    ));
+                } else if t.kill.on_shutdown && left > 0 {
                     tickwire_log(format_args!(
                         "venue {}: at shutdown {left} orders were still working after {} ms \
                          of the kill switch's cancel-all",
