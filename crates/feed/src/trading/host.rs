@@ -21,6 +21,9 @@ const OUT_MESSAGES: usize = 256;
 const EVENTS: usize = 256;
 /// The desk's queue: requests one handler call may make.
 const QUEUE: usize = 256;
+/// Requests whose round trip is not yet recorded, a trader (the oldest
+/// forgotten past it).
+const IN_FLIGHT: usize = 1024;
 
 /// A request a handler made, waiting for the handler to return.
 #[derive(Clone, Copy, Debug)]
@@ -78,6 +81,13 @@ pub(crate) struct Trader {
     pub(crate) failed_told: bool,
     /// The session's state at the last look.
     pub(crate) state: State,
+    /// The stamps (`Now::tsc`) of the requests submitted and not yet
+    /// answered: an event carrying one records its round trip and takes
+    /// it out, so each request's round trip is recorded once, whatever
+    /// number of events (an answer, its fills, a notification before
+    /// it) carry its stamp. Emptied when the connection closes (the
+    /// session forgets its requests in flight).
+    pub(crate) in_flight: Vec<u64>,
     /// A message could not be handed to the driver: the chores close the
     /// connection (the session forgets its requests in flight and reads
     /// its orders again on the next open).
@@ -117,6 +127,27 @@ impl Trader {
             failed_told: false,
             state: State::Disconnected,
             send_failed: false,
+            in_flight: Vec::with_capacity(IN_FLIGHT),
+        }
+    }
+
+    /// A request stamped `tsc` was submitted: its round trip is owed.
+    pub(crate) fn sent(&mut self, tsc: u64) {
+        if self.in_flight.len() == self.in_flight.capacity() {
+            self.in_flight.remove(0);
+        }
+        self.in_flight.push(tsc);
+    }
+
+    /// Whether an event stamped `tsc` is the first of its request's
+    /// (its round trip then recorded, and the request no longer owed).
+    pub(crate) fn answered(&mut self, tsc: u64) -> bool {
+        match self.in_flight.iter().position(|&t| t == tsc) {
+            Some(i) => {
+                self.in_flight.swap_remove(i);
+                true
+            }
+            None => false,
         }
     }
 

@@ -848,3 +848,25 @@ fn a_burst_over_the_drivers_queue_reaches_the_exchange_whole() {
         bot.open
     );
 }
+
+/// Each request's round trip is recorded once, however many messages
+/// carry its stamp: three places, then the shutdown's cancel-all, whose
+/// three cancels come in three messages, then its end: four samples.
+#[test]
+fn each_requests_round_trip_is_recorded_once() {
+    let mut rig = Rig::start(Options {
+        bot: Bot {
+            burst: 3,
+            ..Bot::default()
+        },
+        ..Options::default()
+    });
+    rig.until("three orders working", |r| r.bot().acks >= 3);
+    let feed = rig.feed.take().unwrap();
+    let exporter = rig.metrics.export(ExportConfig::default()).unwrap();
+    drop(feed.shutdown(Duration::from_secs(2)).unwrap());
+    assert_eq!(rig.exchange.book().cancel_alls, 1);
+    let totals = exporter.finish().unwrap();
+    let venue = totals.iter().find(|t| t.name == "deribit").unwrap();
+    assert_eq!(venue.stages.get(Stage::RoundTrip).len(), 4);
+}

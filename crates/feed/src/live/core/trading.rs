@@ -148,6 +148,7 @@ impl<H: OnEvent> Core<H> {
                 let trader = &mut self.trading.traders[q.trader];
                 match trader.session.submit(&q.request, now, &mut trader.out) {
                     Ok(()) => {
+                        trader.sent(now.tsc);
                         let v = trader.venue;
                         let sent = self.send_out(q.trader, conn.as_deref_mut());
                         if sent && q.recv_tsc != 0 {
@@ -265,7 +266,10 @@ impl<H: OnEvent> Core<H> {
         }
         let all = Request::CancelAll { instrument: None };
         match trader.session.submit(&all, now, &mut trader.out) {
-            Ok(()) => trader.kill_owed = false,
+            Ok(()) => {
+                trader.kill_owed = false;
+                trader.sent(now.tsc);
+            }
             Err(Reject::RateLimited { retry_after_ms }) => {
                 trader.kill_due_ms = now.unix_ms + retry_after_ms.max(1);
             }
@@ -322,15 +326,16 @@ impl<H: OnEvent> Core<H> {
             calibration,
             ..
         } = self;
-        let trader = &trading.traders[t];
+        let trader = &mut trading.traders[t];
         let v = trader.venue;
-        // Each request's round trip once (an answer's fills carry its
-        // stamp too).
-        let mut last = 0;
-        for e in &trader.events {
-            trading.orders.push(trader.feed_event(e));
-            if e.sent_tsc != 0 && e.sent_tsc != last {
-                last = e.sent_tsc;
+        // Each request's round trip once: at the first event carrying its
+        // stamp (`Trader::answered`), from the stamp it was submitted with
+        // (just before its message was written and handed to the driver)
+        // to this message's read.
+        for i in 0..trader.events.len() {
+            let e = trader.events[i];
+            trading.orders.push(trader.feed_event(&e));
+            if e.sent_tsc != 0 && trader.answered(e.sent_tsc) {
                 let ns = calibration.to_ns(stamps.read_end.saturating_sub(e.sent_tsc));
                 venues[v].recorder.record_ns(Stage::RoundTrip, ns);
             }
@@ -392,6 +397,7 @@ impl<H: OnEvent> Core<H> {
         // Its requests in flight are forgotten: so is what was not sent.
         trader.backlog.clear();
         trader.send_failed = false;
+        trader.in_flight.clear();
         if self.stopping || trader.refused_told {
             self.links.remove(&id);
             return Reconnect::No;
