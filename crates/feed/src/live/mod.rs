@@ -177,8 +177,11 @@ impl fmt::Debug for Sinks {
 /// A feed: venues on one driver. Build it with [`Feed::builder`], then call [`Feed::poll`] in a loop, or [`Feed::run`],
 /// on the thread it should live on. `H` gets each message's events with
 /// the books as the message left them ([`Update`]).
-pub struct Feed<H = NoHandler> {
+pub struct Feed<H: OnEvent = NoHandler> {
     driver: Driver<Core<H>>,
+    /// Wound down (`close_all`: the kill switch, the closes): not again
+    /// when dropped.
+    ended: bool,
     pings: Vec<PingTimer>,
     /// Where each venue's plans connect, and how (by `VenueId::index`).
     targets: Vec<Vec<StreamTarget>>,
@@ -207,11 +210,24 @@ pub struct Feed<H = NoHandler> {
     pub(crate) connect_deadline: Option<(Instant, Duration)>,
 }
 
-impl<H> fmt::Debug for Feed<H> {
+impl<H: OnEvent> fmt::Debug for Feed<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Feed")
             .field("instruments", &self.names.len())
             .finish_non_exhaustive()
+    }
+}
+
+/// Dropped without [`Feed::shutdown`], [`Feed::into_handler`] or the end of
+/// [`Feed::run`], a feed that trades winds down as they do: the kill
+/// switch's cancel-all, its answers waited for (bounded by its
+/// `shutdown_wait`), then the closes (up to a second), so that no order
+/// of a venue without cancel-on-disconnect is left working. Once only.
+impl<H: OnEvent> Drop for Feed<H> {
+    fn drop(&mut self) {
+        if !self.ended && self.driver.handler().trading.any() {
+            let _ = self.close_all(Duration::from_secs(1));
+        }
     }
 }
 
@@ -433,7 +449,7 @@ impl<H: OnEvent> Feed<H> {
             failures: Failures::new(tls.describe()),
             record_errors: 0,
             stream_urls: HashMap::default(),
-            user,
+            user: Some(user),
             // The most events one message brings, in the venues' usual
             // messages; a larger one grows it once.
             batch: Vec::with_capacity(if H::EVENTS { 4096 } else { 0 }),
@@ -454,6 +470,7 @@ impl<H: OnEvent> Feed<H> {
             .flatten()
             .any(|t| t.standby.is_some() || t.lifetime.is_some());
         let mut feed = Feed {
+            ended: false,
             driver,
             pings: Vec::new(),
             targets,
@@ -496,12 +513,20 @@ impl<H: OnEvent> Feed<H> {
 
     /// The handler given to the builder.
     pub fn handler(&self) -> &H {
-        &self.driver.handler().user
+        self.driver
+            .handler()
+            .user
+            .as_ref()
+            .expect("the handler is taken out only by `into_handler`, which ends the feed")
     }
 
     /// The handler given to the builder, to change between polls.
     pub fn handler_mut(&mut self) -> &mut H {
-        &mut self.driver.handler_mut().user
+        self.driver
+            .handler_mut()
+            .user
+            .as_mut()
+            .expect("the handler is taken out only by `into_handler`, which ends the feed")
     }
 
     /// A book by its venue and its symbol, while valid.
@@ -723,8 +748,11 @@ impl<H: OnEvent> Feed<H> {
         // A close that cannot be polled to its end is dropped with the
         // driver: the handler comes back either way.
         let _ = self.close_all(linger);
-        let Feed { driver, .. } = self;
-        driver.into_handler().user
+        self.driver
+            .handler_mut()
+            .user
+            .take()
+            .expect("the handler is taken out only here, once")
     }
 
     /// Closes every connection and hands back the sinks.
@@ -737,6 +765,7 @@ impl<H: OnEvent> Feed<H> {
     /// Closes every connection (1000) and polls until every close
     /// handshake has ended (and been recorded), or `linger` is up.
     fn close_all(&mut self, linger: Duration) -> std::io::Result<()> {
+        self.ended = true;
         // The kill switch's cancel-all first, answered (or its wait up).
         let killed = self.kill_on_shutdown();
         self.driver.handler_mut().stopping = true;

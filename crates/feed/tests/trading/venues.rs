@@ -597,3 +597,25 @@ fn a_shutdown_during_a_reconnect_cancels_once_the_session_is_ready_again() {
         rig.sim.open_orders()
     );
 }
+
+/// A feed that trades dropped without `shutdown` or `into_handler`
+/// (Binance: no cancel-on-disconnect): the drop runs the kill switch.
+#[test]
+fn a_trading_feed_dropped_without_shutdown_leaves_no_binance_order_working() {
+    let mut rig = Rig::start(Options {
+        venue: Venue::BinanceSpot,
+        bot: Bot {
+            burst: 2,
+            ..Bot::default()
+        },
+        ..Options::default()
+    });
+    rig.until("two orders working", |r| r.bot().acks >= 2);
+    assert_eq!(rig.sim.open_orders().len(), 2);
+    drop(rig.feed.take());
+    assert!(
+        rig.sim.open_orders().is_empty(),
+        "left working: {:?}",
+        rig.sim.open_orders()
+    );
+}

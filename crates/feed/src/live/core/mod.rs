@@ -163,7 +163,8 @@ pub(crate) struct Core<H = NoHandler> {
     pub(crate) stream_urls: HashMap<ConnId, (String, bool), foldhash::fast::RandomState>,
     /// The embedding program's handler: each message's events, after the
     /// message is applied to the books ([`Core::deliver`]).
-    pub(crate) user: H,
+    /// Taken out only by `Feed::into_handler`, as the feed ends.
+    pub(crate) user: Option<H>,
     /// The events of the message being handled, for `user` (unused when
     /// it wants none); its capacity is kept, so it stops allocating once
     /// it has held the most events one message brings.
@@ -300,7 +301,7 @@ impl<H: OnEvent> Core<H> {
         // A handler that panicked is not called again (its state is not
         // whole): the feed only winds down after it (the kill switch and
         // the closes).
-        if !*in_handler {
+        if let (false, Some(user)) = (*in_handler, user.as_mut()) {
             let state = &venues[v];
             let adapter = state.adapter.adapter_ref();
             let venue = crate::VenueId::new(*feed_tag, v);
