@@ -188,7 +188,8 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
 }
 
 /// `demo --trade`: the quoting strategy against a simulator that trades;
-/// exit 0 only if it filled and the simulator holds no order at the end.
+/// exit 0 only if it filled and the simulator held no order once the kill
+/// switch's cancel-all was answered, before the connections closed.
 fn trade(args: &DemoArgs, stop: &std::sync::atomic::AtomicBool) -> CliResult {
     eprintln!(
         "tickwire demo --trade: a simulated Deribit that trades (BTC-PERPETUAL; an API key made \
@@ -224,18 +225,26 @@ fn trade(args: &DemoArgs, stop: &std::sync::atomic::AtomicBool) -> CliResult {
         );
     }
     println!(
-        "cancel-all at exit: {} orders cancelled; the simulator holds {} open",
-        s.cancelled_at_exit, s.left_open
+        "cancel-all at exit: {} orders cancelled; the simulator held {} open {}",
+        s.cancelled_at_exit,
+        s.left_open,
+        if s.cancel_all_answered {
+            "once it was answered, before the close"
+        } else {
+            "after the close (the cancel-all was never answered)"
+        }
     );
     println!(
         "tick-to-trade = a market message read -> the order it made handed to the driver; \
          round trip = an order request handed to the driver -> its answer read"
     );
-    if s.left_open > 0 || s.fills == 0 {
+    if s.left_open > 0 || !s.cancel_all_answered || s.fills == 0 {
         return Err(CliError::Failed(format!(
             "tickwire-feed demo --trade: {}",
             if s.left_open > 0 {
                 "orders were left open in the simulator"
+            } else if !s.cancel_all_answered {
+                "the kill switch's cancel-all was not answered before the close"
             } else {
                 "no fill"
             }

@@ -1,11 +1,16 @@
 //! A bot quoting both sides of Deribit's BTC-PERPETUAL: one bid at the
 //! best bid and one ask at the best ask, moved (amended) as the book
-//! moves, placed again once done; every order cancelled when it stops
-//! (the kill switch). Credentials from `DERIBIT_API_KEY` and
+//! moves, placed again once done. Ctrl-C (or SIGTERM) stops it through
+//! `Feed::run`: the kill switch cancels every order, waits for the
+//! answers, then the connections close. Credentials from `DERIBIT_API_KEY` and
 //! `DERIBIT_API_SECRET`. `tickwire-feed demo --trade` runs the same
 //! strategy against the simulator.
 //!
 //!     cargo run --release -p tickwire-feed --example quote
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use tickwire_feed::{
     ClientOrderId, Credentials, Feed, OrderKind, SessionState, Side, TradeSetup, Update,
@@ -58,11 +63,14 @@ impl Quoter {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let trade = TradeSetup::new(Credentials::from_env("DERIBIT")?, "quote");
     let mut quoter = Quoter::default();
-    let mut feed = Feed::builder()
+    let feed = Feed::builder()
         .venue("deribit", &["BTC-PERPETUAL:10"])
         .trade("deribit", trade)
         .build_with(move |u: &Update<'_>| quoter.on_update(u))?;
-    loop {
-        feed.poll()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&stop))?;
     }
+    feed.run(&stop, Duration::from_secs(2))?;
+    Ok(())
 }

@@ -464,9 +464,9 @@ impl FeedBuilder {
                         }
                     };
                     let _ = built.send(Ok(feed.stats()));
-                    while !stop.load(Ordering::Relaxed) {
-                        feed.poll()?;
-                    }
+                    // A poll's error or a handler's panic winds the feed
+                    // down first (the kill switch, the closes).
+                    feed.poll_until(&stop, Duration::from_secs(1))?;
                     Ok(feed.into_handler(Duration::from_secs(1)))
                 })
                 .map_err(FeedError::Io)?

@@ -36,8 +36,10 @@ pub(crate) struct QueuedSend {
     pub(crate) len: usize,
 }
 
-/// Messages a callback may queue for other connections at once.
-const MAX_SENDS: usize = 64;
+/// Messages a callback may queue for other connections at once: as many
+/// as an order desk takes in one handler call (the feed's, 256), so that
+/// a burst of orders from one market update goes as the callback returns.
+const MAX_SENDS: usize = 256;
 
 impl Actions {
     /// Room for a request per slot, and for `bytes` bytes of messages to

@@ -47,11 +47,11 @@ impl Handler for Bot {
         let orders = self.orders.unwrap();
         conn.send_text_to(orders, "cancel all").unwrap();
         // The queue is bounded and never grows: a message larger than it
-        // is refused at once, and so is the 65th message of a callback.
+        // is refused at once, and so is the 257th message of a callback.
         let huge = "x".repeat(test_config().outbox_size + 1);
         self.too_large = conn.send_text_to(orders, &huge).err();
         let mut queued = 1;
-        while queued < 100 {
+        while queued < 300 {
             match conn.send_text_to(orders, "") {
                 Ok(()) => queued += 1,
                 Err(e) => {
@@ -142,7 +142,7 @@ fn a_handler_fetches_connects_and_sends_to_another_connection_from_its_callbacks
         format!("{:?}", Ev::Text("cancel all".into()))
     );
     assert_eq!(bot.too_large, Some(SendError::TooLarge));
-    assert_eq!(bot.full, Some((64, SendError::Full)));
+    assert_eq!(bot.full, Some((256, SendError::Full)));
     // Two slots are the stream's and the orders'; the first fetch is the
     // one whose response came.
     let slots = test_config().max_connections;

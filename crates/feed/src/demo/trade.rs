@@ -9,7 +9,10 @@
 //! the best ask with a small immediate-or-cancel order (so that every run
 //! fills, whatever the random market does to the quotes). At the end the
 //! kill switch cancels every order and waits for the answers, and the
-//! simulator is asked that no order is left open.
+//! simulator is asked that no order is left open as soon as the session
+//! holds none, BEFORE the connections close: Deribit's cancel-on-disconnect
+//! would cancel everything at the close and hide a cancel-all that did
+//! not work.
 //!
 //! The API key is made for the run (a throw-away secret from the
 //! operating system's randomness, through std's hasher keys): it is
@@ -17,6 +20,7 @@
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -49,8 +53,15 @@ pub struct TradeSummary {
     pub tick_to_trade: Percentiles,
     /// Order round trip: count, p50, p99, p99.9 (ns).
     pub round_trip: Percentiles,
-    /// Orders the simulator still held open after the exit.
+    /// Orders the simulator still held open once the kill switch's
+    /// cancel-all was answered (the session holding none), before the
+    /// connections closed.
     pub left_open: usize,
+    /// Whether the session came to hold no working order at the exit
+    /// before the close (the kill switch's cancel-all answered): if not,
+    /// `left_open` is the simulator's count after the close, when its
+    /// cancel-on-disconnect may have done the kill switch's work.
+    pub cancel_all_answered: bool,
 }
 
 /// A stage's count and percentiles, in ns.
@@ -81,6 +92,11 @@ struct Quoter {
     summary: TradeSummary,
     /// Shutting down: counts the kill switch's cancels.
     exiting: bool,
+    /// The simulator, asked what it holds open when the session, exiting,
+    /// holds nothing (before the close).
+    sim: Option<Rc<Simulator>>,
+    /// What it held open then.
+    open_at_exit: Option<usize>,
 }
 
 impl OnEvent for Quoter {
@@ -116,6 +132,16 @@ impl OnEvent for Quoter {
             if let (true, Some(side)) = (done, side) {
                 self.quotes[side] = None;
             }
+        }
+        if self.exiting {
+            // The kill switch's cancel-all answered: the simulator asked
+            // now, its connections still open.
+            if let (Some(sim), Some(desk)) = (&self.sim, u.desk())
+                && desk.open_orders().is_empty()
+            {
+                self.open_at_exit = Some(sim.open_orders().len());
+            }
+            return;
         }
         let (Some(desk), Some((id, Some(book)))) = (u.desk(), u.books().last()) else {
             return;
@@ -212,6 +238,7 @@ pub fn run(
         ..SimConfig::new(venue)
     })
     .map_err(|e| format!("the simulator: {e}"))?;
+    let sim = Rc::new(sim);
     let mut trust = TlsConfig::empty();
     trust.add_ca_pem(ca.as_bytes()).map_err(|e| e.to_string())?;
     let (ps, ss) = venue.default_scales();
@@ -249,6 +276,7 @@ pub fn run(
         .trade("deribit", trade)
         .build_with(Quoter {
             size,
+            sim: Some(Rc::clone(&sim)),
             ..Quoter::default()
         })
         .map_err(|e| e.to_string())?;
@@ -269,10 +297,16 @@ pub fn run(
             ));
         }
     }
-    feed.handler_mut().exiting = true;
+    let quoter = feed.handler_mut();
+    quoter.exiting = true;
+    if quoter.quotes == [None; 2] && sim.open_orders().is_empty() {
+        // Nothing working nor asked for: nothing for the kill switch.
+        quoter.open_at_exit = Some(0);
+    }
     // The kill switch: cancel-all, its answers waited for, then the close.
     let quoter = feed.into_handler(Duration::from_secs(2));
     let mut summary = quoter.summary;
+    summary.cancel_all_answered = quoter.open_at_exit.is_some();
     let totals = exporter.finish().map_err(|e| format!("the metrics: {e}"))?;
     if let Some(t) = totals.iter().find(|t| t.name == "deribit") {
         let of = |stage| {
@@ -287,11 +321,10 @@ pub fn run(
         summary.tick_to_trade = of(Stage::TickToTrade);
         summary.round_trip = of(Stage::RoundTrip);
     }
-    // The simulator's engine has the last word on what is open.
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !sim.open_orders().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    summary.left_open = sim.open_orders().len();
+    // The simulator's engine has the last word on what is open: as it was
+    // before the close, else (the session never held nothing) now.
+    summary.left_open = quoter
+        .open_at_exit
+        .unwrap_or_else(|| sim.open_orders().len());
     Ok(summary)
 }

@@ -189,7 +189,7 @@ impl<H: OnEvent> Core<H> {
             venue_id: VenueId::new(self.feed_tag, v),
             url,
         };
-        tell(&mut self.user, &mut self.in_handler, &news);
+        tell(self.user.as_mut(), &mut self.in_handler, &news);
     }
 
     /// Stream connection `id` of venue `v` ended for `reason`; `was_open`
@@ -223,7 +223,7 @@ impl<H: OnEvent> Core<H> {
             url: self.stream_urls.get(&id).map_or("", |(url, _)| url),
             cause: reason,
         };
-        tell(&mut self.user, &mut self.in_handler, &news);
+        tell(self.user.as_mut(), &mut self.in_handler, &news);
         true
     }
 }
@@ -231,7 +231,11 @@ impl<H: OnEvent> Core<H> {
 /// Tells `user` the news. Not on the receive path; a handler that panics
 /// here leaves the feed as one that panics on an update does: refused
 /// from the next poll on (`in_handler` stays set).
-fn tell<H: OnEvent>(user: &mut H, in_handler: &mut bool, news: &Connectivity<'_>) {
+fn tell<H: OnEvent>(user: Option<&mut H>, in_handler: &mut bool, news: &Connectivity<'_>) {
+    let (false, Some(user)) = (*in_handler, user) else {
+        // It panicked before: not called again.
+        return;
+    };
     *in_handler = true;
     user.on_connectivity(news);
     *in_handler = false;

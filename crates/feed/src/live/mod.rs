@@ -13,10 +13,10 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use tickwire_net::{CloseCode, Config as NetConfig, ConnId, Driver, Endpoint, TlsConfig};
+use tickwire_net::{Config as NetConfig, Driver, Endpoint, TlsConfig};
 use tickwire_tsc::{Clock, Metrics};
 use tickwire_venues::plan::{self, Channels};
 use tickwire_venues::{InstrumentId, InstrumentSpec, Venue};
@@ -31,6 +31,7 @@ mod budget;
 mod connectivity;
 mod core;
 mod emitter;
+mod ending;
 mod error;
 pub(crate) mod injected;
 mod lines;
@@ -177,8 +178,11 @@ impl fmt::Debug for Sinks {
 /// A feed: venues on one driver. Build it with [`Feed::builder`], then call [`Feed::poll`] in a loop, or [`Feed::run`],
 /// on the thread it should live on. `H` gets each message's events with
 /// the books as the message left them ([`Update`]).
-pub struct Feed<H = NoHandler> {
+pub struct Feed<H: OnEvent = NoHandler> {
     driver: Driver<Core<H>>,
+    /// Wound down (`close_all`: the kill switch, the closes): not again
+    /// when dropped.
+    ended: bool,
     pings: Vec<PingTimer>,
     /// Where each venue's plans connect, and how (by `VenueId::index`).
     targets: Vec<Vec<StreamTarget>>,
@@ -207,7 +211,7 @@ pub struct Feed<H = NoHandler> {
     pub(crate) connect_deadline: Option<(Instant, Duration)>,
 }
 
-impl<H> fmt::Debug for Feed<H> {
+impl<H: OnEvent> fmt::Debug for Feed<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Feed")
             .field("instruments", &self.names.len())
@@ -433,7 +437,7 @@ impl<H: OnEvent> Feed<H> {
             failures: Failures::new(tls.describe()),
             record_errors: 0,
             stream_urls: HashMap::default(),
-            user,
+            user: Some(user),
             // The most events one message brings, in the venues' usual
             // messages; a larger one grows it once.
             batch: Vec::with_capacity(if H::EVENTS { 4096 } else { 0 }),
@@ -454,6 +458,7 @@ impl<H: OnEvent> Feed<H> {
             .flatten()
             .any(|t| t.standby.is_some() || t.lifetime.is_some());
         let mut feed = Feed {
+            ended: false,
             driver,
             pings: Vec::new(),
             targets,
@@ -496,12 +501,20 @@ impl<H: OnEvent> Feed<H> {
 
     /// The handler given to the builder.
     pub fn handler(&self) -> &H {
-        &self.driver.handler().user
+        self.driver
+            .handler()
+            .user
+            .as_ref()
+            .expect("the handler is taken out only by `into_handler`, which ends the feed")
     }
 
     /// The handler given to the builder, to change between polls.
     pub fn handler_mut(&mut self) -> &mut H {
-        &mut self.driver.handler_mut().user
+        self.driver
+            .handler_mut()
+            .user
+            .as_mut()
+            .expect("the handler is taken out only by `into_handler`, which ends the feed")
     }
 
     /// A book by its venue and its symbol, while valid.
@@ -681,11 +694,12 @@ impl<H: OnEvent> Feed<H> {
 
     /// Runs until `stop` is set, then closes every connection (1000) and
     /// waits up to `linger` for the closes to complete. Returns the sinks
-    /// (flush or finish them).
+    /// (flush or finish them). Ended by a poll's error or a handler's
+    /// panic, it winds down the same way first (the kill switch's
+    /// cancel-all answered, the closes), then returns the error or goes
+    /// on unwinding.
     pub fn run(mut self, stop: &AtomicBool, linger: Duration) -> std::io::Result<Sinks> {
-        while !stop.load(Ordering::Relaxed) {
-            self.poll()?;
-        }
+        self.poll_until(stop, linger)?;
         self.shutdown(linger)
     }
 
@@ -695,8 +709,11 @@ impl<H: OnEvent> Feed<H> {
         // A close that cannot be polled to its end is dropped with the
         // driver: the handler comes back either way.
         let _ = self.close_all(linger);
-        let Feed { driver, .. } = self;
-        driver.into_handler().user
+        self.driver
+            .handler_mut()
+            .user
+            .take()
+            .expect("the handler is taken out only here, once")
     }
 
     /// Closes every connection and hands back the sinks.
@@ -704,28 +721,6 @@ impl<H: OnEvent> Feed<H> {
         self.close_all(linger)?;
         let core = self.driver.handler_mut();
         Ok(std::mem::take(&mut core.sinks))
-    }
-
-    /// Closes every connection (1000) and polls until every close
-    /// handshake has ended (and been recorded), or `linger` is up.
-    fn close_all(&mut self, linger: Duration) -> std::io::Result<()> {
-        // The kill switch's cancel-all first, answered (or its wait up).
-        let killed = self.kill_on_shutdown();
-        self.driver.handler_mut().stopping = true;
-        let ids: Vec<ConnId> = self.driver.handler().links.keys().copied().collect();
-        for id in &ids {
-            let _ = self.driver.close(*id, CloseCode::NORMAL, "");
-        }
-        let deadline = Instant::now() + linger;
-        let mut polled = Ok(());
-        while polled.is_ok()
-            && Instant::now() < deadline
-            && ids.iter().any(|id| self.driver.is_live(*id))
-        {
-            polled = self.driver.poll_timeout(Duration::from_millis(5));
-        }
-        self.driver.handler_mut().flush_recorders();
-        killed.and(polled)
     }
 }
 

@@ -21,6 +21,9 @@ const OUT_MESSAGES: usize = 256;
 const EVENTS: usize = 256;
 /// The desk's queue: requests one handler call may make.
 const QUEUE: usize = 256;
+/// Requests whose round trip is not yet recorded, a trader (the oldest
+/// forgotten past it).
+const IN_FLIGHT: usize = 1024;
 
 /// A request a handler made, waiting for the handler to return.
 #[derive(Clone, Copy, Debug)]
@@ -46,6 +49,10 @@ pub(crate) struct Trader {
     pub(crate) session: Box<dyn Session>,
     /// What the session writes, until sent.
     pub(crate) out: tickwire_trade::Out,
+    /// Messages the driver could not take from another connection's
+    /// callback (its queue of such messages was full): kept, in order,
+    /// and sent by the feed's chores as the poll returns; never dropped.
+    pub(crate) backlog: tickwire_trade::Out,
     /// What the session decodes from one message.
     pub(crate) events: Vec<OrderEvent>,
     /// The trading connection, once opened.
@@ -74,6 +81,17 @@ pub(crate) struct Trader {
     pub(crate) failed_told: bool,
     /// The session's state at the last look.
     pub(crate) state: State,
+    /// The stamps (`Now::tsc`) of the requests submitted and not yet
+    /// answered: an event carrying one records its round trip and takes
+    /// it out, so each request's round trip is recorded once, whatever
+    /// number of events (an answer, its fills, a notification before
+    /// it) carry its stamp. Emptied when the connection closes (the
+    /// session forgets its requests in flight).
+    pub(crate) in_flight: Vec<u64>,
+    /// A message could not be handed to the driver: the chores close the
+    /// connection (the session forgets its requests in flight and reads
+    /// its orders again on the next open).
+    pub(crate) send_failed: bool,
 }
 
 impl Trader {
@@ -95,6 +113,7 @@ impl Trader {
             instruments,
             session,
             out: tickwire_trade::Out::new(OUT_BYTES, OUT_MESSAGES),
+            backlog: tickwire_trade::Out::new(OUT_BYTES, OUT_MESSAGES),
             events: Vec::with_capacity(EVENTS),
             conn: None,
             url,
@@ -107,6 +126,28 @@ impl Trader {
             refused_told: false,
             failed_told: false,
             state: State::Disconnected,
+            send_failed: false,
+            in_flight: Vec::with_capacity(IN_FLIGHT),
+        }
+    }
+
+    /// A request stamped `tsc` was submitted: its round trip is owed.
+    pub(crate) fn sent(&mut self, tsc: u64) {
+        if self.in_flight.len() == self.in_flight.capacity() {
+            self.in_flight.remove(0);
+        }
+        self.in_flight.push(tsc);
+    }
+
+    /// Whether an event stamped `tsc` is the first of its request's
+    /// (its round trip then recorded, and the request no longer owed).
+    pub(crate) fn answered(&mut self, tsc: u64) -> bool {
+        match self.in_flight.iter().position(|&t| t == tsc) {
+            Some(i) => {
+                self.in_flight.swap_remove(i);
+                true
+            }
+            None => false,
         }
     }
 
@@ -162,6 +203,10 @@ pub(crate) struct Trading {
     pub(crate) queue: RefCell<Vec<Queued>>,
     /// The order events of the update being delivered.
     pub(crate) orders: Vec<OrderEvent<FeedId>>,
+    /// Refusals of a round of queued requests, with their trader, until
+    /// each venue's are delivered in an update of its own (room for
+    /// `QUEUE`).
+    pub(crate) refused: Vec<(usize, OrderEvent<FeedId>)>,
     /// The feed is shutting down: the desk takes no more requests.
     pub(crate) closing: bool,
 }
@@ -174,6 +219,7 @@ impl Trading {
             by_venue: vec![None; venues],
             queue: RefCell::new(Vec::new()),
             orders: Vec::new(),
+            refused: Vec::new(),
             closing: false,
         }
     }
@@ -186,6 +232,7 @@ impl Trading {
         self.traders.push(trader);
         self.queue = RefCell::new(Vec::with_capacity(QUEUE));
         self.orders = Vec::with_capacity(EVENTS + QUEUE);
+        self.refused = Vec::with_capacity(QUEUE);
     }
 
     /// Whether any venue trades.

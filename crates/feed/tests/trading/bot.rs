@@ -35,6 +35,8 @@ pub(super) struct Bot {
     pub(super) state: Option<State>,
     /// The desk's working orders at the last update with a desk.
     pub(super) open: usize,
+    /// panic once this many acks were seen (0: never).
+    pub(super) panic_at_acks: u64,
 }
 
 impl Default for Bot {
@@ -55,6 +57,7 @@ impl Default for Bot {
             book: None,
             state: None,
             open: 0,
+            panic_at_acks: 0,
         }
     }
 }
@@ -90,6 +93,9 @@ impl OnEvent for Bot {
             {
                 self.cancelling = Some(cid);
             }
+        }
+        if self.panic_at_acks > 0 && self.acks >= self.panic_at_acks {
+            panic!("the bot's handler panics");
         }
         let Some(desk) = u.desk() else {
             return;

@@ -54,8 +54,8 @@ impl Script {
         Script {
             key: key.to_owned(),
             state: State::Disconnected,
-            orders: OpenOrders::new(64),
-            pending: Pending::new(64),
+            orders: OpenOrders::new(256),
+            pending: Pending::new(256),
             refresh_ms,
             next_refresh: 0,
             unreadable: 0,
@@ -817,4 +817,56 @@ fn a_trading_connection_that_never_opens_is_said_and_tried_again() {
         "{said}"
     );
     rig.until("tried again", |r| r.orders.refused() >= 3);
+}
+
+/// a handler that places more than 64 orders in one market
+/// update: every one the desk accepted must reach the exchange (or come
+/// back refused), none silently lost.
+#[test]
+fn a_burst_over_the_drivers_queue_reaches_the_exchange_whole() {
+    let mut rig = Rig::start(Options {
+        bot: Bot {
+            burst: 100,
+            ..Bot::default()
+        },
+        ..Options::default()
+    });
+    rig.until("the burst placed", |r| r.bot().placed.len() == 100);
+    rig.run_for(Duration::from_secs(2));
+    let placed = rig.exchange.book().placed.len();
+    let bot = rig.bot();
+    let rejected = bot
+        .orders
+        .iter()
+        .filter(|e| matches!(e.kind, OrderKind::Rejected { .. }))
+        .count();
+    assert_eq!(
+        placed + rejected,
+        100,
+        "desk gave 100 ids; exchange saw {placed}, refusals {rejected}, acks {}, session open {}",
+        bot.acks,
+        bot.open
+    );
+}
+
+/// Each request's round trip is recorded once, however many messages
+/// carry its stamp: three places, then the shutdown's cancel-all, whose
+/// three cancels come in three messages, then its end: four samples.
+#[test]
+fn each_requests_round_trip_is_recorded_once() {
+    let mut rig = Rig::start(Options {
+        bot: Bot {
+            burst: 3,
+            ..Bot::default()
+        },
+        ..Options::default()
+    });
+    rig.until("three orders working", |r| r.bot().acks >= 3);
+    let feed = rig.feed.take().unwrap();
+    let exporter = rig.metrics.export(ExportConfig::default()).unwrap();
+    drop(feed.shutdown(Duration::from_secs(2)).unwrap());
+    assert_eq!(rig.exchange.book().cancel_alls, 1);
+    let totals = exporter.finish().unwrap();
+    let venue = totals.iter().find(|t| t.name == "deribit").unwrap();
+    assert_eq!(venue.stages.get(Stage::RoundTrip).len(), 4);
 }

@@ -527,3 +527,95 @@ fn a_recording_of_the_trading_connection_keeps_no_secret() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// a bot whose handler panics while `Feed::run` runs: the feed
+/// ends (dropped while unwinding) and the kill switch's shutdown cause
+/// ("the end of `Feed::run`") must leave nothing working on a venue
+/// without cancel-on-disconnect.
+#[test]
+fn a_panic_ending_run_leaves_no_binance_order_working() {
+    let mut rig = Rig::start(Options {
+        venue: Venue::BinanceSpot,
+        bot: Bot {
+            burst: 2,
+            panic_at_acks: 2,
+            ..Bot::default()
+        },
+        ..Options::default()
+    });
+    let feed = rig.feed.take().unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        feed.run(&stop, Duration::from_secs(2))
+    }));
+    assert!(ended.is_err(), "the handler panicked");
+    // The kill switch's cancel-all was answered before `run` went on
+    // unwinding; a deadline only, generous for a busy machine.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !rig.sim.open_orders().is_empty() && Instant::now() < deadline {
+        std::thread::yield_now();
+    }
+    assert!(
+        rig.sim.open_orders().is_empty(),
+        "left working after the feed ended: {:?}",
+        rig.sim.open_orders()
+    );
+}
+
+/// A shutdown while the trading session reconnects (Binance: no
+/// cancel-on-disconnect; the session-loss kill switch off): the shutdown
+/// kill switch waits for the session to be ready again and cancels then.
+#[test]
+fn a_shutdown_during_a_reconnect_cancels_once_the_session_is_ready_again() {
+    let mut kill = KillSwitch::default();
+    kill.on_session_loss = false;
+    kill.shutdown_wait = Duration::from_secs(20);
+    let mut rig = Rig::start(Options {
+        venue: Venue::BinanceSpot,
+        kill,
+        bot: Bot {
+            burst: 2,
+            ..Bot::default()
+        },
+        ..Options::default()
+    });
+    rig.until("two orders working", |r| r.bot().acks >= 2);
+    rig.orders.refuse_for(Duration::from_millis(500));
+    rig.orders.reset_all();
+    rig.until("the session lost", |r| {
+        r.bot().state.is_some_and(|s| s != State::Ready)
+    });
+    assert_eq!(rig.sim.open_orders().len(), 2);
+    let _bot = rig
+        .feed
+        .take()
+        .unwrap()
+        .into_handler(Duration::from_secs(3));
+    assert!(
+        rig.sim.open_orders().is_empty(),
+        "left working: {:?}",
+        rig.sim.open_orders()
+    );
+}
+
+/// A feed that trades dropped without `shutdown` or `into_handler`
+/// (Binance: no cancel-on-disconnect): the drop runs the kill switch.
+#[test]
+fn a_trading_feed_dropped_without_shutdown_leaves_no_binance_order_working() {
+    let mut rig = Rig::start(Options {
+        venue: Venue::BinanceSpot,
+        bot: Bot {
+            burst: 2,
+            ..Bot::default()
+        },
+        ..Options::default()
+    });
+    rig.until("two orders working", |r| r.bot().acks >= 2);
+    assert_eq!(rig.sim.open_orders().len(), 2);
+    drop(rig.feed.take());
+    assert!(
+        rig.sim.open_orders().is_empty(),
+        "left working: {:?}",
+        rig.sim.open_orders()
+    );
+}

@@ -163,7 +163,8 @@ pub(crate) struct Core<H = NoHandler> {
     pub(crate) stream_urls: HashMap<ConnId, (String, bool), foldhash::fast::RandomState>,
     /// The embedding program's handler: each message's events, after the
     /// message is applied to the books ([`Core::deliver`]).
-    pub(crate) user: H,
+    /// Taken out only by `Feed::into_handler`, as the feed ends.
+    pub(crate) user: Option<H>,
     /// The events of the message being handled, for `user` (unused when
     /// it wants none); its capacity is kept, so it stops allocating once
     /// it has held the most events one message brings.
@@ -297,14 +298,19 @@ impl<H: OnEvent> Core<H> {
             trading,
             ..
         } = self;
-        let state = &venues[v];
-        let adapter = state.adapter.adapter_ref();
-        let venue = crate::VenueId::new(*feed_tag, v);
-        let update = Update::new(batch, &state.setup, adapter, state.base, (venue, recv_tsc))
-            .with_trading(trading, v);
-        *in_handler = true;
-        user.on_update(&update);
-        *in_handler = false;
+        // A handler that panicked is not called again (its state is not
+        // whole): the feed only winds down after it (the kill switch and
+        // the closes).
+        if let (false, Some(user)) = (*in_handler, user.as_mut()) {
+            let state = &venues[v];
+            let adapter = state.adapter.adapter_ref();
+            let venue = crate::VenueId::new(*feed_tag, v);
+            let update = Update::new(batch, &state.setup, adapter, state.base, (venue, recv_tsc))
+                .with_trading(trading, v);
+            *in_handler = true;
+            user.on_update(&update);
+            *in_handler = false;
+        }
         batch.clear();
         trading.orders.clear();
     }

@@ -55,7 +55,7 @@ fn binance_core() -> Core {
         rest: vec![RestBudget::unlimited(Instant::now())],
         record_errors: 0,
         stream_urls: HashMap::default(),
-        user: NoHandler,
+        user: Some(NoHandler),
         batch: Vec::new(),
         in_handler: false,
         trading: crate::trading::Trading::new(1),

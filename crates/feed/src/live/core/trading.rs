@@ -14,7 +14,7 @@ use super::{Core, Link};
 use crate::live::update::OnEvent;
 use crate::live::{Feed, FeedError, log::tickwire_log};
 use crate::recording;
-use crate::trading::{Trader, redact};
+use crate::trading::{Trader, Trading, redact};
 
 /// The wall clock, ms since the Unix epoch (signatures, token expiry).
 fn wall_ms() -> u64 {
@@ -56,37 +56,86 @@ impl<H: OnEvent> Core<H> {
     /// Sends what trader `t`'s session wrote, on `conn` (its own
     /// connection, or another's callback's: queued to go as it returns);
     /// without one, it waits for the feed's chores (`Feed::trade_chores`).
-    /// Whether it was handed to the driver.
+    /// A message the driver's queue for other connections cannot take
+    /// (full) is kept in the trader's backlog, in order with what follows
+    /// it, and sent by the chores as the poll returns: never dropped.
+    /// Whether all of it was handed to the driver.
     fn send_out(&mut self, t: usize, conn: Option<&mut Conn<'_>>) -> bool {
         let (Some(id), Some(conn)) = (self.trading.traders[t].conn, conn) else {
             return false;
         };
         if self.trading.traders[t].out.is_empty() {
-            return true;
+            return self.trading.traders[t].backlog.is_empty();
         }
         // Taken out while sent (the recording borrows the core); an empty
         // `Out` holds no memory.
         let mut out = std::mem::replace(&mut self.trading.traders[t].out, Out::new(0, 0));
         let tsc = self.clock.now();
-        let mut all = true;
+        let mut all = self.trading.traders[t].backlog.is_empty();
         for msg in out.iter() {
-            let sent = if conn.id() == id {
-                conn.send_text(msg)
-            } else {
-                conn.send_text_to(id, msg)
-            };
-            all &= sent.is_ok();
-            self.record_trade(recording::Kind::Sent, id, tsc, msg.as_bytes());
+            if all {
+                let sent = if conn.id() == id {
+                    conn.send_text(msg)
+                } else {
+                    conn.send_text_to(id, msg)
+                };
+                match sent {
+                    Ok(()) => {
+                        self.record_trade(recording::Kind::Sent, id, tsc, msg.as_bytes());
+                        continue;
+                    }
+                    // Its own connection's send buffer is full: said,
+                    // and the connection closed by the chores (the
+                    // session reconciles on the next open).
+                    Err(why) if conn.id() == id => {
+                        self.trade_send_failed(t, why);
+                        continue;
+                    }
+                    Err(_) => all = false,
+                }
+            }
+            self.keep(t, msg);
         }
         out.clear();
         self.trading.traders[t].out = out;
         all
     }
 
+    /// Keeps `msg` in trader `t`'s backlog for the chores; a backlog full
+    /// too (never expected: it holds a session call's worth) is said and
+    /// ends the connection, so that the session forgets the request and
+    /// reconciles with the venue on the next open (no slot stays stuck).
+    fn keep(&mut self, t: usize, msg: &str) {
+        let trader = &mut self.trading.traders[t];
+        if trader
+            .backlog
+            .message(|m| std::fmt::Write::write_str(m, msg))
+            .is_err()
+        {
+            self.trade_send_failed(t, tickwire_net::SendError::Full);
+        }
+    }
+
+    /// A message of trader `t` that could not be handed to the driver:
+    /// said (with its cause), and its connection closed so the session's
+    /// requests in flight are forgotten and its orders read again.
+    fn trade_send_failed(&mut self, t: usize, why: impl std::fmt::Display) {
+        let trader = &mut self.trading.traders[t];
+        trader.backlog.clear();
+        trader.send_failed = true;
+        let why = format_args!(
+            "venue {}: a trading message could not be sent ({why}): the trading connection \
+             is closed and opened again, and its orders read again",
+            trader.name
+        );
+        tickwire_log(why);
+        self.stats.venues[trader.venue].set_last_failure(why, Instant::now());
+    }
+
     /// The requests the handler made, submitted to their sessions and
     /// their messages handed to the driver: on `conn`'s callback, as it
     /// returns. A request the session refuses goes back to the handler
-    /// at once as a `Rejected` order event of its venue.
+    /// at once as a `Rejected` order event, in an update of its own venue.
     pub(super) fn submit_queued(&mut self, mut conn: Option<&mut Conn<'_>>) {
         for _ in 0..ROUNDS {
             let mut queue = std::mem::take(self.trading.queue.get_mut());
@@ -94,12 +143,12 @@ impl<H: OnEvent> Core<H> {
                 *self.trading.queue.get_mut() = queue;
                 return;
             }
-            let mut refused_venue = None;
             for q in queue.drain(..) {
                 let now = self.now();
                 let trader = &mut self.trading.traders[q.trader];
                 match trader.session.submit(&q.request, now, &mut trader.out) {
                     Ok(()) => {
+                        trader.sent(now.tsc);
                         let v = trader.venue;
                         let sent = self.send_out(q.trader, conn.as_deref_mut());
                         if sent && q.recv_tsc != 0 {
@@ -111,22 +160,54 @@ impl<H: OnEvent> Core<H> {
                     }
                     Err(reason) => {
                         let e = trader.refusal(&q.request, reason);
-                        refused_venue = Some(trader.venue);
-                        self.trading.orders.push(e);
+                        self.trading.refused.push((q.trader, e));
                     }
                 }
             }
             *self.trading.queue.get_mut() = queue;
-            match refused_venue {
-                Some(v) if H::EVENTS => self.deliver(v, 0),
-                _ => {
-                    self.trading.orders.clear();
-                    return;
-                }
+            if self.trading.refused.is_empty() || !H::EVENTS {
+                self.trading.refused.clear();
+                return;
             }
+            self.deliver_refused();
         }
         // Still asking after every round: the rest waits for the next
         // message (or the next poll's chores), in the queue.
+    }
+
+    /// The refusals in `Trading::refused` to the handler, each venue's in
+    /// an update of its own venue (in the order of the traders).
+    fn deliver_refused(&mut self) {
+        for t in 0..self.trading.traders.len() {
+            let Trading {
+                refused, orders, ..
+            } = &mut self.trading;
+            orders.clear();
+            orders.extend(refused.iter().filter(|r| r.0 == t).map(|r| r.1));
+            if !orders.is_empty() {
+                let v = self.trading.traders[t].venue;
+                self.deliver(v, 0);
+            }
+        }
+        self.trading.refused.clear();
+        self.trading.orders.clear();
+    }
+
+    /// At shutdown, before the kill switch's cancel-all is written: every
+    /// request still queued goes back to the handler as `Rejected`
+    /// (`NotReady`), none sent after the cancel-all. The desk takes no
+    /// more (`Trading::closing`).
+    fn refuse_queued(&mut self) {
+        let mut queue = std::mem::take(self.trading.queue.get_mut());
+        for q in queue.drain(..) {
+            let e = self.trading.traders[q.trader].refusal(&q.request, Reject::NotReady);
+            self.trading.refused.push((q.trader, e));
+        }
+        *self.trading.queue.get_mut() = queue;
+        if H::EVENTS {
+            self.deliver_refused();
+        }
+        self.trading.refused.clear();
     }
 
     /// The market-data loss kill switch of venue `v`: every book of the
@@ -185,7 +266,10 @@ impl<H: OnEvent> Core<H> {
         }
         let all = Request::CancelAll { instrument: None };
         match trader.session.submit(&all, now, &mut trader.out) {
-            Ok(()) => trader.kill_owed = false,
+            Ok(()) => {
+                trader.kill_owed = false;
+                trader.sent(now.tsc);
+            }
             Err(Reject::RateLimited { retry_after_ms }) => {
                 trader.kill_due_ms = now.unix_ms + retry_after_ms.max(1);
             }
@@ -242,15 +326,16 @@ impl<H: OnEvent> Core<H> {
             calibration,
             ..
         } = self;
-        let trader = &trading.traders[t];
+        let trader = &mut trading.traders[t];
         let v = trader.venue;
-        // Each request's round trip once (an answer's fills carry its
-        // stamp too).
-        let mut last = 0;
-        for e in &trader.events {
-            trading.orders.push(trader.feed_event(e));
-            if e.sent_tsc != 0 && e.sent_tsc != last {
-                last = e.sent_tsc;
+        // Each request's round trip once: at the first event carrying its
+        // stamp (`Trader::answered`), from the stamp it was submitted with
+        // (just before its message was written and handed to the driver)
+        // to this message's read.
+        for i in 0..trader.events.len() {
+            let e = trader.events[i];
+            trading.orders.push(trader.feed_event(&e));
+            if e.sent_tsc != 0 && trader.answered(e.sent_tsc) {
                 let ns = calibration.to_ns(stamps.read_end.saturating_sub(e.sent_tsc));
                 venues[v].recorder.record_ns(Stage::RoundTrip, ns);
             }
@@ -309,12 +394,18 @@ impl<H: OnEvent> Core<H> {
         let trader = &mut self.trading.traders[t];
         trader.session.on_close(now);
         trader.state = trader.session.state();
+        // Its requests in flight are forgotten: so is what was not sent.
+        trader.backlog.clear();
+        trader.send_failed = false;
+        trader.in_flight.clear();
         if self.stopping || trader.refused_told {
             self.links.remove(&id);
             return Reconnect::No;
         }
         if was != State::Disconnected {
-            if trader.kill.on_session_loss {
+            // At shutdown (the kill switch waiting), a session lost owes
+            // its cancel-all again, whatever the loss's own rule.
+            if trader.kill.on_session_loss || self.trading.closing {
                 trader.kill_owed = true;
                 trader.kill_due_ms = 0;
             }
@@ -384,45 +475,80 @@ impl<H: OnEvent> Feed<H> {
             if trader.state != State::Disconnected {
                 trader.session.on_timer(now, &mut trader.out);
             }
-            if trader.out.is_empty() {
-                continue;
+            // What the driver's queue could not take first, then the rest,
+            // in order; a send that fails is said and ends the connection.
+            let mut failed = trader.send_failed.then_some(None);
+            for which in [true, false] {
+                let trader = &mut self.driver.handler_mut().trading.traders[t];
+                let from = if which {
+                    &mut trader.backlog
+                } else {
+                    &mut trader.out
+                };
+                if from.is_empty() {
+                    continue;
+                }
+                let mut out = std::mem::replace(from, Out::new(0, 0));
+                for msg in out.iter() {
+                    if failed.is_some() {
+                        break;
+                    }
+                    if let Err(e) = self.driver.send_text(id, msg) {
+                        failed = Some(Some(e));
+                        break;
+                    }
+                    self.driver.handler_mut().record_trade(
+                        recording::Kind::Sent,
+                        id,
+                        now.tsc,
+                        msg.as_bytes(),
+                    );
+                }
+                out.clear();
+                let trader = &mut self.driver.handler_mut().trading.traders[t];
+                if which {
+                    trader.backlog = out;
+                } else {
+                    trader.out = out;
+                }
             }
-            let mut out = std::mem::replace(&mut trader.out, Out::new(0, 0));
-            for msg in out.iter() {
-                let _ = self.driver.send_text(id, msg);
-                self.driver.handler_mut().record_trade(
-                    recording::Kind::Sent,
-                    id,
-                    now.tsc,
-                    msg.as_bytes(),
-                );
+            if let Some(why) = failed {
+                let core = self.driver.handler_mut();
+                if let Some(why) = why {
+                    core.trade_send_failed(t, why);
+                }
+                core.trading.traders[t].send_failed = false;
+                let _ = self
+                    .driver
+                    .close(id, CloseCode::NORMAL, "a message could not be sent");
             }
-            out.clear();
-            self.driver.handler_mut().trading.traders[t].out = out;
         }
     }
 
-    /// The shutdown kill switch: cancel-all on every ready session whose
-    /// kill switch says so, then polls until none of them holds a working
-    /// order, or the longest `shutdown_wait` is up.
+    /// The shutdown kill switch: cancel-all on every session whose kill
+    /// switch says so (but one whose credentials the venue refused): now
+    /// if it is ready, else once it is (reconnected and reconciled);
+    /// then polls until none of them owes its cancel-all or holds a
+    /// working order, or the longest `shutdown_wait` is up.
     pub(crate) fn kill_on_shutdown(&mut self) -> std::io::Result<()> {
         let core = self.driver.handler_mut();
         core.trading.closing = true;
+        core.refuse_queued();
         let mut wait = Duration::ZERO;
         for t in 0..core.trading.traders.len() {
             let trader = &core.trading.traders[t];
             if !trader.kill.on_shutdown {
                 continue;
             }
-            if trader.session.state() != State::Ready {
-                if !trader.session.open_orders().is_empty() {
-                    tickwire_log(format_args!(
-                        "venue {}: at shutdown the trading session is not ready: its orders \
-                         cannot be cancelled from here",
-                        trader.name
-                    ));
-                }
-                continue;
+            match trader.session.state() {
+                State::Refused { .. } => continue,
+                State::Ready => {}
+                _ => tickwire_log(format_args!(
+                    "venue {}: at shutdown the trading session is not ready: its cancel-all \
+                     is sent once it is (waiting up to {} ms)",
+                    trader.name,
+                    trader.kill.shutdown_wait.as_millis()
+                )),
             }
             wait = wait.max(trader.kill.shutdown_wait);
             core.kill(t);
@@ -437,8 +563,10 @@ impl<H: OnEvent> Feed<H> {
         let done = |core: &Core<H>| {
             core.trading.traders.iter().all(|t| {
                 !t.kill.on_shutdown
-                    || t.session.state() != State::Ready
-                    || (!t.kill_owed && t.session.open_orders().is_empty())
+                    || matches!(t.session.state(), State::Refused { .. })
+                    || (!t.kill_owed
+                        && t.session.state() == State::Ready
+                        && t.session.open_orders().is_empty())
             })
         };
         while !done(self.driver.handler()) && Instant::now() < deadline {
@@ -448,7 +576,14 @@ impl<H: OnEvent> Feed<H> {
         if !done(self.driver.handler()) {
             for t in &self.driver.handler().trading.traders {
                 let left = t.session.open_orders().len();
-                if t.kill.on_shutdown && left > 0 {
+                if t.kill.on_shutdown && t.kill_owed {
+                    tickwire_log(format_args!(
+                        "venue {}: at shutdown the trading session was not ready again within \
+                         {} ms: the kill switch's cancel-all was not sent",
+                        t.name,
+                        t.kill.shutdown_wait.as_millis()
+                    ));
+                } else if t.kill.on_shutdown && left > 0 {
                     tickwire_log(format_args!(
                         "venue {}: at shutdown {left} orders were still working after {} ms \
                          of the kill switch's cancel-all",
