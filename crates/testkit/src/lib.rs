@@ -15,9 +15,12 @@
 //! [`proxy::Proxy`] sits between a client and a loopback server and injects
 //! network faults (1-byte segments, delays, stalls, resets, closes without
 //! a close frame, a corrupted, duplicated or dropped range, refused
-//! connections) for the robustness tests.
+//! connections) for the robustness tests. [`ws::Client`] is a blocking
+//! WebSocket client over plain TCP for tests that speak to a simulator as a
+//! bare client.
 
 pub mod proxy;
+pub mod ws;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
