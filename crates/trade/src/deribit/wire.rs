@@ -286,12 +286,37 @@ pub(crate) fn scaled(v: &Value<'_, '_>, scale: u8) -> Option<i64> {
     if let Some(s) = v.as_str() {
         return parse_scaled(s.as_bytes(), scale).ok();
     }
-    let f = v.as_f64()?;
+    scaled_f64(v.as_f64()?, scale)
+}
+
+/// The most significant digits an `f64`'s shortest decimal is known to
+/// give back as sent: any decimal of up to 15 significant digits survives
+/// the round trip through the nearest `f64` (`f64::DIGITS`).
+const EXACT_DIGITS: usize = f64::DIGITS as usize;
+
+/// [`scaled`] of a number simd-json read as an `f64`. A value whose
+/// shortest decimal has more than 15 significant digits may not be the
+/// text the venue sent (the `f64` nearest a 17-digit text can print as
+/// another text): `None`, unreadable, rather than a number that may be
+/// wrong. Deribit's prices and amounts have a handful of digits.
+fn scaled_f64(f: f64, scale: u8) -> Option<i64> {
     if !f.is_finite() {
         return None;
     }
     let mut text = StackText::default();
     write!(text, "{f}").ok()?;
+    // Significant digits: from the first that is not zero to the last.
+    let (mut seen, mut significant) = (0, 0);
+    let digits = text.as_bytes().iter().filter(|b| b.is_ascii_digit());
+    for &b in digits.skip_while(|&&b| b == b'0') {
+        seen += 1;
+        if b != b'0' {
+            significant = seen;
+        }
+    }
+    if significant > EXACT_DIGITS {
+        return None;
+    }
     parse_scaled(text.as_bytes(), scale).ok()
 }
 
@@ -455,4 +480,28 @@ pub(crate) fn cid_of(label: &str, prefix: &str) -> Option<u64> {
         return None;
     }
     digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scaled_f64;
+
+    #[test]
+    fn numbers_read_as_floats_are_exact_or_unreadable() {
+        assert_eq!(scaled_f64(8900.5, 1), Some(89_005));
+        assert_eq!(scaled_f64(0.0012, 4), Some(12));
+        assert_eq!(scaled_f64(1200.0, 0), Some(1200));
+        assert_eq!(scaled_f64(-3.25, 2), Some(-325));
+        assert_eq!(scaled_f64(8900.55, 1), None, "more digits than the scale");
+        // 15 significant digits come back as sent.
+        assert_eq!(
+            scaled_f64(123_456_789_012.345, 3),
+            Some(123_456_789_012_345)
+        );
+        // 17 do not: the f64 nearest 1234567890123456.7 prints as
+        // 1234567890123456.8; refused rather than read wrong.
+        assert_eq!(scaled_f64(1_234_567_890_123_456.7, 1), None);
+        assert_eq!(scaled_f64(f64::NAN, 1), None);
+        assert_eq!(scaled_f64(f64::INFINITY, 1), None);
+    }
 }
