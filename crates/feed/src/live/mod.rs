@@ -740,15 +740,24 @@ fn traders(
             })
         };
         let Some(v) = states.iter().position(|s| s.setup.name == name) else {
-            return Err(problem("not one of the feed's venues".into()));
+            let names: Vec<&str> = states.iter().map(|s| s.setup.name.as_str()).collect();
+            return Err(problem(format!(
+                "not one of the feed's venues ({})",
+                names.join(", ")
+            )));
         };
         if trading.by_venue[v].is_some() {
             return Err(problem("traded twice".into()));
         }
         let venue = &states[v].setup;
+        // The session first: a venue with no order entry built in is said
+        // so, not asked for an endpoint.
+        let own_session = setup.session.is_some();
+        let session =
+            venue_session(venue.venue, &mut setup, &venue.instruments).map_err(problem)?;
         // One's own session's endpoint is its whole URL.
-        let url = match (&setup.session, &setup.endpoint) {
-            (Some(_), Some(own)) => Some(own.clone()),
+        let url = match (own_session, &setup.endpoint) {
+            (true, Some(own)) => Some(own.clone()),
             _ => trade_url(
                 venue.venue,
                 setup.endpoint.as_deref(),
@@ -756,8 +765,6 @@ fn traders(
             ),
         }
         .ok_or_else(|| problem("no order-entry endpoint known: give one".into()))?;
-        let session =
-            venue_session(venue.venue, &mut setup, &venue.instruments).map_err(problem)?;
         Endpoint::parse(&url).map_err(|e| bad_url(&url, e))?;
         trading.add(Trader::new(
             v,

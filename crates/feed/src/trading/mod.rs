@@ -197,7 +197,9 @@ pub(crate) fn venue_session(
         Venue::BinanceSpot => tickwire_trade::BinanceSession::new(config, credentials)
             .map(|s| Box::new(s) as Box<dyn Session>)
             .map_err(|e| e.to_string()),
-        _ => Err(format!("order entry for {venue} is not built in")),
+        _ => Err(format!(
+            "order entry for {venue} is not built in (it is for deribit and binance-spot)"
+        )),
     }
 }
 
