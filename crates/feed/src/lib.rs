@@ -92,6 +92,7 @@ pub mod shm;
 #[cfg(feature = "sim")]
 mod simulated;
 pub mod sink;
+pub mod stream;
 pub mod threads;
 pub mod trading;
 

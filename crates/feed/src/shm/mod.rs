@@ -130,7 +130,7 @@ mod named;
 mod place;
 mod table;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use codec::{decode, encode};
 pub use named::{Described, Scaled};

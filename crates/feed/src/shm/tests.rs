@@ -35,7 +35,9 @@ fn slot_word(capacity: u64, n: u64) -> usize {
     slot_at(HEADER_WORDS, capacity - 1, n)
 }
 
-fn every_kind() -> Vec<Kind> {
+/// One of every kind the ring carries, with extreme values (the stream's
+/// tests use it too).
+pub(crate) fn every_kind() -> Vec<Kind> {
     vec![
         Kind::Trade {
             price: -3,
