@@ -206,7 +206,7 @@ proptest! {
         kind in 0usize..14,
     ) {
         let kinds = every_kind();
-        let m = encode_event(9, 1, &event(kinds[kind % kinds.len()].clone()), 3).unwrap();
+        let m = encode_event(9, 1, &event(kinds[kind % kinds.len()]), 3).unwrap();
         prop_assert!(decode_event(&m[..cut]).is_err());
         let mut bent = m;
         bent[at] = to;
