@@ -76,6 +76,8 @@
 /// without depending on [`live`]; [`live::LOG_TARGET`] is the same.
 pub const LOG_TARGET: &str = "tickwire_feed";
 
+#[cfg(feature = "aeron")]
+pub mod aeron;
 mod builder;
 pub mod config;
 #[cfg(feature = "sim")]

@@ -1,0 +1,210 @@
+//! The feed's Aeron sink: one exclusive publication per feed thread,
+//! offered to from that thread, never waited on.
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rusteron_client::{AeronExclusivePublication, AeronOfferError};
+use tickwire_tsc::Calibration;
+
+use crate::id::Event;
+use crate::sink::Instrument;
+use crate::stream::{self, NameTooLong};
+
+/// What a [`Publisher`] did with the events it was handed (shared with
+/// whoever reports them; relaxed counters, as the feed's own).
+#[derive(Debug, Default)]
+pub struct PublishStats {
+    /// Events Aeron took.
+    pub published: AtomicU64,
+    /// Dropped: a subscriber was a whole term behind (back pressure).
+    pub back_pressured: AtomicU64,
+    /// Dropped: no subscriber was connected.
+    pub not_connected: AtomicU64,
+    /// Dropped: the publication was closed or at its end (said once).
+    pub failed: AtomicU64,
+    /// Instrument table parts sent.
+    pub table_parts: AtomicU64,
+}
+
+impl PublishStats {
+    /// Every event dropped, whatever the cause.
+    pub fn dropped(&self) -> u64 {
+        self.back_pressured.load(Ordering::Relaxed)
+            + self.not_connected.load(Ordering::Relaxed)
+            + self.failed.load(Ordering::Relaxed)
+    }
+}
+
+/// Table resends: the table goes before the first event a newly
+/// connected subscriber can get, and again this often (in the events'
+/// receive stamps) for subscribers that joined a stream already flowing.
+const TABLE_EVERY_S: f64 = 1.0;
+
+/// Said once each: the first event dropped for each cause.
+const SAID_BACK_PRESSURE: u8 = 1;
+const SAID_NOT_CONNECTED: u8 = 2;
+const SAID_FAILED: u8 = 4;
+
+/// The feed's sink on one Aeron publication. [`Publisher::publish`]
+/// encodes an event into a buffer on the stack and offers it once: no
+/// allocation, no waiting (a test counts).
+pub struct Publisher {
+    publication: AeronExclusivePublication,
+    id: u32,
+    sequence: u64,
+    table: Vec<Vec<u8>>,
+    table_due: bool,
+    next_table: u64,
+    table_every: u64,
+    calibration: Calibration,
+    stats: Arc<PublishStats>,
+    said: u8,
+}
+
+impl std::fmt::Debug for Publisher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Publisher")
+            .field("id", &self.id)
+            .field("sequence", &self.sequence)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Publisher {
+    pub(super) fn new(
+        publication: AeronExclusivePublication,
+        instruments: &[Instrument],
+    ) -> Result<Publisher, NameTooLong> {
+        // Per-process random keys (a new one for each `RandomState`), over
+        // this process's count of publishers and its pid.
+        static MADE: AtomicU64 = AtomicU64::new(0);
+        let id = loop {
+            let made = MADE.fetch_add(1, Ordering::Relaxed);
+            let id = RandomState::new().hash_one((made, std::process::id())) as u32;
+            if id != 0 {
+                break id;
+            }
+        };
+        let calibration = tickwire_tsc::calibration();
+        Ok(Publisher {
+            publication,
+            id,
+            sequence: 0,
+            table: stream::encode_table(id, instruments)?,
+            table_due: true,
+            next_table: 0,
+            table_every: (calibration.ticks_per_second() * TABLE_EVERY_S) as u64,
+            calibration,
+            stats: Arc::default(),
+            said: 0,
+        })
+    }
+
+    /// This publisher's id in the stream (each message's bytes 4..8).
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// Its counters.
+    pub fn stats(&self) -> Arc<PublishStats> {
+        self.stats.clone()
+    }
+
+    /// Whether a subscriber is connected now.
+    pub fn is_connected(&self) -> bool {
+        self.publication.is_connected()
+    }
+
+    /// Offers `event` (after the instrument table, when it is due); true
+    /// if Aeron took it. A kind the stream does not carry is skipped and
+    /// takes no sequence number.
+    #[inline]
+    pub fn publish(&mut self, event: &Event) -> bool {
+        let unix_ns = self.calibration.to_unix_ns(event.recv_tsc);
+        let Some(message) = stream::encode_event(self.id, self.sequence + 1, event, unix_ns) else {
+            return false;
+        };
+        self.sequence += 1;
+        if event.recv_tsc >= self.next_table {
+            self.next_table = event.recv_tsc.saturating_add(self.table_every);
+            self.table_due = true;
+            // Once a second: the exporter refines the process's calibration.
+            self.calibration = tickwire_tsc::calibration();
+        }
+        if self.table_due && self.publication.is_connected() {
+            self.send_table();
+        }
+        match self.offer(&message) {
+            Ok(()) => {
+                self.stats.published.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(e) => {
+                self.dropped(e);
+                false
+            }
+        }
+    }
+
+    /// One offer, and one more at once on an admin action (a term
+    /// rotating), as Aeron's samples do.
+    fn offer(&self, message: &[u8]) -> Result<(), AeronOfferError> {
+        match self.publication.offer(message) {
+            Ok(_) => Ok(()),
+            Err(AeronOfferError::AdminAction) => self.publication.offer(message).map(|_| ()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn send_table(&mut self) {
+        for part in &self.table {
+            if self.offer(part).is_err() {
+                // Due still: tried again with the next event.
+                return;
+            }
+            self.stats.table_parts.fetch_add(1, Ordering::Relaxed);
+        }
+        self.table_due = false;
+    }
+
+    #[cold]
+    fn dropped(&mut self, e: AeronOfferError) {
+        match e {
+            AeronOfferError::NotConnected => {
+                self.stats.not_connected.fetch_add(1, Ordering::Relaxed);
+                // A subscriber that connects next starts where the stream
+                // is then: the table goes first.
+                self.table_due = true;
+                if self.said & SAID_NOT_CONNECTED == 0 {
+                    self.said |= SAID_NOT_CONNECTED;
+                    log::info!(
+                        "aeron sink (publisher {:08x}): no subscriber connected; events are dropped and counted until one is",
+                        self.id
+                    );
+                }
+            }
+            AeronOfferError::BackPressured | AeronOfferError::AdminAction => {
+                self.stats.back_pressured.fetch_add(1, Ordering::Relaxed);
+                if self.said & SAID_BACK_PRESSURE == 0 {
+                    self.said |= SAID_BACK_PRESSURE;
+                    log::warn!(
+                        "aeron sink (publisher {:08x}): back pressure (a subscriber is a term behind); events are dropped and counted, the feed goes on",
+                        self.id
+                    );
+                }
+            }
+            other => {
+                self.stats.failed.fetch_add(1, Ordering::Relaxed);
+                if self.said & SAID_FAILED == 0 {
+                    self.said |= SAID_FAILED;
+                    log::error!(
+                        "aeron sink (publisher {:08x}): the publication refuses events ({other:?}); they are dropped and counted",
+                        self.id
+                    );
+                }
+            }
+        }
+    }
+}
