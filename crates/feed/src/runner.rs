@@ -72,6 +72,10 @@ pub struct RunSummary {
     pub never_connected: Vec<(String, String)>,
     /// Undecodable messages.
     pub decode_errors: u64,
+    /// Events Aeron took (`[sinks.aeron]`), over all threads.
+    pub aeron_published: u64,
+    /// Events the Aeron sink dropped: no subscriber, or back pressure.
+    pub aeron_dropped: u64,
     /// How long it ran.
     pub elapsed: Duration,
 }
@@ -249,6 +253,8 @@ pub fn run(
                 .map_err(|e| setup(&format!("sinks.shm {}", path.display()), e))?,
         ),
     };
+    #[cfg(feature = "aeron")]
+    let (aeron_client, mut aeron_publishers, aeron_stats) = aeron_sink(config, &names)?;
     let cal = tickwire_tsc::calibration();
     let mut feeds = Vec::new();
     let (ready_tx, ready_rx) = mpsc::channel::<Result<Arc<FeedStats>, String>>();
@@ -284,11 +290,17 @@ pub fn run(
                 Some(w)
             }
         };
-        let sinks = Sinks {
+        #[allow(unused_mut)]
+        let mut sinks = Sinks {
             queue: queue.clone(),
             ring: ring.take(),
             recording,
+            ..Sinks::default()
         };
+        #[cfg(feature = "aeron")]
+        {
+            sinks.aeron = aeron_publishers.pop();
+        }
         let venues: Vec<_> = t.venues.iter().map(|&v| config.venues[v].clone()).collect();
         let net = NetConfig {
             poll_mode: config.poll,
@@ -448,6 +460,16 @@ pub fn run(
             }
         }
     }
+    #[cfg(feature = "aeron")]
+    {
+        for s in &aeron_stats {
+            summary.aeron_published += s.published.load(Ordering::Relaxed);
+            summary.aeron_dropped += s.dropped();
+        }
+        // Its publications are closed (their threads' sinks dropped): the
+        // client closes, then an embedded driver stops.
+        drop(aeron_client);
+    }
     // One counter, shared by every thread's publisher.
     summary.dropped = sink_dropped.map_or(0, |d| d.load(Ordering::Relaxed));
     // Once the feed threads have ended: what their last polls and the
@@ -496,6 +518,45 @@ pub fn run(
         Some(e) if stats.len() < config.threads.len() => Err(RunError::Setup(e)),
         Some(e) => Err(RunError::Feed(e)),
     }
+}
+
+/// The Aeron client and one publisher for each feed thread (popped from
+/// the back, so in reverse), with their counters; none without
+/// `[sinks.aeron]`.
+#[cfg(feature = "aeron")]
+#[allow(clippy::type_complexity)]
+fn aeron_sink(
+    config: &FeedConfig,
+    names: &[sink::Instrument],
+) -> Result<
+    (
+        Option<crate::aeron::Client>,
+        Vec<crate::aeron::Publisher>,
+        Vec<Arc<crate::aeron::PublishStats>>,
+    ),
+    RunError,
+> {
+    use crate::aeron::{Client, DriverSetup};
+    let Some(a) = &config.sinks.aeron else {
+        return Ok((None, Vec::new(), Vec::new()));
+    };
+    let driver = if a.embedded {
+        DriverSetup::Embedded { dir: a.dir.clone() }
+    } else {
+        DriverSetup::External { dir: a.dir.clone() }
+    };
+    let client = Client::start(&driver).map_err(|e| setup("sinks.aeron", e))?;
+    let mut publishers = Vec::new();
+    for _ in &config.threads {
+        publishers.push(
+            client
+                .publisher(&a.channel, a.stream, names)
+                .map_err(|e| setup("sinks.aeron", e))?,
+        );
+    }
+    let stats = publishers.iter().map(|p| p.stats()).collect();
+    publishers.reverse();
+    Ok((Some(client), publishers, stats))
 }
 
 #[cfg(test)]

@@ -82,11 +82,15 @@ pub enum Stage {
     /// send to its answer's read (`read_end`). Recorded by the application,
     /// as `Lead` is.
     RoundTrip,
+    /// An event published on Aeron: the feed's read (`read_end`) to a
+    /// subscriber's receive of it, on one host's clock. Recorded by the
+    /// subscriber, as `Lead` is.
+    Delivered,
 }
 
 impl Stage {
     /// Every stage, in path order.
-    pub const ALL: [Stage; 11] = [
+    pub const ALL: [Stage; 12] = [
         Stage::Wake,
         Stage::Read,
         Stage::Tls,
@@ -98,6 +102,7 @@ impl Stage {
         Stage::Lead,
         Stage::TickToTrade,
         Stage::RoundTrip,
+        Stage::Delivered,
     ];
 
     /// The stage's name: the tag in `.hlog` files and the `stage` label in
@@ -115,6 +120,7 @@ impl Stage {
             Stage::Lead => "lead",
             Stage::TickToTrade => "tick_to_trade",
             Stage::RoundTrip => "round_trip",
+            Stage::Delivered => "delivered",
         }
     }
 
@@ -129,7 +135,7 @@ impl Stage {
     }
 
     /// The two local stamps the stage lies between, if both were taken.
-    /// (`Exchange` is not local; `Lead`, `TickToTrade` and `RoundTrip` are
+    /// (`Exchange` is not local; `Lead`, `TickToTrade`, `RoundTrip` and `Delivered` are
     /// not from stamps: `None`.)
     #[inline]
     pub fn span(self, s: &Stamps) -> Option<(Ticks, Ticks)> {
@@ -142,7 +148,11 @@ impl Stage {
             Stage::Json => (s.decoded, s.parsed),
             Stage::Handler => (or(s.parsed, s.decoded), s.handled),
             Stage::Total => (s.read_end, s.handled),
-            Stage::Exchange | Stage::Lead | Stage::TickToTrade | Stage::RoundTrip => {
+            Stage::Exchange
+            | Stage::Lead
+            | Stage::TickToTrade
+            | Stage::RoundTrip
+            | Stage::Delivered => {
                 return None;
             }
         };

@@ -9,7 +9,8 @@
 //! - [`Publisher`] is the feed's sink: [`Publisher::publish`] offers an
 //!   event on an exclusive publication from the feed thread and never
 //!   waits. Aeron's own answers decide what happens to an event it cannot
-//!   take now: back pressure (a subscriber behind by a term) and "not
+//!   take now: back pressure (a subscriber behind by the publication window, half a
+//!   term by default) and "not
 //!   connected" (no subscriber) are drops, counted in [`PublishStats`],
 //!   exactly as the JSON Lines queue drops when full; the event's sequence
 //!   number is spent all the same, so a subscriber sees the drop as a gap.

@@ -18,7 +18,8 @@ use crate::stream::{self, NameTooLong};
 pub struct PublishStats {
     /// Events Aeron took.
     pub published: AtomicU64,
-    /// Dropped: a subscriber was a whole term behind (back pressure).
+    /// Dropped: a subscriber was a publication window behind (back
+    /// pressure; half a term by default).
     pub back_pressured: AtomicU64,
     /// Dropped: no subscriber was connected.
     pub not_connected: AtomicU64,
@@ -190,7 +191,7 @@ impl Publisher {
                 if self.said & SAID_BACK_PRESSURE == 0 {
                     self.said |= SAID_BACK_PRESSURE;
                     log::warn!(
-                        "aeron sink (publisher {:08x}): back pressure (a subscriber is a term behind); events are dropped and counted, the feed goes on",
+                        "aeron sink (publisher {:08x}): back pressure (a subscriber is a publication window behind); events are dropped and counted, the feed goes on",
                         self.id
                     );
                 }

@@ -10,7 +10,7 @@ use crate::stream::{self, BadMessage, Message, Sequence, Step};
 use super::AeronError;
 
 /// Publishers a subscriber keeps apart at most (a feed's threads, feeds
-/// restarted); messages of more are counted as bad, so a stream cannot
+/// restarted): past it the one seen first is forgotten, so a stream cannot
 /// make the subscriber grow without bound.
 const MAX_SOURCES: usize = 256;
 /// The largest instrument table a subscriber takes.
@@ -174,14 +174,14 @@ impl Subscriber {
     }
 }
 
-/// The source of `publisher`, made on first sight (`None` past
-/// [`MAX_SOURCES`]).
+/// The source of `publisher`, made on first sight (the oldest forgotten
+/// past [`MAX_SOURCES`]).
 fn source(sources: &mut Vec<Source>, publisher: u32) -> Option<usize> {
     if let Some(i) = sources.iter().position(|s| s.publisher == publisher) {
         return Some(i);
     }
     if sources.len() >= MAX_SOURCES {
-        return None;
+        sources.remove(0);
     }
     sources.push(Source::new(publisher));
     Some(sources.len() - 1)

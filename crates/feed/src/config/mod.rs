@@ -19,6 +19,12 @@
 //! shm_capacity = 65536         # events, a power of two
 //! queue = 65536                # events between the feed and the JSONL writer
 //!
+//! [sinks.aeron]                # every event on Aeron (feature `aeron`; docs/deployment.md)
+//! channel = "aeron:udp?endpoint=10.0.0.2:40456"
+//! stream = 1001
+//! driver = "embedded"          # embedded (default) | external: a media driver already runs in `dir`
+//! dir = "/dev/shm/aeron-feed"  # the media driver's directory (default: Aeron's)
+//!
 //! [record]
 //! path = "rec/feed"            # <path>.<n>.twrec, rotated
 //! max_file_mb = 256
@@ -179,6 +185,22 @@ pub struct SinksConfig {
     pub shm_capacity: usize,
     /// Events queued between the feed threads and the JSONL writer.
     pub queue: usize,
+    /// Every event on Aeron (`[sinks.aeron]`; needs the `aeron` feature).
+    pub aeron: Option<AeronSinkConfig>,
+}
+
+/// `[sinks.aeron]`: where the feed publishes its events on Aeron.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AeronSinkConfig {
+    /// An Aeron channel URI.
+    pub channel: String,
+    /// The stream id.
+    pub stream: i32,
+    /// Start a media driver in `dir` (true, the default), or use the one
+    /// running there.
+    pub embedded: bool,
+    /// The media driver's directory (Aeron's default when `None`).
+    pub dir: Option<PathBuf>,
 }
 
 /// The raw recording's settings.
@@ -684,6 +706,42 @@ impl FeedConfig {
                 format!("venue `{}` is on no [[thread]]", venues[v].name),
             ));
         }
+        let aeron = match raw.sinks.aeron {
+            None => None,
+            Some(a) => {
+                if cfg!(not(feature = "aeron")) {
+                    return Err(error(
+                        "sinks.aeron",
+                        "this tickwire-feed was built without Aeron: build it with `--features aeron` (docs/deployment.md)",
+                    ));
+                }
+                if !a.channel.starts_with("aeron:") {
+                    return Err(error(
+                        "sinks.aeron.channel",
+                        format!(
+                            "`{}` is not an Aeron channel URI (aeron:ipc, aeron:udp?endpoint=host:port)",
+                            a.channel
+                        ),
+                    ));
+                }
+                let embedded = match a.driver.as_deref() {
+                    None | Some("embedded") => true,
+                    Some("external") => false,
+                    Some(other) => {
+                        return Err(error(
+                            "sinks.aeron.driver",
+                            format!("`{other}`: embedded or external"),
+                        ));
+                    }
+                };
+                Some(AeronSinkConfig {
+                    channel: a.channel,
+                    stream: a.stream,
+                    embedded,
+                    dir: a.dir,
+                })
+            }
+        };
         if raw.sinks.shm.is_some() && threads.len() > 1 {
             return Err(error(
                 "sinks.shm",
@@ -706,6 +764,7 @@ impl FeedConfig {
                 shm: raw.sinks.shm,
                 shm_capacity,
                 queue,
+                aeron,
             },
             record,
             ca_file: raw.tls.ca_file,

@@ -51,6 +51,16 @@ pub(super) struct RawSinks {
     pub(super) shm: Option<PathBuf>,
     pub(super) shm_capacity: Option<usize>,
     pub(super) queue: Option<usize>,
+    pub(super) aeron: Option<RawAeron>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "the [sinks.aeron] table")]
+pub(super) struct RawAeron {
+    pub(super) channel: String,
+    pub(super) stream: i32,
+    pub(super) driver: Option<String>,
+    pub(super) dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]

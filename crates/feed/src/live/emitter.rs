@@ -139,6 +139,10 @@ impl Emitter<'_> {
         if let Some(ring) = self.sinks.ring.as_mut() {
             ring.publish(&e);
         }
+        #[cfg(feature = "aeron")]
+        if let Some(a) = self.sinks.aeron.as_mut() {
+            a.publish(&e);
+        }
         if let Some(q) = &self.sinks.queue {
             q.publish(e);
         }

@@ -125,6 +125,9 @@ pub struct Sinks {
     pub ring: Option<shm::Writer>,
     /// A raw recording of every frame.
     pub recording: Option<recording::Writer>,
+    /// Every event on an Aeron publication (feature `aeron`).
+    #[cfg(feature = "aeron")]
+    pub aeron: Option<crate::aeron::Publisher>,
 }
 
 impl VenueSetup {
@@ -158,6 +161,13 @@ impl Sinks {
         self
     }
 
+    /// These sinks and an Aeron publication of every event.
+    #[cfg(feature = "aeron")]
+    pub fn with_aeron(mut self, publisher: crate::aeron::Publisher) -> Sinks {
+        self.aeron = Some(publisher);
+        self
+    }
+
     /// These sinks and a raw recording of every frame.
     pub fn with_recording(mut self, recording: recording::Writer) -> Sinks {
         self.recording = Some(recording);
@@ -171,7 +181,7 @@ impl fmt::Debug for Sinks {
             .field("queue", &self.queue.is_some())
             .field("ring", &self.ring.is_some())
             .field("recording", &self.recording.is_some())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

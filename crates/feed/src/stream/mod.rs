@@ -70,7 +70,12 @@
 //! ```
 //!
 //! A reader skips a kind it does not know (a newer publisher's) rather
-//! than failing; it refuses a message of another version or magic.
+//! than failing, but reads a gap (kind 6) of any reason as a gap, so a
+//! book is never trusted past one; it refuses a message of another
+//! version or magic, or of a type it does not know.
+
+use tickwire_venues::event::Kind;
+use tickwire_venues::sync::Resync;
 
 use crate::id::{Event, FeedId};
 use crate::shm::{self, MAX_SYMBOL, MAX_VENUE, RingInstrument};
@@ -96,6 +101,8 @@ pub const TABLE_HEADER: usize = 24;
 pub const TABLE_PART_LEN: usize = TABLE_HEADER + TABLE_PART * ENTRY_LEN;
 
 const TYPE_EVENT: u8 = 1;
+/// The gap kind's tag (the table above).
+const KIND_GAP: u8 = 6;
 const TYPE_TABLE: u8 = 2;
 
 /// An event as its stream message: `sequence` as the publisher numbers
@@ -217,8 +224,10 @@ pub enum Message {
 /// Why a message could not be read: none of them is a panic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BadMessage {
-    /// Shorter than its type's length, or of an unknown type.
+    /// Not its type's length.
     Length,
+    /// A message type this version does not know.
+    Type(u8),
     /// Not this layout's magic.
     Magic,
     /// Another version of the layout.
@@ -230,7 +239,10 @@ pub enum BadMessage {
 impl std::fmt::Display for BadMessage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            BadMessage::Length => f.write_str("a message of the wrong length or type"),
+            BadMessage::Length => f.write_str("a message of the wrong length"),
+            BadMessage::Type(t) => {
+                write!(f, "a message of type {t}, which this reader does not know")
+            }
             BadMessage::Magic => f.write_str("not a tickwire stream message (magic)"),
             BadMessage::Version(v) => write!(f, "layout version {v}, this reader reads {VERSION}"),
             BadMessage::Table => f.write_str("an instrument table entry that does not read"),
@@ -276,7 +288,19 @@ pub fn decode_event(m: &[u8]) -> Result<Option<(u32, u64, Event, u64)>, BadMessa
     for (k, word) in w[3..].iter_mut().enumerate() {
         *word = u64_at(m, 48 + 8 * k);
     }
-    Ok(shm::decode(&w).map(|event| (u32_at(m, 4), u64_at(m, 8), event, u64_at(m, 40))))
+    let event = shm::decode(&w).or_else(|| {
+        // A gap whose reason this version does not name is still a gap:
+        // the book is not valid (read as the ring reads its unnamed ones).
+        (m[20] == KIND_GAP).then(|| Event {
+            instrument: FeedId(u32_at(m, 16)),
+            exchange_ns: w[1],
+            recv_tsc: w[2],
+            kind: Kind::Gap {
+                why: Resync::Disconnected,
+            },
+        })
+    });
+    Ok(event.map(|event| (u32_at(m, 4), u64_at(m, 8), event, u64_at(m, 40))))
 }
 
 fn head(m: &[u8]) -> Result<(), BadMessage> {
@@ -349,7 +373,7 @@ pub fn decode(m: &[u8]) -> Result<Message, BadMessage> {
                 entries,
             })
         }
-        _ => Err(BadMessage::Length),
+        t => Err(BadMessage::Type(t)),
     }
 }
 

@@ -162,7 +162,24 @@ fn another_version_or_magic_is_refused_and_an_unknown_kind_skipped() {
     );
     assert_eq!(decode(&m[..40]), Err(BadMessage::Length));
     m[3] = 9;
-    assert_eq!(decode(&m), Err(BadMessage::Length));
+    assert_eq!(decode(&m), Err(BadMessage::Type(9)));
+}
+
+/// A gap with a reason this version does not name still reads as a gap:
+/// a reader never keeps trusting a book past one.
+#[test]
+fn a_gap_of_an_unnamed_reason_is_still_a_gap() {
+    let mut m = encode_event(1, 5, &event(Kind::Resync), 0).unwrap();
+    m[20] = 6;
+    m[21] = 77;
+    let (_, _, e, _) = decode_event(&m).unwrap().unwrap();
+    assert_eq!(
+        e.kind,
+        Kind::Gap {
+            why: Resync::Disconnected
+        }
+    );
+    assert_eq!(e.instrument, FeedId(3));
 }
 
 #[test]
