@@ -112,6 +112,12 @@ pub(crate) enum Command {
         #[arg(long, conflicts_with = "svg")]
         no_svg: bool,
     },
+    /// Read the events a feed publishes on Aeron (`[sinks.aeron]`): JSON
+    /// Lines of docs/jsonl.md's schema on stdout, or with `--stats` a line
+    /// a second of rate, gaps in each publisher's sequence, and the feed's
+    /// read to this receive (same host: both on one TSC). Needs a build
+    /// with `--features aeron`. Stops on SIGINT/SIGTERM.
+    Subscribe(SubscribeArgs),
     /// Run a recording through a venue's adapter (decoders, books, events)
     /// as fast as possible, or at its own pace, and print what it did.
     Replay {
@@ -279,6 +285,21 @@ fn parse_lifetime(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(n))
 }
 
+/// A duration in seconds or minutes: `30`, `30s`, `1.5s`, `5m`.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let (n, unit) = match s.strip_suffix('m') {
+        Some(n) => (n, 60.0),
+        None => (s.strip_suffix('s').unwrap_or(s), 1.0),
+    };
+    let n: f64 = n
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (e.g. 30s or 5m)"))?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(format!("{s:?}: a duration above zero"));
+    }
+    Ok(Duration::from_secs_f64(n * unit))
+}
+
 /// Venues named on the command line.
 #[derive(Clone, Debug)]
 pub(crate) struct VenueList(pub(crate) Vec<Venue>);
@@ -320,4 +341,43 @@ impl Default for DemoArgs {
             trade: false,
         }
     }
+}
+
+/// `subscribe`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct SubscribeArgs {
+    /// The Aeron channel URI the feed publishes on (`aeron:ipc`,
+    /// `aeron:udp?endpoint=host:port`).
+    #[arg(long = "aeron", value_name = "CHANNEL")]
+    pub(crate) channel: String,
+    /// The stream id.
+    #[arg(long)]
+    pub(crate) stream: i32,
+    /// The media driver's directory [default: Aeron's, /dev/shm/aeron-<user>].
+    #[arg(long)]
+    pub(crate) dir: Option<PathBuf>,
+    /// Start a media driver in this process (in `--dir`) rather than use
+    /// the one running there.
+    #[arg(long)]
+    pub(crate) embedded_driver: bool,
+    /// A line a second of statistics on stderr instead of JSON Lines.
+    #[arg(long)]
+    pub(crate) stats: bool,
+    /// Write the JSON Lines here instead of stdout.
+    #[arg(long, conflicts_with = "stats")]
+    pub(crate) out: Option<PathBuf>,
+    /// Stop after this many events.
+    #[arg(long)]
+    pub(crate) count: Option<u64>,
+    /// Stop after this long (`30s`, `5m`).
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) duration: Option<Duration>,
+    /// Poll without ever sleeping (a core spins: the lowest latency, for
+    /// measuring it).
+    #[arg(long)]
+    pub(crate) busy: bool,
+    /// Stop once no event has come for this long after the first
+    /// (`2s`): the end of a feed's run.
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) idle: Option<Duration>,
 }

@@ -27,6 +27,7 @@ mod replay_command;
 mod run_command;
 mod runs;
 mod sim_command;
+mod subscribe_command;
 
 use cli::{Cli, Command, DemoArgs, InstrumentsArgs};
 use demo_command::demo;
@@ -36,7 +37,7 @@ use run_command::run;
 use sim_command::{SimArgs, replay_script, serve_sim};
 
 /// A flag SIGINT and SIGTERM set: the run loops stop, flush and exit 0.
-fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
+pub(crate) fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, Arc::clone(&stop))?;
@@ -150,6 +151,7 @@ fn command(command: Option<Command>) -> CliResult {
             })
         }
         Command::Report { log, svg, no_svg } => report(&log, svg, no_svg),
+        Command::Subscribe(args) => subscribe_command::subscribe(&args),
         Command::Replay {
             recordings,
             venue,

@@ -135,6 +135,12 @@ pub(crate) fn run(
                 s.decode_errors,
                 s.connect_failures
             );
+            if config.sinks.aeron.is_some() {
+                eprintln!(
+                    "aeron: {} events published, {} dropped (no subscriber connected, or back pressure)",
+                    s.aeron_published, s.aeron_dropped
+                );
+            }
             for (venue, cause) in &s.never_connected {
                 eprintln!("tickwire-feed: venue {venue} NEVER CONNECTED: {cause}");
             }
