@@ -227,8 +227,20 @@ mod with_aeron {
         if let Some(o) = out.as_mut() {
             o.flush().map_err(|e| write_failed(&e))?;
         }
+        // This process's own driver: what it did on the wire (a NAK is a
+        // gap it saw in the stream and asked the sender to repair).
+        let driver_line = if args.embedded_driver {
+            let c = |label| client.system_counter(label).unwrap_or(-1);
+            format!(
+                "; driver: NAKs sent {}, bytes received {}",
+                c("NAKs sent"),
+                c("Bytes received")
+            )
+        } else {
+            String::new()
+        };
         eprintln!(
-            "tickwire-feed subscribe: {events} events in {:.1} s, {}, {} unnamed dropped; delivered (feed read to this receive) {}",
+            "tickwire-feed subscribe: {events} events in {:.1} s, {}, {} unnamed dropped; delivered (feed read to this receive) {}{driver_line}",
             started.elapsed().as_secs_f64(),
             sequence_line(&sub),
             pending.len() as u64 + pending_dropped,

@@ -5,6 +5,9 @@
 mod running;
 mod util;
 
+#[cfg(feature = "aeron")]
+mod aeron;
+
 mod cli;
 mod demo_trade;
 mod first_run;

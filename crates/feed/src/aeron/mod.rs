@@ -34,6 +34,7 @@ use std::time::Duration;
 
 use rusteron_client::{Aeron, AeronContext};
 
+mod counters;
 mod driver;
 mod publish;
 mod subscribe;

@@ -1,0 +1,70 @@
+//! The feed and a subscriber in two processes on one host, over
+//! `aeron:ipc` through one media driver: every event arrives, in order,
+//! equal to what the feed's own JSON Lines sink wrote.
+
+use std::process::Stdio;
+
+use super::{Lines, assert_same_events, driver_dir, events_of, exit_of, feed_config};
+use crate::util::{bin, signal, temp_dir, tls_simulator, wait_for};
+
+#[test]
+fn a_subscriber_in_another_process_gets_every_event_in_order_equal_to_the_jsonl_sink() {
+    let dir = temp_dir("aeron-ipc");
+    let (simulator, ca) = tls_simulator(&dir, 2000);
+    let driver = driver_dir("ipc");
+    let channel = "aeron:ipc?term-length=16m";
+    // The subscriber first, with the host's media driver in it; the feed
+    // then uses that driver (`driver = "external"`).
+    let out = dir.join("subscriber.jsonl");
+    let mut subscriber = bin()
+        .args(["subscribe", "--aeron", channel, "--stream", "1001"])
+        .arg("--dir")
+        .arg(&driver)
+        .args(["--embedded-driver", "--idle", "5s"])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = Lines::of(subscriber.stderr.take().unwrap());
+    said.wait_for("media driver in", 60);
+
+    let jsonl = dir.join("feed.jsonl");
+    let config = feed_config(
+        &dir,
+        simulator.addr().port(),
+        &ca,
+        &jsonl,
+        &format!(
+            "channel = \"{channel}\"\nstream = 1001\ndriver = \"external\"\ndir = \"{}\"",
+            driver.display()
+        ),
+    );
+    let mut feed = bin()
+        .args(["run", "--config"])
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut feed_said = Lines::of(feed.stderr.take().unwrap());
+    // Until the subscriber has written a few thousand lines.
+    wait_for(&mut feed, "events through Aeron", 60, || {
+        std::fs::metadata(&out).is_ok_and(|m| m.len() > 400_000)
+    });
+    signal(&feed, "-TERM");
+    assert!(exit_of(&mut feed, 60).success());
+    let summary = feed_said.wait_for("aeron:", 10);
+    assert!(summary.contains(" 0 dropped"), "{summary}");
+    // The subscriber stops 5 s after the last event.
+    assert!(exit_of(&mut subscriber, 60).success());
+    let end = said.wait_for("events in", 10);
+    assert!(end.contains("gaps 0  lost 0  bad 0"), "{end}");
+
+    let (feed_events, got) = (events_of(&jsonl), events_of(&out));
+    assert!(feed_events.len() > 1000, "{} events", feed_events.len());
+    assert_same_events(&feed_events, &got);
+    assert!(!driver.exists(), "the driver removed its directory");
+    let _ = std::fs::remove_dir_all(&dir);
+}
