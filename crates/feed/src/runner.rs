@@ -548,11 +548,11 @@ fn aeron_sink(
     let client = Client::start(&driver).map_err(|e| setup("sinks.aeron", e))?;
     let mut publishers = Vec::new();
     for _ in &config.threads {
-        publishers.push(
-            client
-                .publisher(&a.channel, a.stream, names)
-                .map_err(|e| setup("sinks.aeron", e))?,
-        );
+        let mut p = client
+            .publisher(&a.channel, a.stream, names)
+            .map_err(|e| setup("sinks.aeron", e))?;
+        p.set_books_every(a.books_every);
+        publishers.push(p);
     }
     let stats = publishers.iter().map(|p| p.stats()).collect();
     publishers.reverse();

@@ -1,7 +1,7 @@
 //! A subscriber that is absent, then stopped, never holds the feed up:
 //! its events are counted drops, the feed's books stay valid with no gap,
 //! its JSON Lines sink keeps writing, and the subscriber sees the drops
-//! as gaps in the sequence.
+//! as gaps in the sequence, then gets every book again.
 
 use std::process::Stdio;
 
@@ -19,9 +19,10 @@ fn an_absent_or_stopped_subscriber_costs_counted_drops_and_never_stalls_the_feed
     let dir = temp_dir("aeron-slow");
     let (simulator, ca) = tls_simulator(&dir, 2000);
     let driver = driver_dir("slow");
-    // A 64 KiB term: its window (half) holds ~250 events, so a stopped
-    // subscriber pushes back within a fraction of a second.
-    let channel = "aeron:ipc?term-length=64k";
+    // A 256 KiB term: its window (half) holds ~1000 events, so a stopped
+    // subscriber pushes back within a fraction of a second, and a book of
+    // ~400 levels fits it whole (sent again after the drops).
+    let channel = "aeron:ipc?term-length=256k";
     let jsonl = dir.join("feed.jsonl");
     let config = feed_config(
         &dir,
@@ -98,8 +99,23 @@ fn an_absent_or_stopped_subscriber_costs_counted_drops_and_never_stalls_the_feed
     assert!(exit_of(&mut subscriber, 60).success());
     let end = said.wait_for("events in", 10);
     assert!(!end.contains("gaps 0 "), "the stop shows as a gap: {end}");
-    // What it got is the feed's events in the feed's order, some missing.
+    // What it got is the feed's events in the feed's order, some missing,
+    // and the books sent again from the feed's state (update id 0) when it
+    // joined and after its stop: a subscriber that lost events has its
+    // books back without waiting for a venue's snapshot.
     let (all, got) = (events_of(&jsonl), events_of(&out));
+    let resent = |v: &serde_json::Value| {
+        matches!(v["type"].as_str(), Some("book_snapshot" | "book_valid")) && v["update_id"] == 0
+    };
+    let books_again = got
+        .iter()
+        .filter(|v| resent(v) && v["type"] == "book_snapshot")
+        .count();
+    assert!(
+        books_again >= 4,
+        "two books, sent again at least twice: {books_again}"
+    );
+    let got: Vec<_> = got.into_iter().filter(|v| !resent(v)).collect();
     let strip = |v: &serde_json::Value| {
         let mut v = v.clone();
         v.as_object_mut().unwrap().remove("recv_ns");

@@ -8,7 +8,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rusteron_client::{AeronExclusivePublication, AeronOfferError};
 use tickwire_tsc::Calibration;
 
-use crate::id::Event;
+use tickwire_venues::book::{Book, Side};
+use tickwire_venues::event::Kind;
+
+use crate::id::{Event, FeedId};
 use crate::sink::Instrument;
 use crate::stream::{self, NameTooLong};
 
@@ -27,6 +30,9 @@ pub struct PublishStats {
     pub failed: AtomicU64,
     /// Instrument table parts sent.
     pub table_parts: AtomicU64,
+    /// Books sent again from the feed's own state (for a subscriber that
+    /// joined, or lost events), as snapshot, levels and `book valid`.
+    pub books_sent: AtomicU64,
 }
 
 impl PublishStats {
@@ -43,10 +49,15 @@ impl PublishStats {
 /// receive stamps) for subscribers that joined a stream already flowing.
 const TABLE_EVERY_S: f64 = 1.0;
 
+/// An event's frame in Aeron's log: the 32-byte data header and the
+/// event's bytes, aligned to 32 (`aeron_logbuffer_descriptor.h`).
+const FRAME: usize = (32 + stream::EVENT_LEN).next_multiple_of(32);
+
 /// Said once each: the first event dropped for each cause.
 const SAID_BACK_PRESSURE: u8 = 1;
 const SAID_NOT_CONNECTED: u8 = 2;
 const SAID_FAILED: u8 = 4;
+const SAID_BOOK_TOO_LARGE: u8 = 8;
 
 /// The feed's sink on one Aeron publication. [`Publisher::publish`]
 /// encodes an event into a buffer on the stack and offers it once: no
@@ -62,6 +73,16 @@ pub struct Publisher {
     calibration: Calibration,
     stats: Arc<PublishStats>,
     said: u8,
+    /// Events were dropped (no subscriber, back pressure): whoever reads
+    /// on has lost its books, which go again once Aeron takes events.
+    books_owed: bool,
+    /// Every book goes again this often (in clock ticks), if set.
+    books_every: Option<u64>,
+    next_books: u64,
+    /// Books already sent of the ones owed (by their order).
+    books_next: usize,
+    /// The most the publication can hold unread: half its term.
+    window: i64,
 }
 
 impl std::fmt::Debug for Publisher {
@@ -90,7 +111,6 @@ impl Publisher {
         };
         let calibration = tickwire_tsc::calibration();
         Ok(Publisher {
-            publication,
             id,
             sequence: 0,
             table: stream::encode_table(id, instruments)?,
@@ -100,6 +120,14 @@ impl Publisher {
             calibration,
             stats: Arc::default(),
             said: 0,
+            books_owed: false,
+            books_every: None,
+            next_books: 0,
+            books_next: 0,
+            window: publication
+                .get_constants()
+                .map_or(i64::MAX, |c| (c.term_buffer_length() / 2) as i64),
+            publication,
         })
     }
 
@@ -116,6 +144,103 @@ impl Publisher {
     /// Whether a subscriber is connected now.
     pub fn is_connected(&self) -> bool {
         self.publication.is_connected()
+    }
+
+    /// Sends every valid book again this often, besides after drops (for
+    /// subscribers that join a stream already flowing, many at once:
+    /// multicast); `None` (the default): only after drops.
+    pub fn set_books_every(&mut self, every: Option<std::time::Duration>) {
+        self.books_every =
+            every.map(|d| (self.calibration.ticks_per_second() * d.as_secs_f64()) as u64);
+        self.next_books = 0;
+    }
+
+    /// Whether the books should go again now (`now`: the clock's ticks):
+    /// events were dropped and a subscriber is connected, or the interval
+    /// of [`Publisher::set_books_every`] has passed.
+    #[inline]
+    pub fn books_due(&self, now: u64) -> bool {
+        (self.books_owed && self.publication.is_connected())
+            || self.books_every.is_some() && now >= self.next_books
+    }
+
+    /// Sends each of `books` (valid ones, by their feed-wide ids) as the
+    /// adapters send a snapshot: `BookSnapshot` (update id 0: the book as
+    /// the feed holds it, not a venue's message), a `BookDelta` per level
+    /// shown (bids best first, then asks; the last flagged) and
+    /// `BookValid`, stamped `now`. A subscriber that joined, or lost
+    /// events, has its books again; one that did not rebuilds the same.
+    ///
+    /// A book goes only when Aeron has room for all of it, so it is never
+    /// cut by back pressure; the ones that do not fit yet go at a later
+    /// call, from where this one stopped. A book larger than the
+    /// publication's whole window (half a term) never fits: it is skipped,
+    /// and said once (a larger `term-length` carries it).
+    pub fn publish_books<'b>(&mut self, now: u64, books: impl Iterator<Item = (FeedId, &'b Book)>) {
+        if let Some(every) = self.books_every
+            && self.books_next == 0
+        {
+            self.next_books = now.saturating_add(every);
+            self.books_owed = true;
+        }
+        if !self.publication.is_connected() {
+            return;
+        }
+        let dropped = self.stats.dropped();
+        for (id, book) in books.skip(self.books_next) {
+            let (bids, asks) = (book.levels(Side::Bid), book.levels(Side::Ask));
+            let total = bids.len() + asks.len();
+            let bytes = ((2 + total) * FRAME) as i64;
+            let room = self.publication.position_limit() - self.publication.position();
+            if bytes > room {
+                if bytes <= self.window {
+                    // Room later, as the subscribers read on.
+                    return;
+                }
+                if self.said & SAID_BOOK_TOO_LARGE == 0 {
+                    self.said |= SAID_BOOK_TOO_LARGE;
+                    log::warn!(
+                        "aeron sink (publisher {:08x}): a book of {total} levels ({bytes} bytes) is larger than the publication's window ({} bytes): it is not sent again; a larger term-length would carry it",
+                        self.id,
+                        self.window
+                    );
+                }
+                self.books_next += 1;
+                continue;
+            }
+            let event = |kind| Event {
+                instrument: id,
+                exchange_ns: 0,
+                recv_tsc: now,
+                kind,
+            };
+            self.publish(&event(Kind::BookSnapshot {
+                update_id: 0,
+                bids: bids.len() as u32,
+                asks: asks.len() as u32,
+                depth: book.depth() as u32,
+            }));
+            let all = bids
+                .iter()
+                .map(|l| (Side::Bid, l))
+                .chain(asks.iter().map(|l| (Side::Ask, l)));
+            for (n, (side, level)) in all.enumerate() {
+                self.publish(&event(Kind::BookDelta {
+                    side,
+                    price: level.price,
+                    size: level.size,
+                    update_id: 0,
+                    last: n + 1 == total,
+                }));
+            }
+            self.publish(&event(Kind::BookValid { update_id: 0 }));
+            self.stats.books_sent.fetch_add(1, Ordering::Relaxed);
+            self.books_next += 1;
+        }
+        self.books_next = 0;
+        // A drop on the way (room gone between the check and the offers):
+        // all again.
+        self.books_owed = self.stats.dropped() > dropped;
     }
 
     /// Offers `event` (after the instrument table, when it is due); true
@@ -175,6 +300,7 @@ impl Publisher {
         match e {
             AeronOfferError::NotConnected => {
                 self.stats.not_connected.fetch_add(1, Ordering::Relaxed);
+                self.books_owed = true;
                 // A subscriber that connects next starts where the stream
                 // is then: the table goes first.
                 self.table_due = true;
@@ -188,6 +314,7 @@ impl Publisher {
             }
             AeronOfferError::BackPressured | AeronOfferError::AdminAction => {
                 self.stats.back_pressured.fetch_add(1, Ordering::Relaxed);
+                self.books_owed = true;
                 if self.said & SAID_BACK_PRESSURE == 0 {
                     self.said |= SAID_BACK_PRESSURE;
                     log::warn!(
@@ -198,6 +325,7 @@ impl Publisher {
             }
             other => {
                 self.stats.failed.fetch_add(1, Ordering::Relaxed);
+                self.books_owed = true;
                 if self.said & SAID_FAILED == 0 {
                     self.said |= SAID_FAILED;
                     log::error!(

@@ -10,6 +10,7 @@ use crate::id::{Event, FeedId};
 use crate::shm::tests::every_kind;
 use crate::sink::Instrument;
 use crate::stream::Step;
+use tickwire_venues::event::Kind;
 
 /// A driver directory of this test's own.
 fn fresh_dir() -> PathBuf {
@@ -268,4 +269,85 @@ fn the_table_goes_again_every_second_for_a_subscriber_that_joins_late() {
         &mut late,
         |r| matches!(r, Received::Event { source, .. } if source.has_table()),
     );
+}
+
+fn book(levels: i64) -> tickwire_venues::book::Book {
+    use tickwire_venues::book::{Book, Side};
+    let mut b = Book::new(levels as usize);
+    for i in 0..levels {
+        b.set(Side::Bid, 10_000 - i, 1 + i);
+        b.set(Side::Ask, 10_001 + i, 2 + i);
+    }
+    b.settle();
+    b
+}
+
+/// Events dropped for want of a subscriber: once one connects the books
+/// are due, and go as snapshot, levels and `book valid`, which rebuild the
+/// same book from the events alone; a book larger than the publication's
+/// window is skipped rather than sent cut.
+#[test]
+fn books_go_again_after_drops_whole_and_rebuild_the_same_book() {
+    use crate::mirror::Mirrors;
+    use tickwire_venues::book::Side;
+
+    let client = Client::start(&DriverSetup::Embedded {
+        dir: Some(fresh_dir()),
+    })
+    .unwrap();
+    let mut publisher = client.publisher(CHANNEL, 13, &names()).unwrap();
+    let now = tickwire_tsc::calibration().clock().now();
+    assert!(!publisher.books_due(now), "nothing owed yet");
+    assert!(!publisher.publish(&event(0)), "no subscriber");
+    assert!(
+        !publisher.books_due(now),
+        "owed, but nobody to send them to"
+    );
+
+    let mut sub = client.subscriber(CHANNEL, 13).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !publisher.books_due(now) {
+        assert!(Instant::now() < deadline, "never connected");
+        std::thread::yield_now();
+    }
+    // Until the publication's limit is set, a book waits for room.
+    let (small, large) = (book(20), book(200));
+    let mut mirrors = Mirrors::new(11);
+    let mut valid = 0;
+    while publisher.books_due(now) {
+        assert!(Instant::now() < deadline, "the books never went");
+        let books = [(FeedId(2), &small), (FeedId(5), &large)];
+        publisher.publish_books(now, books.into_iter());
+        sub.poll(64, |r| {
+            if let Received::Event { event, .. } = r {
+                valid += usize::from(matches!(event.kind, Kind::BookValid { .. }));
+                mirrors.apply(&event);
+            }
+        })
+        .unwrap();
+    }
+    while valid < 1 {
+        assert!(Instant::now() < deadline, "the book never arrived");
+        sub.poll(64, |r| {
+            if let Received::Event { event, .. } = r {
+                valid += usize::from(matches!(event.kind, Kind::BookValid { .. }));
+                mirrors.apply(&event);
+            }
+        })
+        .unwrap();
+    }
+    // 20 levels a side (42 frames, 5 KiB) fit the 32 KiB window; 200 (402
+    // frames, 50 KiB) never do.
+    assert!(mirrors.valid(2));
+    assert!(!mirrors.valid(5));
+    for side in [Side::Bid, Side::Ask] {
+        let want: Vec<(i64, i64)> = small
+            .levels(side)
+            .iter()
+            .map(|l| (l.price, l.size))
+            .collect();
+        assert_eq!(mirrors.levels(2, side).unwrap(), want);
+    }
+    assert_eq!(publisher.stats().books_sent.load(Ordering::Relaxed), 1);
+    assert!(!publisher.books_due(now), "nothing owed after");
 }

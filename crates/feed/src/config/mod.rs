@@ -24,6 +24,7 @@
 //! stream = 1001
 //! driver = "embedded"          # embedded (default) | external: a media driver already runs in `dir`
 //! dir = "/dev/shm/aeron-feed"  # the media driver's directory (default: Aeron's)
+//! books_every_s = 5            # every valid book again this often (default: only after drops)
 //!
 //! [record]
 //! path = "rec/feed"            # <path>.<n>.twrec, rotated
@@ -201,6 +202,10 @@ pub struct AeronSinkConfig {
     pub embedded: bool,
     /// The media driver's directory (Aeron's default when `None`).
     pub dir: Option<PathBuf>,
+    /// Every valid book is sent again this often (for subscribers that
+    /// join a flowing stream); besides, books go again after events were
+    /// dropped.
+    pub books_every: Option<std::time::Duration>,
 }
 
 /// The raw recording's settings.
@@ -734,11 +739,18 @@ impl FeedConfig {
                         ));
                     }
                 };
+                if a.books_every_s == Some(0) {
+                    return Err(error(
+                        "sinks.aeron.books_every_s",
+                        "0: leave it out to send books only after drops",
+                    ));
+                }
                 Some(AeronSinkConfig {
                     channel: a.channel,
                     stream: a.stream,
                     embedded,
                     dir: a.dir,
+                    books_every: a.books_every_s.map(std::time::Duration::from_secs),
                 })
             }
         };

@@ -61,6 +61,7 @@ pub(super) struct RawAeron {
     pub(super) stream: i32,
     pub(super) driver: Option<String>,
     pub(super) dir: Option<PathBuf>,
+    pub(super) books_every_s: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

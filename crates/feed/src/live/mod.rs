@@ -631,6 +631,8 @@ impl<H: OnEvent> Feed<H> {
         if self.driver.handler().trading.any() {
             self.trade_chores();
         }
+        #[cfg(feature = "aeron")]
+        self.aeron_books();
         if !self.pings.is_empty() {
             let now = Instant::now();
             for p in &mut self.pings {
@@ -640,6 +642,27 @@ impl<H: OnEvent> Feed<H> {
                 }
             }
         }
+    }
+
+    /// The Aeron sink's books, when due (a subscriber lost events, or the
+    /// interval passed): every valid book, from the adapters' own.
+    #[cfg(feature = "aeron")]
+    fn aeron_books(&mut self) {
+        let core = self.driver.handler_mut();
+        let Some(aeron) = core.sinks.aeron.as_mut() else {
+            return;
+        };
+        let now = core.clock.now();
+        if !aeron.books_due(now) {
+            return;
+        }
+        let books = core.venues.iter().flat_map(|s| {
+            (0..s.setup.instruments.len()).filter_map(move |i| {
+                let book = s.adapter.adapter_ref().book(InstrumentId(i as u32))?;
+                Some((FeedId(s.base + i as u32), book))
+            })
+        });
+        aeron.publish_books(now, books);
     }
 
     /// Fetches the snapshots wanted, in the order asked, each as its
