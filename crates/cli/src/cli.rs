@@ -112,11 +112,13 @@ pub(crate) enum Command {
         #[arg(long, conflicts_with = "svg")]
         no_svg: bool,
     },
-    /// Read the events a feed publishes on Aeron (`[sinks.aeron]`): JSON
-    /// Lines of docs/jsonl.md's schema on stdout, or with `--stats` a line
-    /// a second of rate, gaps in each publisher's sequence, and the feed's
-    /// read to this receive (same host: both on one TSC). Needs a build
-    /// with `--features aeron`. Stops on SIGINT/SIGTERM.
+    /// Read the events a feed publishes, in another process: on Aeron
+    /// (`[sinks.aeron]`; a build with `--features aeron`) or from the
+    /// shared-memory ring (`[sinks] shm`). JSON Lines of docs/jsonl.md's
+    /// schema on stdout, or with `--stats` a line a second of rate, what
+    /// was lost (gaps in each publisher's sequence, a ring's laps), and the
+    /// feed's read to this receive (same host: both on one TSC). Stops on
+    /// SIGINT/SIGTERM.
     Subscribe(SubscribeArgs),
     /// Run a recording through a venue's adapter (decoders, books, events)
     /// as fast as possible, or at its own pace, and print what it did.
@@ -348,11 +350,20 @@ impl Default for DemoArgs {
 pub(crate) struct SubscribeArgs {
     /// The Aeron channel URI the feed publishes on (`aeron:ipc`,
     /// `aeron:udp?endpoint=host:port`).
-    #[arg(long = "aeron", value_name = "CHANNEL")]
-    pub(crate) channel: String,
-    /// The stream id.
+    #[arg(
+        long = "aeron",
+        value_name = "CHANNEL",
+        requires = "stream",
+        conflicts_with = "shm"
+    )]
+    pub(crate) channel: Option<String>,
+    /// The Aeron stream id.
     #[arg(long)]
-    pub(crate) stream: i32,
+    pub(crate) stream: Option<i32>,
+    /// The shared-memory ring the feed writes (`[sinks] shm`), instead of
+    /// Aeron.
+    #[arg(long, value_name = "PATH", required_unless_present = "channel")]
+    pub(crate) shm: Option<PathBuf>,
     /// The media driver's directory [default: Aeron's, /dev/shm/aeron-<user>].
     #[arg(long)]
     pub(crate) dir: Option<PathBuf>,
