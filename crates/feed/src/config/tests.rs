@@ -424,7 +424,7 @@ fn bad_files_are_refused_with_the_whole_message() {
         (
             format!("{v}[sinks]\ncolour = 1\n"),
             &[],
-            "feed.toml:5:1: `sinks.colour`: unknown field `colour`, expected one of `jsonl`, `jsonl_max_mb`, `shm`, `shm_capacity`, `queue`",
+            "feed.toml:5:1: `sinks.colour`: unknown field `colour`, expected one of `jsonl`, `jsonl_max_mb`, `shm`, `shm_capacity`, `queue`, `aeron`",
         ),
         (
             format!("{v}[record]\npath = \"r\"\nsize = 1\n"),
@@ -588,4 +588,43 @@ fn bad_files_are_refused_with_the_whole_message() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// `[sinks.aeron]`: read whole where the build has Aeron, refused with how
+/// to build it where it does not; a bad driver or channel named.
+#[test]
+fn the_aeron_sink_is_read_or_refused_with_how_to_build_it() {
+    let venue = "[[venue]]\nvenue = \"okx\"\ninstruments = [\"BTC-USDT\"]\n";
+    let good = format!(
+        "{venue}[sinks.aeron]\nchannel = \"aeron:udp?endpoint=10.0.0.2:40456\"\nstream = 1001\n\
+         driver = \"external\"\ndir = \"/dev/shm/aeron-feed\"\nbooks_every_s = 5\n"
+    );
+    if cfg!(feature = "aeron") {
+        let c = parse(&good, &[]).unwrap();
+        assert_eq!(
+            c.sinks.aeron,
+            Some(AeronSinkConfig {
+                channel: "aeron:udp?endpoint=10.0.0.2:40456".into(),
+                stream: 1001,
+                embedded: false,
+                dir: Some("/dev/shm/aeron-feed".into()),
+                books_every: Some(std::time::Duration::from_secs(5)),
+            })
+        );
+        for (text, key) in [
+            (good.replace("external", "remote"), "sinks.aeron.driver"),
+            (good.replace("aeron:udp", "udp"), "sinks.aeron.channel"),
+            (good.replace("= 5", "= 0"), "sinks.aeron.books_every_s"),
+        ] {
+            let e = parse(&text, &[]).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+    } else {
+        let e = parse(&good, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("`sinks.aeron`") && e.contains("--features aeron"),
+            "{e}"
+        );
+    }
+    assert!(parse(venue, &[]).unwrap().sinks.aeron.is_none());
 }
