@@ -12,8 +12,12 @@ for pkg in libclang-dev libbsd-dev uuid-dev iproute2; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-    apt-get install -y -q "${missing[@]}" >&2 \
-        || { apt-get update -q >&2 && apt-get install -y -q "${missing[@]}" >&2; }
+    # As root (CI), or through sudo.
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    export DEBIAN_FRONTEND=noninteractive
+    "${as_root[@]}" apt-get install -y -q "${missing[@]}" >&2 \
+        || { "${as_root[@]}" apt-get update -q >&2 && "${as_root[@]}" apt-get install -y -q "${missing[@]}" >&2; }
 fi
 venv=target/cmake-venv
 if ! "$venv/bin/cmake" --version 2>/dev/null | grep -qE 'version 3\.(3[0-9]|[4-9][0-9])'; then

@@ -347,6 +347,7 @@ impl Default for DemoArgs {
 
 /// `subscribe`'s arguments.
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["channel", "shm"])))]
 pub(crate) struct SubscribeArgs {
     /// The Aeron channel URI the feed publishes on (`aeron:ipc`,
     /// `aeron:udp?endpoint=host:port`).
@@ -362,7 +363,7 @@ pub(crate) struct SubscribeArgs {
     pub(crate) stream: Option<i32>,
     /// The shared-memory ring the feed writes (`[sinks] shm`), instead of
     /// Aeron.
-    #[arg(long, value_name = "PATH", required_unless_present = "channel")]
+    #[arg(long, value_name = "PATH")]
     pub(crate) shm: Option<PathBuf>,
     /// The media driver's directory [default: Aeron's, /dev/shm/aeron-<user>].
     #[arg(long)]
@@ -374,6 +375,11 @@ pub(crate) struct SubscribeArgs {
     /// A line a second of statistics on stderr instead of JSON Lines.
     #[arg(long)]
     pub(crate) stats: bool,
+    /// Measure `delivered` on the wall clock (the feed's stamp against
+    /// this host's clock: for a feed on another host, as good as the two
+    /// clocks' synchronisation) rather than on the TSC one host shares.
+    #[arg(long)]
+    pub(crate) wall: bool,
     /// Write the JSON Lines here instead of stdout.
     #[arg(long, conflicts_with = "stats")]
     pub(crate) out: Option<PathBuf>,

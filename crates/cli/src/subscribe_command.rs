@@ -76,6 +76,11 @@ struct Delivery {
     line: Vec<u8>,
     events: u64,
     failure: Option<io::Error>,
+    /// `delivered` on the wall clock (another host's feed) rather than
+    /// the TSC both share on one host.
+    wall: bool,
+    /// Messages that did not read (the first said).
+    bad: u64,
 }
 
 impl Delivery {
@@ -105,6 +110,8 @@ impl Delivery {
             line: Vec::with_capacity(1 << 12),
             events: 0,
             failure: None,
+            wall: args.wall,
+            bad: 0,
         };
         if let Some(o) = d.out.as_mut() {
             Encoder::header(&mut d.line);
@@ -116,9 +123,12 @@ impl Delivery {
     /// An event of `publisher`, read now; `lost` events were lost just
     /// before it (a `dropped` line first).
     fn event(&mut self, publisher: u32, event: Event, unix_ns: u64, lost: Option<u64>) {
-        let ns = self
-            .calibration
-            .ns_between(event.recv_tsc, self.clock.now());
+        let now = self.clock.now();
+        let ns = if self.wall {
+            self.calibration.to_unix_ns(now).saturating_sub(unix_ns)
+        } else {
+            self.calibration.ns_between(event.recv_tsc, now)
+        };
         self.all.record(Stage::Delivered, ns);
         self.window.record(Stage::Delivered, ns);
         self.events += 1;
@@ -127,6 +137,8 @@ impl Delivery {
             self.line.clear();
             if let Some(lost) = lost {
                 Encoder::dropped(lost, &mut self.line);
+                // A snapshot being collected lost levels too.
+                n.encoder.forget_snapshots();
             }
             n.encoder.encode(&event, unix_ns, &mut self.line);
             if let Err(e) = o.write_all(&self.line) {
@@ -138,6 +150,21 @@ impl Delivery {
                 self.pending_dropped += 1;
             }
             self.pending.push_back((publisher, event, unix_ns, lost));
+        }
+    }
+
+    /// Whether `publisher`'s table has come whole.
+    #[cfg_attr(not(feature = "aeron"), allow(dead_code))]
+    fn has_table(&self, publisher: u32) -> bool {
+        self.named.iter().any(|n| n.publisher == publisher)
+    }
+
+    /// A message that did not read: counted, the first said.
+    #[cfg_attr(not(feature = "aeron"), allow(dead_code))]
+    fn bad(&mut self, why: &dyn std::fmt::Display) {
+        self.bad += 1;
+        if self.bad == 1 {
+            log::warn!("a message that does not read: {why} (the others like it are counted)");
         }
     }
 
@@ -164,6 +191,7 @@ impl Delivery {
                 self.line.clear();
                 if let Some(lost) = lost {
                     Encoder::dropped(*lost, &mut self.line);
+                    n.encoder.forget_snapshots();
                 }
                 n.encoder.encode(e, *unix_ns, &mut self.line);
                 if let Err(e) = o.write_all(&self.line) {
@@ -232,6 +260,13 @@ impl Pace {
         }
     }
 
+    /// How many more events to read in one go: `--count`'s rest, at most
+    /// 256.
+    fn budget(args: &SubscribeArgs, events: u64) -> usize {
+        args.count
+            .map_or(256, |c| c.saturating_sub(events).min(256) as usize)
+    }
+
     fn done(
         &self,
         args: &SubscribeArgs,
@@ -265,10 +300,11 @@ impl Pace {
     }
 
     /// The stats line, once a second (with `--stats`).
-    fn line(&mut self, args: &SubscribeArgs, d: &mut Delivery, counts: &str) {
+    fn line(&mut self, args: &SubscribeArgs, d: &mut Delivery, counts: impl FnOnce() -> String) {
         if !args.stats || self.last_line.0.elapsed() < Duration::from_secs(1) {
             return;
         }
+        let counts = counts();
         let rate = (d.events - self.last_line.1) as f64 / self.last_line.0.elapsed().as_secs_f64();
         eprintln!(
             "{:>7.1}s {:>10.0} events/s {:>11} events  {counts}  delivered {}",
@@ -296,7 +332,7 @@ fn ring(args: &SubscribeArgs, path: &std::path::Path) -> CliResult {
     let mut pace = Pace::new();
     while !pace.done(args, &stop, d.events) {
         let mut read = 0;
-        for _ in 0..256 {
+        for _ in 0..Pace::budget(args, d.events) {
             match reader.read() {
                 Read::Event(e) => {
                     let unix_ns = d.calibration.to_unix_ns(e.recv_tsc);
@@ -317,8 +353,9 @@ fn ring(args: &SubscribeArgs, path: &std::path::Path) -> CliResult {
         }
         d.check()?;
         pace.after(args, read);
-        let counts = format!("laps lost {laps}  reattached {reattached}");
-        pace.line(args, &mut d, &counts);
+        pace.line(args, &mut d, || {
+            format!("laps lost {laps}  reattached {reattached}")
+        });
     }
     d.finish()?;
     eprintln!(
@@ -366,7 +403,7 @@ mod with_aeron {
         let mut pace = Pace::new();
         while !pace.done(args, &stop, d.events) {
             let read = sub
-                .poll(256, |r| match r {
+                .poll(Pace::budget(args, d.events), |r| match r {
                     Received::Event {
                         source,
                         event,
@@ -381,19 +418,18 @@ mod with_aeron {
                         d.event(source.publisher, event, unix_ns, lost);
                     }
                     Received::Table { source } => {
-                        if let Some(table) = source.instruments() {
+                        if !d.has_table(source.publisher)
+                            && let Some(table) = source.instruments()
+                        {
                             d.table(source.publisher, table);
                         }
                     }
-                    Received::Bad(why) => {
-                        log::warn!("a message that does not read: {why}");
-                    }
+                    Received::Bad(why) => d.bad(&why),
                 })
                 .map_err(|e| CliError::Failed(format!("tickwire-feed subscribe: {e}")))?;
             d.check()?;
             pace.after(args, read);
-            let counts = sequence_line(&sub);
-            pace.line(args, &mut d, &counts);
+            pace.line(args, &mut d, || sequence_line(&sub));
         }
         d.finish()?;
         // This process's own driver: what it did on the wire (a NAK is a

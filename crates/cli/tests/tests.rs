@@ -19,3 +19,4 @@ mod replay;
 mod report;
 mod run;
 mod said;
+mod subscribe;

@@ -55,9 +55,12 @@ fn main() {
         client.dir()
     );
 
-    // One publisher's books (a feed thread's); a second publisher's
-    // events are counted, not mixed in.
+    // One publisher's books (a feed thread's): the newest whose table is
+    // whole (a restarted feed is a new publisher); another's events are
+    // not mixed in.
     let mut books: Option<(u32, Mirrors)> = None;
+    // When the followed publisher last sent an event.
+    let mut heard = Instant::now();
     let mut names: Vec<String> = Vec::new();
     let mut scales: Vec<u8> = Vec::new();
     let (started, mut shown) = (Instant::now(), Instant::now());
@@ -65,15 +68,24 @@ fn main() {
         let read = sub
             .poll(256, |r| match r {
                 Received::Table { source } => {
-                    if let Some(table) = source.instruments()
-                        && books.is_none()
+                    let followed = books.as_ref().map(|b| b.0);
+                    // Another publisher is followed once the one followed
+                    // has been silent for two seconds.
+                    let silent = heard.elapsed() > Duration::from_secs(2);
+                    if followed != Some(source.publisher)
+                        && (followed.is_none() || silent)
+                        && let Some(table) = source.instruments()
                     {
+                        if followed.is_some() {
+                            eprintln!("a new publisher (the feed restarted?): following it");
+                        }
                         names = table
                             .iter()
                             .map(|i| format!("{} {}", i.venue, i.symbol))
                             .collect();
                         scales = table.iter().map(|i| i.price_scale).collect();
                         books = Some((source.publisher, Mirrors::new(table.len())));
+                        heard = Instant::now();
                     }
                 }
                 Received::Event {
@@ -88,6 +100,7 @@ fn main() {
                     if source.publisher != *publisher {
                         return;
                     }
+                    heard = Instant::now();
                     if let Step::Gap { lost } = step {
                         eprintln!("{lost} events lost: every book waits for its next snapshot");
                         *mirrors = Mirrors::new(names.len());
@@ -102,6 +115,11 @@ fn main() {
             });
         if read == 0 {
             std::thread::sleep(Duration::from_micros(200));
+        }
+        if books.is_some() && !sub.is_connected() {
+            // The feed is gone: its books are not known any more.
+            eprintln!("no publisher connected: books dropped until one is");
+            books = None;
         }
         if shown.elapsed() >= Duration::from_secs(1) {
             shown = Instant::now();

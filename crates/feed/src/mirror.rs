@@ -15,6 +15,9 @@ use crate::id::Event;
 struct Mirror {
     /// Levels shown a side, from the last `BookSnapshot`.
     depth: usize,
+    /// A snapshot began since the book was last reset or lost: only then
+    /// can a `BookValid` make it valid.
+    snapshot: bool,
     valid: bool,
     bids: BTreeMap<i64, i64>,
     asks: BTreeMap<i64, i64>,
@@ -44,6 +47,7 @@ impl Mirrors {
                 m.bids.clear();
                 m.asks.clear();
                 m.depth = depth as usize;
+                m.snapshot = true;
                 m.valid = false;
             }
             Kind::BookDelta {
@@ -70,8 +74,12 @@ impl Mirrors {
                     }
                 }
             }
-            Kind::BookValid { .. } => m.valid = true,
+            // Valid only over a snapshot: a reader that lost events (and
+            // reset its books) may see a `BookValid` whose snapshot it
+            // missed.
+            Kind::BookValid { .. } => m.valid = m.snapshot,
             Kind::Gap { .. } => {
+                m.snapshot = false;
                 m.valid = false;
                 m.bids.clear();
                 m.asks.clear();
@@ -157,5 +165,29 @@ mod tests {
         assert!(!m.valid(1) && m.levels(1, Side::Ask).is_none());
         assert_eq!(m.depth(1), 2);
         assert!(!m.valid(0) && !m.valid(7));
+    }
+
+    /// A reader that lost events (a gap, or books reset) and then sees a
+    /// `BookValid` whose snapshot it missed keeps the book invalid.
+    #[test]
+    fn book_valid_without_its_snapshot_does_not_make_a_book_valid() {
+        let mut m = Mirrors::new(2);
+        m.apply(&delta(Side::Bid, 100, 1));
+        m.apply(&ev(Kind::BookValid { update_id: 1 }));
+        assert!(!m.valid(1), "no snapshot seen since the start");
+        m.apply(&ev(Kind::BookSnapshot {
+            update_id: 2,
+            bids: 1,
+            asks: 0,
+            depth: 5,
+        }));
+        m.apply(&delta(Side::Bid, 100, 1));
+        m.apply(&ev(Kind::BookValid { update_id: 2 }));
+        assert!(m.valid(1));
+        m.apply(&ev(Kind::Gap {
+            why: Resync::Disconnected,
+        }));
+        m.apply(&ev(Kind::BookValid { update_id: 3 }));
+        assert!(!m.valid(1), "a gap since the snapshot");
     }
 }

@@ -31,10 +31,9 @@
 //! needs the kernel to route 239.255.0.0/16 out of the given interface;
 //! where nothing arrives that way the multicast test says so and passes.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
-use super::{Lines, assert_same_events, driver_dir, events_of, exit_of, feed_config};
+use super::{Lines, Running, assert_same_events, driver_dir, events_of, exit_of, feed_config};
 use crate::util::{signal, temp_dir, wait_for};
 
 /// Data frames lost on the way into the subscriber's driver.
@@ -135,25 +134,6 @@ fn ip(args: &[&str]) {
         args.join(" "),
         String::from_utf8_lossy(&o.stderr).trim()
     );
-}
-
-/// A child that is killed if the test ends before it does, and a media
-/// driver directory removed then (a killed driver leaves it).
-struct Running {
-    child: Child,
-    driver: Option<PathBuf>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-        if let Some(d) = &self.driver {
-            let _ = std::fs::remove_dir_all(d);
-        }
-    }
 }
 
 /// How a run across the pair ended.
@@ -288,8 +268,10 @@ fn across(hosts: &Hosts, name: &str, publish: &str, subscribe: &str) -> Across {
         "{name}: {} events across, {naks} NAKs sent for the lost frames",
         got.len()
     );
-    drop((feed, sub, sim));
+    // Both have exited: their drivers removed their directories (the
+    // guards' clean-up, below, would hide it).
     assert!(!feed_driver.exists() && !sub_driver.exists());
+    drop((feed, sub, sim));
     let _ = std::fs::remove_dir_all(&dir);
     Across::Passed
 }

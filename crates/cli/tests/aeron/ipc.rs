@@ -4,7 +4,7 @@
 
 use std::process::Stdio;
 
-use super::{Lines, assert_same_events, driver_dir, events_of, exit_of, feed_config};
+use super::{Lines, Running, assert_same_events, driver_dir, events_of, exit_of, feed_config};
 use crate::util::{bin, signal, temp_dir, tls_simulator, wait_for};
 
 #[test]
@@ -16,18 +16,22 @@ fn a_subscriber_in_another_process_gets_every_event_in_order_equal_to_the_jsonl_
     // The subscriber first, with the host's media driver in it; the feed
     // then uses that driver (`driver = "external"`).
     let out = dir.join("subscriber.jsonl");
-    let mut subscriber = bin()
-        .args(["subscribe", "--aeron", channel, "--stream", "1001"])
-        .arg("--dir")
-        .arg(&driver)
-        .args(["--embedded-driver", "--idle", "5s"])
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut said = Lines::of(subscriber.stderr.take().unwrap());
+    // Killed (and the driver's directory removed) if the test fails.
+    let mut subscriber = Running {
+        child: bin()
+            .args(["subscribe", "--aeron", channel, "--stream", "1001"])
+            .arg("--dir")
+            .arg(&driver)
+            .args(["--embedded-driver", "--idle", "5s"])
+            .arg("--out")
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        driver: Some(driver.clone()),
+    };
+    let mut said = Lines::of(subscriber.child.stderr.take().unwrap());
     said.wait_for("media driver in", 60);
 
     let jsonl = dir.join("feed.jsonl");
@@ -41,24 +45,27 @@ fn a_subscriber_in_another_process_gets_every_event_in_order_equal_to_the_jsonl_
             driver.display()
         ),
     );
-    let mut feed = bin()
-        .args(["run", "--config"])
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut feed_said = Lines::of(feed.stderr.take().unwrap());
+    let mut feed = Running {
+        child: bin()
+            .args(["run", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        driver: None,
+    };
+    let mut feed_said = Lines::of(feed.child.stderr.take().unwrap());
     // Until the subscriber has written a few thousand lines.
-    wait_for(&mut feed, "events through Aeron", 60, || {
+    wait_for(&mut feed.child, "events through Aeron", 60, || {
         std::fs::metadata(&out).is_ok_and(|m| m.len() > 400_000)
     });
-    signal(&feed, "-TERM");
-    assert!(exit_of(&mut feed, 60).success());
+    signal(&feed.child, "-TERM");
+    assert!(exit_of(&mut feed.child, 60).success());
     let summary = feed_said.wait_for("aeron:", 10);
     assert!(summary.contains(" 0 dropped"), "{summary}");
     // The subscriber stops 5 s after the last event.
-    assert!(exit_of(&mut subscriber, 60).success());
+    assert!(exit_of(&mut subscriber.child, 60).success());
     let end = said.wait_for("events in", 10);
     assert!(end.contains("gaps 0  lost 0  bad 0"), "{end}");
 

@@ -13,6 +13,25 @@ mod hosts;
 mod ipc;
 mod slow;
 
+/// A child that is killed if the test ends before it does, and a media
+/// driver directory removed then (a killed driver leaves it).
+pub(crate) struct Running {
+    pub(crate) child: Child,
+    pub(crate) driver: Option<PathBuf>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        if let Some(d) = &self.driver {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
 /// A media driver directory of one test's own (removed by its driver).
 pub(crate) fn driver_dir(name: &str) -> PathBuf {
     PathBuf::from(format!(

@@ -5,7 +5,7 @@
 
 use std::process::Stdio;
 
-use super::{Lines, driver_dir, events_of, exit_of, feed_config};
+use super::{Lines, Running, driver_dir, events_of, exit_of, feed_config};
 use crate::util::{bin, signal, temp_dir, tls_simulator, wait_for};
 
 /// Event lines written so far to `path` (a file being written: a line
@@ -34,54 +34,67 @@ fn an_absent_or_stopped_subscriber_costs_counted_drops_and_never_stalls_the_feed
             driver.display()
         ),
     );
-    let mut feed = bin()
-        .args(["run", "--config"])
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut feed_said = Lines::of(feed.stderr.take().unwrap());
+    // Killed (the subscriber first: it may be stopped) if the test fails.
+    let mut feed = Running {
+        child: bin()
+            .args(["run", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        driver: Some(driver.clone()),
+    };
+    let mut feed_said = Lines::of(feed.child.stderr.take().unwrap());
     // Absent: nobody subscribes, the feed writes on.
-    wait_for(&mut feed, "events with no subscriber", 60, || {
+    wait_for(&mut feed.child, "events with no subscriber", 60, || {
         lines(&jsonl) > 3000
     });
     feed_said.wait_for("no subscriber connected", 10);
 
     // Present, then stopped.
     let out = dir.join("subscriber.jsonl");
-    let mut subscriber = bin()
-        .args(["subscribe", "--aeron", channel, "--stream", "1002"])
-        .arg("--dir")
-        .arg(&driver)
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut said = Lines::of(subscriber.stderr.take().unwrap());
+    let mut subscriber = Running {
+        child: bin()
+            .args(["subscribe", "--aeron", channel, "--stream", "1002"])
+            .arg("--dir")
+            .arg(&driver)
+            .arg("--out")
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        driver: None,
+    };
+    let mut said = Lines::of(subscriber.child.stderr.take().unwrap());
     said.wait_for("media driver in", 60);
-    wait_for(&mut subscriber, "the subscriber's first events", 60, || {
-        lines(&out) > 500
-    });
-    signal(&subscriber, "-STOP");
+    wait_for(
+        &mut subscriber.child,
+        "the subscriber's first events",
+        60,
+        || lines(&out) > 500,
+    );
+    signal(&subscriber.child, "-STOP");
     let before = lines(&jsonl);
     wait_for(
-        &mut feed,
+        &mut feed.child,
         "events while the subscriber is stopped",
         60,
         || lines(&jsonl) > before + 3000,
     );
     feed_said.wait_for("back pressure", 10);
-    signal(&subscriber, "-CONT");
+    signal(&subscriber.child, "-CONT");
     let resumed = lines(&out);
-    wait_for(&mut subscriber, "the subscriber reading on", 60, || {
-        lines(&out) > resumed + 2000
-    });
+    wait_for(
+        &mut subscriber.child,
+        "the subscriber reading on",
+        60,
+        || lines(&out) > resumed + 2000,
+    );
 
-    signal(&feed, "-TERM");
-    assert!(exit_of(&mut feed, 60).success());
+    signal(&feed.child, "-TERM");
+    assert!(exit_of(&mut feed.child, 60).success());
     let stopped = feed_said.wait_for("stopped after", 10);
     assert!(stopped.contains(" 0 gaps"), "{stopped}");
     let aeron = feed_said.wait_for("aeron:", 10);
@@ -95,8 +108,8 @@ fn an_absent_or_stopped_subscriber_costs_counted_drops_and_never_stalls_the_feed
 
     // The feed's driver went with it: the subscriber ends on its own
     // stop.
-    signal(&subscriber, "-TERM");
-    assert!(exit_of(&mut subscriber, 60).success());
+    signal(&subscriber.child, "-TERM");
+    assert!(exit_of(&mut subscriber.child, 60).success());
     let end = said.wait_for("events in", 10);
     assert!(!end.contains("gaps 0 "), "the stop shows as a gap: {end}");
     // What it got is the feed's events in the feed's order, some missing,

@@ -161,7 +161,18 @@ impl Client {
                 let dir = d.dir().to_owned();
                 (Some(d), dir)
             }
-            DriverSetup::External { dir } => (None, dir_or_default(dir.as_deref())?),
+            DriverSetup::External { dir } => {
+                let dir = dir_or_default(dir.as_deref())?;
+                // Said at once, rather than after the client's driver
+                // timeout: a driver's directory holds its `cnc.dat`.
+                if !Path::new(&dir).join("cnc.dat").exists() {
+                    return Err(AeronError::Connect {
+                        dir,
+                        why: "no cnc.dat there: no media driver runs in it".into(),
+                    });
+                }
+                (None, dir)
+            }
         };
         let connect = |why: String| AeronError::Connect {
             dir: dir.clone(),

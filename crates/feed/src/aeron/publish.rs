@@ -83,6 +83,10 @@ pub struct Publisher {
     books_next: usize,
     /// The most the publication can hold unread: half its term.
     window: i64,
+    /// Drops counted when the round of books under way began.
+    round_drops: u64,
+    /// Since when (clock ticks) the next book has waited for room.
+    stuck_since: Option<u64>,
 }
 
 impl std::fmt::Debug for Publisher {
@@ -124,6 +128,8 @@ impl Publisher {
             books_every: None,
             next_books: 0,
             books_next: 0,
+            round_drops: 0,
+            stuck_since: None,
             window: publication
                 .get_constants()
                 .map_or(i64::MAX, |c| (c.term_buffer_length() / 2) as i64),
@@ -139,6 +145,11 @@ impl Publisher {
     /// Its counters.
     pub fn stats(&self) -> Arc<PublishStats> {
         self.stats.clone()
+    }
+
+    /// Bytes the publication can take now before Aeron pushes back.
+    pub fn room(&self) -> i64 {
+        self.publication.position_limit() - self.publication.position()
     }
 
     /// Whether a subscriber is connected now.
@@ -173,9 +184,12 @@ impl Publisher {
     ///
     /// A book goes only when Aeron has room for all of it, so it is never
     /// cut by back pressure; the ones that do not fit yet go at a later
-    /// call, from where this one stopped. A book larger than the
-    /// publication's whole window (half a term) never fits: it is skipped,
-    /// and said once (a larger `term-length` carries it).
+    /// call, from where this one stopped. A book that has not fitted for a
+    /// second (larger than the publication's window: half a term, or
+    /// less with `pub-wnd`) is skipped and said once (a larger
+    /// `term-length` carries it), so one book never holds the others up.
+    /// Events dropped at any time during a round of books start the round
+    /// again once it ends.
     pub fn publish_books<'b>(&mut self, now: u64, books: impl Iterator<Item = (FeedId, &'b Book)>) {
         if let Some(every) = self.books_every
             && self.books_next == 0
@@ -186,21 +200,25 @@ impl Publisher {
         if !self.publication.is_connected() {
             return;
         }
-        let dropped = self.stats.dropped();
+        if self.books_next == 0 && self.stuck_since.is_none() {
+            self.round_drops = self.stats.dropped();
+        }
         for (id, book) in books.skip(self.books_next) {
             let (bids, asks) = (book.levels(Side::Bid), book.levels(Side::Ask));
             let total = bids.len() + asks.len();
             let bytes = ((2 + total) * FRAME) as i64;
             let room = self.publication.position_limit() - self.publication.position();
             if bytes > room {
-                if bytes <= self.window {
+                let since = *self.stuck_since.get_or_insert(now);
+                if bytes <= self.window && now.saturating_sub(since) < self.table_every {
                     // Room later, as the subscribers read on.
                     return;
                 }
+                self.stuck_since = None;
                 if self.said & SAID_BOOK_TOO_LARGE == 0 {
                     self.said |= SAID_BOOK_TOO_LARGE;
                     log::warn!(
-                        "aeron sink (publisher {:08x}): a book of {total} levels ({bytes} bytes) is larger than the publication's window ({} bytes): it is not sent again; a larger term-length would carry it",
+                        "aeron sink (publisher {:08x}): a book of {total} levels ({bytes} bytes) found no room for a second (the publication's window is at most {} bytes): it is skipped; a larger term-length would carry it",
                         self.id,
                         self.window
                     );
@@ -236,11 +254,13 @@ impl Publisher {
             self.publish(&event(Kind::BookValid { update_id: 0 }));
             self.stats.books_sent.fetch_add(1, Ordering::Relaxed);
             self.books_next += 1;
+            self.stuck_since = None;
         }
         self.books_next = 0;
-        // A drop on the way (room gone between the check and the offers):
-        // all again.
-        self.books_owed = self.stats.dropped() > dropped;
+        // Drops since the round began (between its calls too, or room gone
+        // between a check and its offers): a subscriber lost books already
+        // sent, so all again.
+        self.books_owed = self.stats.dropped() > self.round_drops;
     }
 
     /// Offers `event` (after the instrument table, when it is due); true

@@ -12,9 +12,11 @@ use super::AeronError;
 /// Publishers a subscriber keeps apart at most (a feed's threads, feeds
 /// restarted): past it the one seen first is forgotten, so a stream cannot
 /// make the subscriber grow without bound.
-const MAX_SOURCES: usize = 256;
-/// The largest instrument table a subscriber takes.
-const MAX_INSTRUMENTS: u32 = 1 << 20;
+const MAX_SOURCES: usize = 64;
+/// The largest instrument table a subscriber takes. Each source's table
+/// grows only as its entries arrive, so a stream's memory here is bounded
+/// by this times [`MAX_SOURCES`] entries whatever it sends.
+const MAX_INSTRUMENTS: u32 = 1 << 16;
 
 /// One publisher as a subscriber has seen it: its numbering and its
 /// instrument table.
@@ -24,7 +26,10 @@ pub struct Source {
     pub publisher: u32,
     /// Its events' sequence numbers, as checked so far.
     pub sequence: Sequence,
+    /// Entries by id, as far as they have arrived.
     instruments: Vec<Option<RingInstrument>>,
+    /// The table's size, as its parts say.
+    total: usize,
     known: usize,
 }
 
@@ -34,13 +39,14 @@ impl Source {
             publisher,
             sequence: Sequence::new(),
             instruments: Vec::new(),
+            total: 0,
             known: 0,
         }
     }
 
     /// Whether its whole instrument table has arrived.
     pub fn has_table(&self) -> bool {
-        !self.instruments.is_empty() && self.known == self.instruments.len()
+        self.total > 0 && self.known == self.total
     }
 
     /// The instrument `id` names, once its table part has arrived.
@@ -58,12 +64,18 @@ impl Source {
         if total > MAX_INSTRUMENTS {
             return Err(BadMessage::Table);
         }
-        if self.instruments.len() != total as usize {
-            self.instruments = vec![None; total as usize];
+        if self.total != total as usize {
+            // A new table (a feed with other instruments under this id).
+            self.instruments.clear();
+            self.total = total as usize;
             self.known = 0;
         }
         for e in entries {
-            let slot = &mut self.instruments[e.id.0 as usize];
+            let at = e.id.0 as usize;
+            if self.instruments.len() <= at {
+                self.instruments.resize(at + 1, None);
+            }
+            let slot = &mut self.instruments[at];
             if slot.is_none() {
                 self.known += 1;
             }

@@ -351,3 +351,56 @@ fn books_go_again_after_drops_whole_and_rebuild_the_same_book() {
     assert_eq!(publisher.stats().books_sent.load(Ordering::Relaxed), 1);
     assert!(!publisher.books_due(now), "nothing owed after");
 }
+
+/// Events dropped between two calls of one round of books (the second
+/// book waited for room, and meanwhile a subscriber fell behind): the
+/// round ends owing all the books again, since the subscriber lost the
+/// first one's after it was sent.
+#[test]
+fn drops_during_a_round_of_books_owe_the_whole_round_again() {
+    let client = Client::start(&DriverSetup::Embedded {
+        dir: Some(fresh_dir()),
+    })
+    .unwrap();
+    let (mut sub, mut publisher) = connected(&client, CHANNEL);
+    publish_surely(&mut publisher, &event(0));
+    let drain = |sub: &mut Subscriber, publisher: &Publisher| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        // Read all, then wait until the limit has moved past it again.
+        while publisher.room() < 30_000 {
+            assert!(Instant::now() < deadline, "the window never opened");
+            sub.poll(256, |_| ()).unwrap();
+            std::thread::yield_now();
+        }
+    };
+    drain(&mut sub, &publisher);
+    let (a, b) = (book(20), book(100));
+    let now = tickwire_tsc::calibration().clock().now();
+    // 60 events unread (7.7 KiB), then book A (5.4 KiB): book B (25.9 KiB)
+    // no longer fits the 32 KiB window, and waits.
+    for n in 0..60 {
+        assert!(publisher.publish(&event(n)));
+    }
+    publisher.set_books_every(Some(Duration::from_secs(3600)));
+    assert!(publisher.books_due(now));
+    publisher.publish_books(now, [(FeedId(1), &a), (FeedId(2), &b)].into_iter());
+    assert_eq!(publisher.stats().books_sent.load(Ordering::Relaxed), 1);
+    assert!(publisher.books_due(now), "book B still owed");
+    // The subscriber falls behind: events dropped.
+    let before = publisher.stats().dropped();
+    for n in 0..400 {
+        publisher.publish(&event(n));
+    }
+    assert!(publisher.stats().dropped() > before);
+    drain(&mut sub, &publisher);
+    publisher.publish_books(now, [(FeedId(1), &a), (FeedId(2), &b)].into_iter());
+    assert_eq!(publisher.stats().books_sent.load(Ordering::Relaxed), 2);
+    assert!(
+        publisher.books_due(now),
+        "book A was lost with the drops: the round is owed again"
+    );
+    drain(&mut sub, &publisher);
+    publisher.publish_books(now, [(FeedId(1), &a), (FeedId(2), &b)].into_iter());
+    assert_eq!(publisher.stats().books_sent.load(Ordering::Relaxed), 4);
+    assert!(!publisher.books_due(now));
+}

@@ -77,6 +77,13 @@ impl Encoder {
         let _ = writeln!(out, r#"{{"type":"dropped","events":{events}}}"#);
     }
 
+    /// Forgets the snapshots being collected: events were lost, so their
+    /// levels may never come whole (a reader of a lossy stream calls it at
+    /// each gap; the next deltas are written as deltas).
+    pub fn forget_snapshots(&mut self) {
+        self.pending.iter_mut().for_each(|p| *p = None);
+    }
+
     /// Appends `event`'s line (received at `recv_ns`, Unix ns), or
     /// nothing: an instrument it does not know, or a level of a snapshot
     /// still being collected (its line comes with its last level). A

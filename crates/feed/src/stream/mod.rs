@@ -70,7 +70,8 @@
 //! ```
 //!
 //! A reader skips a kind it does not know (a newer publisher's) rather
-//! than failing, but reads a gap (kind 6) of any reason as a gap, so a
+//! than failing, but reads a gap (kind 6) of any reason, and a snapshot,
+//! delta or `book valid` (kinds 3 to 5) that does not read, as a gap, so a
 //! book is never trusted past one; it refuses a message of another
 //! version or magic, or of a type it does not know.
 
@@ -101,8 +102,9 @@ pub const TABLE_HEADER: usize = 24;
 pub const TABLE_PART_LEN: usize = TABLE_HEADER + TABLE_PART * ENTRY_LEN;
 
 const TYPE_EVENT: u8 = 1;
-/// The gap kind's tag (the table above).
-const KIND_GAP: u8 = 6;
+/// The kinds that change a book: snapshot, delta, valid, gap (the table
+/// above).
+const BOOK_KINDS: [u8; 4] = [3, 4, 5, 6];
 const TYPE_TABLE: u8 = 2;
 
 /// An event as its stream message: `sequence` as the publisher numbers
@@ -289,9 +291,12 @@ pub fn decode_event(m: &[u8]) -> Result<Option<(u32, u64, Event, u64)>, BadMessa
         *word = u64_at(m, 48 + 8 * k);
     }
     let event = shm::decode(&w).or_else(|| {
-        // A gap whose reason this version does not name is still a gap:
-        // the book is not valid (read as the ring reads its unnamed ones).
-        (m[20] == KIND_GAP).then(|| Event {
+        // A gap whose reason this version does not name is still a gap,
+        // and a book event that does not read (a side, flag or count out
+        // of its table) leaves the book unknown: a gap too, so a reader
+        // never trusts a book past one (read as the ring reads its
+        // unnamed gaps).
+        BOOK_KINDS.contains(&m[20]).then(|| Event {
             instrument: FeedId(u32_at(m, 16)),
             exchange_ns: w[1],
             recv_tsc: w[2],
@@ -339,7 +344,7 @@ pub fn decode(m: &[u8]) -> Result<Message, BadMessage> {
             }
             let (total, first) = (u32_at(m, 8), u32_at(m, 12));
             let count = usize::from(u16::from_le_bytes([m[16], m[17]]));
-            if count > TABLE_PART || m.len() != TABLE_HEADER + count * ENTRY_LEN {
+            if count == 0 || count > TABLE_PART || m.len() != TABLE_HEADER + count * ENTRY_LEN {
                 return Err(BadMessage::Length);
             }
             let mut entries = Vec::with_capacity(count);

@@ -165,21 +165,46 @@ fn another_version_or_magic_is_refused_and_an_unknown_kind_skipped() {
     assert_eq!(decode(&m), Err(BadMessage::Type(9)));
 }
 
-/// A gap with a reason this version does not name still reads as a gap:
-/// a reader never keeps trusting a book past one.
+/// A gap with a reason this version does not name, and a book event that
+/// does not read, are gaps: a reader never keeps trusting a book past one.
 #[test]
-fn a_gap_of_an_unnamed_reason_is_still_a_gap() {
-    let mut m = encode_event(1, 5, &event(Kind::Resync), 0).unwrap();
-    m[20] = 6;
-    m[21] = 77;
-    let (_, _, e, _) = decode_event(&m).unwrap().unwrap();
-    assert_eq!(
-        e.kind,
-        Kind::Gap {
-            why: Resync::Disconnected
+fn a_gap_of_an_unnamed_reason_or_a_bent_book_event_is_a_gap() {
+    let gap = Kind::Gap {
+        why: Resync::Disconnected,
+    };
+    for (kind, sub, flag) in [(6, 77, 0), (4, 2, 0), (4, 0, 9), (3, 0, 0), (5, 0, 0)] {
+        let mut m = encode_event(1, 5, &event(Kind::Resync), 0).unwrap();
+        (m[20], m[21], m[22]) = (kind, sub, flag);
+        if kind == 3 {
+            // A level count past u32.
+            m[56..64].copy_from_slice(&u64::MAX.to_le_bytes());
         }
-    );
-    assert_eq!(e.instrument, FeedId(3));
+        let read = decode_event(&m)
+            .unwrap()
+            .map(|(_, _, e, _)| (e.kind, e.instrument));
+        if kind == 5 {
+            // Nothing of `book valid` can be out of its table.
+            assert!(matches!(read, Some((Kind::BookValid { .. }, _))));
+        } else {
+            assert_eq!(
+                read,
+                Some((gap, FeedId(3))),
+                "kind {kind} sub {sub} flag {flag}"
+            );
+        }
+    }
+    // Another kind not known: skipped, not a gap.
+    let mut m = encode_event(1, 5, &event(Kind::Resync), 0).unwrap();
+    m[20] = 11;
+    assert_eq!(decode_event(&m), Ok(None));
+}
+
+#[test]
+fn a_table_part_without_entries_is_refused() {
+    let mut p = encode_table(1, &[instrument("a", "b")]).unwrap().remove(0);
+    p[16] = 0;
+    p.truncate(TABLE_HEADER);
+    assert_eq!(decode(&p), Err(BadMessage::Length));
 }
 
 #[test]
