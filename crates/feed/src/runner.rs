@@ -444,7 +444,18 @@ pub fn run(
     };
     for f in feeds {
         match f.join() {
-            Ok(Ok(sinks)) => {
+            #[allow(unused_mut)]
+            Ok(Ok(mut sinks)) => {
+                #[cfg(feature = "aeron")]
+                if let Some(p) = sinks.aeron.take() {
+                    let id = p.id();
+                    if !p.finish(AERON_DRAIN) {
+                        log::info!(
+                            "aeron sink (publisher {id:08x}): the media driver was still lingering on the publication {} s after the feed stopped (no unicast receiver confirmed the end: multicast, or none connected); stopping anyway",
+                            AERON_DRAIN.as_secs()
+                        );
+                    }
+                }
                 if let Some(rec) = sinks.recording
                     && let Err(e) = rec.finish()
                     && failure.is_none()
@@ -519,6 +530,12 @@ pub fn run(
         Some(e) => Err(RunError::Feed(e)),
     }
 }
+
+/// How long a stopping feed waits for its media driver to finish with
+/// each publication (see `aeron::Publisher::finish`): repairs at the very
+/// end take milliseconds; a multicast publication lingers the whole time.
+#[cfg(feature = "aeron")]
+const AERON_DRAIN: Duration = Duration::from_secs(2);
 
 /// The Aeron client and one publisher for each feed thread (popped from
 /// the back, so in reverse), with their counters; none without

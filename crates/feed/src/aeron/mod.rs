@@ -218,7 +218,7 @@ impl Client {
             .async_add_exclusive_publication(&uri, stream)
             .and_then(|p| p.poll_blocking(SETUP_TIMEOUT))
             .map_err(|e| bad(e.to_string()))?;
-        Publisher::new(publication, instruments).map_err(AeronError::Name)
+        Publisher::new(self.aeron.clone(), publication, instruments).map_err(AeronError::Name)
     }
 
     /// A subscription to `channel` and `stream`.

@@ -5,7 +5,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rusteron_client::{AeronExclusivePublication, AeronOfferError};
+use rusteron_client::{Aeron, AeronExclusivePublication, AeronOfferError};
 use tickwire_tsc::Calibration;
 
 use tickwire_venues::book::{Book, Side};
@@ -64,6 +64,8 @@ const SAID_BOOK_TOO_LARGE: u8 = 8;
 /// allocation, no waiting (a test counts).
 pub struct Publisher {
     publication: AeronExclusivePublication,
+    /// The client, for its counters (the driver's view of the publication).
+    aeron: Aeron,
     id: u32,
     sequence: u64,
     table: Vec<Vec<u8>>,
@@ -100,6 +102,7 @@ impl std::fmt::Debug for Publisher {
 
 impl Publisher {
     pub(super) fn new(
+        aeron: Aeron,
         publication: AeronExclusivePublication,
         instruments: &[Instrument],
     ) -> Result<Publisher, NameTooLong> {
@@ -115,6 +118,7 @@ impl Publisher {
         };
         let calibration = tickwire_tsc::calibration();
         Ok(Publisher {
+            aeron,
             id,
             sequence: 0,
             table: stream::encode_table(id, instruments)?,
@@ -145,6 +149,41 @@ impl Publisher {
     /// Its counters.
     pub fn stats(&self) -> Arc<PublishStats> {
         self.stats.clone()
+    }
+
+    /// Closes the publication and waits, at most `deadline` long, until
+    /// the media driver has finished with it; whether it had. For a feed
+    /// that stops: its driver (embedded, it stops with the process) may
+    /// still owe a subscriber frames lost at the very end, which the
+    /// subscriber could not see as a gap (nothing comes after them).
+    ///
+    /// The driver's rules relied on (`aeron_network_publication.c`,
+    /// `aeron_ipc_publication.c`): a closed publication drains (sends what
+    /// it has, repairs what is asked for), then lingers until a unicast
+    /// receiver confirms the end of the stream, or its linger timeout
+    /// (5 s by default) passes; only then is it deleted and its counters
+    /// (the publication limit among them) freed.
+    pub fn finish(self, deadline: std::time::Duration) -> bool {
+        let counter = self
+            .publication
+            .get_constants()
+            .map(|c| c.publication_limit_counter_id());
+        let reader = self.aeron.counters_reader();
+        let _ = self.publication.close();
+        let Ok(counter) = counter else {
+            return false;
+        };
+        let until = std::time::Instant::now() + deadline;
+        loop {
+            // 1: AERON_COUNTER_RECORD_ALLOCATED.
+            if reader.counter_state(counter).is_ok_and(|state| state != 1) {
+                return true;
+            }
+            if std::time::Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     /// Bytes the publication can take now before Aeron pushes back.
