@@ -27,6 +27,8 @@ use crate::shm;
 use crate::sink::{self, Publisher};
 
 mod adapter;
+#[cfg(feature = "aeron")]
+mod aeron;
 mod budget;
 mod connectivity;
 mod core;
@@ -642,27 +644,6 @@ impl<H: OnEvent> Feed<H> {
                 }
             }
         }
-    }
-
-    /// The Aeron sink's books, when due (a subscriber lost events, or the
-    /// interval passed): every valid book, from the adapters' own.
-    #[cfg(feature = "aeron")]
-    fn aeron_books(&mut self) {
-        let core = self.driver.handler_mut();
-        let Some(aeron) = core.sinks.aeron.as_mut() else {
-            return;
-        };
-        let now = core.clock.now();
-        if !aeron.books_due(now) {
-            return;
-        }
-        let books = core.venues.iter().flat_map(|s| {
-            (0..s.setup.instruments.len()).filter_map(move |i| {
-                let book = s.adapter.adapter_ref().book(InstrumentId(i as u32))?;
-                Some((FeedId(s.base + i as u32), book))
-            })
-        });
-        aeron.publish_books(now, books);
     }
 
     /// Fetches the snapshots wanted, in the order asked, each as its
