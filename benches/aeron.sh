@@ -19,6 +19,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rate=${RATE:-20000}
 secs=${SECS:-20}
+# The cases to run, and how the subscriber polls (--busy spins; without
+# it, it yields, then naps 100 us once idle for 1000 polls).
+cases=${CASES:-shm ipc udp}
+poll=${POLL---busy}
 CMAKE=$(scripts/aeron-deps.sh)
 export CMAKE
 cargo build --release --locked -p tickwire-feed-cli --features aeron >&2
@@ -85,10 +89,10 @@ TOML
         ip netns exec "$a" "$bin" run --config "$dir/feed.toml" > "$dir/feed.log" 2>&1 &
         pids+=($!)
         wait_line "$dir/feed.log" "books valid 2/2"
-        ip netns exec "$sub_ns" taskset -c 1 "$bin" subscribe "$@" --stats --busy \
+        ip netns exec "$sub_ns" taskset -c 1 "$bin" subscribe "$@" --stats $poll \
             --duration "${secs}s" > /dev/null 2> "$dir/sub.log"
     else
-        ip netns exec "$sub_ns" taskset -c 1 "$bin" subscribe "$@" --stats --busy \
+        ip netns exec "$sub_ns" taskset -c 1 "$bin" subscribe "$@" --stats $poll \
             --duration "$(( secs + 5 ))s" > /dev/null 2> "$dir/sub.log" &
         local sub=$!
         pids+=($sub)
@@ -104,15 +108,17 @@ TOML
     grep -E "^ +[0-9.]+s " "$dir/sub.log" | tail -n 3 | sed "s/^/$name  /"
 }
 
-echo "rate $rate steps/s, $secs s a case, $(date -u +%F)"
-sub_ns=$a one_case shm "shm = \"/dev/shm/twbench-$tag-ring\"" --shm "/dev/shm/twbench-$tag-ring"
-sub_ns=$a one_case ipc "[sinks.aeron]
+echo "rate $rate steps/s, $secs s a case, subscriber ${poll:-napping}, $(date -u +%F)"
+for c in $cases; do case $c in
+shm) sub_ns=$a one_case shm "shm = \"/dev/shm/twbench-$tag-ring\"" --shm "/dev/shm/twbench-$tag-ring" ;;
+ipc) sub_ns=$a one_case ipc "[sinks.aeron]
 channel = \"aeron:ipc\"
 stream = 1001
 driver = \"external\"
-dir = \"/dev/shm/twbench-$tag-ipc\"" --aeron aeron:ipc --stream 1001 --embedded-driver --dir "/dev/shm/twbench-$tag-ipc"
-sub_ns=$b one_case udp "[sinks.aeron]
+dir = \"/dev/shm/twbench-$tag-ipc\"" --aeron aeron:ipc --stream 1001 --embedded-driver --dir "/dev/shm/twbench-$tag-ipc" ;;
+udp) sub_ns=$b one_case udp "[sinks.aeron]
 channel = \"aeron:udp?endpoint=10.231.$net.2:40456\"
 stream = 1001
 dir = \"/dev/shm/twbench-$tag-udp-feed\"" --aeron "aeron:udp?endpoint=10.231.$net.2:40456" --stream 1001 \
-    --embedded-driver --dir "/dev/shm/twbench-$tag-udp-sub"
+    --embedded-driver --dir "/dev/shm/twbench-$tag-udp-sub" ;;
+esac; done
