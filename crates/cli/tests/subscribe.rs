@@ -6,13 +6,12 @@ use std::time::{Duration, Instant};
 
 use crate::util::{bin, signal, temp_dir, tls_simulator, wait_for};
 
-/// Event lines (not `header`, not `dropped`) of a JSON Lines text, with
+/// Event lines (not `header`, not `dropped`) of a JSON Lines file, with
 /// `recv_ns` left out (the sink and the reader each convert the stamp
 /// through their own look at the clock calibration).
-fn events(text: &str) -> Vec<serde_json::Value> {
-    text.lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|v| !matches!(v["type"].as_str(), Some("header" | "dropped")))
+fn events(path: &std::path::Path) -> Vec<serde_json::Value> {
+    crate::util::events_of(path)
+        .into_iter()
         .map(|mut v| {
             v.as_object_mut().unwrap().remove("recv_ns");
             v
@@ -83,10 +82,7 @@ fn the_ring_read_by_subscribe_is_a_stretch_of_the_jsonl_sink_none_lost() {
         assert!(Instant::now() < deadline, "the feed did not stop");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let (all, got) = (
-        events(&std::fs::read_to_string(&jsonl).unwrap()),
-        events(&std::fs::read_to_string(&out).unwrap()),
-    );
+    let (all, got) = (events(&jsonl), events(&out));
     // The reader starts at the ring's newest event: what it read is one
     // unbroken stretch of what the feed wrote (a snapshot it joined in
     // the middle of aside: its line needs the levels before).

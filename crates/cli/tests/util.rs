@@ -66,3 +66,14 @@ pub(crate) fn tls_simulator(
     .unwrap();
     (simulator, ca_file)
 }
+
+/// The event lines of a JSON Lines file (its `header` and `dropped` lines
+/// left out), parsed.
+pub(crate) fn events_of(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| !matches!(v["type"].as_str(), Some("header" | "dropped")))
+        .collect()
+}

@@ -9,6 +9,8 @@ use std::process::{Child, ChildStderr};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+pub(crate) use crate::util::events_of;
+
 mod hosts;
 mod ipc;
 mod slow;
@@ -129,17 +131,6 @@ rest = "https://localhost:{port}"
     )
     .unwrap();
     config
-}
-
-/// The event lines of a JSON Lines file (its `header` and `dropped` lines
-/// left out), parsed.
-pub(crate) fn events_of(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|v| !matches!(v["type"].as_str(), Some("header" | "dropped")))
-        .collect()
 }
 
 /// Asserts two runs of event lines are the same events in the same

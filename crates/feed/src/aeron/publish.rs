@@ -89,6 +89,9 @@ pub struct Publisher {
     round_drops: u64,
     /// Since when (clock ticks) the next book has waited for room.
     stuck_since: Option<u64>,
+    /// How long (clock ticks: a second) a book may wait for room before it
+    /// is skipped.
+    book_patience: u64,
 }
 
 impl std::fmt::Debug for Publisher {
@@ -134,6 +137,7 @@ impl Publisher {
             books_next: 0,
             round_drops: 0,
             stuck_since: None,
+            book_patience: calibration.ticks_per_second() as u64,
             window: publication
                 .get_constants()
                 .map_or(i64::MAX, |c| (c.term_buffer_length() / 2) as i64),
@@ -249,7 +253,7 @@ impl Publisher {
             let room = self.publication.position_limit() - self.publication.position();
             if bytes > room {
                 let since = *self.stuck_since.get_or_insert(now);
-                if bytes <= self.window && now.saturating_sub(since) < self.table_every {
+                if bytes <= self.window && now.saturating_sub(since) < self.book_patience {
                     // Room later, as the subscribers read on.
                     return;
                 }
