@@ -376,6 +376,9 @@ mod with_aeron {
 
     use super::{CliError, CliResult, Delivery, Pace, SubscribeArgs, percentiles, refuse};
 
+    /// How long a subscriber waits for a publisher before saying so.
+    const LONELY: std::time::Duration = std::time::Duration::from_secs(5);
+
     pub(super) fn subscribe(args: &SubscribeArgs) -> CliResult {
         let channel = args.channel.as_deref().unwrap_or_default();
         let Some(stream) = args.stream else {
@@ -401,7 +404,20 @@ mod with_aeron {
             client.dir()
         );
         let mut pace = Pace::new();
+        // A wrong channel, stream id or driver directory reads nothing:
+        // said once, after a few seconds without a publisher.
+        let mut said_alone = false;
         while !pace.done(args, &stop, d.events) {
+            if !said_alone && pace.started.elapsed() > LONELY && !sub.is_connected() {
+                said_alone = true;
+                eprintln!(
+                    "tickwire-feed subscribe: no publisher on {channel} stream {stream} after {} s \
+                     (is a feed running with [sinks.aeron] on this channel and stream, through the \
+                     media driver in {}?); waiting",
+                    LONELY.as_secs(),
+                    client.dir()
+                );
+            }
             let read = sub
                 .poll(Pace::budget(args, d.events), |r| match r {
                     Received::Event {

@@ -75,3 +75,36 @@ fn a_subscriber_in_another_process_gets_every_event_in_order_equal_to_the_jsonl_
     assert!(!driver.exists(), "the driver removed its directory");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A subscriber on a channel or stream nobody publishes on (a typo) is
+/// told so, once, rather than waiting in silence.
+#[test]
+fn a_subscriber_with_no_publisher_says_so() {
+    let driver = driver_dir("lonely");
+    let mut subscriber = Running {
+        child: bin()
+            .args(["subscribe", "--aeron", "aeron:ipc", "--stream", "4242"])
+            .arg("--dir")
+            .arg(&driver)
+            .args(["--embedded-driver", "--duration", "60s"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        driver: Some(driver.clone()),
+    };
+    let mut said = Lines::of(subscriber.child.stderr.take().unwrap());
+    let line = said.wait_for("no publisher on", 60);
+    assert!(line.contains("aeron:ipc stream 4242"), "{line}");
+    signal(&subscriber.child, "-TERM");
+    assert!(exit_of(&mut subscriber.child, 60).success());
+    let end = said.wait_for("events in", 10);
+    assert!(end.contains(" 0 events"), "{end}");
+    assert_eq!(
+        said.seen
+            .iter()
+            .filter(|l| l.contains("no publisher on"))
+            .count(),
+        1
+    );
+}
