@@ -29,7 +29,12 @@ pub enum Chain {
     BinanceSpot,
     /// Binance USD-M and COIN-M futures (`U`, `u`, `pu`): diffs with
     /// `u < L` are old; the first applied has `U <= L <= u`; each next has
-    /// `pu == previous u`.
+    /// `pu == previous u` (the venue's "How to manage a local order book
+    /// correctly", USD-M and COIN-M websocket market streams). A first
+    /// diff with `pu == L` bridges too: the diff before it ended at `L`,
+    /// so the snapshot holds everything up to where it starts (the venue's
+    /// rule would refetch for nothing when that diff came before the
+    /// subscription).
     BinanceFutures,
     /// OKX v5 books (`seqId`, `prevSeqId`): the snapshot comes in band;
     /// each update has `prevSeqId == previous seqId` (ids are not
@@ -514,9 +519,13 @@ impl BookSync {
                         seq.last <= snapshot,
                         snapshot < seq.last && seq.first <= snapshot + 1,
                     ),
+                    // The documented bridge holds `L`; a diff whose `pu`
+                    // is `L` starts just after it (its predecessor held `L`
+                    // and is in the snapshot), so it bridges too.
                     Chain::BinanceFutures => (
                         seq.last < snapshot,
-                        seq.first <= snapshot && snapshot <= seq.last,
+                        (seq.first <= snapshot && snapshot <= seq.last)
+                            || seq.prev == Some(snapshot),
                     ),
                 };
                 if old {

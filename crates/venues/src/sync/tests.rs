@@ -258,6 +258,49 @@ fn a_stale_snapshot_is_refused() {
     assert_eq!(ev, [SyncEvent::Valid { update_id: 25 }]);
 }
 
+/// Found by the refresh proptest: a futures snapshot that ends exactly
+/// where the first buffered diff starts (`pu == L`, `U == L + 1`) is
+/// bridged by it, not refused as stale; one whose `pu` is past `L` is
+/// still refused.
+#[test]
+fn a_futures_diff_starting_just_after_the_snapshot_bridges_it() {
+    let futures = |first, last, prev| Seq {
+        first,
+        last,
+        prev: Some(prev),
+    };
+    let mut s = engine(Chain::BinanceFutures);
+    run(&mut s, |s, e| {
+        s.on_diff(futures(11, 12, 10), [lv(Side::Bid, 99, 1)], &mut { e })
+            .unwrap()
+    });
+    let ev = run(&mut s, |s, e| {
+        s.on_snapshot_at(10, Limit::Whole, [lv(Side::Ask, 101, 1)], &mut { e })
+            .unwrap()
+    });
+    assert_eq!(ev, [SyncEvent::Valid { update_id: 12 }]);
+
+    let mut s = engine(Chain::BinanceFutures);
+    run(&mut s, |s, e| {
+        s.on_diff(futures(12, 13, 11), [lv(Side::Bid, 99, 1)], &mut { e })
+            .unwrap()
+    });
+    let ev = run(&mut s, |s, e| {
+        s.on_snapshot_at(10, Limit::Whole, [lv(Side::Ask, 101, 1)], &mut { e })
+            .unwrap()
+    });
+    assert_eq!(
+        ev,
+        [
+            SyncEvent::Gap(Resync::SnapshotStale {
+                snapshot: 10,
+                first_diff: 12
+            }),
+            SyncEvent::SnapshotNeeded
+        ]
+    );
+}
+
 #[test]
 fn futures_chain_on_pu() {
     let mut s = engine(Chain::BinanceFutures);
