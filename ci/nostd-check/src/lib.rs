@@ -1,4 +1,4 @@
-//! See Cargo.toml: a no_std, no-alloc consumer of tickwire-codec.
+//! See Cargo.toml: a no_std, no-alloc consumer of tickwire-codec and tickwire-sbe.
 #![no_std]
 
 use tickwire_codec::handshake::{ClientHandshake, Request};
@@ -22,6 +22,21 @@ pub extern "C" fn tickwire_nostd_check() -> usize {
     total
         + hs.write_request(&mut out, &Request::new("example.com", "/"))
             .unwrap_or(0)
+}
+
+/// Writes and reads an SBE book diff, so that the decoder is linked too.
+/// Never run; only built.
+#[unsafe(no_mangle)]
+pub extern "C" fn tickwire_nostd_check_sbe() -> i64 {
+    use tickwire_sbe::spot_stream::{self, DiffHead, Level, Message, encode};
+    let mut frame = [0u8; 128];
+    let bids = [Level { price: 1, qty: 2 }];
+    let n =
+        encode::depth_diff(&mut frame, &DiffHead::default(), &bids, &[], b"BTCUSDT").unwrap_or(0);
+    match spot_stream::decode(&frame[..n]) {
+        Ok(Message::DepthDiff(d)) => d.bids().map(|l| l.price + l.qty).sum(),
+        _ => 0,
+    }
 }
 
 #[panic_handler]
