@@ -21,44 +21,16 @@
 
 #![allow(clippy::print_stdout)] // A benchmark reports its results.
 
+#[path = "common/recording.rs"]
+mod recording;
+
 use std::cell::Cell;
 use std::hint::black_box;
-use std::io::Read;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use tickwire_venues::binance::{Adapter, Decoder, Market};
 use tickwire_venues::book::Limit;
-use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::{InstrumentId, InstrumentSpec, Kind};
-
-/// Each message: its bytes (padded), its length, and whether it is the
-/// REST snapshot.
-fn recording(file: &str) -> Option<Vec<(Vec<u8>, usize, bool)>> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/samples/binance")
-        .join(file);
-    let raw = std::fs::read(&path).ok()?;
-    let mut text = Vec::new();
-    flate2::read::GzDecoder::new(&raw[..])
-        .read_to_end(&mut text)
-        .ok()?;
-    text.split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let msg = &l[l.iter().position(|&b| b == b' ')? + 1..];
-            let mut buf = msg.to_vec();
-            buf.resize(msg.len() + INPUT_PADDING, 0);
-            let snapshot = msg.windows(14).any(|w| w == b"\"lastUpdateId\"");
-            Some((buf, msg.len(), snapshot))
-        })
-        .collect()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn main() {
     let (runs, _, _) = tickwire_benches::harness_args((7, 0), (1, 0));
@@ -72,7 +44,7 @@ fn main() {
             Market::UsdM,
         ),
     ] {
-        let Some(mut msgs) = recording(file) else {
+        let Some(mut msgs) = recording::binance(file) else {
             eprintln!("replay: skipped, ../shared/samples is absent");
             return;
         };
@@ -130,7 +102,7 @@ fn main() {
             // The first of each is warm-up.
             decode_ns.remove(0);
             adapt_ns.remove(0);
-            let (d, a) = (median(decode_ns), median(adapt_ns));
+            let (d, a) = (recording::median(decode_ns), recording::median(adapt_ns));
             let replays = (runs + 1) as f64;
             println!(
                 "{file}, book depth {depth}: {} messages, {:.2} events each, {:.1} gaps a replay, book valid after {:.1} % of messages; median of {runs} replays: decode {d:.0} ns/message, adapter {a:.0} ns/message (book and events add {:.0})",

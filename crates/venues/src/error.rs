@@ -23,6 +23,8 @@ pub enum DecodeError {
     /// which field, why, the value as sent, the scale, and (once the
     /// adapter knows it) the instrument.
     Decimal(BadDecimal),
+    /// A binary frame that is not a message of the venue's SBE schema.
+    Sbe(tickwire_sbe::DecodeError),
 }
 
 /// A value an instrument's scale cannot hold (see [`DecodeError::Decimal`]).
@@ -97,11 +99,18 @@ impl fmt::Display for DecodeError {
                 "{} {:?}: {} ({} decimals)",
                 d.field, d.value, d.error, d.scale
             ),
+            DecodeError::Sbe(e) => e.fmt(f),
         }
     }
 }
 
 impl std::error::Error for DecodeError {}
+
+impl From<tickwire_sbe::DecodeError> for DecodeError {
+    fn from(e: tickwire_sbe::DecodeError) -> DecodeError {
+        DecodeError::Sbe(e)
+    }
+}
 
 impl From<JsonError> for DecodeError {
     fn from(e: JsonError) -> DecodeError {

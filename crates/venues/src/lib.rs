@@ -78,6 +78,7 @@ pub mod json;
 pub mod kraken;
 mod listed;
 pub mod listing;
+pub mod mantissa;
 mod model;
 pub mod okx;
 pub mod plan;

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use crate::DecodeError;
 use crate::book::{Book, Level, Side};
+use crate::decimal::BadValue;
 use crate::event::{Aggressor, Event, InstrumentId, InstrumentSpec, Kind};
 use crate::json::Levels;
 use crate::model::BookShape;
@@ -144,9 +145,9 @@ impl Instruments {
     /// cannot be read stops it, its error naming the instrument where it
     /// is known.
     #[inline]
-    pub(crate) fn trades<'i>(
+    pub(crate) fn trades<'i, V: WireValue>(
         &mut self,
-        trades: impl IntoIterator<Item = Result<WireTrade<'i>, DecodeError>>,
+        trades: impl IntoIterator<Item = Result<WireTrade<'i, V>, DecodeError>>,
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) -> Result<Outcome, DecodeError> {
@@ -179,7 +180,7 @@ impl Instruments {
                 c.paired[0] = false;
             }
             let spec = &self.list[i].spec;
-            let level = crate::decimal::level(t.price, t.size, spec.price_scale, spec.size_scale)
+            let level = V::level(t.price, t.size, spec.price_scale, spec.size_scale)
                 .map_err(|e| DecodeError::from(e).at(id))?;
             emit(Event {
                 instrument: id,
@@ -201,10 +202,10 @@ impl Instruments {
     /// the symbol is not in the table. A price or size that cannot be read
     /// names the instrument.
     #[inline]
-    pub(crate) fn quote(
+    pub(crate) fn quote<V: WireValue>(
         &mut self,
         symbol: &str,
-        quote: WireQuote<'_>,
+        quote: WireQuote<V>,
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) -> Result<Outcome, DecodeError> {
@@ -216,10 +217,10 @@ impl Instruments {
 
     /// [`quote`](Self::quote) of instrument `id`.
     #[inline]
-    pub(crate) fn quote_at(
+    pub(crate) fn quote_at<V: WireValue>(
         &mut self,
         id: InstrumentId,
-        quote: WireQuote<'_>,
+        quote: WireQuote<V>,
         recv_tsc: u64,
         emit: &mut impl FnMut(Event),
     ) -> Result<Outcome, DecodeError> {
@@ -236,9 +237,8 @@ impl Instruments {
             c.paired[1] = false;
         }
         let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
-        let level = |(p, q): (&str, &str)| {
-            crate::decimal::level(p, q, ps, ss).map_err(|e| DecodeError::from(e).at(id))
-        };
+        let level =
+            |(p, q): (V, V)| V::level(p, q, ps, ss).map_err(|e| DecodeError::from(e).at(id));
         let (bid, ask) = (level(quote.bid)?, level(quote.ask)?);
         emit(Event {
             instrument: id,
@@ -451,15 +451,36 @@ fn book_verdict<E: FnMut(Event)>(
     verdict.finish(sync);
 }
 
+/// A price or a size as a venue sends it: decimal text (JSON), or a
+/// mantissa and an exponent (SBE).
+pub(crate) trait WireValue: Copy {
+    /// The level of `price` and `size`, exact at the scales.
+    fn level(price: Self, size: Self, price_scale: u8, size_scale: u8) -> Result<Level, BadValue>;
+}
+
+impl WireValue for &str {
+    #[inline(always)]
+    fn level(price: Self, size: Self, price_scale: u8, size_scale: u8) -> Result<Level, BadValue> {
+        crate::decimal::level(price, size, price_scale, size_scale)
+    }
+}
+
+impl WireValue for crate::mantissa::Mantissa {
+    #[inline(always)]
+    fn level(price: Self, size: Self, price_scale: u8, size_scale: u8) -> Result<Level, BadValue> {
+        crate::mantissa::level(price, size, price_scale, size_scale)
+    }
+}
+
 /// One trade as a venue sends it, for [`Instruments::trades`].
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct WireTrade<'i> {
+pub(crate) struct WireTrade<'i, V = &'i str> {
     /// The venue's symbol.
     pub(crate) symbol: &'i str,
     /// The price, as sent.
-    pub(crate) price: &'i str,
+    pub(crate) price: V,
     /// The size, as sent.
-    pub(crate) size: &'i str,
+    pub(crate) size: V,
     /// Who took liquidity.
     pub(crate) aggressor: Aggressor,
     /// The venue's trade id (0 when it is not a number).
@@ -470,11 +491,11 @@ pub(crate) struct WireTrade<'i> {
 
 /// A best bid and ask as a venue sends them, for [`Instruments::quote`].
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct WireQuote<'i> {
+pub(crate) struct WireQuote<V> {
     /// Best bid price and size, as sent.
-    pub(crate) bid: (&'i str, &'i str),
+    pub(crate) bid: (V, V),
     /// Best ask price and size, as sent.
-    pub(crate) ask: (&'i str, &'i str),
+    pub(crate) ask: (V, V),
     /// The venue's update id (0: none).
     pub(crate) update_id: u64,
     /// The venue's time (0: none).

@@ -17,6 +17,7 @@
 pub mod listing;
 pub mod plan;
 
+mod sbe;
 mod scan;
 mod tape;
 mod wire;

@@ -1,0 +1,178 @@
+//! Binance spot market data in SBE: the binary frames of
+//! `stream-sbe.binance.com` ([`tickwire_sbe::spot_stream`]) into the same
+//! events and books as the JSON streams.
+//!
+//! The venue's rules relied on (binance-spot-api-docs,
+//! `sbe-market-data-streams.md`, and `web-socket-streams.md` where it
+//! points there):
+//! - one binary frame is one message; subscription replies and
+//!   `serverShutdown` come as JSON text frames, read by
+//!   [`Adapter::on_message`] as on the JSON streams;
+//! - every time is in microseconds since the epoch;
+//! - a decimal is a mantissa times ten to the message's price (or
+//!   quantity) exponent: scaled exactly into the instrument's scale, and a
+//!   value the scale cannot hold is the same typed error as for text;
+//! - the diff stream's `firstBookUpdateId` and `lastBookUpdateId` are the
+//!   JSON stream's `U` and `u`, bridged to the REST snapshot's
+//!   `lastUpdateId` the same way (`U <= lastUpdateId + 1 <= u`, then
+//!   `U == previous u + 1`): the same engine, [`Chain::BinanceSpot`];
+//! - `bestBidAsk` is culled under load (an older event not yet sent is
+//!   dropped for a newer one), so its `bookUpdateId` skips: quotes are not
+//!   sequenced, and a skip is no gap;
+//! - `depth20` is the top of the book, whole, every 50 ms: not normalised
+//!   into book events, as the JSON `@depth20` is not.
+//!
+//! [`Chain::BinanceSpot`]: crate::sync::Chain::BinanceSpot
+
+use tickwire_sbe::spot_stream::{self, Levels, Message};
+
+use super::Adapter;
+use crate::adapter::{Instruments, Outcome, WireQuote, WireTrade};
+use crate::book::Side;
+use crate::error::DecodeError;
+use crate::event::{Aggressor, Event};
+use crate::mantissa::{self, Mantissa};
+use crate::sync::{LevelResult, Seq};
+
+impl Adapter {
+    /// Decodes one binary frame of the SBE streams and emits its events,
+    /// as [`on_message`](Self::on_message) does for text. A frame that is
+    /// not a message of the schema is [`DecodeError::Sbe`] and emits
+    /// nothing; a depth diff whose levels the scales cannot hold
+    /// invalidates its book (`Gap`, `Resync`).
+    pub fn on_binary(
+        &mut self,
+        frame: &[u8],
+        recv_tsc: u64,
+        emit: &mut impl FnMut(Event),
+    ) -> Result<Outcome, DecodeError> {
+        on_sbe(
+            &mut self.instruments,
+            spot_stream::decode(frame)?,
+            recv_tsc,
+            emit,
+        )
+    }
+}
+
+/// Microseconds since the epoch as nanoseconds (0: none, or before 1970).
+#[inline]
+fn us_to_ns(us: i64) -> u64 {
+    u64::try_from(us).unwrap_or(0).saturating_mul(1_000)
+}
+
+#[inline]
+fn symbol(bytes: &[u8]) -> Result<&str, DecodeError> {
+    core::str::from_utf8(bytes).map_err(|_| DecodeError::Utf8)
+}
+
+/// An update id, which the venue counts up from 1: a negative one is not
+/// the venue's.
+#[inline]
+fn update_id(v: i64, field: &'static str) -> Result<u64, DecodeError> {
+    u64::try_from(v).map_err(|_| DecodeError::Type(field))
+}
+
+fn levels<'a>(
+    bids: Levels<'a>,
+    asks: Levels<'a>,
+    price_exponent: i8,
+    qty_exponent: i8,
+    price_scale: u8,
+    size_scale: u8,
+) -> impl Iterator<Item = LevelResult> + 'a {
+    let side = move |side: Side, levels: Levels<'a>| {
+        levels.map(move |l| {
+            let price = Mantissa {
+                value: l.price,
+                exponent: price_exponent,
+            };
+            let size = Mantissa {
+                value: l.qty,
+                exponent: qty_exponent,
+            };
+            Ok((side, mantissa::level(price, size, price_scale, size_scale)?))
+        })
+    };
+    side(Side::Bid, bids).chain(side(Side::Ask, asks))
+}
+
+fn on_sbe(
+    instruments: &mut Instruments,
+    message: Message<'_>,
+    recv_tsc: u64,
+    emit: &mut impl FnMut(Event),
+) -> Result<Outcome, DecodeError> {
+    match message {
+        Message::Trades(t) => {
+            let symbol = symbol(t.symbol())?;
+            let (pe, qe) = (t.price_exponent(), t.qty_exponent());
+            let exchange_ns = us_to_ns(t.transact_time_us());
+            let trades = t.trades().map(|x| {
+                Ok(WireTrade {
+                    symbol,
+                    price: Mantissa {
+                        value: x.price,
+                        exponent: pe,
+                    },
+                    size: Mantissa {
+                        value: x.qty,
+                        exponent: qe,
+                    },
+                    // The buyer made the market: the seller took it.
+                    aggressor: if x.is_buyer_maker {
+                        Aggressor::Sell
+                    } else {
+                        Aggressor::Buy
+                    },
+                    trade_id: u64::try_from(x.id).unwrap_or(0),
+                    exchange_ns,
+                })
+            });
+            instruments.trades(trades, recv_tsc, emit)
+        }
+        Message::BestBidAsk(q) => {
+            let h = q.head();
+            let m = |value, exponent| Mantissa { value, exponent };
+            let (pe, qe) = (h.price_exponent, h.qty_exponent);
+            let quote = WireQuote {
+                bid: (m(h.bid.price, pe), m(h.bid.qty, qe)),
+                ask: (m(h.ask.price, pe), m(h.ask.qty, qe)),
+                update_id: update_id(h.book_update_id, "bookUpdateId")?,
+                exchange_ns: us_to_ns(h.event_time_us),
+            };
+            instruments.quote(symbol(q.symbol())?, quote, recv_tsc, emit)
+        }
+        Message::DepthDiff(d) => {
+            let seq = Seq {
+                first: update_id(d.first_update_id(), "firstBookUpdateId")?,
+                last: update_id(d.last_update_id(), "lastBookUpdateId")?,
+                prev: None,
+            };
+            instruments.book_message(
+                symbol(d.symbol())?,
+                us_to_ns(d.event_time_us()),
+                recv_tsc,
+                emit,
+                |spec, sync, emit| {
+                    let levels = levels(
+                        d.bids(),
+                        d.asks(),
+                        d.price_exponent(),
+                        d.qty_exponent(),
+                        spec.price_scale,
+                        spec.size_scale,
+                    );
+                    sync.on_diff(seq, levels, &mut { emit })?;
+                    Ok(true)
+                },
+            )
+        }
+        // The top 20, whole (see the module's notes), and templates a
+        // newer schema may add: not normalised.
+        Message::DepthSnapshot(_) | Message::Unknown { .. } => Ok(Outcome::Ignored),
+    }
+}
+
+#[cfg(test)]
+mod tests;
