@@ -5,8 +5,10 @@
 //! depth diffs, trades, best bid/ask; the same REST snapshot in JSON for
 //! both). Same adapter, same books, same events (checked: the two replays'
 //! event counts and gaps must agree), so the difference is the encoding.
-//! Prices and quantities go into SBE at exponent -8, the recording's eight
-//! decimals. Per message kind (a replay of that kind alone: the diffs with
+//! Prices go into SBE at exponent -2 and quantities at -5 (BTCUSDT's tick
+//! and lot), the instrument keeps 8 decimals of each as the replay bench
+//! does: every value read costs the SBE side its multiplication by a power
+//! of ten. Per message kind (a replay of that kind alone: the diffs with
 //! their snapshot, the trades, the tickers) and whole, at book depths 20
 //! and 500; `aggTrade` has no SBE stream and is left out of both.
 //!
@@ -45,8 +47,13 @@ struct Both {
     levels: usize,
 }
 
-fn mantissa(v: &Value) -> i64 {
-    parse_scaled(v.as_str().expect("a decimal string").as_bytes(), 8).expect("8 decimals")
+/// The exponents the SBE side is written at.
+const PRICE_EXPONENT: i8 = -2;
+const QTY_EXPONENT: i8 = -5;
+
+fn mantissa(v: &Value, exponent: i8) -> i64 {
+    let text = v.as_str().expect("a decimal string").as_bytes();
+    parse_scaled(text, exponent.unsigned_abs()).expect("exact at the tick or the lot")
 }
 
 fn levels(v: &Value) -> Vec<Level> {
@@ -54,8 +61,8 @@ fn levels(v: &Value) -> Vec<Level> {
         .expect("levels")
         .iter()
         .map(|l| Level {
-            price: mantissa(&l[0]),
-            qty: mantissa(&l[1]),
+            price: mantissa(&l[0], PRICE_EXPONENT),
+            qty: mantissa(&l[1], QTY_EXPONENT),
         })
         .collect()
 }
@@ -76,8 +83,8 @@ fn to_sbe(json: &[u8]) -> Option<(What, Vec<u8>, usize)> {
                 event_time_us: us("E"),
                 first_update_id: d["U"].as_i64()?,
                 last_update_id: d["u"].as_i64()?,
-                price_exponent: -8,
-                qty_exponent: -8,
+                price_exponent: PRICE_EXPONENT,
+                qty_exponent: QTY_EXPONENT,
             };
             let (b, a) = (levels(&d["b"]), levels(&d["a"]));
             let n = encode::depth_diff(&mut out, &h, &b, &a, symbol).ok()?;
@@ -87,13 +94,13 @@ fn to_sbe(json: &[u8]) -> Option<(What, Vec<u8>, usize)> {
             let h = TradesHead {
                 event_time_us: us("E"),
                 transact_time_us: us("T"),
-                price_exponent: -8,
-                qty_exponent: -8,
+                price_exponent: PRICE_EXPONENT,
+                qty_exponent: QTY_EXPONENT,
             };
             let t = Trade {
                 id: d["t"].as_i64()?,
-                price: mantissa(&d["p"]),
-                qty: mantissa(&d["q"]),
+                price: mantissa(&d["p"], PRICE_EXPONENT),
+                qty: mantissa(&d["q"], QTY_EXPONENT),
                 is_buyer_maker: d["m"].as_bool()?,
             };
             (
@@ -106,15 +113,15 @@ fn to_sbe(json: &[u8]) -> Option<(What, Vec<u8>, usize)> {
             let h = BestBidAskHead {
                 event_time_us: 0,
                 book_update_id: d["u"].as_i64()?,
-                price_exponent: -8,
-                qty_exponent: -8,
+                price_exponent: PRICE_EXPONENT,
+                qty_exponent: QTY_EXPONENT,
                 bid: Level {
-                    price: mantissa(&d["b"]),
-                    qty: mantissa(&d["B"]),
+                    price: mantissa(&d["b"], PRICE_EXPONENT),
+                    qty: mantissa(&d["B"], QTY_EXPONENT),
                 },
                 ask: Level {
-                    price: mantissa(&d["a"]),
-                    qty: mantissa(&d["A"]),
+                    price: mantissa(&d["a"], PRICE_EXPONENT),
+                    qty: mantissa(&d["A"], QTY_EXPONENT),
                 },
             };
             (

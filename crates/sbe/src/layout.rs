@@ -1,8 +1,9 @@
 //! The layouts the decoder reads, as data: names, offsets and sizes, built
 //! from the same constants the decoder's loads use. `tests/schema.rs` lays
 //! out the venue's schema facts (`schema/spot_stream_1_0.toml`) end to end
-//! and holds this table against them, so a wrong offset here is a wrong
-//! offset in the decoder and fails that test.
+//! and holds this table against them, so a wrong offset constant fails that
+//! test; an accessor that loads the wrong constant is caught by the other
+//! test there, which reads back messages written from the description.
 
 use crate::spot_stream::{
     best_bid_ask, depth_diff, depth_snapshot, group16, group32, header, level, trades,

@@ -1,6 +1,7 @@
 //! Little-endian loads and stores at offsets fixed at compile time: an
-//! offset that runs past the block does not compile (the `const` asserts
-//! are evaluated for every offset a caller names).
+//! offset that runs past the block fails the build (the `const` asserts
+//! are evaluated for every offset a caller names, when the code is
+//! generated: `cargo build` and `cargo test` say so, `cargo check` not).
 
 #[inline(always)]
 pub(crate) fn u8_at<const AT: usize, const N: usize>(b: &[u8; N]) -> u8 {

@@ -11,7 +11,7 @@
 //! - [`spot_stream::decode`] checks a whole message once (schema id,
 //!   version, every block, group and var-data length against the bytes),
 //!   then hands out views whose accessors read at compile-time offsets:
-//!   an offset past a block's end does not compile.
+//!   an offset past a block's end fails the build.
 //! - [`spot_stream::encode`] writes the same messages (for the simulator,
 //!   the tests and the fuzz seeds), checking the buffer once.
 //!

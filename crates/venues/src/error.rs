@@ -23,6 +23,9 @@ pub enum DecodeError {
     /// which field, why, the value as sent, the scale, and (once the
     /// adapter knows it) the instrument.
     Decimal(BadDecimal),
+    /// A field's value is one the venue never sends (a negative id in a
+    /// binary message).
+    Range(&'static str),
     /// A binary frame that is not a message of the venue's SBE schema.
     Sbe(tickwire_sbe::DecodeError),
 }
@@ -99,6 +102,7 @@ impl fmt::Display for DecodeError {
                 "{} {:?}: {} ({} decimals)",
                 d.field, d.value, d.error, d.scale
             ),
+            DecodeError::Range(k) => write!(f, "field {k:?} out of the venue's range"),
             DecodeError::Sbe(e) => e.fmt(f),
         }
     }

@@ -108,7 +108,7 @@ pub fn best_bid_ask(
     Ok(need)
 }
 
-/// `DepthSnapshotStreamEvent` (bids and asks best first).
+/// `DepthSnapshotStreamEvent`.
 pub fn depth_snapshot(
     out: &mut [u8],
     h: &SnapshotHead,

@@ -180,8 +180,10 @@ pub enum Message<'a> {
     DepthSnapshot(DepthSnapshot<'a>),
     /// `DepthDiffStreamEvent`.
     DepthDiff(DepthDiff<'a>),
-    /// A template of this schema that this decoder does not know: skipped,
-    /// its block unread (a newer release of the schema may add messages).
+    /// A template this decoder does not know, under this schema's id and
+    /// version: skipped, its block unread (the venue's older REST schema,
+    /// `spot_1_0`, shares the id and version; a newer release of this one
+    /// is refused before its templates are read: see [`decode`]).
     Unknown {
         /// Its template id.
         template_id: u16,
@@ -302,6 +304,13 @@ struct Entries<'a> {
 }
 
 /// Decodes one message, checking every length once.
+///
+/// A message of another version of the schema is refused
+/// ([`DecodeError::Version`]), not read by its block lengths as SBE would
+/// allow: a newer release may add a group before the symbol, and a symbol
+/// read from the wrong place would drop its messages in silence. Refused,
+/// the feed says so, once, and an operator updates; bytes after the symbol
+/// are refused for the same reason ([`DecodeError::Trailing`]).
 pub fn decode(frame: &[u8]) -> Result<Message<'_>, DecodeError> {
     let mut c = Cursor { buf: frame, at: 0 };
     let h = c.array::<{ header::LEN }>()?;
@@ -319,12 +328,19 @@ pub fn decode(frame: &[u8]) -> Result<Message<'_>, DecodeError> {
         trades::TEMPLATE_ID => {
             let root = c.root(template, block_length)?;
             let trades = c.group32(template, trades::ENTRY_LENGTH)?;
-            // The one field with invalid values: checked here, once.
+            // The one field with invalid values: checked here, once, with
+            // one branch for the message (0 and 1 or together to at most 1).
+            let mut any = 0u8;
             for e in trades.bytes.chunks_exact(trades.stride) {
-                match e[trades::IS_BUYER_MAKER] {
-                    0 | 1 => {}
-                    b => return Err(DecodeError::Bool(b)),
-                }
+                any |= e[trades::IS_BUYER_MAKER];
+            }
+            if any > 1 {
+                let bad = trades
+                    .bytes
+                    .chunks_exact(trades.stride)
+                    .map(|e| e[trades::IS_BUYER_MAKER])
+                    .find(|&b| b > 1);
+                return Err(DecodeError::Bool(bad.unwrap_or(any)));
             }
             let symbol = c.last_string(template)?;
             Message::Trades(Trades {
@@ -395,7 +411,8 @@ impl<'a> Trades<'a> {
     pub fn trades(&self) -> TradeIter<'a> {
         TradeIter(self.trades.bytes.chunks_exact(self.trades.stride))
     }
-    /// The symbol (as the venue writes it: upper case).
+    /// The symbol (upper case in the examples of those who read these
+    /// streams; the venue's documents do not say).
     pub fn symbol(&self) -> &'a [u8] {
         self.symbol
     }
@@ -495,11 +512,12 @@ impl<'a> DepthSnapshot<'a> {
             qty_exponent: i8_at::<{ d::QTY_EXPONENT }, N>(self.root),
         }
     }
-    /// The bids, best first.
+    /// The bids (best first in the examples of those who read these
+    /// streams; the schema does not say).
     pub fn bids(&self) -> Levels<'a> {
         Levels::of(self.bids)
     }
-    /// The asks, best first.
+    /// The asks (as the bids).
     pub fn asks(&self) -> Levels<'a> {
         Levels::of(self.asks)
     }

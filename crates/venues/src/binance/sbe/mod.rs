@@ -66,11 +66,10 @@ fn symbol(bytes: &[u8]) -> Result<&str, DecodeError> {
     core::str::from_utf8(bytes).map_err(|_| DecodeError::Utf8)
 }
 
-/// An update id, which the venue counts up from 1: a negative one is not
-/// the venue's.
+/// An id, which the venue counts up: a negative one is not the venue's.
 #[inline]
-fn update_id(v: i64, field: &'static str) -> Result<u64, DecodeError> {
-    u64::try_from(v).map_err(|_| DecodeError::Type(field))
+fn id(v: i64, field: &'static str) -> Result<u64, DecodeError> {
+    u64::try_from(v).map_err(|_| DecodeError::Range(field))
 }
 
 fn levels<'a>(
@@ -108,6 +107,20 @@ fn on_sbe(
             let symbol = symbol(t.symbol())?;
             let (pe, qe) = (t.price_exponent(), t.qty_exponent());
             let exchange_ns = us_to_ns(t.transact_time_us());
+            // One message may carry many trades: each is read before any is
+            // emitted, so that a message in error emits nothing.
+            if let Some(at) = instruments.find(symbol)
+                && let Some(instrument) = instruments.get(at)
+                && t.trades().len() > 1
+            {
+                let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
+                for x in t.trades() {
+                    id(x.id, "id")?;
+                    let m = |value, exponent| Mantissa { value, exponent };
+                    mantissa::level(m(x.price, pe), m(x.qty, qe), ps, ss)
+                        .map_err(|e| DecodeError::from(e).at(at))?;
+                }
+            }
             let trades = t.trades().map(|x| {
                 Ok(WireTrade {
                     symbol,
@@ -125,7 +138,7 @@ fn on_sbe(
                     } else {
                         Aggressor::Buy
                     },
-                    trade_id: u64::try_from(x.id).unwrap_or(0),
+                    trade_id: id(x.id, "id")?,
                     exchange_ns,
                 })
             });
@@ -138,15 +151,15 @@ fn on_sbe(
             let quote = WireQuote {
                 bid: (m(h.bid.price, pe), m(h.bid.qty, qe)),
                 ask: (m(h.ask.price, pe), m(h.ask.qty, qe)),
-                update_id: update_id(h.book_update_id, "bookUpdateId")?,
+                update_id: id(h.book_update_id, "bookUpdateId")?,
                 exchange_ns: us_to_ns(h.event_time_us),
             };
             instruments.quote(symbol(q.symbol())?, quote, recv_tsc, emit)
         }
         Message::DepthDiff(d) => {
             let seq = Seq {
-                first: update_id(d.first_update_id(), "firstBookUpdateId")?,
-                last: update_id(d.last_update_id(), "lastBookUpdateId")?,
+                first: id(d.first_update_id(), "firstBookUpdateId")?,
+                last: id(d.last_update_id(), "lastBookUpdateId")?,
                 prev: None,
             };
             instruments.book_message(

@@ -108,9 +108,20 @@ fn the_same_market_in_sbe_and_in_json_gives_the_same_events() {
         book.top().map(|(b, a)| (b.price, b.size, a.price, a.size)),
         Some((241_000, 250_000_000, 259_000, 100_000_000))
     );
+    let levels = |a: &Adapter, side| -> Vec<(i64, i64)> {
+        let book = a.book(id).expect("valid");
+        book.levels(side)
+            .iter()
+            .map(|l| (l.price, l.size))
+            .collect()
+    };
+    for side in [Side::Bid, Side::Ask] {
+        assert_eq!(levels(&j, side), levels(&s, side));
+    }
+    assert_eq!(levels(&s, Side::Bid), [(241_000, 250_000_000)]);
     assert_eq!(
-        j.book(id).unwrap().top().map(|(b, a)| (b.price, a.price)),
-        Some((241_000, 259_000))
+        levels(&s, Side::Ask),
+        [(259_000, 100_000_000), (260_000, 10_000_000_000)]
     );
     let t = TradesHead {
         event_time_us: 1_672_515_782_136_000,
@@ -146,8 +157,11 @@ fn the_same_market_in_sbe_and_in_json_gives_the_same_events() {
     assert!(s.book(id).is_none() && j.book(id).is_none());
 }
 
+/// Quotes are exact, and ids skipped by the venue's culling neither drop
+/// the next quote nor say anything of the book (the one event is the
+/// quote).
 #[test]
-fn a_quote_is_exact_and_a_culled_update_id_is_no_gap() {
+fn a_quote_is_exact_and_one_after_culled_ids_is_taken() {
     let mut a = adapter();
     let q = |id: i64| {
         let h = BestBidAskHead {
@@ -237,6 +251,24 @@ fn what_is_not_the_schemas_or_not_this_adapters_is_said() {
     let bad = diff(-1, 2, &[], &[]);
     assert_eq!(
         binary(&mut a, &bad).0,
-        Err(DecodeError::Type("firstBookUpdateId"))
+        Err(DecodeError::Range("firstBookUpdateId"))
     );
+    // Two trades, the second below the scale: the message emits nothing.
+    let two = frame(|out| {
+        let ok = Trade {
+            id: 1,
+            price: 240_000,
+            qty: 1,
+            is_buyer_maker: false,
+        };
+        let bad = Trade {
+            id: 2,
+            price: 240_001,
+            ..ok
+        };
+        encode::trades(out, &t, &[ok, bad], b"ETHBTC")
+    });
+    let (r, ev) = binary(&mut a, &two);
+    assert!(matches!(r, Err(DecodeError::Decimal(_))), "{r:?}");
+    assert!(ev.is_empty(), "{ev:?}");
 }
