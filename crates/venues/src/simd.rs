@@ -241,6 +241,7 @@ mod tests {
         /// Both kernels (the SSE2 one behind this crate's only `unsafe`,
         /// and the portable one) classify every byte as a plain loop does.
         #[test]
+        #[cfg_attr(miri, ignore = "proptest is slow under Miri: see the fixed inputs below")]
         fn kernels_classify_every_byte(
             bytes in proptest::collection::vec(
                 prop_oneof![Just(b'"'), Just(b'\\'), 0u8..0x21, any::<u8>()],
@@ -255,6 +256,7 @@ mod tests {
         /// `stop` finds the first quote, backslash or control character
         /// from any start, near the end of the bytes too.
         #[test]
+        #[cfg_attr(miri, ignore = "proptest is slow under Miri: see the fixed inputs below")]
         fn stop_finds_the_first_mark(
             bytes in proptest::collection::vec(
                 prop_oneof![Just(b'"'), Just(b'\\'), Just(0x1f), 0x20u8..0x7f, any::<u8>()],
@@ -273,6 +275,7 @@ mod tests {
         /// The walker hands out every quote in order, from any start, and
         /// sees every mark before any end.
         #[test]
+        #[cfg_attr(miri, ignore = "proptest is slow under Miri: see the fixed inputs below")]
         fn quotes_in_order_and_marks_until_any_end(
             bytes in proptest::collection::vec(
                 prop_oneof![Just(b'"'), Just(b'\\'), Just(b'a'), Just(0x1f)],
@@ -294,6 +297,56 @@ mod tests {
                 prop_assert_eq!(q.clean_until(end), clean, "{} {}", at, end);
             }
             prop_assert_eq!(got, want);
+        }
+    }
+
+    /// The kernels and their callers on fixed inputs at every length and
+    /// start near the block boundaries (where an out-of-bounds load would
+    /// be): what Miri runs (the proptests above cost it minutes, in
+    /// proptest's own machinery).
+    #[test]
+    fn kernels_on_every_boundary() {
+        let edges = [0usize, 1, 15, 16, 17, 63, 64, 65, 127, 128, 129, 150];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for pattern in 0..3 {
+            let bytes: Vec<u8> = (0..150)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    match (pattern, x % 16) {
+                        (0, _) => b'a',
+                        (1, 0) => b'"',
+                        (1, 1) => b'\\',
+                        (1, 2) => 0x1f,
+                        (2, 0..=7) => b'"',
+                        _ => (x >> 8) as u8 | 0x20,
+                    }
+                })
+                .collect();
+            let c: &[u8; 64] = bytes[..64].try_into().unwrap();
+            assert_eq!(classify(c), reference(c));
+            assert_eq!(classify_words(c), reference(c));
+            for &len in &edges {
+                let b = &bytes[..len];
+                for &at in edges.iter().filter(|&&at| at <= len) {
+                    let want = b[at..]
+                        .iter()
+                        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                        .map(|n| at + n);
+                    assert_eq!(stop(b, at), want, "{pattern} {len} {at}");
+                    let mut q = Quotes::new(b, at);
+                    let mut got = Vec::new();
+                    while let Some(i) = q.next_quote() {
+                        got.push(i);
+                        let end = len.min(q.base + 64);
+                        let clean = b[at..end.max(at)].iter().all(|&c| c != b'\\' && c >= 0x20);
+                        assert_eq!(q.clean_until(end.max(at)), clean, "{pattern} {len} {at}");
+                    }
+                    let want: Vec<usize> = (at..len).filter(|&i| b[i] == b'"').collect();
+                    assert_eq!(got, want, "{pattern} {len} {at}");
+                }
+            }
         }
     }
 }
