@@ -6,9 +6,9 @@
 //! both). Same adapter, same books, same events (checked: the two replays'
 //! event counts and gaps must agree), so the difference is the encoding.
 //! Prices go into SBE at exponent -2 and quantities at -5 (BTCUSDT's tick
-//! and lot), the instrument keeps 8 decimals of each as the replay bench
-//! does: every value read costs the SBE side its multiplication by a power
-//! of ten. Per message kind (a replay of that kind alone: the diffs with
+//! and lot; -8 in a message with a finer value), the instrument keeps 8
+//! decimals of each as the replay bench does: every value read costs the
+//! SBE side its multiplication by a power of ten. Per message kind (a replay of that kind alone: the diffs with
 //! their snapshot, the trades, the tickers) and whole, at book depths 20
 //! and 500; `aggTrade` has no SBE stream and is left out of both.
 //!
@@ -47,22 +47,38 @@ struct Both {
     levels: usize,
 }
 
-/// The exponents the SBE side is written at.
+/// The exponents the SBE side is written at: BTCUSDT's tick and lot, or
+/// the recording's eight decimals for a message with a value finer than
+/// them (the venue's exponents are per message).
 const PRICE_EXPONENT: i8 = -2;
 const QTY_EXPONENT: i8 = -5;
 
-fn mantissa(v: &Value, exponent: i8) -> i64 {
-    let text = v.as_str().expect("a decimal string").as_bytes();
-    parse_scaled(text, exponent.unsigned_abs()).expect("exact at the tick or the lot")
+fn text(v: &Value) -> &[u8] {
+    v.as_str().expect("a decimal string").as_bytes()
 }
 
-fn levels(v: &Value) -> Vec<Level> {
+/// The exponent that holds every value of `values` exactly: `preferred`,
+/// or -8.
+fn exponent<'v>(values: impl Iterator<Item = &'v Value>, preferred: i8) -> i8 {
+    let mut values = values;
+    if values.all(|v| parse_scaled(text(v), preferred.unsigned_abs()).is_ok()) {
+        preferred
+    } else {
+        -8
+    }
+}
+
+fn mantissa(v: &Value, exponent: i8) -> i64 {
+    parse_scaled(text(v), exponent.unsigned_abs()).expect("exact at 8 decimals")
+}
+
+fn levels(v: &Value, pe: i8, qe: i8) -> Vec<Level> {
     v.as_array()
         .expect("levels")
         .iter()
         .map(|l| Level {
-            price: mantissa(&l[0], PRICE_EXPONENT),
-            qty: mantissa(&l[1], QTY_EXPONENT),
+            price: mantissa(&l[0], pe),
+            qty: mantissa(&l[1], qe),
         })
         .collect()
 }
@@ -79,28 +95,38 @@ fn to_sbe(json: &[u8]) -> Option<(What, Vec<u8>, usize)> {
     let mut out = vec![0u8; 1 << 16];
     let (what, n, levels) = match d.get("e").and_then(Value::as_str) {
         Some("depthUpdate") => {
+            let all = || {
+                let (b, a) = (d["b"].as_array().into_iter(), d["a"].as_array().into_iter());
+                b.chain(a).flatten()
+            };
+            let pe = exponent(all().map(|l| &l[0]), PRICE_EXPONENT);
+            let qe = exponent(all().map(|l| &l[1]), QTY_EXPONENT);
             let h = DiffHead {
                 event_time_us: us("E"),
                 first_update_id: d["U"].as_i64()?,
                 last_update_id: d["u"].as_i64()?,
-                price_exponent: PRICE_EXPONENT,
-                qty_exponent: QTY_EXPONENT,
+                price_exponent: pe,
+                qty_exponent: qe,
             };
-            let (b, a) = (levels(&d["b"]), levels(&d["a"]));
+            let (b, a) = (levels(&d["b"], pe, qe), levels(&d["a"], pe, qe));
             let n = encode::depth_diff(&mut out, &h, &b, &a, symbol).ok()?;
             (What::Diff, n, b.len() + a.len())
         }
         Some("trade") => {
+            let (pe, qe) = (
+                exponent([&d["p"]].into_iter(), PRICE_EXPONENT),
+                exponent([&d["q"]].into_iter(), QTY_EXPONENT),
+            );
             let h = TradesHead {
                 event_time_us: us("E"),
                 transact_time_us: us("T"),
-                price_exponent: PRICE_EXPONENT,
-                qty_exponent: QTY_EXPONENT,
+                price_exponent: pe,
+                qty_exponent: qe,
             };
             let t = Trade {
                 id: d["t"].as_i64()?,
-                price: mantissa(&d["p"], PRICE_EXPONENT),
-                qty: mantissa(&d["q"], QTY_EXPONENT),
+                price: mantissa(&d["p"], pe),
+                qty: mantissa(&d["q"], qe),
                 is_buyer_maker: d["m"].as_bool()?,
             };
             (
@@ -110,18 +136,20 @@ fn to_sbe(json: &[u8]) -> Option<(What, Vec<u8>, usize)> {
             )
         }
         None if d.get("u").is_some() => {
+            let pe = exponent([&d["b"], &d["a"]].into_iter(), PRICE_EXPONENT);
+            let qe = exponent([&d["B"], &d["A"]].into_iter(), QTY_EXPONENT);
             let h = BestBidAskHead {
                 event_time_us: 0,
                 book_update_id: d["u"].as_i64()?,
-                price_exponent: PRICE_EXPONENT,
-                qty_exponent: QTY_EXPONENT,
+                price_exponent: pe,
+                qty_exponent: qe,
                 bid: Level {
-                    price: mantissa(&d["b"], PRICE_EXPONENT),
-                    qty: mantissa(&d["B"], QTY_EXPONENT),
+                    price: mantissa(&d["b"], pe),
+                    qty: mantissa(&d["B"], qe),
                 },
                 ask: Level {
-                    price: mantissa(&d["a"], PRICE_EXPONENT),
-                    qty: mantissa(&d["A"], QTY_EXPONENT),
+                    price: mantissa(&d["a"], pe),
+                    qty: mantissa(&d["A"], qe),
                 },
             };
             (
