@@ -37,8 +37,8 @@ impl fmt::Display for DecimalError {
 
 impl std::error::Error for DecimalError {}
 
-/// 10^0 to 10^18.
-const POW10: [i64; 19] = {
+/// 10^0 to 10^18 (10^19 does not fit an `i64`).
+pub(crate) const POW10: [i64; 19] = {
     let mut t = [1i64; 19];
     let mut i = 1;
     while i < 19 {

@@ -8,7 +8,7 @@
 
 use core::fmt::{self, Write as _};
 
-use crate::decimal::{BadValue, DecimalError, MAX_SCALE, ShortText};
+use crate::decimal::{BadValue, DecimalError, MAX_SCALE, POW10, ShortText};
 use crate::model::Level;
 
 /// A decimal as a mantissa and an exponent: `value × 10^exponent`.
@@ -19,17 +19,6 @@ pub struct Mantissa {
     /// The power of ten.
     pub exponent: i8,
 }
-
-/// 10^0 to 10^18 (10^19 does not fit an `i64`).
-const POW10: [i64; 19] = {
-    let mut t = [1i64; 19];
-    let mut i = 1;
-    while i < 19 {
-        t[i] = t[i - 1] * 10;
-        i += 1;
-    }
-    t
-};
 
 impl Mantissa {
     /// The value at `scale`, exactly. One multiplication or one division,

@@ -108,6 +108,26 @@ pub fn best_bid_ask(
     Ok(need)
 }
 
+/// A book message: the header, the root block `root` writes (its fixed
+/// fields, in order), both sides, the symbol.
+fn book(
+    out: &mut [u8],
+    template: u16,
+    block_length: usize,
+    root: impl FnOnce(&mut [u8], usize) -> usize,
+    (bids, asks): (&[Level], &[Level]),
+    symbol: &[u8],
+) -> Result<usize, EncodeError> {
+    let need = room(out, block_length + book_counts(bids, asks)?, symbol)?;
+    let mut at = head(out, template, block_length);
+    at = root(out, at);
+    at = levels16(out, at, bids);
+    at = levels16(out, at, asks);
+    let at = symbol_at(out, at, symbol);
+    debug_assert_eq!(at, need);
+    Ok(need)
+}
+
 /// `DepthSnapshotStreamEvent`.
 pub fn depth_snapshot(
     out: &mut [u8],
@@ -116,25 +136,14 @@ pub fn depth_snapshot(
     asks: &[Level],
     symbol: &[u8],
 ) -> Result<usize, EncodeError> {
-    let need = room(
-        out,
-        depth_snapshot::BLOCK_LENGTH + book_counts(bids, asks)?,
-        symbol,
-    )?;
-    let mut at = head(
-        out,
-        depth_snapshot::TEMPLATE_ID,
-        depth_snapshot::BLOCK_LENGTH,
-    );
-    at = put(out, at, &h.event_time_us.to_le_bytes());
-    at = put(out, at, &h.book_update_id.to_le_bytes());
-    at = put(out, at, &h.price_exponent.to_le_bytes());
-    at = put(out, at, &h.qty_exponent.to_le_bytes());
-    at = levels16(out, at, bids);
-    at = levels16(out, at, asks);
-    let at = symbol_at(out, at, symbol);
-    debug_assert_eq!(at, need);
-    Ok(need)
+    let root = |out: &mut [u8], mut at| {
+        at = put(out, at, &h.event_time_us.to_le_bytes());
+        at = put(out, at, &h.book_update_id.to_le_bytes());
+        at = put(out, at, &h.price_exponent.to_le_bytes());
+        put(out, at, &h.qty_exponent.to_le_bytes())
+    };
+    let (template, block) = (depth_snapshot::TEMPLATE_ID, depth_snapshot::BLOCK_LENGTH);
+    book(out, template, block, root, (bids, asks), symbol)
 }
 
 /// `DepthDiffStreamEvent`.
@@ -145,20 +154,13 @@ pub fn depth_diff(
     asks: &[Level],
     symbol: &[u8],
 ) -> Result<usize, EncodeError> {
-    let need = room(
-        out,
-        depth_diff::BLOCK_LENGTH + book_counts(bids, asks)?,
-        symbol,
-    )?;
-    let mut at = head(out, depth_diff::TEMPLATE_ID, depth_diff::BLOCK_LENGTH);
-    at = put(out, at, &h.event_time_us.to_le_bytes());
-    at = put(out, at, &h.first_update_id.to_le_bytes());
-    at = put(out, at, &h.last_update_id.to_le_bytes());
-    at = put(out, at, &h.price_exponent.to_le_bytes());
-    at = put(out, at, &h.qty_exponent.to_le_bytes());
-    at = levels16(out, at, bids);
-    at = levels16(out, at, asks);
-    let at = symbol_at(out, at, symbol);
-    debug_assert_eq!(at, need);
-    Ok(need)
+    let root = |out: &mut [u8], mut at| {
+        at = put(out, at, &h.event_time_us.to_le_bytes());
+        at = put(out, at, &h.first_update_id.to_le_bytes());
+        at = put(out, at, &h.last_update_id.to_le_bytes());
+        at = put(out, at, &h.price_exponent.to_le_bytes());
+        put(out, at, &h.qty_exponent.to_le_bytes())
+    };
+    let (template, block) = (depth_diff::TEMPLATE_ID, depth_diff::BLOCK_LENGTH);
+    book(out, template, block, root, (bids, asks), symbol)
 }
