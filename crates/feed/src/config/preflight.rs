@@ -212,8 +212,13 @@ fn writable(path: &Path) -> Result<(), String> {
 }
 
 /// Makes and removes a file in `dir`: whether this process may write there.
+/// Its name is this call's own (the process id and a count): two checks at
+/// once in one process (tests run in parallel, two feeds built side by
+/// side) probing the same directory once found each other's file there.
 fn probe(dir: &Path) -> io::Result<()> {
-    let name = dir.join(format!(".tickwire-check-{}", std::process::id()));
+    static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = dir.join(format!(".tickwire-check-{}-{n}", std::process::id()));
     std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -345,6 +350,28 @@ mod tests {
         std::fs::write(dir.join("mine.3.twrec"), "").unwrap();
         let e = c.preflight().unwrap_err();
         assert!(e.problem.contains("mine.3.twrec exists"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Checks at once in one process never trip over each other's probe
+    /// (with the process id alone for a name, they did: "File exists").
+    #[test]
+    fn probes_at_once_in_one_directory_all_succeed() {
+        let dir = temp("probes");
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let dir = dir.clone();
+                std::thread::spawn(move || (0..200).all(|_| probe(&dir).is_ok()))
+            })
+            .collect();
+        for t in threads {
+            assert!(t.join().unwrap());
+        }
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "a probe left behind"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
