@@ -183,6 +183,10 @@ pub enum Request {
     WebSocket {
         /// The request target.
         path: String,
+        /// The request's headers, names as sent (a venue may refuse an
+        /// upgrade without one, as Binance's SBE streams refuse one
+        /// without an API key).
+        headers: Vec<(String, String)>,
     },
     /// A plain HTTP GET of this path (with its query); answer with
     /// [`Session::respond`].
@@ -269,6 +273,23 @@ impl fmt::Debug for Session {
     }
 }
 
+/// The header fields of a request head the codec has accepted (so it
+/// parses), names and values as sent.
+fn head_fields(head: &[u8]) -> Vec<(String, String)> {
+    let mut fields = [httparse::EMPTY_HEADER; 64];
+    let mut req = httparse::Request::new(&mut fields);
+    let _ = req.parse(head);
+    req.headers
+        .iter()
+        .map(|h| {
+            (
+                h.name.to_owned(),
+                String::from_utf8_lossy(h.value).into_owned(),
+            )
+        })
+        .collect()
+}
+
 fn is_timeout(e: &io::Error) -> bool {
     matches!(
         e.kind(),
@@ -330,9 +351,10 @@ impl Session {
                 Ok(RequestStatus::Complete { consumed, request }) => {
                     let path = request.path.to_owned();
                     let accept = *request.accept();
+                    let headers = head_fields(&self.input[..consumed]);
                     self.input.drain(..consumed);
                     self.pending_accept = Some(accept);
-                    return Ok(Request::WebSocket { path });
+                    return Ok(Request::WebSocket { path, headers });
                 }
                 Ok(RequestStatus::Partial) => {}
                 Err(HandshakeError::MissingUpgrade | HandshakeError::MissingConnectionUpgrade) => {

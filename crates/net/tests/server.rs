@@ -38,8 +38,12 @@ fn a_tls_websocket_session_and_a_rest_answer() {
                     log.push(format!("GET {path}"));
                     s.respond(200, "application/json", br#"{"lastUpdateId":7}"#)?;
                 }
-                Request::WebSocket { path } => {
+                Request::WebSocket { path, headers } => {
                     log.push(format!("WS {path}"));
+                    // The upgrade's own headers, as the client sent them.
+                    let has =
+                        |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+                    assert!(has("Sec-WebSocket-Key") && has("Host"), "{headers:?}");
                     s.accept_websocket()?;
                     // Polled without waiting until the subscription is in.
                     let deadline = Instant::now() + Duration::from_secs(5);

@@ -332,7 +332,7 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
             };
             session.respond_with(response.status, json, headers, response.body.as_bytes())
         }
-        Request::WebSocket { path } => {
+        Request::WebSocket { path, .. } => {
             let state = match shared.protocol.open(&path, &lock(&shared.market)) {
                 Ok(state) => state,
                 Err(r) => return session.respond(r.status, "application/json", r.body.as_bytes()),
