@@ -309,7 +309,17 @@ pub fn replay_timed(
                 buf.resize(payload.len() + INPUT_PADDING, 0);
             };
             let result: Result<(), DecodeError> = match record.kind {
-                Kind::Received if !record.binary => {
+                // Binance's SBE streams: binary frames, read in place.
+                Kind::Received if record.binary => {
+                    stats.messages += 1;
+                    match &mut adapter {
+                        Adapter::Binance(a) => a
+                            .on_binary(record.payload, record.tsc, &mut count)
+                            .map(drop),
+                        _ => Err(DecodeError::Type("binary frame")),
+                    }
+                }
+                Kind::Received => {
                     stats.messages += 1;
                     padded(&mut buf, record.payload);
                     adapter
@@ -364,7 +374,7 @@ pub fn replay_timed(
                     }
                     Ok(())
                 }
-                Kind::Received | Kind::Sent => Ok(()),
+                Kind::Sent => Ok(()),
             };
             if result.is_err() {
                 stats.decode_errors += 1;
@@ -608,6 +618,61 @@ mod tests {
         assert_eq!(trades.len(), 29);
         assert_eq!(drops, 1);
         assert_eq!(trades.last(), Some(&30));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A recording of Binance's SBE streams: its binary frames replay
+    /// through the adapter as binary (before, they were skipped), its text
+    /// frames (the subscription's reply) as text.
+    #[test]
+    fn binary_frames_replay_as_sbe() {
+        use tickwire_sbe::spot_stream::{Trade, TradesHead, encode};
+        let dir = temp_dir("sbe");
+        let base = dir.join("s");
+        let header = recording::Header {
+            created_unix_ns: 1,
+            ticks_per_second: 1e9,
+        };
+        let mut w = recording::Writer::create(&base, 1 << 20, header).unwrap();
+        let mut put = |kind, t: u64, payload: &[u8], binary| {
+            w.write(&Record {
+                kind,
+                conn: 1,
+                tsc: t,
+                wall_ns: t,
+                binary,
+                payload,
+            })
+            .unwrap();
+        };
+        put(
+            Kind::Opened,
+            0,
+            b"wss://stream-sbe.binance.com:9443/stream",
+            false,
+        );
+        put(Kind::Received, 1, br#"{"result":null,"id":1}"#, false);
+        for t in 2..=4u64 {
+            let mut frame = [0u8; 128];
+            let head = TradesHead {
+                event_time_us: 1_000,
+                transact_time_us: 1_000,
+                price_exponent: -2,
+                qty_exponent: -2,
+            };
+            let trade = Trade {
+                id: t as i64,
+                price: 10_050,
+                qty: 10,
+                is_buyer_maker: true,
+            };
+            let n = encode::trades(&mut frame, &head, &[trade], b"BTCUSDT").unwrap();
+            put(Kind::Received, t, &frame[..n], true);
+        }
+        w.finish().unwrap();
+        let (stats, trades, drops) = replay_trades(&recording::files(&base));
+        assert_eq!(trades, [2, 3, 4]);
+        assert_eq!((stats.messages, stats.decode_errors, drops), (4, 0, 0));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
