@@ -190,6 +190,36 @@ pub enum Message<'a> {
     },
 }
 
+/// Two messages are equal when their fields are: the same template, fixed
+/// fields, entries and symbol, however long the blocks and entries that
+/// carried them (a writer may pad them; padding is not a field).
+impl PartialEq for Message<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Message::Trades(a), Message::Trades(b)) => {
+                a.head() == b.head() && a.trades().eq(b.trades()) && a.symbol() == b.symbol()
+            }
+            (Message::BestBidAsk(a), Message::BestBidAsk(b)) => {
+                a.head() == b.head() && a.symbol() == b.symbol()
+            }
+            (Message::DepthSnapshot(a), Message::DepthSnapshot(b)) => {
+                a.head() == b.head()
+                    && a.bids().eq(b.bids())
+                    && a.asks().eq(b.asks())
+                    && a.symbol() == b.symbol()
+            }
+            (Message::DepthDiff(a), Message::DepthDiff(b)) => {
+                a.head() == b.head()
+                    && a.bids().eq(b.bids())
+                    && a.asks().eq(b.asks())
+                    && a.symbol() == b.symbol()
+            }
+            (Message::Unknown { template_id: a }, Message::Unknown { template_id: b }) => a == b,
+            _ => false,
+        }
+    }
+}
+
 /// A price and a quantity, both mantissas (scaled by the message's
 /// exponents).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
