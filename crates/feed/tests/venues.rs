@@ -76,6 +76,12 @@ fn recovers_in_band(venue: Venue, fault: VenueFault) {
         ),
         "{venue} {fault:?}: {said:?}"
     );
+    // The venue's status line says why its book gapped.
+    let line = rig.stats.venues[0].line();
+    assert!(
+        line.contains("last gap: Sequence") || line.contains("last gap: Checksum"),
+        "{venue} {fault:?}: {line}"
+    );
     if fault == VenueFault::BadChecksum {
         assert!(
             matches!(

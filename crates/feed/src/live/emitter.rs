@@ -2,6 +2,7 @@
 //! ids, book validity and the counters, recovery asked for, then the ring,
 //! the queue and the embedding handler's batch.
 
+use std::fmt::Write as _;
 use std::time::Instant;
 
 use tickwire_venues::{Event as VenueEvent, InstrumentId, Kind};
@@ -77,9 +78,16 @@ impl Emitter<'_> {
                     FeedStats::sub(&stats.books_valid, 1);
                     FeedStats::sub(&venue.books_valid, 1);
                 }
-                if matches!(e.kind, Kind::Gap { .. }) && !self.stopping {
+                if let Kind::Gap { why } = e.kind
+                    && !self.stopping
+                {
                     FeedStats::add(&stats.gaps, 1);
                     FeedStats::add(&venue.gaps, 1);
+                    // Rare (a gap, not a message): the cause is kept for
+                    // the venue's status line, in a text reused.
+                    let mut last = venue.last_gap.lock().unwrap_or_else(|e| e.into_inner());
+                    last.clear();
+                    let _ = write!(last, "{why:?}");
                 }
             }
             Kind::Resync => {

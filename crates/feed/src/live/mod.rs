@@ -394,6 +394,9 @@ impl<H: OnEvent> Feed<H> {
                     .iter()
                     .filter(|i| s.setup.channels.books && i.depth > 0)
                     .count() as u64,
+                // Room for the longest cause (a `SnapshotStale` of two
+                // 20-digit ids): a gap's text never allocates.
+                last_gap: std::sync::Mutex::new(String::with_capacity(128)),
                 ..VenueStats::default()
             })
             .collect();

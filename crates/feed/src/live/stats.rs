@@ -94,6 +94,9 @@ pub struct VenueStats {
     pub books_valid: AtomicU64,
     /// Books that gapped (not at the feed's own shutdown).
     pub gaps: AtomicU64,
+    /// The newest gap's cause (the engine's [`Resync`](tickwire_venues::sync::Resync)),
+    /// written into the text kept from the last: said in [`line`](Self::line).
+    pub(crate) last_gap: Mutex<String>,
     /// Fresh snapshots asked for to bring a book back.
     pub resyncs: AtomicU64,
     /// Snapshots asked for to deepen a valid book before its kept levels
@@ -443,6 +446,10 @@ impl VenueStats {
                 ", failed connection attempts {}",
                 g(&self.connect_failures)
             );
+        }
+        if g(&self.gaps) > 0 {
+            let last = self.last_gap.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = write!(line, ", last gap: {last}");
         }
         if g(&self.planned_reconnects) > 0 {
             let _ = write!(line, ", planned reconnects {}", g(&self.planned_reconnects));
