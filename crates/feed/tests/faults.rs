@@ -422,7 +422,7 @@ fn refused_reconnects_back_off_and_then_succeed() {
 /// venues.rs tests.)
 fn unexpected(venue: Venue) -> Option<&'static str> {
     Some(match venue {
-        Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BinanceCoinM => {
+        Venue::BinanceSpot | Venue::BinanceSpotSbe | Venue::BinanceUsdM | Venue::BinanceCoinM => {
             r#"{"stream":"btcusdt@kline_1m","data":{"e":"kline","E":1,"s":"BTCUSDT"}}"#
         }
         Venue::Okx => r#"{"arg":{"channel":"tickers","instId":"BTC-USDT"},"data":[{}]}"#,

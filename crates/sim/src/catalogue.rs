@@ -204,7 +204,8 @@ fn entries(venue: Venue) -> Vec<Entry> {
         value_scale: 2,
     };
     out.extend(match venue {
-        Venue::BinanceSpot => vec![
+        // The SBE streams serve spot's symbols.
+        Venue::BinanceSpot | Venue::BinanceSpotSbe => vec![
             e("SOLUSDT", 2, 3, 15_000, SPOT),
             e("BNBUSDT", 2, 3, 60_000, SPOT),
             e("ETHBTC", 5, 4, 5_000, SPOT),
@@ -312,8 +313,9 @@ fn contract_of(venue: Venue, symbol: &str) -> Contract {
 mod tests {
     use super::*;
 
-    const VENUES: [Venue; 10] = [
+    const VENUES: [Venue; 11] = [
         Venue::BinanceSpot,
+        Venue::BinanceSpotSbe,
         Venue::BinanceUsdM,
         Venue::BinanceCoinM,
         Venue::Okx,

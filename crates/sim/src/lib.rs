@@ -366,7 +366,10 @@ impl Simulator {
         let venue = config.venue;
         let budget = config.request_budget.clone();
         let (running, addr, threads) = match venue {
-            Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BinanceCoinM => {
+            Venue::BinanceSpot
+            | Venue::BinanceSpotSbe
+            | Venue::BinanceUsdM
+            | Venue::BinanceCoinM => {
                 let limits = config.ws_api_limits;
                 run(config, binance::Binance::with_limits(venue, limits))?
             }

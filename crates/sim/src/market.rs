@@ -55,9 +55,11 @@ impl SimInstrument {
     /// its `level2` snapshot is several megabytes, as the real one is.
     pub fn pair(venue: Venue) -> Vec<SimInstrument> {
         let (btc, eth) = match venue {
-            Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BybitSpot | Venue::BybitLinear => {
-                ("BTCUSDT", "ETHUSDT")
-            }
+            Venue::BinanceSpot
+            | Venue::BinanceSpotSbe
+            | Venue::BinanceUsdM
+            | Venue::BybitSpot
+            | Venue::BybitLinear => ("BTCUSDT", "ETHUSDT"),
             Venue::BinanceCoinM => ("BTCUSD_PERP", "ETHUSD_PERP"),
             Venue::BybitInverse => ("BTCUSD", "ETHUSD"),
             Venue::Okx => ("BTC-USDT", "ETH-USDT"),

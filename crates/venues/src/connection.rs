@@ -71,6 +71,11 @@ pub struct ConnectionPlan {
     /// The largest message the venue may send on this connection (its
     /// book snapshots, mostly): the receive buffer to set aside for it.
     pub max_message: usize,
+    /// The upgrade request's header that must carry the user's API key,
+    /// where the venue's streams need one (Binance SBE: `X-MBX-APIKEY`).
+    /// The key itself is never in a plan (plans are printed): the feed
+    /// adds it when it connects.
+    pub api_key_header: Option<&'static str>,
 }
 
 /// A message size no venue's ordinary messages reach: the default receive
@@ -113,6 +118,8 @@ pub enum PlanError {
         /// The id both are answered under.
         wire: String,
     },
+    /// A channel the venue does not offer (what, and what it offers).
+    Channel(&'static str),
 }
 
 impl fmt::Display for PlanError {
@@ -143,6 +150,7 @@ impl fmt::Display for PlanError {
                 "symbols {other:?} and {symbol:?}: the venue sends both as {wire:?}, \
                  one product's data (keep one of them)"
             ),
+            PlanError::Channel(what) => f.write_str(what),
         }
     }
 }

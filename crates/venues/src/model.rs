@@ -113,6 +113,10 @@ pub enum Resync {
 pub enum Venue {
     /// Binance spot.
     BinanceSpot,
+    /// Binance spot's market data in Simple Binary Encoding
+    /// (`stream-sbe.binance.com`): the same books, trades and quotes as
+    /// [`Venue::BinanceSpot`], binary, with an API key.
+    BinanceSpotSbe,
     /// Binance USD-M futures.
     BinanceUsdM,
     /// Binance COIN-M futures.

@@ -15,6 +15,9 @@ use crate::sync::{Chain, SyncConfig};
 #[derive(Clone, Copy)]
 enum Family {
     Binance(Market),
+    /// Binance spot's SBE streams: spot's books, snapshots and adapter,
+    /// its own hosts and stream names.
+    BinanceSbe,
     Bybit(BybitCategory),
     Okx,
     Kraken,
@@ -24,8 +27,9 @@ enum Family {
 
 impl Venue {
     /// Every venue, with the name [`FromStr`] takes.
-    pub const ALL: [(&'static str, Venue); 10] = [
+    pub const ALL: [(&'static str, Venue); 11] = [
         ("binance-spot", Venue::BinanceSpot),
+        ("binance-spot-sbe", Venue::BinanceSpotSbe),
         ("binance-usdm", Venue::BinanceUsdM),
         ("binance-coinm", Venue::BinanceCoinM),
         ("okx", Venue::Okx),
@@ -51,6 +55,7 @@ impl Venue {
     fn family(self) -> Family {
         match self {
             Venue::BinanceSpot => Family::Binance(Market::Spot),
+            Venue::BinanceSpotSbe => Family::BinanceSbe,
             Venue::BinanceUsdM => Family::Binance(Market::UsdM),
             Venue::BinanceCoinM => Family::Binance(Market::CoinM),
             Venue::Okx => Family::Okx,
@@ -63,10 +68,12 @@ impl Venue {
         }
     }
 
-    /// The Binance market, for the Binance venues.
+    /// The Binance market, for the Binance venues (spot for the SBE
+    /// streams: its books, REST snapshots and adapter are spot's).
     pub fn binance_market(self) -> Option<Market> {
         match self.family() {
             Family::Binance(market) => Some(market),
+            Family::BinanceSbe => Some(Market::Spot),
             Family::Okx
             | Family::Bybit(_)
             | Family::Kraken
@@ -80,6 +87,7 @@ impl Venue {
         match self.family() {
             Family::Bybit(category) => Some(category),
             Family::Binance(_)
+            | Family::BinanceSbe
             | Family::Okx
             | Family::Kraken
             | Family::Coinbase
@@ -93,6 +101,7 @@ impl Venue {
     pub fn hosts(self) -> &'static [&'static str] {
         match self {
             Venue::BinanceSpot => &["stream.binance.com", "api.binance.com"],
+            Venue::BinanceSpotSbe => &["stream-sbe.binance.com", "api.binance.com"],
             Venue::BinanceUsdM => &["fstream.binance.com", "fapi.binance.com"],
             Venue::BinanceCoinM => &["dstream.binance.com", "dapi.binance.com"],
             Venue::Okx => &["ws.okx.com"],
@@ -111,6 +120,7 @@ impl Venue {
     ) -> Result<Vec<ConnectionPlan>, PlanError> {
         match self.family() {
             Family::Binance(market) => plan::binance::plan(market, instruments, channels),
+            Family::BinanceSbe => plan::binance::plan_sbe(instruments, channels),
             Family::Bybit(category) => plan::bybit::plan(category, instruments, channels),
             Family::Okx => plan::okx::plan(instruments, channels),
             Family::Kraken => plan::kraken::plan(instruments, channels),
@@ -123,6 +133,7 @@ impl Venue {
     pub fn book_shape(self, depth: usize) -> BookShape {
         match self.family() {
             Family::Binance(market) => plan::binance::book_shape(market, depth),
+            Family::BinanceSbe => plan::binance::book_shape(Market::Spot, depth),
             Family::Bybit(_) => plan::bybit::book_shape(depth),
             Family::Okx => plan::okx::book_shape(depth),
             Family::Kraken => plan::kraken::book_shape(depth),
@@ -134,7 +145,7 @@ impl Venue {
     /// How the venue chains its book updates.
     pub fn chain(self) -> Chain {
         match self {
-            Venue::BinanceSpot => Chain::BinanceSpot,
+            Venue::BinanceSpot | Venue::BinanceSpotSbe => Chain::BinanceSpot,
             Venue::BinanceUsdM | Venue::BinanceCoinM => Chain::BinanceFutures,
             Venue::Okx => Chain::OkxSeq,
             Venue::Kraken => Chain::Kraken,
@@ -162,7 +173,7 @@ impl Venue {
     /// snapshots.
     pub fn resubscribe(self, instrument: &InstrumentSpec) -> Vec<String> {
         match self.family() {
-            Family::Binance(_) => Vec::new(),
+            Family::Binance(_) | Family::BinanceSbe => Vec::new(),
             Family::Bybit(_) => plan::bybit::resubscribe(instrument),
             Family::Okx => plan::okx::resubscribe(instrument),
             Family::Kraken => plan::kraken::resubscribe(instrument),
@@ -189,7 +200,7 @@ impl Venue {
     ///   contracts or coins (up to 8 decimals).
     pub fn default_scales(self) -> (u8, u8) {
         match self.family() {
-            Family::Binance(_) | Family::Deribit => (8, 8),
+            Family::Binance(_) | Family::BinanceSbe | Family::Deribit => (8, 8),
             Family::Okx | Family::Bybit(_) | Family::Kraken | Family::Coinbase => (10, 8),
         }
     }
@@ -234,9 +245,11 @@ mod tests {
             Venue::Deribit => "BTC-PERPETUAL",
             Venue::BinanceCoinM => "BTCUSD_PERP",
             Venue::BybitInverse => "BTCUSD",
-            Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BybitSpot | Venue::BybitLinear => {
-                "BTCUSDT"
-            }
+            Venue::BinanceSpot
+            | Venue::BinanceSpotSbe
+            | Venue::BinanceUsdM
+            | Venue::BybitSpot
+            | Venue::BybitLinear => "BTCUSDT",
         }
     }
 

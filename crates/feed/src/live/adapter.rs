@@ -20,7 +20,9 @@ impl Adapter {
         let binance =
             |market| Adapter::Binance(Box::new(binance::Adapter::new(market, instruments)));
         Adapter::Other(match venue {
-            Venue::BinanceSpot => return binance(Market::Spot),
+            // The SBE streams' adapter is spot's: it reads their binary
+            // frames (`on_binary`) and their JSON replies alike.
+            Venue::BinanceSpot | Venue::BinanceSpotSbe => return binance(Market::Spot),
             Venue::BinanceUsdM => return binance(Market::UsdM),
             Venue::BinanceCoinM => return binance(Market::CoinM),
             Venue::Okx => Box::new(okx::Adapter::new(instruments)),

@@ -246,6 +246,7 @@ mod tests {
             max_lifetime: None,
             instruments: Vec::new(),
             max_message: 0,
+            api_key_header: None,
         };
         Requests::new(Venue::Okx, &vec![plan; plans], now)
     }

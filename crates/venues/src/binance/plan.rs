@@ -268,8 +268,93 @@ pub fn plan(
                 max_lifetime: Some(Duration::from_secs(24 * 3600)),
                 instruments,
                 max_message: DEFAULT_MAX_MESSAGE,
+                api_key_header: None,
             });
         }
+    }
+    Ok(plans)
+}
+
+/// Binance spot's market data in SBE (`stream-sbe.binance.com:9443`):
+/// spot's books, REST snapshots and limits, its own stream names. Rules
+/// relied on, from the venue's "SBE Market Data Streams" page
+/// (`sbe-market-data-streams.md`, binance-spot-api-docs):
+/// - "An API Key is required to connect to the SBE Market Data Streams",
+///   sent in the `X-MBX-APIKEY` header of the upgrade; "only Ed25519 API
+///   keys are supported", and no signature is needed
+///   ([`ConnectionPlan::api_key_header`]: the feed adds it).
+/// - Streams: `<symbol>@trade` (real time), `<symbol>@bestBidAsk` (real
+///   time, with auto-culling: an outdated event may be dropped, so its
+///   `bookUpdateId`s skip, which is no gap), `<symbol>@depth` (diffs,
+///   "managed the same way" as the JSON diff stream: the same `U`/`u`
+///   bridge with the REST snapshot) and `<symbol>@depth20`. No
+///   `@aggTrade`, no `@bookTicker`: aggregate trades are refused.
+/// - "Live subscribing/unsubscribing" as on the JSON streams: `/ws` and
+///   `SUBSCRIBE` requests of up to 100 streams here (the page names raw
+///   `/ws/<stream>` and combined `/stream?streams=` URLs; a binary event
+///   carries no stream name either way, its template and symbol say what
+///   it is). Requests and their replies are JSON text frames, events
+///   binary frames.
+/// - The same limits as the JSON streams: 5 incoming messages a second
+///   (pings, pongs and requests), 1024 streams a connection, a ping every
+///   20 s, 24 h lifetime.
+pub fn plan_sbe(
+    instruments: &[InstrumentSpec],
+    channels: Channels,
+) -> Result<Vec<ConnectionPlan>, PlanError> {
+    if channels.trades && channels.aggregate {
+        return Err(PlanError::Channel(
+            "binance-spot-sbe has no aggregate trades (its streams: trade, bestBidAsk, depth): \
+             set aggregate = false",
+        ));
+    }
+    check_symbols(instruments)?;
+    for i in instruments.iter().filter(|i| channels.books && i.depth > 0) {
+        check_depth(i, max_shown(Market::Spot))?;
+    }
+    let mut streams = Vec::new();
+    for (index, i) in instruments.iter().enumerate() {
+        let s = i.symbol.to_ascii_lowercase();
+        if channels.books && i.depth > 0 {
+            streams.push((index, format!("{s}@depth")));
+        }
+        if channels.quotes {
+            streams.push((index, format!("{s}@bestBidAsk")));
+        }
+        if channels.trades {
+            streams.push((index, format!("{s}@trade")));
+        }
+    }
+    let mut plans = Vec::new();
+    let mut id = 1;
+    for (instruments, names) in split(streams, 1024) {
+        let subscribe = names
+            .chunks(100)
+            .map(|chunk| {
+                let text = format!(
+                    r#"{{"method":"SUBSCRIBE","params":{},"id":{id}}}"#,
+                    json_strings(chunk.iter().map(String::as_str))
+                );
+                id += 1;
+                text
+            })
+            .collect();
+        plans.push(ConnectionPlan {
+            host: "stream-sbe.binance.com".to_owned(),
+            port: 9443,
+            path: "/ws".to_owned(),
+            subscribe,
+            // As spot's JSON streams (see `plan`): 2 requests a second.
+            pace: Duration::from_millis(510),
+            ping: None,
+            max_silence: Duration::from_secs(60),
+            // "A single connection to stream-sbe.binance.com is only valid
+            // for 24 hours" (the SBE page).
+            max_lifetime: Some(Duration::from_secs(24 * 3600)),
+            instruments,
+            max_message: DEFAULT_MAX_MESSAGE,
+            api_key_header: Some("X-MBX-APIKEY"),
+        });
     }
     Ok(plans)
 }
@@ -326,5 +411,50 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("at most 500"), "{e}");
+    }
+
+    #[test]
+    fn sbe_plans_name_the_sbe_streams_and_need_the_key_header() {
+        let specs = [
+            InstrumentSpec::new("BTCUSDT", 2, 5, 20),
+            InstrumentSpec::new("ETHUSDT", 2, 4, 0),
+        ];
+        let plans = plan_sbe(&specs, Channels::default()).unwrap();
+        assert_eq!(plans.len(), 1);
+        let p = &plans[0];
+        assert_eq!(
+            (p.host.as_str(), p.port, p.path.as_str()),
+            ("stream-sbe.binance.com", 9443, "/ws")
+        );
+        assert_eq!(p.api_key_header, Some("X-MBX-APIKEY"));
+        assert_eq!(p.instruments, vec![0, 1]);
+        let text = p.subscribe.join("");
+        for stream in [
+            "btcusdt@depth\"",
+            "btcusdt@bestBidAsk",
+            "btcusdt@trade",
+            "ethusdt@trade",
+        ] {
+            assert!(text.contains(stream), "{stream}: {text}");
+        }
+        // No book asked of ETHUSDT (depth 0), and no JSON stream names.
+        assert!(!text.contains("ethusdt@depth"), "{text}");
+        assert!(
+            !text.contains("bookTicker") && !text.contains("@100ms"),
+            "{text}"
+        );
+        // The JSON plans carry no key.
+        assert!(
+            plan(Market::Spot, &specs, Channels::default())
+                .unwrap()
+                .iter()
+                .all(|p| p.api_key_header.is_none())
+        );
+        let aggregate = Channels {
+            aggregate: true,
+            ..Channels::default()
+        };
+        let e = plan_sbe(&specs, aggregate).unwrap_err();
+        assert!(e.to_string().contains("no aggregate trades"), "{e}");
     }
 }

@@ -123,6 +123,7 @@ pub fn plan(
         max_lifetime: None,
         instruments: (0..instruments.len()).collect(),
         max_message: DEFAULT_MAX_MESSAGE,
+        api_key_header: None,
     }])
 }
 

@@ -106,6 +106,7 @@ pub fn plan(
         max_lifetime: None,
         instruments: (0..instruments.len()).collect(),
         max_message: MAX_MESSAGE,
+        api_key_header: None,
     }])
 }
 

@@ -33,7 +33,8 @@ mod tests;
 /// they name adds a page.
 pub fn source(venue: Venue, symbols: &[&str]) -> Source {
     match venue {
-        Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BinanceCoinM => {
+        // The SBE streams' symbols are spot's: its `exchangeInfo`.
+        Venue::BinanceSpot | Venue::BinanceSpotSbe | Venue::BinanceUsdM | Venue::BinanceCoinM => {
             let (host, path) = binance::request(venue);
             Source::Rest {
                 host,
@@ -68,7 +69,7 @@ pub fn source(venue: Venue, symbols: &[&str]) -> Source {
 /// venue's next page is built from).
 pub fn parse_page(venue: Venue, path: &str, body: &str) -> Result<Page, ListingError> {
     match venue {
-        Venue::BinanceSpot | Venue::BinanceUsdM | Venue::BinanceCoinM => {
+        Venue::BinanceSpot | Venue::BinanceSpotSbe | Venue::BinanceUsdM | Venue::BinanceCoinM => {
             binance::parse(body).map(Page::whole)
         }
         Venue::Okx => okx::parse(body).map(Page::whole),

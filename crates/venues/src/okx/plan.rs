@@ -121,6 +121,7 @@ pub fn plan(
             max_lifetime: None,
             instruments: carried,
             max_message: DEFAULT_MAX_MESSAGE,
+            api_key_header: None,
         })
         .collect())
 }
