@@ -45,10 +45,12 @@ sim=$!
 until_true 60 "simulator listening" grep -q '^trust ' "$out/sim.log"
 venues=()
 while read -r name port; do
+    # ccxt has no client for Binance's SBE streams: not judged here.
+    [ "$name" = binance-spot-sbe ] && continue
     venues+=(--venue "$name=$port")
 done < <(sed -nE 's|^([a-z-]+): .* wss://localhost:([0-9]+) .*|\1 \2|p' "$out/sim.log")
 # Two words (`--venue name=port`) a venue.
-[ "${#venues[@]}" -eq 20 ] || { cat "$out/sim.log"; echo "independent-clients: expected 10 venues"; exit 1; }
+[ "${#venues[@]}" -eq 20 ] || { cat "$out/sim.log"; echo "independent-clients: expected the 10 JSON venues"; exit 1; }
 
 status=0
 # 120 s a venue at most (they run at once); a hung client is a failure.

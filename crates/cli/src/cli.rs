@@ -161,8 +161,8 @@ pub(crate) enum Command {
 
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct InstrumentsArgs {
-    /// The venue: binance-spot, binance-usdm, binance-coinm, okx,
-    /// bybit-spot, bybit-linear, bybit-inverse, kraken, coinbase or
+    /// The venue: binance-spot, binance-spot-sbe, binance-usdm, binance-coinm,
+    /// okx, bybit-spot, bybit-linear, bybit-inverse, kraken, coinbase or
     /// deribit.
     #[arg(long)]
     pub(crate) venue: Venue,

@@ -201,6 +201,7 @@ impl FeedBuilder {
             rest: None,
             rest_weight_limit: None,
             lines: LineSetup::default(),
+            api_key: None,
         });
         self
     }
@@ -620,6 +621,50 @@ mod tests {
         );
     }
 
+    /// The SBE streams need a key, read when the feed is built: without
+    /// one the build says where it looked, never connecting; a key on a
+    /// venue whose streams take none is refused too.
+    #[test]
+    fn a_venue_that_needs_an_api_key_is_refused_without_one() {
+        use crate::live::ApiKey;
+        let setup = |venue, key: Option<ApiKey>| {
+            let mut s = VenueSetup::new("v", venue, vec![InstrumentSpec::new("BTCUSDT", 2, 8, 5)]);
+            s.endpoint = Some("ws://127.0.0.1:9".into());
+            s.api_key = key;
+            s
+        };
+        let missing = ApiKey::Env("TICKWIRE_TEST_UNSET_KEY".into());
+        let e = FeedBuilder::new()
+            .check_instruments(false)
+            .setup(setup(Venue::BinanceSpotSbe, Some(missing)))
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(&e, FeedError::Setup(SetupError::ApiKey { venue, .. }) if venue == "v"),
+            "{e:?}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("X-MBX-APIKEY") && text.contains("TICKWIRE_TEST_UNSET_KEY is not set"),
+            "{text}"
+        );
+        let secret = "k3y-that-must-not-show";
+        let given = || Some(ApiKey::Given(secret.into()));
+        let feed = FeedBuilder::new()
+            .check_instruments(false)
+            .setup(setup(Venue::BinanceSpotSbe, given()))
+            .build()
+            .unwrap();
+        assert!(!format!("{:?}", setup(Venue::BinanceSpotSbe, given())).contains(secret));
+        drop(feed);
+        let e = FeedBuilder::new()
+            .check_instruments(false)
+            .setup(setup(Venue::BinanceSpot, given()))
+            .build()
+            .unwrap_err();
+        assert!(e.to_string().contains("take no API key"), "{e}");
+    }
+
     #[test]
     fn a_bad_endpoint_is_a_typed_url_error() {
         use crate::live::{BadUrl, UrlProblem};
@@ -632,6 +677,7 @@ mod tests {
             rest: None,
             rest_weight_limit: None,
             lines: LineSetup::default(),
+            api_key: None,
         };
         let e = FeedBuilder::new().setup(setup.clone()).build().unwrap_err();
         match &e {

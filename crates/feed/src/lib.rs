@@ -113,7 +113,7 @@ pub const RUNS_ROOT: &str = "runs";
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeSnippets;
-pub use live::{BadUrl, SetupError, UrlProblem};
+pub use live::{ApiKey, BadUrl, SetupError, UrlProblem};
 pub use live::{Connectivity, NeverConnected, VenueStatus};
 pub use live::{Feed, FeedError, Fixed, NoHandler, OnEvent, Update};
 // The types the feed hands a bot, so that they are one click from this

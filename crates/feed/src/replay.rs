@@ -539,11 +539,15 @@ mod tests {
     }
 
     fn replay_trades(files: &[PathBuf]) -> (Stats, Vec<u64>, usize) {
+        replay_trades_of(Venue::BinanceSpot, files)
+    }
+
+    fn replay_trades_of(venue: Venue, files: &[PathBuf]) -> (Stats, Vec<u64>, usize) {
         let mut trades = Vec::new();
         let mut drops = 0;
         let stats = replay(
             files,
-            Venue::BinanceSpot,
+            venue,
             &[InstrumentSpec::new("BTCUSDT", 2, 8, 10)],
             &Connections::OfVenue,
             Pace::Max,
@@ -670,9 +674,13 @@ mod tests {
             put(Kind::Received, t, &frame[..n], true);
         }
         w.finish().unwrap();
-        let (stats, trades, drops) = replay_trades(&recording::files(&base));
+        let files = recording::files(&base);
+        let (stats, trades, drops) = replay_trades_of(Venue::BinanceSpotSbe, &files);
         assert_eq!(trades, [2, 3, 4]);
         assert_eq!((stats.messages, stats.decode_errors, drops), (4, 0, 0));
+        // The SBE host is its own venue's: replayed as JSON spot, nothing.
+        let (stats, trades, _) = replay_trades(&files);
+        assert_eq!((stats.messages, trades.len()), (0, 0));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -74,6 +74,13 @@ pub(crate) fn start(
         let port = sim.addr().port();
         setup.endpoint = Some(format!("wss://localhost:{port}"));
         setup.rest = Some(format!("https://localhost:{port}"));
+        // A simulator takes any key where its venue needs one: a simulated
+        // feed needs none of the user's.
+        if setup.api_key.is_none()
+            && crate::live::api_key::needed(setup.venue, &setup.instruments, setup.channels)
+        {
+            setup.api_key = Some(crate::live::ApiKey::Given("simulated".to_owned()));
+        }
         if setup.lines.standby {
             setup.lines.standby_endpoint = setup.endpoint.clone();
         }

@@ -51,6 +51,7 @@ fn feed(
             let mut s = VenueSetup::new(venue.name(), venue, specs);
             s.endpoint = Some(format!("ws://{}", simulator.addr()));
             s.lines = lines;
+            common::with_test_key(&mut s);
             s
         })
         .net(common::net())

@@ -208,6 +208,38 @@ impl fmt::Debug for Credentials {
 }
 
 /// A file's bytes, if only its owner may read or write it.
+/// The key id alone from an owner-only credentials file (the `key = ...`
+/// line of [`Credentials::from_file`]'s format; a `secret` or
+/// `private_key` line beside it is allowed and not read): for streams that
+/// need the key's id and no signature (Binance's SBE market data).
+pub fn key_from_file(path: &Path) -> Result<String, CredentialsError> {
+    let text = read_owner_only(path)?;
+    let text = std::str::from_utf8(&text).map_err(|_| CredentialsError::Format("not UTF-8"))?;
+    let mut key = None;
+    for line in text.lines() {
+        let line = uncommented(line).trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (name, value) = line
+            .split_once('=')
+            .ok_or(CredentialsError::Format("a line is not `name = value`"))?;
+        match name.trim() {
+            "key" => key = Some(value.trim().trim_matches('"')),
+            "secret" | "private_key" => {}
+            _ => {
+                return Err(CredentialsError::Format(
+                    "unknown name (key, secret, private_key)",
+                ));
+            }
+        }
+    }
+    match key {
+        Some(k) if !k.is_empty() => Ok(k.to_owned()),
+        _ => Err(CredentialsError::Format("no `key`")),
+    }
+}
+
 fn read_owner_only(path: &Path) -> Result<Vec<u8>, CredentialsError> {
     #[cfg(unix)]
     {
@@ -340,5 +372,32 @@ mod tests {
             want.hmac_hex(&[b"payload"], &mut b),
             "the secret was cut at its '#'"
         );
+    }
+
+    #[test]
+    fn a_key_id_alone_is_read_from_an_owner_only_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("tickwire-key-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("key");
+        std::fs::write(
+            &file,
+            "# the stream key\nkey = \"abc123\"\nprivate_key = /elsewhere.pem\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(key_from_file(&file).unwrap(), "abc123");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(matches!(
+            key_from_file(&file),
+            Err(CredentialsError::NotOwnerOnly(0o644))
+        ));
+        std::fs::write(&file, "secret = x\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(matches!(
+            key_from_file(&file),
+            Err(CredentialsError::Format("no `key`"))
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -53,6 +53,9 @@
 //! standby_endpoint = "wss://localhost:9444"   # the standby line connects here (optional)
 //! connection_lifetime_s = 86400       # the venue ends connections this long after they open (optional;
 //!                                     # default the venue's own); each is replaced before, make-before-break
+//! # binance-spot-sbe only: where its API key (an Ed25519 key's id) is read, never the key itself
+//! api_key_env = "BINANCE_API_KEY"     # this environment variable (the default)
+//! api_key_file = "/home/me/.binance"  # or an owner-only file with a `key = ...` line
 //! ```
 //!
 //! Every key can be overridden from the environment:
@@ -80,7 +83,7 @@ use tickwire_net::{Endpoint, PollMode};
 use tickwire_venues::InstrumentSpec;
 use tickwire_venues::plan::Channels;
 
-use crate::live::{LineSetup, VenueSetup, plans, rest_limit_problem};
+use crate::live::{ApiKey, LineSetup, VenueSetup, plans, rest_limit_problem};
 use crate::replay::Venue;
 use raw::{RawConfig, refused};
 pub use source::Location;
@@ -641,6 +644,25 @@ impl FeedConfig {
             {
                 return Err(error(key("rest_weight_limit"), problem));
             }
+            let api_key = match (&v.api_key_env, &v.api_key_file) {
+                (Some(_), Some(_)) => {
+                    return Err(error(
+                        key("api_key_file"),
+                        "either api_key_env or api_key_file, not both",
+                    ));
+                }
+                (Some(var), None) => Some(ApiKey::Env(var.clone())),
+                (None, Some(path)) => Some(ApiKey::File(path.clone())),
+                (None, None) => None,
+            };
+            if api_key.is_some() && !crate::live::api_key::needed(venue, &instruments, channels) {
+                let k = if v.api_key_env.is_some() {
+                    "api_key_env"
+                } else {
+                    "api_key_file"
+                };
+                return Err(error(key(k), format!("{venue}'s streams take no API key")));
+            }
             scales_given.push(given);
             venues.push(VenueSetup {
                 name,
@@ -655,6 +677,7 @@ impl FeedConfig {
                     standby_endpoint: v.standby_endpoint.clone(),
                     max_lifetime: v.connection_lifetime_s.map(std::time::Duration::from_secs),
                 },
+                api_key,
             });
         }
         let mut threads = Vec::new();

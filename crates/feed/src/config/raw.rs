@@ -103,6 +103,8 @@ pub(super) struct RawVenue {
     pub(super) standby: Option<bool>,
     pub(super) standby_endpoint: Option<String>,
     pub(super) connection_lifetime_s: Option<u64>,
+    pub(super) api_key_env: Option<String>,
+    pub(super) api_key_file: Option<PathBuf>,
 }
 
 /// Why the file with its overrides (`file`, then `overrides`) does not

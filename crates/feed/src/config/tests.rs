@@ -100,6 +100,36 @@ fn environment_variables_override_the_file() {
 }
 
 /// Each bad value is refused with its key named.
+/// Where the SBE streams' key is read is configured, never the key; a key
+/// source on a venue that takes none, or two sources, are refused.
+#[test]
+fn an_api_keys_source_is_read_for_the_venue_that_needs_one() {
+    let sbe = |extra: &str| {
+        format!("[[venue]]\nvenue = \"binance-spot-sbe\"\ninstruments = [\"BTCUSDT\"]\n{extra}")
+    };
+    let c = parse(&sbe(""), &[]).unwrap();
+    assert_eq!(c.venues[0].api_key, None, "the default variable, at build");
+    let c = parse(&sbe("api_key_env = \"MY_SBE_KEY\"\n"), &[]).unwrap();
+    assert_eq!(c.venues[0].api_key, Some(ApiKey::Env("MY_SBE_KEY".into())));
+    let c = parse(
+        &sbe(""),
+        &[("TICKWIRE_FEED_VENUE_BINANCE_SPOT_SBE_API_KEY_FILE", "/k")],
+    )
+    .unwrap();
+    assert_eq!(c.venues[0].api_key, Some(ApiKey::File("/k".into())));
+    let both = sbe("api_key_env = \"A\"\napi_key_file = \"/k\"\n");
+    let e = parse(&both, &[]).unwrap_err();
+    assert!(e.to_string().contains("not both"), "{e}");
+    let json =
+        "[[venue]]\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT\"]\napi_key_env = \"A\"\n";
+    let e = parse(json, &[]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("`venue[0].api_key_env`: binance-spot's streams take no API key"),
+        "{e}"
+    );
+}
+
 #[test]
 fn bad_values_name_their_key() {
     // (file, environment, the key the error must name)
@@ -444,18 +474,18 @@ fn bad_files_are_refused_with_the_whole_message() {
         (
             format!("{v}[[venue]]\nvenue = \"kraken\"\ninstruments = [\"BTC/USD\"]\nbook = true\n"),
             &[],
-            "feed.toml:7:1: `venue[1].book`: unknown field `book`, expected one of `name`, `venue`, `instruments`, `trades`, `aggregate`, `quotes`, `books`, `endpoint`, `rest`, `rest_weight_limit`, `standby`, `standby_endpoint`, `connection_lifetime_s`",
+            "feed.toml:7:1: `venue[1].book`: unknown field `book`, expected one of `name`, `venue`, `instruments`, `trades`, `aggregate`, `quotes`, `books`, `endpoint`, `rest`, `rest_weight_limit`, `standby`, `standby_endpoint`, `connection_lifetime_s`, `api_key_env`, `api_key_file`",
         ),
         // A dotted key below `[[venue]]` is the venue's, as TOML reads it.
         (
             format!("{v}sinks.colour = 1\n"),
             &[],
-            "feed.toml:4:1: `venue[0].sinks`: unknown field `sinks`, expected one of `name`, `venue`, `instruments`, `trades`, `aggregate`, `quotes`, `books`, `endpoint`, `rest`, `rest_weight_limit`, `standby`, `standby_endpoint`, `connection_lifetime_s`",
+            "feed.toml:4:1: `venue[0].sinks`: unknown field `sinks`, expected one of `name`, `venue`, `instruments`, `trades`, `aggregate`, `quotes`, `books`, `endpoint`, `rest`, `rest_weight_limit`, `standby`, `standby_endpoint`, `connection_lifetime_s`, `api_key_env`, `api_key_file`",
         ),
         (
             "venue = [{ venue = \"okx\", instruments = [\"A\"], nope = 1 }]\n".into(),
             &[],
-            "feed.toml:1:48: `venue[0].nope`: unknown field `nope`, expected one of `name`, `venue`, `instruments`, `trades`, `aggregate`, `quotes`, `books`, `endpoint`, `rest`, `rest_weight_limit`, `standby`, `standby_endpoint`, `connection_lifetime_s`",
+            "feed.toml:1:48: `venue[0].nope`: unknown field `nope`, expected one of `name`, `venue`, `instruments`, `trades`, `aggregate`, `quotes`, `books`, `endpoint`, `rest`, `rest_weight_limit`, `standby`, `standby_endpoint`, `connection_lifetime_s`, `api_key_env`, `api_key_file`",
         ),
         // Values of the wrong type.
         (
@@ -512,7 +542,7 @@ fn bad_files_are_refused_with_the_whole_message() {
         (
             "[[venue]]\nvenue = \"binance\"\ninstruments = [\"A\"]\n".into(),
             &[],
-            "feed.toml:2:9: `venue[0].venue`: `binance` is not a venue (one of binance-spot, binance-usdm, binance-coinm, okx, bybit-spot, bybit-linear, bybit-inverse, kraken, coinbase, deribit)",
+            "feed.toml:2:9: `venue[0].venue`: `binance` is not a venue (one of binance-spot, binance-spot-sbe, binance-usdm, binance-coinm, okx, bybit-spot, bybit-linear, bybit-inverse, kraken, coinbase, deribit)",
         ),
         (
             format!("{v}[[thread]]\nvenues = [\"kraken\"]\n"),

@@ -343,6 +343,9 @@ pub fn run(
                 )
             })
             .collect();
+        // The simulator takes any key where its venue needs one.
+        let api_key = crate::live::api_key::needed(venue, &specs, Channels::default())
+            .then(|| crate::live::ApiKey::Given("demo".to_owned()));
         setups.push(VenueSetup {
             name: name.clone(),
             venue,
@@ -356,6 +359,7 @@ pub fn run(
                 standby_endpoint: Some(format!("wss://localhost:{}", sim.addr().port())),
                 max_lifetime: config.lifetime,
             },
+            api_key,
         });
         sims.push(Simulated {
             name,

@@ -183,6 +183,14 @@ pub enum SetupError {
         /// The fewest requests a connection needs.
         least: usize,
     },
+    /// A venue's API key cannot be had, or was given to a venue whose
+    /// streams take none.
+    ApiKey {
+        /// The venue's name.
+        venue: String,
+        /// Why (where the key was looked for; never the key).
+        problem: String,
+    },
     /// The connection engine could not be set up.
     Driver(tickwire_net::SetupError),
     /// The connection engine refused a connection or its pacing.
@@ -255,6 +263,7 @@ impl fmt::Display for SetupError {
                 "venue {venue}: {requests} requests in {window:?} cannot hold a connection's \
                  subscriptions and a resubscription ({least})"
             ),
+            SetupError::ApiKey { venue, problem } => write!(f, "venue {venue}: {problem}"),
             SetupError::Driver(e) => e.fmt(f),
             SetupError::Connection(e) => e.fmt(f),
             SetupError::ThreadEnded => f.write_str("the feed thread ended"),

@@ -29,6 +29,7 @@ use crate::sink::{self, Publisher};
 mod adapter;
 #[cfg(feature = "aeron")]
 mod aeron;
+pub(crate) mod api_key;
 mod budget;
 mod connectivity;
 mod core;
@@ -48,6 +49,7 @@ mod streams;
 mod update;
 mod wire;
 
+pub use self::api_key::ApiKey;
 use self::budget::{Admit, RestBudget};
 pub use self::connectivity::{Connectivity, NeverConnected, VenueStatus};
 pub(crate) use self::core::Adapter;
@@ -92,6 +94,10 @@ pub struct VenueSetup {
     pub rest_weight_limit: Option<u32>,
     /// How its connections are kept: a standby line, a lifetime.
     pub lines: LineSetup,
+    /// Where its API key comes from, for a venue whose streams need one
+    /// (`binance-spot-sbe`); `None`: [`ApiKey::DEFAULT_ENV`]. Refused on a
+    /// venue whose streams take none.
+    pub api_key: Option<ApiKey>,
 }
 
 /// How a venue's connections are kept: each connection plan has two line
@@ -146,6 +152,7 @@ impl VenueSetup {
             rest: None,
             rest_weight_limit: None,
             lines: LineSetup::default(),
+            api_key: None,
         }
     }
 }

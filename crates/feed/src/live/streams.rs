@@ -11,7 +11,7 @@ use tickwire_venues::plan::ConnectionPlan;
 use super::core::Link;
 use super::lines::{self, Line};
 use super::log::tickwire_log;
-use super::{Feed, FeedError, OnEvent, SetupError, VenueSetup, bad_url, split_base};
+use super::{ApiKey, Feed, FeedError, OnEvent, SetupError, VenueSetup, bad_url, split_base};
 use crate::recording;
 
 /// How often the lines are looked at: a replacement is opened or retired
@@ -38,6 +38,10 @@ pub(super) struct StreamTarget {
     /// The least time between two of its frames (its outbox's pace).
     pub(super) pace: Duration,
     ping: Option<(String, Duration)>,
+    /// The upgrade's API key header and the key, where the venue's streams
+    /// need one (read once, here; never printed: `Endpoint`'s Debug shows
+    /// header names only, and lines are logged and recorded by URL).
+    key: Option<(&'static str, String)>,
 }
 
 impl StreamTarget {
@@ -57,8 +61,36 @@ impl StreamTarget {
             (true, None) => Some(url.clone()),
             (true, other) => Some(at(other)?),
         };
+        let key = match (plan.api_key_header, &setup.api_key) {
+            (Some(header), source) => {
+                let default = ApiKey::Env(ApiKey::DEFAULT_ENV.to_owned());
+                let source = source.as_ref().unwrap_or(&default);
+                let key = source.read().map_err(|problem| SetupError::ApiKey {
+                    venue: setup.name.clone(),
+                    problem: format!(
+                        "its streams need an API key (an Ed25519 key's id, sent in the \
+                             {header} header), read from {source:?}: {problem}"
+                    ),
+                })?;
+                Some((header, key))
+            }
+            (None, Some(_)) => {
+                return Err(SetupError::ApiKey {
+                    venue: setup.name.clone(),
+                    problem: format!("{}'s streams take no API key", setup.venue),
+                }
+                .into());
+            }
+            (None, None) => None,
+        };
         for u in std::iter::once(&url).chain(&standby) {
-            Endpoint::parse(u).map_err(|e| bad_url(u, e))?;
+            let endpoint = Endpoint::parse(u).map_err(|e| bad_url(u, e))?;
+            if let Some((header, value)) = &key {
+                endpoint.header(header, value).map_err(|_| SetupError::ApiKey {
+                    venue: setup.name.clone(),
+                    problem: format!("the API key cannot be sent in the {header} header (not a header's characters)"),
+                })?;
+            }
         }
         Ok(StreamTarget {
             url,
@@ -67,6 +99,7 @@ impl StreamTarget {
             max_message: plan.max_message,
             pace: plan.pace,
             ping: plan.ping.as_ref().map(|p| (p.text.clone(), p.every)),
+            key,
         })
     }
 }
@@ -86,7 +119,11 @@ impl<H: OnEvent> Feed<H> {
             (Some(standby), Line::Standby) => standby.clone(),
             _ => target.url.clone(),
         };
-        let endpoint = Endpoint::parse(&url).map_err(|e| bad_url(&url, e))?;
+        let mut endpoint = Endpoint::parse(&url).map_err(|e| bad_url(&url, e))?;
+        if let Some((header, key)) = &target.key {
+            // Checked when the target was made.
+            endpoint = endpoint.header(header, key).map_err(|e| bad_url(&url, e))?;
+        }
         let (max_message, pace) = (target.max_message, target.pace);
         let ping = target.ping.clone();
         let id = self

@@ -25,9 +25,18 @@ pub(crate) fn venues() -> Vec<Venue> {
     select("venue", Venue::ALL.len(), |_| true)
 }
 
-/// The venues whose books come from REST snapshots (Binance's three).
+/// The venues whose books come from REST snapshots (Binance's three,
+/// spot's twice: JSON and SBE).
 pub(crate) fn rest_venues() -> Vec<Venue> {
-    select("REST-snapshot venue", 3, Venue::rest_snapshots)
+    select("REST-snapshot venue", 4, Venue::rest_snapshots)
+}
+
+/// A throw-away API key for a venue whose streams need one (the
+/// simulator takes any).
+pub(crate) fn with_test_key(s: &mut VenueSetup) {
+    if s.venue == Venue::BinanceSpotSbe {
+        s.api_key = Some(tickwire_feed::ApiKey::Given("test-key-not-secret".into()));
+    }
 }
 
 /// The Bybit venues (spot, linear, inverse).
@@ -240,6 +249,7 @@ impl Rig {
             s.lines.standby = standby;
             s.lines.standby_endpoint = Some(format!("wss://localhost:{}", sim.port()));
             s.lines.max_lifetime = lifetime;
+            with_test_key(&mut s);
             s
         };
         let (queue, events) = sink::queue(1 << 20);

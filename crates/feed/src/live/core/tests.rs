@@ -22,6 +22,7 @@ fn binance_core() -> Core {
         rest: None,
         rest_weight_limit: None,
         lines: Default::default(),
+        api_key: None,
     };
     let plans = setup
         .venue
