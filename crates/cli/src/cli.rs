@@ -214,9 +214,9 @@ pub(crate) struct DemoArgs {
     pub(crate) hlog: Option<PathBuf>,
     /// Simulate these venues, each with its own simulator, all on the
     /// feed's one thread: `all`, or a comma-separated list (binance-spot,
-    /// binance-usdm, binance-coinm, okx, bybit-spot, bybit-linear,
-    /// bybit-inverse, kraken, coinbase, deribit). Default: Binance spot
-    /// alone.
+    /// binance-spot-sbe, binance-usdm, binance-coinm, okx, bybit-spot,
+    /// bybit-linear, bybit-inverse, kraken, coinbase, deribit). Default:
+    /// Binance spot alone.
     #[arg(long, value_parser = parse_venues)]
     pub(crate) venues: Option<VenueList>,
     /// Inject every fault in turn on every venue (network faults through a

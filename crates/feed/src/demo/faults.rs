@@ -136,8 +136,9 @@ impl Fault {
             all.push(Fault::SilentResubscription);
         }
         // The venues that announce a restart (Binance spot's
-        // `serverShutdown`, OKX's notice 64008).
-        if matches!(venue, Venue::BinanceSpot | Venue::Okx) {
+        // `serverShutdown`, a text frame on its SBE streams too; OKX's
+        // notice 64008).
+        if matches!(venue, Venue::BinanceSpot | Venue::BinanceSpotSbe | Venue::Okx) {
             all.push(Fault::ShutdownNotice);
         }
         // The venues whose WebSocket request budget the simulator enforces.
