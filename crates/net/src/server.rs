@@ -5,9 +5,9 @@
 //!
 //! It is not the receive path and is not tuned like it: it allocates its
 //! buffers per connection and blocks on writes. What it guarantees is what
-//! a simulator needs: a real TLS 1.3 server, byte-exact frames, and a
-//! [`Session::send_text`] that returns once the frame is handed to the
-//! kernel (so a send stamp taken just before it is honest).
+//! a simulator needs: a real TLS 1.3 server, byte-exact frames (text and
+//! binary), and a [`Session::send_text`] that returns once the frame is
+//! handed to the kernel (so a send stamp taken just before it is honest).
 
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -487,6 +487,14 @@ impl Session {
     /// call), which is how a simulator sends a burst.
     pub fn queue_text(&mut self, text: &str) -> Result<(), ServerError> {
         self.queue_frame(OpCode::Text, text.as_bytes())
+    }
+
+    /// Queues a binary message (one unmasked frame) without writing it,
+    /// as [`queue_text`](Self::queue_text) does a text one: for a venue
+    /// whose market data is binary (Binance's SBE streams), in order with
+    /// the text frames queued around it.
+    pub fn queue_binary(&mut self, data: &[u8]) -> Result<(), ServerError> {
+        self.queue_frame(OpCode::Binary, data)
     }
 
     /// Writes every queued frame to the socket.

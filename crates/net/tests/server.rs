@@ -1,7 +1,7 @@
 //! The blocking server role (`tickwire_net::server`) against the driver as
-//! its client, over TLS on loopback: the upgrade, messages both ways, a
-//! ping, the close handshake, a plain GET answered as REST, and bad
-//! upgrade requests answered 400/426 with a typed error.
+//! its client, over TLS on loopback: the upgrade, messages both ways
+//! (text and binary), a ping, the close handshake, a plain GET answered
+//! as REST, and bad upgrade requests answered 400/426 with a typed error.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -143,6 +143,70 @@ fn a_tls_websocket_session_and_a_rest_answer() {
     assert_eq!(log[3], "GET /depth?symbol=X");
     assert_eq!(h.responses[0].1, 200);
     assert_eq!(h.responses[0].2, br#"{"lastUpdateId":7}"#);
+}
+
+/// Binary messages queued between text ones arrive as binary frames,
+/// byte for byte and in order: an empty one, short ones, and one past
+/// 64 KiB (the frame's 64-bit length form).
+#[test]
+fn binary_messages_queued_among_text_arrive_whole_and_in_order() {
+    let server = tls_server();
+    let port = server.local_addr().unwrap().port();
+    let big: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+    let sent = vec![
+        Ev::Text("first".into()),
+        Ev::Binary(vec![0, 1, 2, 0xff]),
+        Ev::Binary(Vec::new()),
+        Ev::Text("between".into()),
+        Ev::Binary(big),
+        Ev::Binary(b"\x80 not UTF-8 \xc3".to_vec()),
+        Ev::Text("last".into()),
+    ];
+    let queued = sent.clone();
+    let peer = thread::spawn(move || -> Result<(), ServerError> {
+        let mut s = server
+            .accept(Duration::from_secs(10))?
+            .expect("a client within 10 s");
+        assert!(matches!(
+            s.read_request(Duration::from_secs(5))?,
+            Request::WebSocket { .. }
+        ));
+        s.accept_websocket()?;
+        for ev in &queued {
+            match ev {
+                Ev::Text(t) => s.queue_text(t)?,
+                Ev::Binary(b) => s.queue_binary(b)?,
+                other => unreachable!("{other:?}"),
+            }
+        }
+        // Written in one go.
+        s.flush()?;
+        s.send_close(CloseCode::NORMAL, "done")?;
+        loop {
+            match s.recv(Duration::from_secs(5)) {
+                Ok(Some(Incoming::Closed(_))) | Err(ServerError::Eof) => return Ok(()),
+                Ok(_) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    });
+    let mut driver = Driver::new(test_config(), &test_tls(), Recorder::once()).unwrap();
+    driver
+        .connect(Endpoint::parse(&format!("wss://localhost:{port}/ws")).unwrap())
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while driver.handler().closed.is_empty() {
+        assert!(Instant::now() < deadline, "stalled");
+        driver.poll_timeout(Duration::from_millis(5)).unwrap();
+    }
+    peer.join().unwrap().expect("the server side");
+    let got: Vec<Ev> = driver
+        .handler()
+        .messages
+        .iter()
+        .map(|(_, ev)| ev.clone())
+        .collect();
+    assert_eq!(got, sent);
 }
 
 /// Sends `request` to a plain server and returns its answer and the
