@@ -124,7 +124,8 @@ pub struct SimConfig {
     /// ([`Simulator::sent`]): a step's trade if a message carrying it was
     /// written to some client, its best bid/offer if a best bid/offer
     /// message of that step was (a message stamped
-    /// [`StreamKind::BookTicker`]: Binance's `bookTicker`, OKX's
+    /// [`StreamKind::BookTicker`]: Binance's `bookTicker` (its SBE
+    /// streams' `bestBidAsk`), OKX's
     /// `bbo-tbt`, Bybit's `orderbook.1`, Kraken's `ticker`; Coinbase's
     /// and Deribit's quotes carry no stamp, and are not kept). Steps made
     /// before a client subscribed are not in it.

@@ -260,8 +260,9 @@ pub(crate) struct Delivered {
 }
 
 impl Delivered {
-    /// What `items`, queued for step `s`, carry of it.
-    pub(crate) fn of(s: &Step, items: &[(String, Option<StampKey>)]) -> Delivered {
+    /// What `items`, queued for step `s`, carry of it (text or binary:
+    /// only their keys are read).
+    pub(crate) fn of(s: &Step, items: &[(Frame, Option<StampKey>)]) -> Delivered {
         let trade = s.trade.map(|t| t.id);
         let mut d = Delivered::default();
         for (_, key) in items {
@@ -288,24 +289,84 @@ impl Delivered {
 /// Where a message's send stamp is filed: (instrument, kind, id).
 pub(crate) type StampKey = (usize, StreamKind, u64);
 
+/// One WebSocket message for a client: a text frame (every venue's
+/// replies and notices, and most venues' market data, all JSON) or a
+/// binary frame (Binance's SBE market data).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Frame {
+    Text(String),
+    Binary(Vec<u8>),
+}
+
+impl Frame {
+    /// The payload's length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Frame::Text(t) => t.len(),
+            Frame::Binary(b) => b.len(),
+        }
+    }
+
+    /// The text of a message a test expects to be text (a binary one
+    /// fails the test).
+    #[cfg(test)]
+    #[track_caller]
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            Frame::Text(t) => t,
+            Frame::Binary(b) => panic!("a binary message ({} bytes), not text", b.len()),
+        }
+    }
+
+    /// [`text`](Frame::text), owned.
+    #[cfg(test)]
+    #[track_caller]
+    pub(crate) fn into_text(self) -> String {
+        match self {
+            Frame::Text(t) => t,
+            Frame::Binary(b) => panic!("a binary message ({} bytes), not text", b.len()),
+        }
+    }
+}
+
 /// Messages for one client, each with the key its send stamp is filed
 /// under (if any): queued in order, written in one go.
 #[derive(Default)]
 pub(crate) struct Out {
-    pub(crate) items: Vec<(String, Option<StampKey>)>,
+    pub(crate) items: Vec<(Frame, Option<StampKey>)>,
 }
 
 impl Out {
-    /// A message with no send stamp (a reply, a heartbeat, a snapshot).
+    /// A text message with no send stamp (a reply, a heartbeat, a
+    /// snapshot).
     pub(crate) fn push(&mut self, text: String) {
-        self.items.push((text, None));
+        self.items.push((Frame::Text(text), None));
     }
 
-    /// Market data, stamped under (instrument, kind, id) when written: the
-    /// id the feed's adapter reports for it (the trade id, or the update
-    /// id of a book or quote message).
+    /// Market data in a text message, stamped under (instrument, kind, id)
+    /// when written: the id the feed's adapter reports for it (the trade
+    /// id, or the update id of a book or quote message).
     pub(crate) fn stamped(&mut self, text: String, instrument: usize, kind: StreamKind, id: u64) {
-        self.items.push((text, Some((instrument, kind, id))));
+        self.items
+            .push((Frame::Text(text), Some((instrument, kind, id))));
+    }
+
+    /// A binary message with no send stamp.
+    pub(crate) fn push_binary(&mut self, data: Vec<u8>) {
+        self.items.push((Frame::Binary(data), None));
+    }
+
+    /// Market data in a binary message, stamped as
+    /// [`stamped`](Out::stamped) stamps text.
+    pub(crate) fn stamped_binary(
+        &mut self,
+        data: Vec<u8>,
+        instrument: usize,
+        kind: StreamKind,
+        id: u64,
+    ) {
+        self.items
+            .push((Frame::Binary(data), Some((instrument, kind, id))));
     }
 }
 
@@ -318,17 +379,33 @@ pub(crate) enum Tick {
     Close(CloseCode, &'static str),
 }
 
+/// The `Content-Type` of a JSON answer, as Binance writes it.
+pub(crate) const JSON: &str = "application/json;charset=UTF-8";
+
 /// An HTTP answer.
 #[derive(Debug)]
 pub(crate) struct Response {
     pub(crate) status: u16,
+    /// Its `Content-Type`.
+    pub(crate) content_type: &'static str,
     pub(crate) body: String,
 }
 
 impl Response {
+    /// A JSON body, as the venues answer REST requests.
     pub(crate) fn json(status: u16, body: impl Into<String>) -> Response {
         Response {
             status,
+            content_type: JSON,
+            body: body.into(),
+        }
+    }
+
+    /// A plain-text body (an upgrade refused in words, not JSON).
+    pub(crate) fn text(status: u16, body: impl Into<String>) -> Response {
+        Response {
+            status,
+            content_type: "text/plain;charset=UTF-8",
             body: body.into(),
         }
     }
@@ -343,8 +420,20 @@ pub(crate) trait Protocol: Send + Sync + 'static {
     /// sequence numbers, heartbeat deadlines).
     type Client: Send;
 
-    /// A WebSocket upgrade to `path` (query included): the new client, or
-    /// the HTTP refusal the venue gives for a path it does not serve.
+    /// The head of a WebSocket upgrade to `path` (query included), before
+    /// [`open`](Protocol::open): `Err` is the HTTP refusal the venue gives
+    /// an upgrade it does not take whatever the path (one without the
+    /// credentials it requires). `headers`: the request's fields, names
+    /// and values as the client sent them (names compare without regard
+    /// to case, RFC 9110 section 5.1). By default every upgrade passes.
+    fn admit(&self, path: &str, headers: &[(String, String)]) -> Result<(), Response> {
+        let _ = (path, headers);
+        Ok(())
+    }
+
+    /// A WebSocket upgrade to `path` (query included) that
+    /// [`admit`](Protocol::admit) let through: the new client, or the HTTP
+    /// refusal the venue gives for a path it does not serve.
     fn open(&self, path: &str, market: &Market) -> Result<Self::Client, Response>;
 
     /// Whether the client has asked for market data of some instrument

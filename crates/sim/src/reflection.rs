@@ -121,8 +121,8 @@ fn a_binance_feed_keeps_the_simulator_s_books_through_orders() {
             m.step(n, &mut rng, false, &mut step);
             let mut out = Out::default();
             b.on_step(&mut c, &step, &m, &mut out);
-            for (text, _) in out.items {
-                deliver(&mut adapter, &text, &mut events);
+            for (frame, _) in out.items {
+                deliver(&mut adapter, frame.text(), &mut events);
             }
         }
         for n in 0..2 {
@@ -165,8 +165,8 @@ fn a_binance_feed_keeps_the_simulator_s_books_through_orders() {
             for s in &steps {
                 b.on_step(&mut c, s, &m, &mut out);
             }
-            for (text, _) in out.items {
-                deliver(&mut adapter, &text, &mut events);
+            for (frame, _) in out.items {
+                deliver(&mut adapter, frame.text(), &mut events);
             }
             for e in events.drain(..) {
                 assert!(!matches!(e.kind, Kind::Gap { .. }), "{venue}, {k}: {e:?}");

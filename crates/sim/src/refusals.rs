@@ -40,7 +40,7 @@ fn session<P: Protocol>(p: &P, venue: Venue, path: &str, requests: &[&str]) -> S
     for r in requests {
         p.on_text(&mut client, r, &mut market, &mut out);
     }
-    let replies = out.items.drain(..).map(|(t, _)| t).collect();
+    let replies = out.items.drain(..).map(|(t, _)| t.into_text()).collect();
     let mut data = Vec::new();
     let mut step = Step::default();
     let count = market.instruments.len();
@@ -48,7 +48,7 @@ fn session<P: Protocol>(p: &P, venue: Venue, path: &str, requests: &[&str]) -> S
         market.step(k % count, &mut rng, k % 2 == 0, &mut step);
         let mut out = Out::default();
         p.on_step(&mut client, &step, &market, &mut out);
-        data.extend(out.items.into_iter().map(|(t, _)| t));
+        data.extend(out.items.into_iter().map(|(t, _)| t.into_text()));
     }
     Seen { replies, data }
 }

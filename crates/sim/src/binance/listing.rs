@@ -32,10 +32,16 @@ use crate::catalogue::{Contract, Listing};
 use crate::protocol::{Market, Response, query, query_decoded};
 use crate::time::now_ms;
 
+/// Spot's list, for its JSON and SBE streams alike (the SBE page sends
+/// its readers to spot's REST API).
+fn spot(venue: Venue) -> bool {
+    matches!(venue, Venue::BinanceSpot | Venue::BinanceSpotSbe)
+}
+
 /// The list's path on `venue`.
 pub(crate) fn path(venue: Venue) -> &'static str {
     match venue {
-        Venue::BinanceSpot => "/api/v3/exchangeInfo",
+        Venue::BinanceSpot | Venue::BinanceSpotSbe => "/api/v3/exchangeInfo",
         Venue::BinanceUsdM => "/fapi/v1/exchangeInfo",
         _ => "/dapi/v1/exchangeInfo",
     }
@@ -43,7 +49,7 @@ pub(crate) fn path(venue: Venue) -> &'static str {
 
 /// What a list request weighs: spot 20, futures 1.
 pub(super) fn weight(venue: Venue) -> u32 {
-    if venue == Venue::BinanceSpot { 20 } else { 1 }
+    if spot(venue) { 20 } else { 1 }
 }
 
 fn error(code: i64, msg: &str) -> Response {
@@ -74,7 +80,7 @@ pub(super) fn exchange_info(
     weight_limit: u32,
 ) -> Response {
     let mut chosen: Vec<usize> = (0..market.instruments.len()).collect();
-    if venue == Venue::BinanceSpot {
+    if spot(venue) {
         let one = query(path, "symbol");
         let many = query_decoded(path, "symbols");
         if one.is_some() && many.is_some() {
@@ -126,11 +132,7 @@ pub(super) fn exchange_info(
 
 /// One unit at `scale` decimals, written as `venue` writes decimals.
 fn unit(venue: Venue, scale: u8) -> String {
-    let digits = if venue == Venue::BinanceSpot {
-        8
-    } else {
-        scale
-    };
+    let digits = if spot(venue) { 8 } else { scale };
     let mut s = String::new();
     crate::market::decimal(&mut s, 1, scale, crate::market::Digits::Fixed(digits));
     s
@@ -138,11 +140,7 @@ fn unit(venue: Venue, scale: u8) -> String {
 
 /// `n` size units at `scale`, written as `venue` writes decimals.
 fn amount(venue: Venue, n: i64, scale: u8) -> String {
-    let digits = if venue == Venue::BinanceSpot {
-        8
-    } else {
-        scale
-    };
+    let digits = if spot(venue) { 8 } else { scale };
     let mut s = String::new();
     crate::market::decimal(&mut s, n, scale, crate::market::Digits::Fixed(digits));
     s
@@ -166,7 +164,7 @@ fn symbol(venue: Venue, l: &Listing) -> Value {
         },
     ]);
     match venue {
-        Venue::BinanceSpot => json!({
+        Venue::BinanceSpot | Venue::BinanceSpotSbe => json!({
             "symbol": i.symbol,
             "status": "TRADING",
             "baseAsset": l.base,

@@ -1,5 +1,5 @@
-//! Binance spot, USD-M and COIN-M, as their public documentation and the
-//! recorded streams describe them:
+//! Binance spot (its JSON streams and its SBE streams), USD-M and COIN-M,
+//! as their public documentation and the recorded streams describe them:
 //!
 //! - Paths: raw streams `/ws/<stream>[/<stream>...]` and `/ws`, combined
 //!   streams `/stream?streams=a/b` and `/stream` (payloads wrapped as
@@ -50,6 +50,24 @@
 //! - Spot also serves its WebSocket API at `/ws-api/v3` (sessions, signed
 //!   requests, orders on the simulator's exchange, the user data stream,
 //!   the rate limits): see `wsapi/`.
+//! - Spot's SBE streams (`Venue::BinanceSpotSbe`, stream-sbe.binance.com;
+//!   binance-spot-api-docs `sbe-market-data-streams.md` and the schema
+//!   `sbe/schemas/stream_1_0.xml`; details and the rest of the sources in
+//!   `sbe/`) are spot's streams but for: an upgrade without an API key in
+//!   `X-MBX-APIKEY` is refused (400 `No X-MBX-APIKEY header`, as a third
+//!   party saw it, nautilus_trader PR #4092: Binance does not document
+//!   the refusal); the streams are `<symbol>@trade`, `@bestBidAsk`,
+//!   `@depth` and `@depth20` (JSON spot's other names are acknowledged and
+//!   silent there, and these on JSON spot); every event is one binary
+//!   frame of the schema, bare on `/stream` too; `serverShutdown` is the
+//!   bare JSON text event on every connection. Paths, `SUBSCRIBE`,
+//!   `UNSUBSCRIBE` and `LIST_SUBSCRIPTIONS` and their JSON replies (the
+//!   page: requests and replies are JSON text frames, and it points to the
+//!   JSON streams' "Live Subscribing/Unsubscribing"), the 5 incoming
+//!   messages a second (pings, pongs and requests: the page), REST
+//!   `depth` and `exchangeInfo`, and the contiguous ids are spot's (the
+//!   page sends its readers to the JSON streams' way of keeping a book
+//!   from spot's REST snapshot). There is no WebSocket API on that host.
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -65,10 +83,15 @@ use crate::{Script, ScriptMessage};
 /// The stream kinds Binance serves here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
+    /// The diffs: JSON `@depth[@100ms]`, SBE `@depth`.
     Depth,
     Trade,
     AggTrade,
     BookTicker,
+    /// SBE only: the best bid and ask (JSON's `bookTicker`).
+    BestBidAsk,
+    /// SBE only: the top 20 levels a side.
+    Depth20,
 }
 
 /// Binance, one of its three markets.
@@ -115,8 +138,14 @@ impl Binance {
             .unwrap_or(tickwire_venues::binance::Market::Spot)
     }
 
+    /// Spot, in JSON or SBE: spot's books, ids, limits and REST.
     fn spot(&self) -> bool {
-        self.venue == Venue::BinanceSpot
+        matches!(self.venue, Venue::BinanceSpot | Venue::BinanceSpotSbe)
+    }
+
+    /// Spot's SBE streams (`sbe/`).
+    fn sbe(&self) -> bool {
+        self.venue == Venue::BinanceSpotSbe
     }
 
     /// The stream a name means, if the name is one this venue serves and
@@ -141,13 +170,25 @@ impl Binance {
         else {
             return Ok(None);
         };
-        let kind = match channel {
-            "trade" => Kind::Trade,
-            "aggTrade" => Kind::AggTrade,
-            "bookTicker" => Kind::BookTicker,
-            "depth" | "depth@100ms" | "depth@250ms" | "depth@500ms" => Kind::Depth,
-            "depth@0ms" if !self.spot() => Kind::Depth,
-            _ => return Ok(None),
+        // A name of the other encoding's is acknowledged and silent, as a
+        // name of no stream is.
+        let kind = if self.sbe() {
+            match channel {
+                "trade" => Kind::Trade,
+                "bestBidAsk" => Kind::BestBidAsk,
+                "depth" => Kind::Depth,
+                "depth20" => Kind::Depth20,
+                _ => return Ok(None),
+            }
+        } else {
+            match channel {
+                "trade" => Kind::Trade,
+                "aggTrade" => Kind::AggTrade,
+                "bookTicker" => Kind::BookTicker,
+                "depth" | "depth@100ms" | "depth@250ms" | "depth@500ms" => Kind::Depth,
+                "depth@0ms" if !self.spot() => Kind::Depth,
+                _ => return Ok(None),
+            }
         };
         Ok(Some((n, kind)))
     }
@@ -167,11 +208,13 @@ fn pair(symbol: &str) -> &str {
     symbol.split('_').next().unwrap_or(symbol)
 }
 
+/// Where a stream's messages are stamped: SBE's as the JSON stream's of
+/// the same events (`depth20`, a snapshot, is not stamped).
 fn stamp_kind(kind: Kind) -> StreamKind {
     match kind {
-        Kind::Depth => StreamKind::Depth,
+        Kind::Depth | Kind::Depth20 => StreamKind::Depth,
         Kind::Trade | Kind::AggTrade => StreamKind::Trade,
-        Kind::BookTicker => StreamKind::BookTicker,
+        Kind::BookTicker | Kind::BestBidAsk => StreamKind::BookTicker,
     }
 }
 
@@ -182,13 +225,18 @@ impl Protocol for Binance {
     /// about to shut down, resulting in disconnection"): raw on `/ws`,
     /// under `"stream":"!serverShutdown"` on a combined stream (spot,
     /// added 2026-05-06). The futures docs give no such event: none there.
+    /// On the SBE streams a JSON text frame, the bare event on every
+    /// connection, combined or not: the SBE page
+    /// (`sbe-market-data-streams.md`) shows only that form.
     fn shutdown_notice(&self, client: &Client) -> Option<String> {
         if !self.spot() {
             return None;
         }
         let ms = now_ms();
         let event = format!(r#"{{"e":"serverShutdown","E":{ms}}}"#);
-        Some(if client.api.is_some() {
+        Some(if self.sbe() {
+            event
+        } else if client.api.is_some() {
             // The WebSocket API's "Connection events": `{"event":{..}}`.
             format!(r#"{{"event":{event}}}"#)
         } else if client.combined {
@@ -204,10 +252,22 @@ impl Protocol for Binance {
         !client.streams.is_empty()
     }
 
+    /// The SBE streams take no upgrade without an API key (`sbe/`); the
+    /// JSON streams need none.
+    fn admit(&self, _path: &str, headers: &[(String, String)]) -> Result<(), Response> {
+        if self.sbe() {
+            sbe::admit(headers)
+        } else {
+            Ok(())
+        }
+    }
+
     fn open(&self, path: &str, market: &Market) -> Result<Client, Response> {
         let not_found = || Response::json(404, r#"{"code":-1,"msg":"Not found."}"#);
         let (route, _) = path.split_once('?').unwrap_or((path, ""));
-        if self.spot() && route == wsapi::PATH {
+        // The WebSocket API is JSON spot's (its own host, not the SBE
+        // streams').
+        if self.venue == Venue::BinanceSpot && route == wsapi::PATH {
             return Ok(Client {
                 combined: false,
                 tier: None,
@@ -308,7 +368,7 @@ impl Protocol for Binance {
                 let names: Vec<String> = client
                     .streams
                     .iter()
-                    .map(|(n, k)| format!("{:?}", Self::stream_name(&market.instruments[*n].symbol, *k)))
+                    .map(|(n, k)| format!("{:?}", self.stream_name(&market.instruments[*n].symbol, *k)))
                     .collect();
                 out.push(format!(r#"{{"result":[{}],"id":{id}}}"#, names.join(",")));
             }
@@ -325,6 +385,21 @@ impl Protocol for Binance {
             return;
         }
         let spec = &market.instruments[n];
+        if self.sbe() {
+            // Bare binary frames, on `/ws` and `/stream` alike: a binary
+            // event has no room for the combined streams' wrapper.
+            let mut frames = Vec::with_capacity(4);
+            sbe::Frames::new(step, spec, &market.books[n])
+                .write(|kind| client.streams.contains(&(n, kind)), &mut frames);
+            for (kind, id, frame) in frames {
+                if kind == Kind::Depth20 {
+                    out.push_binary(frame);
+                } else {
+                    out.stamped_binary(frame, n, stamp_kind(kind), id);
+                }
+            }
+            return;
+        }
         let mut payloads = Vec::with_capacity(4);
         self.payloads(step, spec, &mut payloads);
         for (kind, id, payload) in payloads {
@@ -334,7 +409,7 @@ impl Protocol for Binance {
             let text = if client.combined {
                 format!(
                     r#"{{"stream":"{}","data":{payload}}}"#,
-                    Self::stream_name(&spec.symbol, kind)
+                    self.stream_name(&spec.symbol, kind)
                 )
             } else {
                 payload
@@ -418,7 +493,7 @@ impl Protocol for Binance {
     fn rest(&self, path: &str, market: &Market) -> Response {
         let (route, _) = path.split_once('?').unwrap_or((path, ""));
         let expected = match self.venue {
-            Venue::BinanceSpot => "/api/v3/depth",
+            Venue::BinanceSpot | Venue::BinanceSpotSbe => "/api/v3/depth",
             Venue::BinanceUsdM => "/fapi/v1/depth",
             _ => "/dapi/v1/depth",
         };
@@ -499,7 +574,7 @@ pub fn pregenerate(
             }
             let text = format!(
                 r#"{{"stream":"{}","data":{payload}}}"#,
-                Binance::stream_name(&instruments[n].symbol, kind)
+                venue.stream_name(&instruments[n].symbol, kind)
             );
             messages.push((Some((n, stamp_kind(kind), id)), 0, text));
         }
@@ -513,6 +588,7 @@ pub fn pregenerate(
 }
 
 mod listing;
+mod sbe;
 mod wire;
 mod wsapi;
 #[cfg(test)]

@@ -59,7 +59,7 @@ fn futures_depth_ids_jump_and_spot_ids_do_not() {
             let mut out = Out::default();
             b.on_step(&mut c, &step, &m, &mut out);
             assert_eq!(out.items.len(), 1, "{venue}: one depth event");
-            let d: serde_json::Value = serde_json::from_str(&out.items[0].0).unwrap();
+            let d: serde_json::Value = serde_json::from_str(out.items[0].0.text()).unwrap();
             let (first, last) = (d["U"].as_u64().unwrap(), d["u"].as_u64().unwrap());
             let changed =
                 (d["b"].as_array().unwrap().len() + d["a"].as_array().unwrap().len()).max(1) as u64;
@@ -175,8 +175,8 @@ fn the_adapter_keeps_every_market_s_books_over_its_ids() {
             k += 1;
             let mut out = Out::default();
             b.on_step(&mut c, &step, m, &mut out);
-            for (text, _) in out.items {
-                deliver(adapter, &text, events);
+            for (frame, _) in out.items {
+                deliver(adapter, frame.text(), events);
             }
         };
         for round in 0..30 {
@@ -230,7 +230,7 @@ fn subscriptions_are_answered_like_binance() {
     let mut out = Out::default();
     let mut ask = |c: &mut Client, m: &mut Market, text: &str| {
         b.on_text(c, text, m, &mut out);
-        out.items.pop().unwrap().0
+        out.items.pop().unwrap().0.into_text()
     };
     let a = ask(
         &mut c,
@@ -372,14 +372,18 @@ fn usdm_streams_on_the_wrong_path_are_acknowledged_and_never_delivered() {
         let mut out = Out::default();
         if by_request {
             b.on_text(&mut c, request, &mut m, &mut out);
-            assert_eq!(out.items[0].0, r#"{"result":null,"id":1}"#, "{path}");
+            assert_eq!(out.items[0].0.text(), r#"{"result":null,"id":1}"#, "{path}");
             out.items.clear();
         }
         let mut got = std::collections::BTreeSet::new();
         for k in 0..200 {
             m.step(0, &mut rng, k % 2 == 0, &mut step);
             b.on_step(&mut c, &step, &m, &mut out);
-            got.extend(out.items.drain(..).map(|(text, _)| event_type(&text)));
+            got.extend(
+                out.items
+                    .drain(..)
+                    .map(|(frame, _)| event_type(frame.text())),
+            );
         }
         assert_eq!(
             got.iter().map(String::as_str).collect::<Vec<_>>(),

@@ -34,13 +34,19 @@ impl Binance {
         }
     }
 
-    pub(super) fn stream_name(symbol: &str, kind: Kind) -> String {
+    /// A stream's name, as `LIST_SUBSCRIPTIONS` and the combined
+    /// streams' wrapper write it: the JSON diffs as `@depth@100ms`, the
+    /// SBE ones as `@depth` (their only name).
+    pub(super) fn stream_name(&self, symbol: &str, kind: Kind) -> String {
         let s = symbol.to_ascii_lowercase();
         match kind {
             Kind::Trade => format!("{s}@trade"),
             Kind::AggTrade => format!("{s}@aggTrade"),
             Kind::BookTicker => format!("{s}@bookTicker"),
+            Kind::Depth if self.sbe() => format!("{s}@depth"),
             Kind::Depth => format!("{s}@depth@100ms"),
+            Kind::BestBidAsk => format!("{s}@bestBidAsk"),
+            Kind::Depth20 => format!("{s}@depth20"),
         }
     }
 

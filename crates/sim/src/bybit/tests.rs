@@ -29,7 +29,7 @@ fn open(b: &Bybit, path: &str, m: &Market) -> Client {
 fn ask(b: &Bybit, c: &mut Client, m: &mut Market, text: &str) -> Vec<String> {
     let mut out = Out::default();
     b.on_text(c, text, m, &mut out);
-    out.items.into_iter().map(|(t, _)| t).collect()
+    out.items.into_iter().map(|(t, _)| t.into_text()).collect()
 }
 
 /// One market step of instrument `n`, as the server makes it.
@@ -430,7 +430,7 @@ fn level_one_repeats_after_three_quiet_seconds() {
         let v: serde_json::Value = serde_json::from_str(s).unwrap();
         (v["data"].clone(), v["type"].clone())
     };
-    assert_eq!(without_ts(text), without_ts(&got[1]));
+    assert_eq!(without_ts(text.text()), without_ts(&got[1]));
     assert_eq!(*key, Some((1, StreamKind::BookTicker, m.books[1].u())));
 }
 
@@ -465,7 +465,7 @@ fn the_window_on_the_wire_is_the_market_top() {
             let mut out = Out::default();
             b.on_step(&mut c, &s, &m, &mut out);
             for (t, _) in out.items {
-                apply(&mut held, &spec, &t);
+                apply(&mut held, &spec, t.text());
             }
             assert_eq!(held.len(), 3);
             for (depth, (bids, asks)) in &held {
@@ -526,7 +526,8 @@ impl Feed {
     /// Hands every message of `out` to the adapter; each stamped message's
     /// id is the one the adapter reports for it.
     fn take(&mut self, out: &mut Out) {
-        for (text, key) in out.items.drain(..) {
+        for (frame, key) in out.items.drain(..) {
+            let text = frame.into_text();
             let from = self.events.len();
             let outcome = testutil::deliver(&mut self.adapter, &text, &mut self.events);
             self.outcomes.push(outcome);

@@ -180,7 +180,8 @@ impl Harness {
 /// stamp each market-data frame was filed under is the id the adapter
 /// reports for it.
 fn deliver(link: &mut Link, out: Out) {
-    for (text, key) in out.items {
+    for (frame, key) in out.items {
+        let text = frame.into_text();
         let from = link.events.len();
         let outcome = testutil::deliver(&mut link.adapter, &text, &mut link.events);
         link.outcomes.push(outcome);
@@ -349,7 +350,8 @@ fn a_usdc_product_is_answered_under_its_usd_id_and_kept() {
             r#"{"type":"subscribe","product_ids":["BTC-USDC","BTC-USD"],"channel":"level2"}"#;
         h.cb.on_text(&mut c, both, &mut h.market, &mut out);
         assert_eq!(out.items.len(), 2, "{named}: a snapshot and the ack");
-        for (text, _) in &out.items {
+        for (frame, _) in &out.items {
+            let text = frame.text();
             assert!(
                 text.contains(r#""BTC-USD""#) && !text.contains("BTC-USDC"),
                 "{named}: {}",

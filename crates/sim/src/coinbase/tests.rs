@@ -23,7 +23,7 @@ fn ask(cb: &Coinbase, c: &mut Client, m: &mut Market, text: &str) -> Vec<Value> 
     cb.on_text(c, text, m, &mut out);
     out.items
         .iter()
-        .map(|(t, _)| serde_json::from_str(t).unwrap())
+        .map(|(t, _)| serde_json::from_str(t.text()).unwrap())
         .collect()
 }
 
@@ -97,7 +97,7 @@ fn subscriptions_and_refusals_read_as_the_venue_writes_them() {
     ] {
         let mut out = Out::default();
         cb.on_text(&mut c, request, &mut m, &mut out);
-        let texts: Vec<&str> = out.items.iter().map(|(t, _)| t.as_str()).collect();
+        let texts: Vec<&str> = out.items.iter().map(|(t, _)| t.text()).collect();
         assert_eq!(texts, [reply], "{request}");
     }
     let r = ask(
@@ -124,7 +124,7 @@ fn subscriptions_and_refusals_read_as_the_venue_writes_them() {
     let sub_eth = &sub("level2", "ETH-USD");
     let mut out = Out::default();
     cb.on_text(&mut c, sub_eth, &mut m, &mut out);
-    assert_eq!(out.items[0].0, AUTH_FAILURE);
+    assert_eq!(out.items[0].0.text(), AUTH_FAILURE);
     let r = ask(&cb, &mut c, &mut m, sub_eth);
     assert_eq!(r.len(), 2);
     assert_eq!(r[0]["events"][0]["type"], "snapshot");
@@ -138,7 +138,7 @@ fn the_snapshot_is_the_whole_book_in_one_message_of_megabytes() {
     let mut c = connect(&cb, &m);
     let mut out = Out::default();
     cb.on_text(&mut c, &sub("level2", "BTC-USD"), &mut m, &mut out);
-    let snapshot = &out.items[0].0;
+    let snapshot = out.items[0].0.text();
     assert!(out.items[0].1.is_none(), "a snapshot is not stamped");
     // 25 000 levels a side, as the live BTC-USD book has about 22 000:
     // about 5 MB, within the plan's message limit.
@@ -180,7 +180,7 @@ fn a_lost_book_message_skips_a_number_and_trades_name_the_maker() {
     let trade = step.trade.unwrap();
     assert_eq!(out.items.len(), 1, "the trade only");
     assert_eq!(out.items[0].1, Some((1, StreamKind::Trade, trade.id)));
-    let v: Value = serde_json::from_str(&out.items[0].0).unwrap();
+    let v: Value = serde_json::from_str(out.items[0].0.text()).unwrap();
     assert_eq!(v["sequence_num"], 4);
     let t = &v["events"][0]["trades"][0];
     assert_eq!(
@@ -191,7 +191,7 @@ fn a_lost_book_message_skips_a_number_and_trades_name_the_maker() {
     out.items.clear();
     m.step(1, &mut rng, false, &mut step);
     cb.on_step(&mut c, &step, &m, &mut out);
-    let v: Value = serde_json::from_str(&out.items[0].0).unwrap();
+    let v: Value = serde_json::from_str(out.items[0].0.text()).unwrap();
     assert_eq!(v["sequence_num"], 6, "5 was lost");
     assert_eq!(out.items[0].1, Some((1, StreamKind::Depth, 6)));
     assert_eq!(v["events"][0]["type"], "update");
@@ -235,7 +235,7 @@ fn heartbeats_once_a_second_and_the_venues_deadlines() {
         &mut out,
     );
     assert_eq!(tick, Tick::Close(CloseCode::POLICY_VIOLATION, ""));
-    assert_eq!(out.items[0].0, SUBSCRIBE_REQUIRED);
+    assert_eq!(out.items[0].0.text(), SUBSCRIBE_REQUIRED);
     // With heartbeats: one a second, numbered, kept open.
     let mut c = connect(&cb, &m);
     ask(
@@ -257,7 +257,7 @@ fn heartbeats_once_a_second_and_the_venues_deadlines() {
         beats.extend(
             out.items
                 .into_iter()
-                .map(|(t, _)| serde_json::from_str::<Value>(&t).unwrap()),
+                .map(|(t, _)| serde_json::from_str::<Value>(t.text()).unwrap()),
         );
     }
     // One a second from the subscription on: at 1 s, 2 s, ... 69 s.

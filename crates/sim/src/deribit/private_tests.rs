@@ -59,7 +59,7 @@ fn ask(w: &mut World, c: &mut Client, method: &str, params: Value) -> Vec<Value>
     w.d.on_text(c, &text, &mut w.m, &mut out);
     out.items
         .iter()
-        .map(|(t, _)| serde_json::from_str(t).unwrap_or_else(|e| panic!("{e}: {t}")))
+        .map(|(t, _)| serde_json::from_str(t.text()).unwrap_or_else(|e| panic!("{e}: {t:?}")))
         .collect()
 }
 
@@ -110,7 +110,7 @@ fn deliver(w: &mut World, clients: &mut [&mut Client]) -> Vec<Vec<Value>> {
             w.d.on_private(c, &events, &w.m, &mut out);
             out.items
                 .iter()
-                .map(|(t, _)| serde_json::from_str(t).unwrap())
+                .map(|(t, _)| serde_json::from_str(t.text()).unwrap())
                 .collect()
         })
         .collect()

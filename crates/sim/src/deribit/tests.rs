@@ -34,7 +34,7 @@ fn client(d: &Deribit, m: &Market) -> Client {
 fn ask(d: &Deribit, c: &mut Client, m: &mut Market, text: &str) -> Vec<String> {
     let mut out = Out::default();
     d.on_text(c, text, m, &mut out);
-    out.items.into_iter().map(|(t, _)| t).collect()
+    out.items.into_iter().map(|(t, _)| t.into_text()).collect()
 }
 
 /// A reply with its timing fields checked and taken off.
@@ -206,7 +206,8 @@ fn steps_read_as_deribit_writes_them() {
         let mut out = Out::default();
         d.on_step(&mut c, &step, &m, &mut out);
         let mut book_messages = 0;
-        for (text, key) in &out.items {
+        for (frame, key) in &out.items {
+            let text = frame.text();
             let v: Value = serde_json::from_str(text).unwrap();
             assert_eq!(v["method"], json!("subscription"));
             assert!(v.get("id").is_none());
@@ -356,7 +357,13 @@ fn a_client_that_stops_answering_test_requests_is_closed() {
     let tick = |c: &mut Client, at: u64, idle: u64| {
         let mut out = Out::default();
         let t = d.on_tick(c, t0 + s(at), s(idle), &mut out);
-        (t, out.items.into_iter().map(|(t, _)| t).collect::<Vec<_>>())
+        (
+            t,
+            out.items
+                .into_iter()
+                .map(|(t, _)| t.into_text())
+                .collect::<Vec<_>>(),
+        )
     };
     let beat = wire::heartbeat("heartbeat");
     let test_request = wire::heartbeat("test_request");
@@ -396,7 +403,7 @@ fn a_client_that_stops_answering_test_requests_is_closed() {
         let mut out = Out::default();
         let t = d.on_tick(&mut alive, t0 + now, now - answered, &mut out);
         assert_eq!(t, Tick::Keep, "at {beat_at}");
-        let sent: Vec<String> = out.items.into_iter().map(|(t, _)| t).collect();
+        let sent: Vec<String> = out.items.into_iter().map(|(t, _)| t.into_text()).collect();
         if sent == std::slice::from_ref(&test_request) {
             asked += 1;
             ask(
@@ -463,9 +470,9 @@ type Delivered = Vec<(Option<(usize, StreamKind, u64)>, Outcome, Vec<Event>)>;
 fn deliver(adapter: &mut deribit::Adapter, out: &mut Out) -> Delivered {
     out.items
         .drain(..)
-        .map(|(text, key)| {
+        .map(|(frame, key)| {
             let mut events = Vec::new();
-            let outcome = testutil::deliver(adapter, &text, &mut events);
+            let outcome = testutil::deliver(adapter, frame.text(), &mut events);
             (key, outcome, events)
         })
         .collect()

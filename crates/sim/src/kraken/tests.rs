@@ -18,7 +18,7 @@ fn market() -> Market {
 fn ask(k: &Kraken, c: &mut Client, m: &mut Market, text: &str) -> Vec<String> {
     let mut out = Out::default();
     k.on_text(c, text, m, &mut out);
-    out.items.into_iter().map(|(t, _)| t).collect()
+    out.items.into_iter().map(|(t, _)| t.into_text()).collect()
 }
 
 fn json(text: &str) -> Value {
@@ -55,7 +55,7 @@ fn replies_and_refusals_in_kraken_shapes() {
     };
     let mut out = Out::default();
     k.on_open(&mut c, &mut m, &mut out);
-    let status = json(&out.items[0].0);
+    let status = json(out.items[0].0.text());
     assert_eq!(status["channel"], "status");
     assert_eq!(status["data"][0]["system"], "online");
     assert!(status["data"][0]["connection_id"].as_u64().unwrap() > 1 << 53);
@@ -299,7 +299,11 @@ fn heartbeats_while_subscribed_and_a_silent_idle_client_is_closed() {
             k.on_tick(&mut c, now, Duration::from_secs(600), &mut out),
             Tick::Keep
         );
-        beats += out.items.drain(..).filter(|(t, _)| t == HEARTBEAT).count();
+        beats += out
+            .items
+            .drain(..)
+            .filter(|(t, _)| t.text() == HEARTBEAT)
+            .count();
     }
     assert!((9..=10).contains(&beats), "{beats}");
     // Nothing subscribed any more: no heartbeats, and silence closes again.
@@ -365,9 +369,9 @@ impl Rig {
     /// Every message of `out` into the adapter; their outcomes.
     fn deliver(&mut self, out: Out) -> Vec<Outcome> {
         let mut outcomes = Vec::new();
-        for (text, key) in out.items {
+        for (frame, key) in out.items {
             let from = self.events.len();
-            let outcome = testutil::deliver(&mut self.adapter, &text, &mut self.events);
+            let outcome = testutil::deliver(&mut self.adapter, frame.text(), &mut self.events);
             // A trade is stamped under the id the adapter reports.
             if let Some((n, StreamKind::Trade, id)) = key {
                 let ids: Vec<(u32, u64)> = self.events[from..]

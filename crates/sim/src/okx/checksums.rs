@@ -99,7 +99,7 @@ mod tests {
             let mut out = Out::default();
             okx.on_step(c, &step, m, &mut out);
             assert_eq!(out.items.len(), 1, "step {k}");
-            let v = json(&out.items[0].0);
+            let v = json(out.items[0].0.text());
             seen.push((
                 v["data"][0]["checksum"].as_i64().expect("a checksum"),
                 real(m),
@@ -114,7 +114,7 @@ mod tests {
         let later = c.books[0].pushed + Duration::from_secs(61);
         okx.on_tick(c, later, Duration::ZERO, &mut out);
         assert_eq!(out.items.len(), 1);
-        json(&out.items[0].0)["data"][0]["checksum"]
+        json(out.items[0].0.text())["data"][0]["checksum"]
             .as_i64()
             .expect("a checksum")
     }

@@ -70,7 +70,8 @@ impl Harness {
     fn feed(&mut self, out: &mut Out) -> Vec<Outcome> {
         self.events.clear();
         let mut outcomes = Vec::new();
-        for (text, _) in out.items.drain(..) {
+        for (frame, _) in out.items.drain(..) {
+            let text = frame.into_text();
             if text.starts_with(r#"{"arg":{"channel":"books","#) {
                 let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
                 let checksum = v["data"][0]["checksum"].as_i64();

@@ -21,7 +21,7 @@ pub(super) fn client(okx: &Okx, m: &Market) -> Client {
 pub(super) fn ask(okx: &Okx, c: &mut Client, m: &mut Market, text: &str) -> Vec<String> {
     let mut out = Out::default();
     okx.on_text(c, text, m, &mut out);
-    out.items.into_iter().map(|(t, _)| t).collect()
+    out.items.into_iter().map(|(t, _)| t.into_text()).collect()
 }
 
 pub(super) fn json(text: &str) -> Value {
@@ -241,7 +241,8 @@ fn steps_read_as_okx_pushes() {
         step.faults.bad_checksum = k == 200;
         let mut out = Out::default();
         okx.on_step(&mut c, &step, &m, &mut out);
-        for (text, key) in &out.items {
+        for (frame, key) in &out.items {
+            let text = frame.text();
             let v = json(text);
             match v["arg"]["channel"].as_str() {
                 Some("trades") => {
@@ -325,7 +326,7 @@ fn silent_clients_are_closed_and_quiet_books_kept_alive() {
     let later = later + Duration::from_secs(2);
     okx.on_tick(&mut c, later, Duration::from_secs(1), &mut out);
     assert_eq!(out.items.len(), 1);
-    let v = json(&out.items[0].0);
+    let v = json(out.items[0].0.text());
     let seq = m.books[1].update_id;
     assert_eq!(v["action"], "update");
     let d = &v["data"][0];

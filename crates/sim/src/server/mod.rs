@@ -24,7 +24,7 @@ use tickwire_tsc::Clock;
 use crate::limits::{MessageRate, RestLimit, Verdict};
 use crate::market::{Book, Ids, Levels, Step};
 use crate::pacer::Pacer;
-use crate::protocol::{Delivered, Market, Out, Protocol, Response, Tick, query};
+use crate::protocol::{Delivered, Frame, JSON, Market, Out, Protocol, Response, Tick, query};
 use crate::stamps::SendStamps;
 use crate::{Script, Sent, SimConfig, SimStats, VenueFault};
 
@@ -291,7 +291,6 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 let weight = shared.protocol.rest_weight(&path);
                 lock(limit).check(weight, Instant::now())
             });
-            let json = "application/json;charset=UTF-8";
             let refused = match verdict {
                 Some(Verdict::Throttle { retry_after }) => Some((
                     429,
@@ -311,7 +310,7 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 counter.fetch_add(1, Ordering::Relaxed);
                 let wait = retry_after.to_string();
                 let headers = [("Retry-After", wait.as_str())];
-                return session.respond_with(status, json, &headers, body.as_bytes());
+                return session.respond_with(status, JSON, &headers, body.as_bytes());
             }
             let listed = shared.protocol.instruments(&path, &lock(&shared.market));
             let response = match (listed, &shared.config.script) {
@@ -330,12 +329,21 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 Some(u) => &[("X-MBX-USED-WEIGHT-1M", u)],
                 None => &[],
             };
-            session.respond_with(response.status, json, headers, response.body.as_bytes())
+            session.respond_with(
+                response.status,
+                response.content_type,
+                headers,
+                response.body.as_bytes(),
+            )
         }
-        Request::WebSocket { path, .. } => {
-            let state = match shared.protocol.open(&path, &lock(&shared.market)) {
+        Request::WebSocket { path, headers } => {
+            let opened = shared
+                .protocol
+                .admit(&path, &headers)
+                .and_then(|()| shared.protocol.open(&path, &lock(&shared.market)));
+            let state = match opened {
                 Ok(state) => state,
-                Err(r) => return session.respond(r.status, "application/json", r.body.as_bytes()),
+                Err(r) => return session.respond(r.status, r.content_type, r.body.as_bytes()),
             };
             session.accept_websocket()?;
             // Requests already here with the upgrade are handled (with
@@ -449,8 +457,11 @@ fn write<C>(
         return Ok(());
     }
     let mut result = Ok(());
-    for (text, key) in &out.items {
-        result = client.session.queue_text(text);
+    for (frame, key) in &out.items {
+        result = match frame {
+            Frame::Text(text) => client.session.queue_text(text),
+            Frame::Binary(data) => client.session.queue_binary(data),
+        };
         if result.is_err() {
             break;
         }
@@ -462,7 +473,7 @@ fn write<C>(
         counters.messages.fetch_add(1, Ordering::Relaxed);
         counters
             .bytes
-            .fetch_add(text.len() as u64, Ordering::Relaxed);
+            .fetch_add(frame.len() as u64, Ordering::Relaxed);
     }
     out.items.clear();
     result.and_then(|()| client.session.flush())

@@ -76,18 +76,20 @@ impl Api {
         self.binance
             .wsapi
             .on_text(session, text, &mut self.market, self.now, &mut out);
-        let answer: Value = serde_json::from_str(&out.items[0].0).unwrap();
+        let answer: Value = serde_json::from_str(out.items[0].0.text()).unwrap();
         // Then events the request itself ended with (none but
         // `eventStreamTerminated`).
-        for (text, _) in &out.items[1..] {
-            self.events.push(serde_json::from_str(text).unwrap());
+        for (frame, _) in &out.items[1..] {
+            self.events
+                .push(serde_json::from_str(frame.text()).unwrap());
         }
         let (_, events) = self.market.take_engine();
         let mut out = Out::default();
         self.binance
             .on_private(&mut self.client, &events, &self.market, &mut out);
-        for (text, _) in out.items {
-            self.events.push(serde_json::from_str(&text).unwrap());
+        for (frame, _) in out.items {
+            self.events
+                .push(serde_json::from_str(frame.text()).unwrap());
         }
         answer
     }
