@@ -5,5 +5,6 @@ mod binance;
 mod deribit_private;
 mod instruments;
 mod lifetime;
+mod sbe;
 mod standstill;
 mod ws_api;
