@@ -131,7 +131,7 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
             println!(
                 "stages: wake = poll returned -> read starts; read = the read system call; \
                  tls = in-place decryption; frame = WebSocket frames up to this message; \
-                 json = decoded into events and books, handed to the sinks; \
+                 json = decoded (JSON text, or SBE on binance-spot-sbe) into events and books, handed to the sinks; \
                  handler = an embedding program's handler (the demo has none: 0); \
                  total = read -> handled; exchange = simulator send -> feed read (the wire), \
                  for the wire-stamped messages only"

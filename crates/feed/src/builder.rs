@@ -645,7 +645,8 @@ mod tests {
         );
         let text = e.to_string();
         assert!(
-            text.contains("X-MBX-APIKEY") && text.contains("TICKWIRE_TEST_UNSET_KEY is not set"),
+            text.contains("X-MBX-APIKEY")
+                && text.contains("the environment variable TICKWIRE_TEST_UNSET_KEY: not set"),
             "{text}"
         );
         let secret = "k3y-that-must-not-show";

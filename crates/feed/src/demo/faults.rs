@@ -138,7 +138,10 @@ impl Fault {
         // The venues that announce a restart (Binance spot's
         // `serverShutdown`, a text frame on its SBE streams too; OKX's
         // notice 64008).
-        if matches!(venue, Venue::BinanceSpot | Venue::BinanceSpotSbe | Venue::Okx) {
+        if matches!(
+            venue,
+            Venue::BinanceSpot | Venue::BinanceSpotSbe | Venue::Okx
+        ) {
             all.push(Fault::ShutdownNotice);
         }
         // The venues whose WebSocket request budget the simulator enforces.

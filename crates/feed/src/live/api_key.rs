@@ -32,14 +32,15 @@ impl ApiKey {
     /// never the key).
     pub(crate) fn read(&self) -> Result<String, String> {
         let key = match self {
-            ApiKey::Env(var) => std::env::var(var).map_err(|_| format!("{var} is not set"))?,
-            ApiKey::File(path) => tickwire_trade::credentials::key_from_file(path)
-                .map_err(|e| format!("{}: {e}", path.display()))?,
+            ApiKey::Env(var) => std::env::var(var).map_err(|_| "not set".to_owned())?,
+            ApiKey::File(path) => {
+                tickwire_trade::credentials::key_from_file(path).map_err(|e| e.to_string())?
+            }
             ApiKey::Given(key) => key.clone(),
         };
         let key = key.trim().to_owned();
         if key.is_empty() {
-            return Err(format!("{self:?} is empty"));
+            return Err("empty".to_owned());
         }
         Ok(key)
     }
@@ -80,6 +81,6 @@ mod tests {
         let e = ApiKey::Env("TICKWIRE_TEST_NO_SUCH_KEY_VAR".into())
             .read()
             .unwrap_err();
-        assert_eq!(e, "TICKWIRE_TEST_NO_SUCH_KEY_VAR is not set");
+        assert_eq!(e, "not set");
     }
 }

@@ -69,7 +69,9 @@ impl StreamTarget {
                     venue: setup.name.clone(),
                     problem: format!(
                         "its streams need an API key (an Ed25519 key's id, sent in the \
-                             {header} header), read from {source:?}: {problem}"
+                             {header} header), read from {source:?}: {problem} (set it, or say \
+                             where the key is: api_key_env or api_key_file in the venue's \
+                             configuration, VenueSetup::api_key in a program)"
                     ),
                 })?;
                 Some((header, key))

@@ -279,9 +279,9 @@ pub fn plan(
 /// spot's books, REST snapshots and limits, its own stream names. Rules
 /// relied on, from the venue's "SBE Market Data Streams" page
 /// (`sbe-market-data-streams.md`, binance-spot-api-docs):
-/// - "An API Key is required to connect to the SBE Market Data Streams",
-///   sent in the `X-MBX-APIKEY` header of the upgrade; "only Ed25519 API
-///   keys are supported", and no signature is needed
+/// - "An API Key is necessary for access", sent in the `X-MBX-APIKEY`
+///   header of the upgrade; "Only Ed25519 keys are allowed", and no
+///   signature is needed
 ///   ([`ConnectionPlan::api_key_header`]: the feed adds it).
 /// - Streams: `<symbol>@trade` (real time), `<symbol>@bestBidAsk` (real
 ///   time, with auto-culling: an outdated event may be dropped, so its
