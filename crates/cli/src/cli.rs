@@ -242,13 +242,18 @@ pub(crate) struct DemoArgs {
     /// message wins, and a fault on one line costs no gap.
     #[arg(long, requires = "venues")]
     pub(crate) standby: bool,
+    /// The plain demo's market in Binance spot's SBE streams
+    /// (binance-spot-sbe: binary frames, the same steps; with --max, its
+    /// ceiling against the JSON one's).
+    #[arg(long, conflicts_with = "venues")]
+    pub(crate) sbe: bool,
     /// Trade: a simulated Deribit that trades (its matching engine behind
     /// its private API, with an API key made for the run), a strategy on
     /// the feed quoting both sides of its book; prints the orders sent,
     /// acknowledged and filled, the tick-to-trade and round-trip
     /// latencies, and checks at the end that the kill switch left no
     /// order open.
-    #[arg(long, conflicts_with_all = ["venues", "max"])]
+    #[arg(long, conflicts_with_all = ["venues", "max", "sbe"])]
     pub(crate) trade: bool,
 }
 
@@ -340,6 +345,7 @@ impl Default for DemoArgs {
             rest_weight_limit: None,
             lifetime: None,
             standby: false,
+            sbe: false,
             trade: false,
         }
     }

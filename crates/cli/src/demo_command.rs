@@ -36,6 +36,7 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
         rest_weight_limit: args.rest_weight_limit,
         lifetime: args.lifetime,
         standby: args.standby,
+        sbe: args.sbe,
     };
     // The values the demo would refuse once started are refused before
     // anything is made (a run directory, a latency log), exit 2.

@@ -388,7 +388,7 @@ pub fn replay_timed(
 }
 
 /// A recording as a simulator's script ([`tickwire_sim::Script`]): every
-/// text message its stream connections received, with its wall time, to
+/// message its stream connections received (text, or binary: SBE), with its wall time, to
 /// send to every client; and the first REST response of each symbol (named
 /// by the fetch URL's `symbol=`) as that symbol's snapshot, served before
 /// the messages the recording had after it (`snapshots_by`: a feed sent
@@ -426,9 +426,14 @@ pub fn script(files: &[PathBuf], real_time: bool) -> Result<tickwire_sim::Script
                     script.snapshots_by = Some(script.messages.len());
                 }
             }
-            Kind::Received if !r.binary && !fetches.contains(&r.conn) => {
+            Kind::Received if r.binary && !fetches.contains(&r.conn) => {
+                let frame = tickwire_sim::Frame::Binary(r.payload.to_vec());
+                script.messages.push((None, r.wall_ns, frame));
+            }
+            Kind::Received if !fetches.contains(&r.conn) => {
                 if let Ok(text) = std::str::from_utf8(r.payload) {
-                    script.messages.push((None, r.wall_ns, text.to_owned()));
+                    let frame = tickwire_sim::Frame::Text(text.to_owned());
+                    script.messages.push((None, r.wall_ns, frame));
                 }
             }
             _ => {}

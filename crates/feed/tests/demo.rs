@@ -15,8 +15,9 @@ const STEPS: usize = 3_000;
 
 /// Every message of the market (the demo's: seed 1, a trade every third
 /// step) and the subscription's answer.
-fn market_messages() -> u64 {
+fn market_messages(venue: Venue) -> u64 {
     let market = sim::pregenerate(
+        venue,
         &[SimInstrument::btcusdt(), SimInstrument::ethusdt()],
         STEPS,
         1,
@@ -39,6 +40,10 @@ fn feed_status(line: &str) -> Option<(u64, u64, u64)> {
 }
 
 fn ceiling(burst: u32) -> demo::DemoSummary {
+    ceiling_of(Venue::BinanceSpot, burst)
+}
+
+fn ceiling_of(venue: Venue, burst: u32) -> demo::DemoSummary {
     let dir = std::env::temp_dir().join(format!("tickwire-demo-{burst}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let config = DemoConfig {
@@ -48,6 +53,7 @@ fn ceiling(burst: u32) -> demo::DemoSummary {
         duration: Duration::from_secs(120),
         burst,
         pregenerate: Some(STEPS),
+        sbe: venue == Venue::BinanceSpotSbe,
         hlog: dir.join("demo.hlog"),
         svg: false,
         ..DemoConfig::default()
@@ -63,12 +69,16 @@ fn ceiling(burst: u32) -> demo::DemoSummary {
 }
 
 fn assert_whole(summary: &demo::DemoSummary) {
+    assert_whole_of(Venue::BinanceSpot, summary);
+}
+
+fn assert_whole_of(venue: Venue, summary: &demo::DemoSummary) {
     assert_eq!(summary.books_valid, 2, "{summary:?}");
     assert_eq!(
         (summary.gaps, summary.reconnects, summary.decode_errors),
         (0, 0, 0)
     );
-    assert_eq!(summary.messages, market_messages());
+    assert_eq!(summary.messages, market_messages(venue));
     assert!(summary.throughput.is_some_and(|t| t > 0.0));
 }
 
@@ -82,6 +92,17 @@ fn one_message_to_a_write_reaches_both_books() {
 #[test]
 fn many_messages_to_a_write_reach_both_books() {
     assert_whole(&ceiling(64));
+}
+
+/// The same market in Binance's SBE streams: binary frames, made ahead of
+/// time as the JSON ones are, every one arriving and both books valid.
+#[test]
+fn the_market_in_sbe_reaches_both_books() {
+    // Every frame read as SBE (none undecodable), every message counted.
+    assert_whole_of(
+        Venue::BinanceSpotSbe,
+        &ceiling_of(Venue::BinanceSpotSbe, 16),
+    );
 }
 
 #[test]

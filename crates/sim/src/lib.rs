@@ -91,6 +91,7 @@ pub use deribit::{DeribitPrivate, OrderCredits};
 pub use exchange::{KeySecret, SimKey, SimOrder, Status};
 pub use market::{Levels, SimInstrument};
 pub use okx::budget::RequestBudget;
+pub use protocol::Frame;
 pub use stamps::{SendStamps, StreamKind};
 
 use server::Running;
@@ -219,8 +220,8 @@ impl Default for SimConfig {
 }
 
 /// A message of a [`Script`]: its send-stamp key (instrument, kind, id)
-/// if it has one, its wall time (ns, for pacing), and its text.
-pub type ScriptMessage = (Option<(usize, StreamKind, u64)>, u64, String);
+/// if it has one, its wall time (ns, for pacing), and the message.
+pub type ScriptMessage = (Option<(usize, StreamKind, u64)>, u64, Frame);
 
 /// Messages to send as they are (see [`SimConfig::script`]).
 #[derive(Debug, Default)]

@@ -293,8 +293,10 @@ pub(crate) type StampKey = (usize, StreamKind, u64);
 /// replies and notices, and most venues' market data, all JSON) or a
 /// binary frame (Binance's SBE market data).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Frame {
+pub enum Frame {
+    /// A text frame: JSON.
     Text(String),
+    /// A binary frame: an SBE message.
     Binary(Vec<u8>),
 }
 

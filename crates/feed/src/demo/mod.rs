@@ -80,6 +80,10 @@ pub struct DemoConfig {
     /// A standby line beside every connection (straight to the
     /// simulator: with `faults`, the faults hit the main line only).
     pub standby: bool,
+    /// The plain demo's market in Binance spot's SBE streams
+    /// (`binance-spot-sbe`: binary frames, the same steps) instead of its
+    /// JSON ones.
+    pub sbe: bool,
 }
 
 impl Default for DemoConfig {
@@ -98,6 +102,7 @@ impl Default for DemoConfig {
             depth: 20,
             rest_weight_limit: None,
             lifetime: None,
+            sbe: false,
             standby: false,
         }
     }
@@ -141,7 +146,11 @@ impl DemoConfig {
     /// The venues simulated: those given, or the plain demo's one.
     fn simulated(&self) -> Vec<Venue> {
         if self.venues.is_empty() {
-            vec![Venue::BinanceSpot]
+            vec![if self.sbe {
+                Venue::BinanceSpotSbe
+            } else {
+                Venue::BinanceSpot
+            }]
         } else {
             self.venues.clone()
         }
@@ -311,7 +320,7 @@ pub fn run(
             script: config
                 .pregenerate
                 .filter(|_| plain)
-                .map(|steps| Arc::new(tickwire_sim::pregenerate(&instruments, steps, 1, 3))),
+                .map(|steps| Arc::new(tickwire_sim::pregenerate(venue, &instruments, steps, 1, 3))),
             core: sim_core,
             rest_weight_limit: config.rest_weight_limit,
             max_lifetime: config.lifetime,

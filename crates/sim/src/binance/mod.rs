@@ -75,7 +75,7 @@ use tickwire_venues::{Venue, plan};
 
 use crate::exchange::PrivateEvent;
 use crate::market::{self, Book, SimInstrument, Step};
-use crate::protocol::{Market, Out, Protocol, Response, query};
+use crate::protocol::{Frame, Market, Out, Protocol, Response, query};
 use crate::stamps::StreamKind;
 use crate::time::now_ms;
 use crate::{Script, ScriptMessage};
@@ -535,16 +535,20 @@ impl Protocol for Binance {
 }
 
 /// Steps the market of `instruments` (seeded) `steps` times ahead of time,
-/// as Binance spot's combined streams: the script a simulator sends as
-/// fast as a feed takes it, to measure the feed's ceiling. Its REST
-/// answers are each symbol's book at the start.
+/// as `venue` writes it: Binance spot's combined streams (JSON text), or
+/// its SBE streams (`Venue::BinanceSpotSbe`: binary frames, depth20 left
+/// out); any other venue is spot's. The script a simulator sends as fast
+/// as a feed takes it, to measure the feed's ceiling. Its REST answers are
+/// each symbol's book at the start.
 pub fn pregenerate(
+    venue: Venue,
     instruments: &[SimInstrument],
     steps: usize,
     seed: u64,
     trade_every: u32,
 ) -> Script {
-    let venue = Binance::new(Venue::BinanceSpot);
+    let sbe = venue == Venue::BinanceSpotSbe;
+    let venue = Binance::new(if sbe { venue } else { Venue::BinanceSpot });
     let mut rng = StdRng::seed_from_u64(seed);
     let mut books: Vec<Book> = instruments.iter().map(|i| Book::new(i, &mut rng)).collect();
     let snapshots = instruments
@@ -555,6 +559,7 @@ pub fn pregenerate(
     let mut messages: Vec<ScriptMessage> = Vec::with_capacity(steps * 2);
     let mut step = Step::default();
     let mut payloads = Vec::new();
+    let mut frames = Vec::new();
     for k in 0..steps {
         let n = k % instruments.len();
         let trade = trade_every > 0 && (k as u64).is_multiple_of(u64::from(trade_every));
@@ -566,6 +571,15 @@ pub fn pregenerate(
             trade,
             &mut step,
         );
+        if sbe {
+            frames.clear();
+            sbe::Frames::new(&step, &instruments[n], &books[n])
+                .write(|kind| kind != Kind::Depth20, &mut frames);
+            for (kind, id, frame) in frames.drain(..) {
+                messages.push((Some((n, stamp_kind(kind), id)), 0, Frame::Binary(frame)));
+            }
+            continue;
+        }
         payloads.clear();
         venue.payloads(&step, &instruments[n], &mut payloads);
         for (kind, id, payload) in payloads.drain(..) {
@@ -576,7 +590,7 @@ pub fn pregenerate(
                 r#"{{"stream":"{}","data":{payload}}}"#,
                 venue.stream_name(&instruments[n].symbol, kind)
             );
-            messages.push((Some((n, stamp_kind(kind), id)), 0, text));
+            messages.push((Some((n, stamp_kind(kind), id)), 0, Frame::Text(text)));
         }
     }
     Script {

@@ -10,7 +10,7 @@ use tickwire_tsc::Clock;
 
 use super::{Shared, lock, write};
 use crate::Script;
-use crate::protocol::{Frame, Out, Protocol};
+use crate::protocol::{Out, Protocol};
 use crate::stamps::StreamKind;
 
 /// Sends a script's messages to every client, as fast as they take them
@@ -69,8 +69,8 @@ pub(super) fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Cloc
         };
         let mut gone = Vec::new();
         for (c, client) in clients.iter_mut().enumerate() {
-            for (key, _, text) in chunk {
-                out.items.push((Frame::Text(text.clone()), *key));
+            for (key, _, frame) in chunk {
+                out.items.push((frame.clone(), *key));
             }
             if write(client, &mut out, &shared.stamps, &shared.counters, clock).is_err() {
                 out.items.clear();
