@@ -111,28 +111,7 @@ impl Credentials {
     /// may hold one: `secret = ab#cd # note` is the secret `ab#cd`).
     pub fn from_file(path: &Path) -> Result<Credentials, CredentialsError> {
         let text = read_owner_only(path)?;
-        let text = std::str::from_utf8(&text).map_err(|_| CredentialsError::Format("not UTF-8"))?;
-        let (mut key, mut secret, mut private) = (None, None, None);
-        for line in text.lines() {
-            let line = uncommented(line).trim();
-            if line.is_empty() {
-                continue;
-            }
-            let (name, value) = line
-                .split_once('=')
-                .ok_or(CredentialsError::Format("a line is not `name = value`"))?;
-            let value = value.trim().trim_matches('"');
-            match name.trim() {
-                "key" => key = Some(value),
-                "secret" => secret = Some(value),
-                "private_key" => private = Some(value),
-                _ => {
-                    return Err(CredentialsError::Format(
-                        "unknown name (key, secret, private_key)",
-                    ));
-                }
-            }
-        }
+        let (key, secret, private) = file_values(&text)?;
         let key = key.ok_or(CredentialsError::Format("no `key`"))?;
         match (secret, private) {
             (Some(s), None) => Ok(Credentials::hmac(key, s.as_bytes())),
@@ -214,8 +193,19 @@ impl fmt::Debug for Credentials {
 /// need the key's id and no signature (Binance's SBE market data).
 pub fn key_from_file(path: &Path) -> Result<String, CredentialsError> {
     let text = read_owner_only(path)?;
-    let text = std::str::from_utf8(&text).map_err(|_| CredentialsError::Format("not UTF-8"))?;
-    let mut key = None;
+    match file_values(&text)?.0 {
+        Some(k) if !k.is_empty() => Ok(k.to_owned()),
+        _ => Err(CredentialsError::Format("no `key`")),
+    }
+}
+
+/// The `key`, `secret` and `private_key` values of a credentials file
+/// (the format [`Credentials::from_file`] describes), each if given.
+type FileValues<'t> = (Option<&'t str>, Option<&'t str>, Option<&'t str>);
+
+fn file_values(text: &[u8]) -> Result<FileValues<'_>, CredentialsError> {
+    let text = std::str::from_utf8(text).map_err(|_| CredentialsError::Format("not UTF-8"))?;
+    let (mut key, mut secret, mut private) = (None, None, None);
     for line in text.lines() {
         let line = uncommented(line).trim();
         if line.is_empty() {
@@ -224,9 +214,11 @@ pub fn key_from_file(path: &Path) -> Result<String, CredentialsError> {
         let (name, value) = line
             .split_once('=')
             .ok_or(CredentialsError::Format("a line is not `name = value`"))?;
+        let value = value.trim().trim_matches('"');
         match name.trim() {
-            "key" => key = Some(value.trim().trim_matches('"')),
-            "secret" | "private_key" => {}
+            "key" => key = Some(value),
+            "secret" => secret = Some(value),
+            "private_key" => private = Some(value),
             _ => {
                 return Err(CredentialsError::Format(
                     "unknown name (key, secret, private_key)",
@@ -234,10 +226,7 @@ pub fn key_from_file(path: &Path) -> Result<String, CredentialsError> {
             }
         }
     }
-    match key {
-        Some(k) if !k.is_empty() => Ok(k.to_owned()),
-        _ => Err(CredentialsError::Format("no `key`")),
-    }
+    Ok((key, secret, private))
 }
 
 fn read_owner_only(path: &Path) -> Result<Vec<u8>, CredentialsError> {

@@ -241,17 +241,7 @@ pub fn plan(
     let mut id = 1;
     for (path, streams) in routes {
         for (instruments, names) in split(streams, per_connection) {
-            let subscribe = names
-                .chunks(100)
-                .map(|chunk| {
-                    let text = format!(
-                        r#"{{"method":"SUBSCRIBE","params":{},"id":{id}}}"#,
-                        json_strings(chunk.iter().map(String::as_str))
-                    );
-                    id += 1;
-                    text
-                })
-                .collect();
+            let subscribe = subscriptions(&names, &mut id);
             plans.push(ConnectionPlan {
                 host: host.to_owned(),
                 port,
@@ -273,6 +263,23 @@ pub fn plan(
         }
     }
     Ok(plans)
+}
+
+/// `SUBSCRIBE` requests of up to 100 streams each ("Live Subscribing/
+/// Unsubscribing to streams", WebSocket Streams docs), numbered from `id`
+/// on.
+fn subscriptions(names: &[String], id: &mut u64) -> Vec<String> {
+    names
+        .chunks(100)
+        .map(|chunk| {
+            let text = format!(
+                r#"{{"method":"SUBSCRIBE","params":{},"id":{id}}}"#,
+                json_strings(chunk.iter().map(String::as_str))
+            );
+            *id += 1;
+            text
+        })
+        .collect()
 }
 
 /// Binance spot's market data in SBE (`stream-sbe.binance.com:9443`):
@@ -328,17 +335,7 @@ pub fn plan_sbe(
     let mut plans = Vec::new();
     let mut id = 1;
     for (instruments, names) in split(streams, 1024) {
-        let subscribe = names
-            .chunks(100)
-            .map(|chunk| {
-                let text = format!(
-                    r#"{{"method":"SUBSCRIBE","params":{},"id":{id}}}"#,
-                    json_strings(chunk.iter().map(String::as_str))
-                );
-                id += 1;
-                text
-            })
-            .collect();
+        let subscribe = subscriptions(&names, &mut id);
         plans.push(ConnectionPlan {
             host: "stream-sbe.binance.com".to_owned(),
             port: 9443,
