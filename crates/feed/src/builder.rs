@@ -658,6 +658,15 @@ mod tests {
             .unwrap();
         assert!(!format!("{:?}", setup(Venue::BinanceSpotSbe, given())).contains(secret));
         drop(feed);
+        // Plain ws:// to another host would show the key to the network.
+        let mut far = setup(Venue::BinanceSpotSbe, given());
+        far.endpoint = Some("ws://192.0.2.1:9".into());
+        let e = FeedBuilder::new()
+            .check_instruments(false)
+            .setup(far)
+            .build()
+            .unwrap_err();
+        assert!(e.to_string().contains("in the clear to 192.0.2.1"), "{e}");
         let e = FeedBuilder::new()
             .check_instruments(false)
             .setup(setup(Venue::BinanceSpot, given()))

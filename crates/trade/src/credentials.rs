@@ -186,7 +186,6 @@ impl fmt::Debug for Credentials {
     }
 }
 
-/// A file's bytes, if only its owner may read or write it.
 /// The key id alone from an owner-only credentials file (the `key = ...`
 /// line of [`Credentials::from_file`]'s format; a `secret` or
 /// `private_key` line beside it is allowed and not read): for streams that
@@ -229,6 +228,7 @@ fn file_values(text: &[u8]) -> Result<FileValues<'_>, CredentialsError> {
     Ok((key, secret, private))
 }
 
+/// A file's bytes, if only its owner may read or write it.
 fn read_owner_only(path: &Path) -> Result<Vec<u8>, CredentialsError> {
     #[cfg(unix)]
     {

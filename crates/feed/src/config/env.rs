@@ -20,9 +20,20 @@ pub(super) struct Override {
 }
 
 impl Override {
-    /// `NAME="value"`, as an error names where a value came from.
+    /// `NAME="value"`, as an error names where a value came from; the
+    /// value not shown for a key that may hold a secret (`api_key`, a
+    /// `secret`, a `token`, a `password`, wanted or not: a key set where
+    /// only its source belongs must not reach a log).
     pub(super) fn source(&self) -> String {
-        format!("{}={:?}", self.var, self.raw)
+        let name = self.key.rsplit('.').next().unwrap_or(&self.key);
+        if ["key", "secret", "token", "password"]
+            .iter()
+            .any(|w| name.contains(w))
+        {
+            format!("{}=(not shown)", self.var)
+        } else {
+            format!("{}={:?}", self.var, self.raw)
+        }
     }
 
     /// Whether an error about `key` is about the value this override set

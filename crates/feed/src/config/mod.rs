@@ -651,6 +651,13 @@ impl FeedConfig {
                         "either api_key_env or api_key_file, not both",
                     ));
                 }
+                (Some(var), None) if !crate::live::api_key::is_variable_name(var) => {
+                    return Err(error(
+                        key("api_key_env"),
+                        "names the environment variable that holds the key (capitals, digits \
+                         and _), never the key itself (the value is not shown)",
+                    ));
+                }
                 (Some(var), None) => Some(ApiKey::Env(var.clone())),
                 (None, Some(path)) => Some(ApiKey::File(path.clone())),
                 (None, None) => None,

@@ -44,6 +44,26 @@ impl FeedConfig {
         for (key, path) in self.written(false) {
             writable(&path).map_err(|e| error(key, e))?;
         }
+        // An API key a venue's streams need, read as the feed will read it
+        // (and dropped): `--check` says a missing or unreadable key before
+        // anything connects.
+        for (n, v) in self.venues.iter().enumerate() {
+            if !crate::live::api_key::needed(v.venue, &v.instruments, v.channels) {
+                continue;
+            }
+            let default = crate::live::ApiKey::Env(crate::live::ApiKey::DEFAULT_ENV.to_owned());
+            let source = v.api_key.as_ref().unwrap_or(&default);
+            let at = match source {
+                crate::live::ApiKey::File(_) => "api_key_file",
+                _ => "api_key_env",
+            };
+            source.read().map_err(|problem| {
+                error(
+                    format!("venue[{n}].{at}"),
+                    format!("its streams need an API key, read from {source:?}: {problem}"),
+                )
+            })?;
+        }
         if let Some(r) = &self.record {
             for base in self.record_bases(&r.path) {
                 // A relative path lands in a run directory made for this
@@ -244,6 +264,38 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    /// `--check` reads the SBE streams' key as the feed would: a file
+    /// others may read, or one with no key, is said before anything
+    /// connects; a good one passes.
+    #[test]
+    fn an_api_key_that_cannot_be_read_is_refused_before_connecting() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp("key");
+        let file = dir.join("binance");
+        std::fs::write(&file, "key = abc123\n").unwrap();
+        let sbe = |file: &Path| {
+            FeedConfig::parse(
+                &format!(
+                    "[[venue]]\nvenue = \"binance-spot-sbe\"\ninstruments = [\"BTCUSDT\"]\n\
+                     api_key_file = {:?}\n",
+                    file.display().to_string()
+                ),
+                [],
+            )
+            .unwrap()
+        };
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = sbe(&file).preflight().unwrap_err();
+        assert_eq!(e.key, "venue[0].api_key_file", "{e}");
+        assert!(e.problem.contains("chmod 600"), "{e}");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        sbe(&file).preflight().unwrap();
+        std::fs::write(&file, "secret = x\n").unwrap();
+        let e = sbe(&file).preflight().unwrap_err();
+        assert!(e.problem.contains("no `key`"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -99,7 +99,6 @@ fn environment_variables_override_the_file() {
     assert!(!c.venues[1].channels.quotes);
 }
 
-/// Each bad value is refused with its key named.
 /// Where the SBE streams' key is read is configured, never the key; a key
 /// source on a venue that takes none, or two sources, are refused.
 #[test]
@@ -120,6 +119,21 @@ fn an_api_keys_source_is_read_for_the_venue_that_needs_one() {
     let both = sbe("api_key_env = \"A\"\napi_key_file = \"/k\"\n");
     let e = parse(&both, &[]).unwrap_err();
     assert!(e.to_string().contains("not both"), "{e}");
+    // The key itself where its source belongs: refused, never repeated.
+    let key = "vmPUZE6mv9SD5VNHk4HlWFsOr6aKE2zvsw0MuIgwCIPy6utIco14y7Ju91duEh8A";
+    let e = parse(&sbe(&format!("api_key_env = \"{key}\"\n")), &[]).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("`venue[0].api_key_env`") && !text.contains(key),
+        "{text}"
+    );
+    for var in [
+        "TICKWIRE_FEED_VENUE_BINANCE_SPOT_SBE_API_KEY",
+        "TICKWIRE_FEED_VENUE_BINANCE_SPOT_SBE_API_KEY_ENV",
+    ] {
+        let text = parse(&sbe(""), &[(var, key)]).unwrap_err().to_string();
+        assert!(text.contains(var) && !text.contains(key), "{text}");
+    }
     let json =
         "[[venue]]\nvenue = \"binance-spot\"\ninstruments = [\"BTCUSDT\"]\napi_key_env = \"A\"\n";
     let e = parse(json, &[]).unwrap_err();
@@ -130,6 +144,7 @@ fn an_api_keys_source_is_read_for_the_venue_that_needs_one() {
     );
 }
 
+/// Each bad value is refused with its key named.
 #[test]
 fn bad_values_name_their_key() {
     // (file, environment, the key the error must name)

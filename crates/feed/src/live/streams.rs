@@ -88,6 +88,21 @@ impl StreamTarget {
         for u in std::iter::once(&url).chain(&standby) {
             let endpoint = Endpoint::parse(u).map_err(|e| bad_url(u, e))?;
             if let Some((header, value)) = &key {
+                // In the clear only to this host (a simulator, a test's
+                // proxy): elsewhere a key on a plain ws:// line would cross
+                // the network readable.
+                let loopback = matches!(endpoint.host(), "localhost" | "::1" | "[::1]")
+                    || endpoint.host().starts_with("127.");
+                if !endpoint.is_tls() && !loopback {
+                    return Err(SetupError::ApiKey {
+                        venue: setup.name.clone(),
+                        problem: format!(
+                            "its API key would cross the network in the clear to {}: use wss://",
+                            endpoint.host()
+                        ),
+                    }
+                    .into());
+                }
                 endpoint.header(header, value).map_err(|_| SetupError::ApiKey {
                     venue: setup.name.clone(),
                     problem: format!("the API key cannot be sent in the {header} header (not a header's characters)"),
