@@ -88,6 +88,12 @@ impl RestBudget {
         }
     }
 
+    /// The weight it holds when full: half the limit a minute.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> f64 {
+        self.capacity
+    }
+
     /// A budget that never holds anything back (a venue without a REST
     /// limit).
     pub(crate) fn unlimited(now: Instant) -> RestBudget {

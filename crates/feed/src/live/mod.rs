@@ -419,22 +419,53 @@ impl<H: OnEvent> Feed<H> {
         // Every book and every connection can have one recovery due.
         let recoveries = names.len() + streams;
         let now = Instant::now();
-        // Each venue's REST budget, from its plan's limit.
-        let rest = states
+        // The REST budgets, one a REST host (scheme, host and port of the
+        // venue's snapshots), from the least limit its venues' plans say:
+        // the venue counts weight by address, so binance-spot and
+        // binance-spot-sbe, both fetching from api.binance.com, spend one
+        // budget, never twice the half the feed allows itself.
+        let mut rest_hosts: Vec<&str> = Vec::new();
+        let mut limits: Vec<Option<u32>> = Vec::new();
+        let mut rest_of = Vec::with_capacity(states.len());
+        for s in &states {
+            let limit = s.setup.venue.binance_market().map(|m| {
+                s.setup
+                    .rest_weight_limit
+                    .unwrap_or(plan::binance::rest_weight_per_minute(m))
+            });
+            let host = s.rest_url.split_once("://").map_or("", |(scheme, rest)| {
+                let authority = rest.split('/').next().unwrap_or_default();
+                &s.rest_url[..scheme.len() + 3 + authority.len()]
+            });
+            let shared = (!host.is_empty())
+                .then(|| rest_hosts.iter().position(|h| *h == host))
+                .flatten();
+            match shared {
+                Some(k) => {
+                    limits[k] = match (limits[k], limit) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    rest_of.push(k);
+                }
+                None => {
+                    rest_of.push(limits.len());
+                    rest_hosts.push(host);
+                    limits.push(limit);
+                }
+            }
+        }
+        let rest = limits
             .iter()
-            .map(|s| match s.setup.venue.binance_market() {
-                Some(m) => RestBudget::new(
-                    s.setup
-                        .rest_weight_limit
-                        .unwrap_or(plan::binance::rest_weight_per_minute(m)),
-                    now,
-                ),
+            .map(|l| match l {
+                Some(per_minute) => RestBudget::new(*per_minute, now),
                 None => RestBudget::unlimited(now),
             })
             .collect();
         let core = Core {
             feed_tag: crate::id::next_feed_tag(),
             rest,
+            rest_of,
             valid: vec![false; names.len()],
             first: first_instrument,
             recovery: Recovery::new(
@@ -683,7 +714,7 @@ impl<H: OnEvent> Feed<H> {
                 return true;
             }
             let core = self.driver.handler_mut();
-            match core.rest[v].take(fetch.weight, now) {
+            match core.rest[core.rest_of[v]].take(fetch.weight, now) {
                 Admit::Later(at) => {
                     first_later = Some(first_later.map_or(at, |f| f.min(at)));
                     return true;
@@ -704,7 +735,8 @@ impl<H: OnEvent> Feed<H> {
                 Err(_) => {
                     // No free slot: try again after the next poll (still
                     // wanted: it stays in the queue), its weight unspent.
-                    self.driver.handler_mut().rest[v].refund(fetch.weight);
+                    let core = self.driver.handler_mut();
+                    core.rest[core.rest_of[v]].refund(fetch.weight);
                     slots_left = false;
                     true
                 }

@@ -358,6 +358,53 @@ mod tests {
             .unwrap()
     }
 
+    /// Venues fetching snapshots from one REST host spend one budget (the
+    /// venue counts weight by address), at the least limit they say;
+    /// another host has its own.
+    #[test]
+    fn venues_on_one_rest_host_share_its_budget() {
+        let setup = |name: &str, venue, rest: &str, limit| {
+            let mut s = VenueSetup::new(name, venue, vec![InstrumentSpec::new("BTCUSDT", 2, 8, 5)]);
+            s.endpoint = Some("ws://127.0.0.1:9".into());
+            s.rest = Some(rest.into());
+            s.rest_weight_limit = limit;
+            s.api_key = Some(crate::live::ApiKey::Given("k".into()));
+            if venue != Venue::BinanceSpotSbe {
+                s.api_key = None;
+            }
+            s
+        };
+        let feed = Feed::builder()
+            .check_instruments(false)
+            .setup(setup(
+                "json",
+                Venue::BinanceSpot,
+                "http://127.0.0.1:9",
+                Some(1000),
+            ))
+            .setup(setup(
+                "sbe",
+                Venue::BinanceSpotSbe,
+                "http://127.0.0.1:9",
+                None,
+            ))
+            .setup(setup(
+                "usdm",
+                Venue::BinanceUsdM,
+                "http://127.0.0.1:10",
+                None,
+            ))
+            .setup(setup("okx", Venue::Okx, "http://127.0.0.1:9", None))
+            .build()
+            .unwrap();
+        let core = feed.driver.handler();
+        assert_eq!(core.rest_of, [0, 0, 1, 2], "spot twice on one host");
+        assert_eq!(core.rest.len(), 3);
+        // The shared one holds half the least limit (1000, not 6000).
+        assert_eq!(core.rest[0].capacity(), 500.0);
+        assert_eq!(core.rest[1].capacity(), 1200.0);
+    }
+
     /// Ids numbered from near the top: the last fits, one more is refused.
     #[test]
     fn feed_wide_ids_never_run_past_u32_max() {

@@ -153,8 +153,11 @@ pub(crate) struct Core<H = NoHandler> {
     pub(crate) bad_input: BadInput,
     /// The connection and fetch failures already said.
     pub(crate) failures: Failures,
-    /// Each venue's REST request budget.
+    /// The REST request budgets, one a REST host.
     pub(crate) rest: Vec<RestBudget>,
+    /// Each venue's budget in `rest` (venues fetching from one host share
+    /// one).
+    pub(crate) rest_of: Vec<usize>,
     /// Records the recording could not write.
     pub(crate) record_errors: u64,
     /// Each stream's URL, and whether it was closed since its last
@@ -656,7 +659,7 @@ impl<H: OnEvent> Handler for Core<H> {
             FeedStats::add(&self.stats.fetch_failures, 1);
             let now = Instant::now();
             let venue = &self.stats.venues[v];
-            let refusal = self.rest[v].refused(status, head.retry_after, now);
+            let refusal = self.rest[self.rest_of[v]].refused(status, head.retry_after, now);
             let said = if head.retry_after.is_some() {
                 " (its Retry-After)"
             } else {

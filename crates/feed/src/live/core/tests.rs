@@ -54,6 +54,7 @@ fn binance_core() -> Core {
         bad_input: BadInput::new(stats),
         failures: Failures::new(String::new()),
         rest: vec![RestBudget::unlimited(Instant::now())],
+        rest_of: vec![0],
         record_errors: 0,
         stream_urls: HashMap::default(),
         user: Some(NoHandler),
