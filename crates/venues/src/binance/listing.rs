@@ -42,10 +42,11 @@ pub fn request(venue: Venue) -> (&'static str, &'static str) {
     }
 }
 
-/// The request weight of `venue`'s `exchangeInfo`.
+/// The request weight of `venue`'s `exchangeInfo` (the SBE streams'
+/// symbols are spot's: its list, its weight).
 pub fn weight(venue: Venue) -> u32 {
     match venue {
-        Venue::BinanceSpot => 20,
+        Venue::BinanceSpot | Venue::BinanceSpotSbe => 20,
         _ => 1,
     }
 }
