@@ -40,6 +40,7 @@ sim=$!
 deadline=$(( $(date +%s) + 60 ))
 port=
 until [ -n "$port" ]; do
+    kill -0 "$sim" 2>/dev/null || { cat "$out/sim.log"; echo "sbe-judge: the simulator exited"; exit 1; }
     port=$(sed -nE 's|^binance-spot-sbe: .* ws://localhost:([0-9]+) .*|\1|p' "$out/sim.log")
     if [ -z "$port" ] && [ "$(date +%s)" -ge "$deadline" ]; then
         cat "$out/sim.log"; echo "sbe-judge: the simulator did not listen"; exit 1

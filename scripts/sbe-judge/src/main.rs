@@ -7,7 +7,8 @@
 //! `tickwire-sbe-judge ws://127.0.0.1:PORT/ws SYMBOL COUNT DEADLINE_S`
 //!
 //! Passes (exit 0, one summary line) when, before the deadline:
-//! - the upgrade without a key is refused (the client cannot connect);
+//! - the upgrade without a key is refused (answered, but not with 101
+//!   Switching Protocols: the client tells no more);
 //! - with a key (a throw-away Ed25519 key, as the client requires) it
 //!   subscribes `@trade`, `@bestBidAsk`, `@depth` and `@depth20` and gets
 //!   at least COUNT decoded messages of each template;
@@ -16,8 +17,9 @@
 //! - the decoded values hold together: each diff's first id is the last
 //!   one's last id + 1 and its ids ascend, each diff's and snapshot's
 //!   bids are below their asks and sorted best first, best bid below best
-//!   ask, trade ids ascend, every time is in microseconds (after 2020 as
-//!   microseconds, not milliseconds), every symbol is SYMBOL.
+//!   ask, trade ids ascend, every time is in microseconds (between 2020
+//!   and 2100 read as microseconds: not milliseconds, not nanoseconds),
+//!   every symbol is SYMBOL; the connection is never lost.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -30,6 +32,8 @@ use nautilus_network::websocket::TransportBackend;
 
 /// 2020-01-01 in microseconds: a time in milliseconds is far below it.
 const AFTER_2020_US: i64 = 1_577_836_800_000_000;
+/// 2100-01-01 in microseconds: a time in nanoseconds is far above it.
+const BEFORE_2100_US: i64 = 4_102_444_800_000_000;
 
 fn sorted(levels: &[PriceLevel], descending: bool) -> bool {
     levels.windows(2).all(|w| {
@@ -73,9 +77,15 @@ async fn judge(url: &str, symbol: &str, count: usize) -> Result<String, String> 
     let mut keyless =
         BinanceSpotWebSocketClient::new(Some(url.into()), None, None, Some(20), backend)
             .map_err(|e| e.to_string())?;
-    if keyless.connect().await.is_ok() {
-        let _ = keyless.close().await;
-        return Err("connected without an API key".into());
+    match keyless.connect().await {
+        Ok(()) => {
+            let _ = keyless.close().await;
+            return Err("connected without an API key".into());
+        }
+        // Refused by the upgrade's answer (the client says only that it was
+        // not 101 Switching Protocols), not lost another way.
+        Err(e) if e.to_string().contains("expected 101") => {}
+        Err(e) => return Err(format!("without a key: not refused at the upgrade but {e}")),
     }
     // A throw-away Ed25519 key: the client takes only those.
     let rng = ring::rand::SystemRandom::new();
@@ -114,7 +124,7 @@ async fn judge(url: &str, symbol: &str, count: usize) -> Result<String, String> 
         }
     };
     let time_ok = |us: i64, what: &str| {
-        if us > AFTER_2020_US {
+        if us > AFTER_2020_US && us < BEFORE_2100_US {
             Ok(())
         } else {
             Err(format!(
@@ -205,7 +215,12 @@ async fn judge(url: &str, symbol: &str, count: usize) -> Result<String, String> 
             BinanceSpotWsMessage::RawJson(v) => {
                 return Err(format!("text the client does not know: {v}"));
             }
-            BinanceSpotWsMessage::ServerShutdown(_) | BinanceSpotWsMessage::Reconnected => {}
+            BinanceSpotWsMessage::ServerShutdown(_) => {}
+            // A lost connection would break the diffs' chain: said as what
+            // it is.
+            BinanceSpotWsMessage::Reconnected => {
+                return Err("the client lost its connection and reconnected".into());
+            }
         }
     }
     let _ = client.close().await;
