@@ -1,6 +1,7 @@
 //! The adapters the recordings cannot cover (no Kraken v2 or Coinbase
-//! Advanced Trade traffic in `../shared/samples`): once warm, messages
-//! through them allocate nothing, books kept valid all the while.
+//! Advanced Trade traffic in `../shared/samples`, no Binance SBE frames):
+//! once warm, messages through them allocate nothing, books kept valid all
+//! the while.
 
 use tickwire_venues::book::{Book, Side};
 use tickwire_venues::json::INPUT_PADDING;
@@ -143,6 +144,106 @@ fn coinbase_allocates_nothing_once_warm() {
     assert_eq!(count(|k| matches!(k, Kind::BookValid { .. })), 1);
     assert_eq!(count(|k| matches!(k, Kind::BookDelta { .. })), 500 + 2);
     assert!(adapter.book(InstrumentId(0)).is_some());
+}
+
+/// Binance spot's SBE frames (`on_binary`): depth diffs bridged to a
+/// REST snapshot, trades and best bid/ask, at exponents other than the
+/// instrument's scales (each value multiplied in): once warm, nothing is
+/// allocated and the book stays valid.
+#[test]
+fn binance_sbe_allocates_nothing_once_warm() {
+    use tickwire_sbe::spot_stream::{BestBidAskHead, DiffHead, Level, Trade, TradesHead, encode};
+    use tickwire_venues::binance::{Adapter, Market};
+    use tickwire_venues::book::Limit;
+    let spec = [InstrumentSpec::new("BTCUSDT", 8, 8, 20)];
+    let mut adapter = Adapter::new(Market::Spot, &spec);
+    let mut events: Vec<Event> = Vec::with_capacity(1 << 16);
+    let (mut snapshot, len) = padded(
+        r#"{"lastUpdateId":100,"bids":[["100.00","1.0"],["99.00","2.0"]],"asks":[["101.00","1.0"],["102.00","2.0"]]}"#,
+    );
+    adapter
+        .on_snapshot_at(
+            InstrumentId(0),
+            Limit::Levels(1000),
+            &mut snapshot,
+            len,
+            0,
+            &mut |e| events.push(e),
+        )
+        .unwrap();
+    // Step k: a diff (ids 101 + k), a trade (id k), a best bid/ask.
+    let frames: Vec<Vec<u8>> = (0..1000i64)
+        .flat_map(|k| {
+            let mut diff = vec![0u8; 256];
+            let bid = Level {
+                price: 9_900 - k % 50,
+                qty: 100 + k,
+            };
+            let ask = Level {
+                price: 10_100 + k % 50,
+                qty: 0,
+            };
+            let h = DiffHead {
+                event_time_us: 1_000 + k,
+                first_update_id: 101 + k,
+                last_update_id: 101 + k,
+                price_exponent: -2,
+                qty_exponent: -2,
+            };
+            let n = encode::depth_diff(&mut diff, &h, &[bid], &[ask], b"BTCUSDT").unwrap();
+            diff.truncate(n);
+            let mut trade = vec![0u8; 128];
+            let t = TradesHead {
+                event_time_us: 1_000 + k,
+                transact_time_us: 1_000 + k,
+                price_exponent: -2,
+                qty_exponent: -5,
+            };
+            let x = Trade {
+                id: k + 1,
+                price: 10_050,
+                qty: 12_345,
+                is_buyer_maker: k % 2 == 0,
+            };
+            let n = encode::trades(&mut trade, &t, &[x], b"BTCUSDT").unwrap();
+            trade.truncate(n);
+            let mut quote = vec![0u8; 128];
+            let q = BestBidAskHead {
+                event_time_us: 1_000 + k,
+                book_update_id: 101 + k,
+                price_exponent: -2,
+                qty_exponent: -2,
+                bid: Level {
+                    price: 10_000,
+                    qty: 100,
+                },
+                ask: Level {
+                    price: 10_100,
+                    qty: 100,
+                },
+            };
+            let n = encode::best_bid_ask(&mut quote, &q, b"BTCUSDT").unwrap();
+            quote.truncate(n);
+            [diff, trade, quote]
+        })
+        .collect();
+    let (warm, counted) = frames.split_at(frames.len() / 2);
+    for f in warm {
+        adapter.on_binary(f, 0, &mut |e| events.push(e)).unwrap();
+    }
+    assert!(adapter.book(InstrumentId(0)).is_some(), "valid once warm");
+    events.clear();
+    let ((), allocations) = tickwire_testkit::allocations(|| {
+        for f in counted {
+            adapter.on_binary(f, 0, &mut |e| events.push(e)).unwrap();
+        }
+    });
+    assert_eq!(allocations, 0);
+    let count = |f: fn(&Kind) -> bool| events.iter().filter(|e| f(&e.kind)).count();
+    assert_eq!(count(|k| matches!(k, Kind::Trade { .. })), 500);
+    assert_eq!(count(|k| matches!(k, Kind::Gap { .. })), 0);
+    assert!(count(|k| matches!(k, Kind::BookDelta { .. })) >= 500);
+    assert!(adapter.book(InstrumentId(0)).is_some(), "still valid");
 }
 
 /// What `SyncConfig::bytes` says a book's engine sets aside (the book
