@@ -48,21 +48,16 @@ impl FeedConfig {
         // (and dropped): `--check` says a missing or unreadable key before
         // anything connects.
         for (n, v) in self.venues.iter().enumerate() {
-            if !crate::live::api_key::needed(v.venue, &v.instruments, v.channels) {
+            let Some(header) = crate::live::api_key::header(v.venue, &v.instruments, v.channels)
+            else {
                 continue;
-            }
-            let default = crate::live::ApiKey::Env(crate::live::ApiKey::DEFAULT_ENV.to_owned());
-            let source = v.api_key.as_ref().unwrap_or(&default);
-            let at = match source {
-                crate::live::ApiKey::File(_) => "api_key_file",
+            };
+            let at = match v.api_key {
+                Some(crate::live::ApiKey::File(_)) => "api_key_file",
                 _ => "api_key_env",
             };
-            source.read().map_err(|problem| {
-                error(
-                    format!("venue[{n}].{at}"),
-                    format!("its streams need an API key, read from {source:?}: {problem}"),
-                )
-            })?;
+            crate::live::api_key::read_for(v.api_key.as_ref(), header)
+                .map_err(|problem| error(format!("venue[{n}].{at}"), problem))?;
         }
         if let Some(r) = &self.record {
             for base in self.record_bases(&r.path) {

@@ -101,15 +101,54 @@ impl fmt::Debug for ApiKey {
     }
 }
 
+/// The upgrade header that must carry an API key on the venue's streams
+/// for these instruments, if they need one (the plans say).
+pub(crate) fn header(
+    venue: tickwire_venues::Venue,
+    instruments: &[tickwire_venues::InstrumentSpec],
+    channels: tickwire_venues::plan::Channels,
+) -> Option<&'static str> {
+    venue
+        .plans(instruments, channels)
+        .ok()?
+        .iter()
+        .find_map(|p| p.api_key_header)
+}
+
 /// Whether the venue's streams for these instruments need an API key.
 pub(crate) fn needed(
     venue: tickwire_venues::Venue,
     instruments: &[tickwire_venues::InstrumentSpec],
     channels: tickwire_venues::plan::Channels,
 ) -> bool {
-    venue
-        .plans(instruments, channels)
-        .is_ok_and(|p| p.iter().any(|p| p.api_key_header.is_some()))
+    header(venue, instruments, channels).is_some()
+}
+
+/// The key to send in `header`, read from `source` (`None`:
+/// [`ApiKey::DEFAULT_ENV`]), or why it cannot be had, said the same way by
+/// the build and by `run --check`: where it was looked for, how to say
+/// where it is, never the key.
+pub(crate) fn read_for(source: Option<&ApiKey>, header: &str) -> Result<String, String> {
+    let default = ApiKey::Env(ApiKey::DEFAULT_ENV.to_owned());
+    let source = source.unwrap_or(&default);
+    source.read().map_err(|problem| {
+        format!(
+            "its streams need an API key (an Ed25519 key's id, sent in the {header} header), \
+             read from {source:?}: {problem} (set it, or say where the key is: api_key_env or \
+             api_key_file in the venue's configuration, VenueSetup::api_key in a program)"
+        )
+    })
+}
+
+/// Whether `host` (as a URL writes it) is this machine: `localhost` or a
+/// loopback address, the only place a key may go over plain `ws://`.
+pub(crate) fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]
@@ -153,5 +192,20 @@ mod tests {
             "the file /home/me/.binance"
         );
         assert!(is_variable_name("MY_KEY_2") && !is_variable_name("2X") && !is_variable_name(key));
+    }
+
+    #[test]
+    fn only_this_machine_is_loopback() {
+        for host in ["localhost", "127.0.0.1", "127.5.6.7", "[::1]", "::1"] {
+            assert!(is_loopback(host), "{host}");
+        }
+        for host in [
+            "127.example.com",
+            "192.0.2.1",
+            "[2001:db8::1]",
+            "stream-sbe.binance.com",
+        ] {
+            assert!(!is_loopback(host), "{host}");
+        }
     }
 }

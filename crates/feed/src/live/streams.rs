@@ -11,7 +11,7 @@ use tickwire_venues::plan::ConnectionPlan;
 use super::core::Link;
 use super::lines::{self, Line};
 use super::log::tickwire_log;
-use super::{ApiKey, Feed, FeedError, OnEvent, SetupError, VenueSetup, bad_url, split_base};
+use super::{Feed, FeedError, OnEvent, SetupError, VenueSetup, bad_url, split_base};
 use crate::recording;
 
 /// How often the lines are looked at: a replacement is opened or retired
@@ -63,16 +63,11 @@ impl StreamTarget {
         };
         let key = match (plan.api_key_header, &setup.api_key) {
             (Some(header), source) => {
-                let default = ApiKey::Env(ApiKey::DEFAULT_ENV.to_owned());
-                let source = source.as_ref().unwrap_or(&default);
-                let key = source.read().map_err(|problem| SetupError::ApiKey {
-                    venue: setup.name.clone(),
-                    problem: format!(
-                        "its streams need an API key (an Ed25519 key's id, sent in the \
-                             {header} header), read from {source:?}: {problem} (set it, or say \
-                             where the key is: api_key_env or api_key_file in the venue's \
-                             configuration, VenueSetup::api_key in a program)"
-                    ),
+                let key = super::api_key::read_for(source.as_ref(), header).map_err(|problem| {
+                    SetupError::ApiKey {
+                        venue: setup.name.clone(),
+                        problem,
+                    }
                 })?;
                 Some((header, key))
             }
@@ -91,9 +86,7 @@ impl StreamTarget {
                 // In the clear only to this host (a simulator, a test's
                 // proxy): elsewhere a key on a plain ws:// line would cross
                 // the network readable.
-                let loopback = matches!(endpoint.host(), "localhost" | "::1" | "[::1]")
-                    || endpoint.host().starts_with("127.");
-                if !endpoint.is_tls() && !loopback {
+                if !endpoint.is_tls() && !super::api_key::is_loopback(endpoint.host()) {
                     return Err(SetupError::ApiKey {
                         venue: setup.name.clone(),
                         problem: format!(
