@@ -12,6 +12,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::util::wait;
 use tickwire_net::{
     CloseCode, Config, Conn, ConnId, Disconnect, Driver, Endpoint, Handler, Payload, Reconnect,
     ResponseHead, Role, Stamps, TlsConfig,
@@ -104,15 +105,6 @@ fn connect(simulator: &Simulator, path: &str, client: Client) -> Driver<Client> 
     let url = format!("ws://{}{path}", simulator.addr());
     driver.connect(Endpoint::parse(&url).unwrap()).unwrap();
     driver
-}
-
-/// Polls until `done`, 60 s at most (a debug build on a loaded machine).
-fn wait(driver: &mut Driver<Client>, what: &str, done: impl Fn(&Client) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !done(driver.handler()) {
-        assert!(Instant::now() < deadline, "{what}: not within 60 s");
-        driver.poll_timeout(Duration::from_millis(10)).unwrap();
-    }
 }
 
 fn simulator(venue: Venue) -> Simulator {

@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::util::wait;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use ring::hmac;
@@ -49,15 +50,6 @@ fn connect(simulator: &Simulator) -> Driver<Client> {
     driver.connect(Endpoint::parse(&url).unwrap()).unwrap();
     wait(&mut driver, "open", |c| c.conn.is_some());
     driver
-}
-
-/// Polls until `done`, 60 s at most (a debug build on a loaded machine).
-fn wait(driver: &mut Driver<Client>, what: &str, done: impl Fn(&Client) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !done(driver.handler()) {
-        assert!(Instant::now() < deadline, "{what}: not within 60 s");
-        driver.poll_timeout(Duration::from_millis(10)).unwrap();
-    }
 }
 
 /// Sends request `id` and waits for its answer.

@@ -10,8 +10,9 @@
 //!   simulator records as sent as it does text.
 //! - `serverShutdown` comes as a JSON text frame, then the close.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::util::wait;
 use tickwire_net::{
     CloseCode, Config, Conn, ConnId, Disconnect, Driver, Endpoint, Handler, Payload, Reconnect,
     Role, Stamps, TlsConfig,
@@ -96,15 +97,6 @@ fn connect(simulator: &Simulator, headers: &[(&str, &str)], subscribe: &str) -> 
     }
     driver.connect(endpoint).unwrap();
     driver
-}
-
-/// Polls until `done`, 60 s at most (a debug build on a loaded machine).
-fn wait(driver: &mut Driver<Client>, what: &str, done: impl Fn(&Client) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !done(driver.handler()) {
-        assert!(Instant::now() < deadline, "{what}: not within 60 s");
-        driver.poll_timeout(Duration::from_millis(10)).unwrap();
-    }
 }
 
 #[test]

@@ -7,4 +7,5 @@ mod instruments;
 mod lifetime;
 mod sbe;
 mod standstill;
+mod util;
 mod ws_api;
