@@ -211,6 +211,14 @@ impl BookSync {
                 // from its own snapshot.
                 self.forget_shadow();
             }
+            if was[follower] && !open[follower] && sequenced(self.chain) && self.is_valid() {
+                // The line gone may have brought the latest diffs first:
+                // the leader is then behind the book, and its copies of
+                // them are dropped while it catches up (a proxy's line or
+                // a far endpoint's is often the later one).
+                self.lines.catching_up = true;
+                self.lines.copies = 0;
+            }
             return;
         }
         // The line the book followed went down; the other carries it now.

@@ -297,6 +297,49 @@ fn a_line_behind_catches_up_and_a_line_never_heard_takes_nothing_over() {
     assert_eq!(ev, [SyncEvent::Gap(Resync::Disconnected)]);
 }
 
+/// The line the book does not follow can be the faster one: when it goes
+/// down having brought the latest diffs first, the leader's copies of
+/// them are dropped while it catches up, not taken for a gap (seen in
+/// `demo --standby --faults`, where the leader was the direct line and the
+/// proxied one closed while ahead of it).
+#[test]
+fn the_follower_going_down_ahead_of_the_leader_costs_no_gap() {
+    let futures = |s: &mut BookSync, line: Line, pu: u64, u: u64| {
+        s.set_line(line);
+        let seq = Seq {
+            first: pu + 1,
+            last: u,
+            prev: Some(pu),
+        };
+        run(s, |s, e| {
+            s.on_diff(seq, [lv(Side::Bid, u as i64, 1)], &mut { e })
+                .unwrap()
+        })
+    };
+    let mut s = engine(Chain::BinanceFutures);
+    run(&mut s, |s, e| s.lines_changed([true, false], &mut { e }));
+    futures(&mut s, Line::Primary, 9, 10);
+    snapshot(&mut s, 10, 1);
+    run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
+    assert_eq!(s.leader(), Line::Primary);
+    // Line 1, the follower, brings 11 and 12 first; then it goes down.
+    futures(&mut s, Line::Standby, 10, 11);
+    futures(&mut s, Line::Standby, 11, 12);
+    assert!(run(&mut s, |s, e| s.lines_changed([true, false], &mut { e })).is_empty());
+    assert_eq!(s.leader(), Line::Primary);
+    // The leader's copies of 11 and 12: dropped, the book valid.
+    assert!(futures(&mut s, Line::Primary, 10, 11).is_empty(), "a copy");
+    assert!(futures(&mut s, Line::Primary, 11, 12).is_empty(), "a copy");
+    assert!(s.is_valid());
+    assert_eq!(
+        futures(&mut s, Line::Primary, 12, 13),
+        [SyncEvent::Updated { update_id: 13 }]
+    );
+    // Caught up: alone, a diff behind the book is a gap again.
+    let ev = futures(&mut s, Line::Primary, 11, 12);
+    assert!(matches!(ev[0], SyncEvent::Gap(_)), "{ev:?}");
+}
+
 /// OKX resets its ids in maintenance (`seqId` below `prevSeqId`): with
 /// both lines open, the reset chains and is applied, not dropped as a
 /// copy of an older diff.
