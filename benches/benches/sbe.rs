@@ -14,8 +14,9 @@
 //! stream and is left out of both.
 //!
 //! How it is timed: every replay through a new adapter, made before the
-//! clock starts; each message copied into one receive buffer before its
-//! call, as a socket's bytes would be (timed on both sides); JSON and SBE
+//! clock starts; each encoding's messages packed one after the other, and
+//! each copied from there into one receive buffer before its call, as a
+//! socket's bytes would be (timed on both sides); JSON and SBE
 //! replays taking turns, round by round, until each side has at least
 //! `RUNS` rounds and a fifth of a second timed; the median and the least
 //! of the rounds said for each.
@@ -35,6 +36,7 @@ use tickwire_sbe::spot_stream::{BestBidAskHead, DiffHead, Level, Trade, TradesHe
 use tickwire_venues::binance::{Adapter, Market};
 use tickwire_venues::book::Limit;
 use tickwire_venues::decimal::parse_scaled;
+use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::{InstrumentId, InstrumentSpec, Kind};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -175,21 +177,57 @@ fn to_sbe(json: &[u8]) -> Option<(What, Vec<u8>, usize)> {
     Some((what, out[..n].to_vec(), levels))
 }
 
+/// The messages of one replay, each encoding's bytes packed one after the
+/// other in replay order (as a socket's stream would be read, not scattered
+/// over the heap in 41,249 allocations), with each message's kind and
+/// range in them.
+struct Set {
+    what: Vec<What>,
+    json: Vec<u8>,
+    json_at: Vec<(usize, usize)>,
+    sbe: Vec<u8>,
+    sbe_at: Vec<(usize, usize)>,
+}
+
+impl Set {
+    fn of(msgs: &[&Both]) -> Set {
+        let mut set = Set {
+            what: Vec::new(),
+            json: Vec::new(),
+            json_at: Vec::new(),
+            sbe: Vec::new(),
+            sbe_at: Vec::new(),
+        };
+        for m in msgs {
+            set.what.push(m.what);
+            let at = set.json.len();
+            set.json.extend_from_slice(&m.json[..m.len]);
+            set.json_at.push((at, set.json.len()));
+            let at = set.sbe.len();
+            set.sbe.extend_from_slice(&m.sbe);
+            set.sbe_at.push((at, set.sbe.len()));
+        }
+        set
+    }
+}
+
 /// One replay through a new adapter (made, and its JSON decoder warmed,
 /// before timing): its ns/message, events and gaps. Each message is first
 /// copied into `rx`, one receive buffer, as the socket's bytes would be
 /// (the copy is timed on both sides): the adapter reads bytes just written,
 /// as in a feed, and a JSON message parsed in place leaves the recording
 /// as it was.
-fn replay(msgs: &[&Both], depth: usize, sbe: bool, rx: &mut [u8]) -> (f64, u64, u64) {
+fn replay(set: &Set, depth: usize, sbe: bool, rx: &mut [u8]) -> (f64, u64, u64) {
     let spec = [InstrumentSpec::new("BTCUSDT", 8, 8, depth)];
     let mut adapter = Adapter::new(Market::Spot, &spec);
-    if let Some(m) = msgs.iter().find(|m| m.what == What::Snapshot) {
+    if let Some(i) = set.what.iter().position(|&w| w == What::Snapshot) {
         // The stream refuses a REST snapshot without a change.
-        let mut warm = m.json.clone();
+        let (a, b) = set.json_at[i];
+        let mut warm = set.json[a..b].to_vec();
+        warm.resize(b - a + INPUT_PADDING, 0);
         black_box(
             adapter
-                .on_message(&mut warm, m.len, 0, &mut |_| ())
+                .on_message(&mut warm, b - a, 0, &mut |_| ())
                 .is_err(),
         );
     }
@@ -199,26 +237,29 @@ fn replay(msgs: &[&Both], depth: usize, sbe: bool, rx: &mut [u8]) -> (f64, u64, 
         g += u64::from(matches!(ev.kind, Kind::Gap { .. }));
     };
     let t = Instant::now();
-    for m in msgs {
-        let r = match (m.what, sbe) {
+    for (i, &what) in set.what.iter().enumerate() {
+        let r = match (what, sbe) {
             (What::Snapshot, _) => {
                 // A REST body, not the socket's: JSON on both sides.
-                rx[..m.json.len()].copy_from_slice(&m.json);
+                let (a, b) = set.json_at[i];
+                rx[..b - a].copy_from_slice(&set.json[a..b]);
                 let limit = Limit::Levels(1000);
-                adapter.on_snapshot_at(InstrumentId(0), limit, rx, m.len, 0, &mut count)
+                adapter.on_snapshot_at(InstrumentId(0), limit, rx, b - a, 0, &mut count)
             }
             (_, false) => {
-                rx[..m.json.len()].copy_from_slice(&m.json);
-                adapter.on_message(rx, m.len, 0, &mut count)
+                let (a, b) = set.json_at[i];
+                rx[..b - a].copy_from_slice(&set.json[a..b]);
+                adapter.on_message(rx, b - a, 0, &mut count)
             }
             (_, true) => {
-                rx[..m.sbe.len()].copy_from_slice(&m.sbe);
-                adapter.on_binary(&rx[..m.sbe.len()], 0, &mut count)
+                let (a, b) = set.sbe_at[i];
+                rx[..b - a].copy_from_slice(&set.sbe[a..b]);
+                adapter.on_binary(&rx[..b - a], 0, &mut count)
             }
         };
         black_box(r.is_ok());
     }
-    let ns = t.elapsed().as_nanos() as f64 / msgs.len() as f64;
+    let ns = t.elapsed().as_nanos() as f64 / set.what.len() as f64;
     (ns, e, g)
 }
 
@@ -238,18 +279,18 @@ struct Timed {
     gaps: u64,
 }
 
-fn timed(msgs: &[&Both], depth: usize, runs: usize, rx: &mut [u8]) -> Timed {
+fn timed(set: &Set, depth: usize, runs: usize, rx: &mut [u8]) -> Timed {
     let (mut json, mut sbe) = (Vec::new(), Vec::new());
     let mut counts = None;
     let floor = if runs > 1 { 0.2e9 } else { 0.0 };
     let mut round = 0;
     loop {
-        let timed_ns = |v: &Vec<f64>| v.iter().sum::<f64>() * msgs.len() as f64;
+        let timed_ns = |v: &Vec<f64>| v.iter().sum::<f64>() * set.what.len() as f64;
         if round > runs && ((timed_ns(&json) >= floor && timed_ns(&sbe) >= floor) || round > 400) {
             break;
         }
         for sbe_side in [round % 2 == 1, round % 2 == 0] {
-            let (ns, e, g) = replay(msgs, depth, sbe_side, rx);
+            let (ns, e, g) = replay(set, depth, sbe_side, rx);
             let side = if sbe_side { &mut sbe } else { &mut json };
             // The first round is a warm-up.
             if round > 0 {
@@ -322,7 +363,7 @@ fn main() {
             ("best bid/ask", &[What::Ticker][..]),
         ] {
             let msgs: Vec<&Both> = all.iter().filter(|m| kinds.contains(&m.what)).collect();
-            let t = timed(&msgs, depth, runs, &mut rx);
+            let t = timed(&Set::of(&msgs), depth, runs, &mut rx);
             let n = msgs.len() as f64;
             println!(
                 "book depth {depth}, {name}: {} messages, {:.2} events each, {} gaps a replay; {} rounds, ns/message median (least): JSON {:.0} ({:.0}), SBE {:.0} ({:.0}); JSON / SBE {:.1}x",
