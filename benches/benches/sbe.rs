@@ -94,7 +94,7 @@ fn levels(v: &Value, pe: i8, qe: i8) -> Vec<Level> {
 }
 
 /// The recording's message in SBE, or `None` for a stream SBE lacks.
-fn to_sbe(json: &[u8]) -> Option<(What, Vec<u8>, usize)> {
+fn to_sbe(json: &[u8], out: &mut [u8]) -> Option<(What, Vec<u8>, usize)> {
     let v: Value = serde_json::from_slice(json).ok()?;
     if v.get("lastUpdateId").is_some() {
         return Some((What::Snapshot, Vec::new(), 0));
@@ -102,7 +102,6 @@ fn to_sbe(json: &[u8]) -> Option<(What, Vec<u8>, usize)> {
     let d = v.get("data").unwrap_or(&v);
     let symbol = d["s"].as_str()?.as_bytes();
     let us = |k: &str| d[k].as_i64().unwrap_or(0) * 1000;
-    let mut out = vec![0u8; 1 << 16];
     let (what, n, levels) = match d.get("e").and_then(Value::as_str) {
         Some("depthUpdate") => {
             let all = || {
@@ -119,7 +118,7 @@ fn to_sbe(json: &[u8]) -> Option<(What, Vec<u8>, usize)> {
                 qty_exponent: qe,
             };
             let (b, a) = (levels(&d["b"], pe, qe), levels(&d["a"], pe, qe));
-            let n = encode::depth_diff(&mut out, &h, &b, &a, symbol).ok()?;
+            let n = encode::depth_diff(out, &h, &b, &a, symbol).ok()?;
             (What::Diff, n, b.len() + a.len())
         }
         Some("trade") => {
@@ -139,11 +138,7 @@ fn to_sbe(json: &[u8]) -> Option<(What, Vec<u8>, usize)> {
                 qty: mantissa(&d["q"], qe),
                 is_buyer_maker: d["m"].as_bool()?,
             };
-            (
-                What::Trade,
-                encode::trades(&mut out, &h, &[t], symbol).ok()?,
-                0,
-            )
+            (What::Trade, encode::trades(out, &h, &[t], symbol).ok()?, 0)
         }
         None if d.get("u").is_some() => {
             let pe = exponent([&d["b"], &d["a"]].into_iter(), PRICE_EXPONENT);
@@ -162,17 +157,13 @@ fn to_sbe(json: &[u8]) -> Option<(What, Vec<u8>, usize)> {
                     qty: mantissa(&d["A"], qe),
                 },
             };
-            (
-                What::Ticker,
-                encode::best_bid_ask(&mut out, &h, symbol).ok()?,
-                0,
-            )
+            (What::Ticker, encode::best_bid_ask(out, &h, symbol).ok()?, 0)
         }
         _ => return None,
     };
-    // Its own allocation, as long as the frame: the 64 KiB scratch kept
-    // as each message's buffer put every frame 64 KiB from the last, on
-    // a page and in cache sets of its own, and the SBE side's time went
+    // Its own allocation, as long as the frame: a 64 KiB scratch kept as
+    // each message's buffer put every frame 64 KiB from the last, on a
+    // page and in cache sets of its own, and the SBE side's time went
     // mostly to the misses of reading them (a third of the run in the copy).
     Some((what, out[..n].to_vec(), levels))
 }
@@ -315,16 +306,18 @@ fn timed(set: &Set, depth: usize, runs: usize, rx: &mut [u8]) -> Timed {
 }
 
 fn main() {
-    let (runs, _, _) = tickwire_benches::harness_args((7, 0), (1, 0));
+    let (runs, _, only) = tickwire_benches::harness_args((7, 0), (1, 0));
     let file = "spot/original/hftbacktest_spot_btcusdt_20240808.gz";
     let Some(recorded) = recording::binance(file) else {
         eprintln!("sbe: skipped, ../shared/samples is absent");
         return;
     };
+    // One scratch to write each frame into (64 KiB: the largest diff).
+    let mut scratch = vec![0u8; 1 << 16];
     let all: Vec<Both> = recorded
         .into_iter()
         .filter_map(|(json, len, _)| {
-            let (what, sbe, levels) = to_sbe(&json[..len])?;
+            let (what, sbe, levels) = to_sbe(&json[..len], &mut scratch)?;
             Some(Both {
                 what,
                 json,
@@ -349,19 +342,40 @@ fn main() {
         all.len(),
         levels as f64 / diffs.max(1) as f64
     );
+    let sets = [
+        (
+            "whole",
+            &[What::Snapshot, What::Diff, What::Trade, What::Ticker][..],
+        ),
+        (
+            "depth diffs (and the snapshot)",
+            &[What::Snapshot, What::Diff][..],
+        ),
+        ("trades", &[What::Trade][..]),
+        ("best bid/ask", &[What::Ticker][..]),
+    ];
+    // `sbe RUNS 0 SET SIDE` (`benches/sbe_instructions.sh`): that set's
+    // replays on that side alone, RUNS of them at depth 20, untimed, for
+    // an instruction count.
+    if let [set, side] = &only[..] {
+        let Some((_, kinds)) = sets.iter().find(|(name, _)| name.starts_with(set.as_str())) else {
+            panic!("no set {set}: whole, depth, trades or best");
+        };
+        let msgs: Vec<&Both> = all.iter().filter(|m| kinds.contains(&m.what)).collect();
+        let set = Set::of(&msgs);
+        let (mut events, mut gaps) = (0, 0);
+        for _ in 0..runs {
+            let (_, e, g) = replay(&set, 20, side == "sbe", &mut rx);
+            (events, gaps) = (events + e, gaps + g);
+        }
+        println!(
+            "{} messages, {runs} replays: {events} events, {gaps} gaps",
+            msgs.len()
+        );
+        return;
+    }
     for depth in [20, 500] {
-        for (name, kinds) in [
-            (
-                "whole",
-                &[What::Snapshot, What::Diff, What::Trade, What::Ticker][..],
-            ),
-            (
-                "depth diffs (and the snapshot)",
-                &[What::Snapshot, What::Diff][..],
-            ),
-            ("trades", &[What::Trade][..]),
-            ("best bid/ask", &[What::Ticker][..]),
-        ] {
+        for (name, kinds) in sets {
             let msgs: Vec<&Both> = all.iter().filter(|m| kinds.contains(&m.what)).collect();
             let t = timed(&Set::of(&msgs), depth, runs, &mut rx);
             let n = msgs.len() as f64;

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Instructions per message of the `sbe` bench's replays (the recorded spot
+# BTCUSDT day-slice through `binance::Adapter`, in JSON as recorded and in
+# SBE), counted by callgrind: N and 2N replays of one set on one side at
+# book depth 20, the difference over N replays and the set's messages (the
+# set-up, reading and converting the recording, drops out). The same binary
+# and input give the same count on any load, unlike time.
+#
+# Usage: benches/sbe_instructions.sh [N]   (needs valgrind and ../shared/samples)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-2}
+cargo bench --locked -q -p tickwire-benches --bench sbe --no-run 2> /dev/null
+bin=$(find target/release/deps -maxdepth 1 -type f -perm -u+x -name 'sbe-*' -printf '%T@ %p\n' \
+    | sort -n | tail -n 1 | cut -d' ' -f2)
+cd benches
+
+count() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "../$bin" "$@" 2>&1 |
+        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+
+printf '%-8s %10s %12s %12s %8s\n' set messages "JSON instr" "SBE instr" "JSON/SBE"
+for set in whole depth trades best; do
+    msgs=$("../$bin" 1 0 "$set" json | sed -n 's/^\([0-9]*\) messages.*/\1/p')
+    per=()
+    for side in json sbe; do
+        a=$(count "$n" 0 "$set" "$side")
+        b=$(count $((2 * n)) 0 "$set" "$side")
+        per+=($(( (b - a) / (n * msgs) )))
+    done
+    printf '%-8s %10d %12d %12d %7s\n' "$set" "$msgs" "${per[0]}" "${per[1]}" \
+        "$(awk -v j="${per[0]}" -v s="${per[1]}" 'BEGIN { printf "%.1fx", j / s }')"
+done
