@@ -99,7 +99,7 @@ impl Mantissa {
 }
 
 /// A book level from a price and a size as mantissas.
-#[inline]
+#[inline(always)]
 pub fn level(
     price: Mantissa,
     size: Mantissa,
