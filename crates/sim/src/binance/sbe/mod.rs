@@ -35,7 +35,11 @@
 //! - A decimal is a mantissa with the exponent of its kind, one
 //!   `priceExponent` and one `qtyExponent` a message (the schema's
 //!   `mbx:exponent`): here minus the instrument's price and size scales,
-//!   so the mantissas are the market's integers as they are.
+//!   or one or two decimals finer, by the step (its last update id modulo
+//!   3; the mantissas then the market's integers times 10 or 100). The
+//!   exponents are fields of each message, not of the symbol: a client
+//!   that assumes them fixed, or divides without checking what it drops,
+//!   reads wrong values here, end to end rather than in unit tests only.
 //! - A trade's `id` is the JSON stream's `t` and `isBuyerMaker` its `m`;
 //!   `bookUpdateId` of `bestBidAsk` the update id the JSON `bookTicker`
 //!   says in `u`; the diff's `firstBookUpdateId` and `lastBookUpdateId`
@@ -133,14 +137,37 @@ impl<'a> Frames<'a> {
         self.spec.symbol.as_bytes()
     }
 
-    /// `priceExponent` and `qtyExponent`: the market's integers are
-    /// mantissas at the instrument's scales.
+    /// How many decimals finer than the instrument's scales this step's
+    /// messages are written (see the module's notes): 0, 1 or 2.
+    fn finer(&self) -> u8 {
+        (self.step.last_id % 3) as u8
+    }
+
+    /// `priceExponent` and `qtyExponent`: the instrument's scales, made
+    /// [`finer`](Self::finer).
     fn exponents(&self) -> (i8, i8) {
-        let exponent = |scale: u8| -i8::try_from(scale).unwrap_or(i8::MAX);
+        let exponent =
+            |scale: u8| -i8::try_from(scale.saturating_add(self.finer())).unwrap_or(i8::MAX);
         (
             exponent(self.spec.price_scale),
             exponent(self.spec.size_scale),
         )
+    }
+
+    /// A market integer (at the instrument's scale) as the mantissa at
+    /// this step's exponent.
+    fn m(&self, v: i64) -> i64 {
+        v.saturating_mul(10i64.pow(u32::from(self.finer())))
+    }
+
+    fn levels(&self, levels: &[(i64, i64)]) -> Vec<Level> {
+        levels
+            .iter()
+            .map(|&(price, qty)| Level {
+                price: self.m(price),
+                qty: self.m(qty),
+            })
+            .collect()
     }
 
     /// The step's time, µs since the epoch.
@@ -160,8 +187,8 @@ impl<'a> Frames<'a> {
         };
         let trade = Trade {
             id: signed(t.id),
-            price: t.price,
-            qty: t.size,
+            price: self.m(t.price),
+            qty: self.m(t.size),
             is_buyer_maker: !t.buyer_aggressor,
         };
         let bytes = frame(0, self.symbol(), |buf| {
@@ -185,7 +212,7 @@ impl<'a> Frames<'a> {
             price_exponent,
             qty_exponent,
         };
-        let (bids, asks) = (levels(&s.bids), levels(&s.asks));
+        let (bids, asks) = (self.levels(&s.bids), self.levels(&s.asks));
         let bytes = frame(bids.len() + asks.len(), self.symbol(), |buf| {
             encode::depth_diff(buf, &head, &bids, &asks, self.symbol())
         })?;
@@ -203,12 +230,12 @@ impl<'a> Frames<'a> {
             price_exponent,
             qty_exponent,
             bid: Level {
-                price: bid_price,
-                qty: bid_qty,
+                price: self.m(bid_price),
+                qty: self.m(bid_qty),
             },
             ask: Level {
-                price: ask_price,
-                qty: ask_qty,
+                price: self.m(ask_price),
+                qty: self.m(ask_qty),
             },
         };
         let bytes = frame(0, self.symbol(), |buf| {
@@ -236,7 +263,7 @@ impl<'a> Frames<'a> {
             qty_exponent,
         };
         let (bids, asks) = self.book.levels(DEPTH20);
-        let (bids, asks) = (levels(&bids), levels(&asks));
+        let (bids, asks) = (self.levels(&bids), self.levels(&asks));
         let bytes = frame(bids.len() + asks.len(), self.symbol(), |buf| {
             encode::depth_snapshot(buf, &head, &bids, &asks, self.symbol())
         })?;
@@ -248,13 +275,6 @@ impl<'a> Frames<'a> {
 /// as the schema's `int64`.
 fn signed(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-fn levels(levels: &[(i64, i64)]) -> Vec<Level> {
-    levels
-        .iter()
-        .map(|&(price, qty)| Level { price, qty })
-        .collect()
 }
 
 /// A message of `entries` group entries at most, written by `write` into

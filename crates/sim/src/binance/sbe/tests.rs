@@ -124,6 +124,7 @@ fn every_sbe_event_says_what_the_json_event_of_the_same_step_says() {
     let mut rng = StdRng::seed_from_u64(11);
     let mut step = Step::default();
     let (mut trades, mut quotes, mut diffs, mut books, mut lost) = (0, 0, 0, 0, 0);
+    let mut seen = [false; 3];
     for k in 0..600 {
         let n = k % 2;
         if k % 97 == 50 {
@@ -134,7 +135,14 @@ fn every_sbe_event_says_what_the_json_event_of_the_same_step_says() {
         json.on_step(&mut jc, &step, &m, &mut jo);
         sbe.on_step(&mut sc, &step, &m, &mut so);
         let spec = &m.instruments[n];
-        let (pe, qe) = (-(spec.price_scale as i8), -(spec.size_scale as i8));
+        // The step's exponents: the scales', or one or two decimals finer.
+        let finer = (step.last_id % 3) as i8;
+        seen[finer as usize] = true;
+        let (pe, qe) = (
+            -(spec.price_scale as i8) - finer,
+            -(spec.size_scale as i8) - finer,
+        );
+        let f = 10i64.pow(finer as u32);
         let got = decode_all(&so.items, &spec.symbol);
         let (mut jt, mut jq, mut jd) = (None, None, None);
         for (frame, key) in &jo.items {
@@ -205,14 +213,20 @@ fn every_sbe_event_says_what_the_json_event_of_the_same_step_says() {
         assert_eq!(*skey, None, "a snapshot is not stamped");
         assert_eq!(head.book_update_id, step.last_id as i64);
         assert_eq!(head.event_time_us, step.time_ms as i64 * 1000);
+        assert_eq!((head.price_exponent, head.qty_exponent), (pe, qe));
         let (want_bids, want_asks) = m.books[n].levels(DEPTH20);
         let pairs = |l: &[Level]| l.iter().map(|l| (l.price, l.qty)).collect::<Vec<_>>();
-        assert_eq!((pairs(bids), pairs(asks)), (want_bids, want_asks));
+        let scaled = |l: Vec<(i64, i64)>| l.into_iter().map(|(p, q)| (p * f, q * f)).collect();
+        assert_eq!(
+            (pairs(bids), pairs(asks)),
+            (scaled(want_bids), scaled(want_asks))
+        );
         assert_eq!(bids.len(), DEPTH20);
         books += 1;
     }
     assert!(trades > 100 && quotes > 100 && diffs > 500 && books == 600);
     assert!(lost >= 5, "{lost} diffs lost");
+    assert_eq!(seen, [true; 3], "every exponent written");
 }
 
 /// A step written after a later one of its instrument (a burst: the
