@@ -17,6 +17,21 @@ fn diff(s: &mut BookSync, line: Line, first: u64, last: u64, price: i64) -> Vec<
     })
 }
 
+/// A Binance futures diff with one bid level at `u`: ids `pu + 1..=u`, its
+/// `pu` the previous diff's `u`.
+fn futures(s: &mut BookSync, line: Line, pu: u64, u: u64) -> Vec<SyncEvent> {
+    s.set_line(line);
+    let seq = Seq {
+        first: pu + 1,
+        last: u,
+        prev: Some(pu),
+    };
+    run(s, |s, e| {
+        s.on_diff(seq, [lv(Side::Bid, u as i64, 1)], &mut { e })
+            .unwrap()
+    })
+}
+
 /// A valid Binance spot book on line 0, up to 10, with line 1 open too.
 fn two_lines() -> BookSync {
     let mut s = engine(Chain::BinanceSpot);
@@ -258,18 +273,6 @@ fn a_rest_snapshot_bridges_the_leaders_buffered_diffs_whatever_came_last() {
 /// over: the book is disconnected rather than left frozen.
 #[test]
 fn a_line_behind_catches_up_and_a_line_never_heard_takes_nothing_over() {
-    let futures = |s: &mut BookSync, line: Line, pu: u64, u: u64| {
-        s.set_line(line);
-        let seq = Seq {
-            first: pu + 1,
-            last: u,
-            prev: Some(pu),
-        };
-        run(s, |s, e| {
-            s.on_diff(seq, [lv(Side::Bid, u as i64, 1)], &mut { e })
-                .unwrap()
-        })
-    };
     let mut s = engine(Chain::BinanceFutures);
     run(&mut s, |s, e| s.lines_changed([true, false], &mut { e }));
     futures(&mut s, Line::Primary, 9, 10);
@@ -304,18 +307,6 @@ fn a_line_behind_catches_up_and_a_line_never_heard_takes_nothing_over() {
 /// proxied one closed while ahead of it).
 #[test]
 fn the_follower_going_down_ahead_of_the_leader_costs_no_gap() {
-    let futures = |s: &mut BookSync, line: Line, pu: u64, u: u64| {
-        s.set_line(line);
-        let seq = Seq {
-            first: pu + 1,
-            last: u,
-            prev: Some(pu),
-        };
-        run(s, |s, e| {
-            s.on_diff(seq, [lv(Side::Bid, u as i64, 1)], &mut { e })
-                .unwrap()
-        })
-    };
     let mut s = engine(Chain::BinanceFutures);
     run(&mut s, |s, e| s.lines_changed([true, false], &mut { e }));
     futures(&mut s, Line::Primary, 9, 10);
