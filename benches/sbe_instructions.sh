@@ -10,19 +10,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-2}
-cargo bench --locked -q -p tickwire-benches --bench sbe --no-run 2> /dev/null
-bin=$(find target/release/deps -maxdepth 1 -type f -perm -u+x -name 'sbe-*' -printf '%T@ %p\n' \
-    | sort -n | tail -n 1 | cut -d' ' -f2)
+# The bench's own path, as cargo says it (the simulator's tests build an
+# `sbe-*` of their own in the same directory).
+bin=$(cargo bench --locked -q -p tickwire-benches --bench sbe --no-run --message-format=json \
+    | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+[ -n "$bin" ] || { echo "the sbe bench did not build"; exit 1; }
 cd benches
 
 count() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null "../$bin" "$@" 2>&1 |
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$@" 2>&1 |
         sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 
 printf '%-8s %10s %12s %12s %8s\n' set messages "JSON instr" "SBE instr" "JSON/SBE"
 for set in whole depth trades best; do
-    msgs=$("../$bin" 1 0 "$set" json | sed -n 's/^\([0-9]*\) messages.*/\1/p')
+    msgs=$("$bin" 1 0 "$set" json | sed -n 's/^\([0-9]*\) messages.*/\1/p')
     per=()
     for side in json sbe; do
         a=$(count "$n" 0 "$set" "$side")

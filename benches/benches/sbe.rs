@@ -363,9 +363,14 @@ fn main() {
         };
         let msgs: Vec<&Both> = all.iter().filter(|m| kinds.contains(&m.what)).collect();
         let set = Set::of(&msgs);
+        let sbe = match side.as_str() {
+            "json" => false,
+            "sbe" => true,
+            other => panic!("no side {other}: json or sbe"),
+        };
         let (mut events, mut gaps) = (0, 0);
         for _ in 0..runs {
-            let (_, e, g) = replay(&set, 20, side == "sbe", &mut rx);
+            let (_, e, g) = replay(&set, 20, sbe, &mut rx);
             (events, gaps) = (events + e, gaps + g);
         }
         println!(

@@ -480,6 +480,7 @@ impl BookSync {
             self.refresh.reset();
             self.book.clear();
             self.buffer.clear();
+            self.lines.end_catch_up();
             self.state = State::Buffering { asked: false };
             emit(SyncEvent::Gap(Resync::Disconnected));
         }
@@ -601,7 +602,7 @@ impl BookSync {
                         });
                     }
                     Ok(())
-                } else if self.duplicate(last, seq.last) {
+                } else if self.duplicate(last, seq) {
                     Ok(())
                 } else if self.stuck() {
                     self.invalidate(Resync::Sequence { expected, got }, emit);
@@ -694,6 +695,8 @@ impl BookSync {
         self.refresh.reset();
         self.book.clear();
         self.buffer.clear();
+        // A catch-up was for the book that is gone.
+        self.lines.end_catch_up();
         self.state = State::Buffering { asked: true };
         emit(SyncEvent::Gap(why));
         emit(SyncEvent::SnapshotNeeded);

@@ -84,6 +84,10 @@ pub(crate) struct LineState {
     catching_up: bool,
     /// Copies in a row while catching up.
     copies: u32,
+    /// The last id of each line's latest diff that was applied or held
+    /// already (0: none since the line opened): a copy while catching up
+    /// must continue its own line's chain.
+    own_last: [u64; 2],
 }
 
 /// A line that brings more copies in a row than this while it catches up
@@ -138,6 +142,12 @@ impl LineState {
     fn other(line: Line) -> Line {
         line.other()
     }
+
+    /// No catch-up under way (the book it was for is gone, or caught up).
+    pub(crate) fn end_catch_up(&mut self) {
+        self.catching_up = false;
+        self.copies = 0;
+    }
 }
 
 /// Whether `chain`'s book messages carry a sequence of the venue's own
@@ -182,6 +192,7 @@ impl BookSync {
             if open[l] != was[l] {
                 self.lines.heard[l] = false;
                 self.lines.ahead[l] = false;
+                self.lines.own_last[l] = 0;
                 self.lines.shadow_lost = false;
             }
         }
@@ -317,13 +328,27 @@ impl BookSync {
         false
     }
 
-    /// A diff on a valid book, up to `last`, that the book holds already
-    /// while both lines are open: dropped as a duplicate.
-    pub(super) fn duplicate(&mut self, last_applied: u64, last: u64) -> bool {
+    /// A diff on a valid book, up to `seq.last`, that the book holds
+    /// already while both lines are open: dropped as a duplicate. With one
+    /// line open, catching up, only a diff that continues that line's own
+    /// chain (its `prev` the line's latest id, where the venue sends one) is
+    /// a copy: one that does not is no diff the book has seen in that
+    /// order (OKX's ids reset in maintenance, and a reset lost on the way
+    /// leaves the next diffs below the book's ids), and is a gap.
+    pub(super) fn duplicate(&mut self, last_applied: u64, seq: super::Seq) -> bool {
+        let alone = self.lines.catching_up && !self.lines.both();
+        if alone
+            && seq
+                .prev
+                .is_some_and(|prev| prev != self.lines.own_last[self.lines.from.index()])
+        {
+            return false;
+        }
         if (self.lines.both() || self.lines.catching_up)
             && sequenced(self.chain)
-            && last <= last_applied
+            && seq.last <= last_applied
         {
+            let last = seq.last;
             if self.lines.catching_up && !self.lines.both() {
                 self.lines.copies += 1;
                 if self.lines.copies > MOST_COPIES {
@@ -352,10 +377,12 @@ impl BookSync {
     /// The line's latest diff was applied or held already.
     pub(super) fn in_step(&mut self, arrival: Arrival) {
         if matches!(arrival, Arrival::Applied(_)) {
-            self.lines.catching_up = false;
-            self.lines.copies = 0;
+            self.lines.end_catch_up();
         }
         let l = self.lines.from.index();
+        if let Arrival::Applied(id) | Arrival::Duplicate(id) = arrival {
+            self.lines.own_last[l] = id;
+        }
         self.lines.heard[l] = true;
         self.lines.ahead[l] = false;
         self.lines.arrival = arrival;

@@ -32,6 +32,35 @@ fn futures(s: &mut BookSync, line: Line, pu: u64, u: u64) -> Vec<SyncEvent> {
     })
 }
 
+/// An OKX book update with one bid level: `seqId` `id`, `prevSeqId`
+/// `prev`.
+fn okx(s: &mut BookSync, line: Line, prev: u64, id: u64) -> Vec<SyncEvent> {
+    s.set_line(line);
+    let seq = Seq {
+        first: id,
+        last: id,
+        prev: Some(prev),
+    };
+    run(s, |s, e| {
+        s.on_diff(seq, [lv(Side::Bid, 90 + id as i64, 1)], &mut { e })
+            .unwrap()
+    })
+}
+
+/// A valid OKX book at `seqId` 50 (line 0's snapshot), both lines open.
+fn okx_two_lines() -> BookSync {
+    let mut s = engine(Chain::OkxSeq);
+    run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
+    s.set_line(Line::Primary);
+    run(&mut s, |s, e| {
+        s.on_snapshot(50, [lv(Side::Bid, 80, 1), lv(Side::Ask, 200, 1)], &mut {
+            e
+        })
+        .unwrap()
+    });
+    s
+}
+
 /// A valid Binance spot book on line 0, up to 10, with line 1 open too.
 fn two_lines() -> BookSync {
     let mut s = engine(Chain::BinanceSpot);
@@ -336,27 +365,7 @@ fn the_follower_going_down_ahead_of_the_leader_costs_no_gap() {
 /// copy of an older diff.
 #[test]
 fn a_reset_of_the_venues_ids_chains_with_both_lines_open() {
-    let okx = |s: &mut BookSync, line: Line, prev: u64, id: u64| {
-        s.set_line(line);
-        let seq = Seq {
-            first: id,
-            last: id,
-            prev: Some(prev),
-        };
-        run(s, |s, e| {
-            s.on_diff(seq, [lv(Side::Bid, 90 + id as i64, 1)], &mut { e })
-                .unwrap()
-        })
-    };
-    let mut s = engine(Chain::OkxSeq);
-    run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
-    s.set_line(Line::Primary);
-    run(&mut s, |s, e| {
-        s.on_snapshot(50, [lv(Side::Bid, 80, 1), lv(Side::Ask, 200, 1)], &mut {
-            e
-        })
-        .unwrap()
-    });
+    let mut s = okx_two_lines();
     assert_eq!(
         okx(&mut s, Line::Primary, 50, 3),
         [SyncEvent::Updated { update_id: 3 }]
@@ -388,4 +397,28 @@ fn a_line_of_copies_alone_is_a_gap_not_a_frozen_book() {
         matches!(said[..], [SyncEvent::Gap(_), SyncEvent::SnapshotNeeded]),
         "{said:?}"
     );
+}
+
+/// Catching up alone, a copy must continue the line's own chain: OKX's
+/// ids reset in maintenance, and a leader that lost the reset brings
+/// diffs below the book's ids that it never brought before. Those are a
+/// gap, not copies, or the book would stand still saying it is valid.
+#[test]
+fn catching_up_alone_takes_no_diff_off_its_lines_chain_for_a_copy() {
+    let mut s = okx_two_lines();
+    okx(&mut s, Line::Primary, 50, 51);
+    // Line 1 brings 52 and 53 first; line 0 has 51 when line 1 goes down.
+    okx(&mut s, Line::Standby, 51, 52);
+    okx(&mut s, Line::Standby, 52, 53);
+    assert!(run(&mut s, |s, e| s.lines_changed([true, false], &mut { e })).is_empty());
+    // Its copy of 52 continues its chain: dropped.
+    assert!(okx(&mut s, Line::Primary, 51, 52).is_empty(), "a copy");
+    // Then the ids reset and line 0 lost the reset (53 -> 3): its next
+    // diff, 3 -> 7, is below the book's ids but follows nothing it sent.
+    let ev = okx(&mut s, Line::Primary, 3, 7);
+    assert!(
+        matches!(ev[..], [SyncEvent::Gap(_), SyncEvent::SnapshotNeeded]),
+        "{ev:?}"
+    );
+    assert!(!s.is_valid());
 }
