@@ -10,6 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-2}
+command -v valgrind > /dev/null || { echo "sbe_instructions: needs valgrind (apt install valgrind)"; exit 1; }
+[ -d ../shared/samples/binance ] \
+    || { echo "sbe_instructions: needs the recordings in ../shared/samples/binance"; exit 1; }
 # The bench's own path, as cargo says it (the simulator's tests build an
 # `sbe-*` of their own in the same directory).
 bin=$(cargo bench --locked -q -p tickwire-benches --bench sbe --no-run --message-format=json \

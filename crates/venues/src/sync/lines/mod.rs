@@ -143,6 +143,14 @@ impl LineState {
         line.other()
     }
 
+    /// One line went down and the other, open, may be behind the book:
+    /// its copies of what the book holds are dropped until it catches up
+    /// ([`BookSync::duplicate`]).
+    fn start_catch_up(&mut self) {
+        self.catching_up = true;
+        self.copies = 0;
+    }
+
     /// No catch-up under way (the book it was for is gone, or caught up).
     pub(crate) fn end_catch_up(&mut self) {
         self.catching_up = false;
@@ -227,8 +235,7 @@ impl BookSync {
                 // the leader is then behind the book, and its copies of
                 // them are dropped while it catches up (a proxy's line or
                 // a far endpoint's is often the later one).
-                self.lines.catching_up = true;
-                self.lines.copies = 0;
+                self.lines.start_catch_up();
             }
             return;
         }
@@ -250,8 +257,7 @@ impl BookSync {
             if self.lines.heard[leader.index()] {
                 // At most behind: its copies of what the book holds are
                 // dropped until it catches up.
-                self.lines.catching_up = true;
-                self.lines.copies = 0;
+                self.lines.start_catch_up();
             } else {
                 // It never showed it carries this book (still subscribing,
                 // refused, ahead): the book cannot be said in step.

@@ -422,3 +422,59 @@ fn catching_up_alone_takes_no_diff_off_its_lines_chain_for_a_copy() {
     );
     assert!(!s.is_valid());
 }
+
+/// Every venue whose book messages carry its own sequence, one table: the
+/// line the book does not follow brings the latest diffs first and goes
+/// down; the leader's copies of them cost no gap, and its next diff
+/// chains. (Kraken and Coinbase, whose messages carry no such sequence,
+/// keep a shadow book instead: `without_a_sequence_...` above.)
+#[test]
+fn the_follower_going_down_ahead_costs_no_gap_on_every_sequenced_venue() {
+    for chain in [
+        Chain::BinanceSpot,
+        Chain::BinanceFutures,
+        Chain::OkxSeq,
+        Chain::Deribit,
+        Chain::Bybit,
+    ] {
+        // The diff after `prev`, as the venue sends it: ids `prev + 1..=id`,
+        // and `prev` itself where the venue says it.
+        let with_prev = matches!(
+            chain,
+            Chain::BinanceFutures | Chain::OkxSeq | Chain::Deribit
+        );
+        let step = |s: &mut BookSync, line: Line, prev: u64, id: u64| {
+            s.set_line(line);
+            let seq = Seq {
+                first: prev + 1,
+                last: id,
+                prev: with_prev.then_some(prev),
+            };
+            run(s, |s, e| {
+                s.on_diff(seq, [lv(Side::Bid, id as i64, 1)], &mut { e })
+                    .unwrap()
+            })
+        };
+        let mut s = engine(chain);
+        run(&mut s, |s, e| s.lines_changed([true, false], &mut { e }));
+        s.set_line(Line::Primary);
+        snapshot(&mut s, 10, 1);
+        step(&mut s, Line::Primary, 10, 11);
+        assert!(s.is_valid(), "{chain:?}");
+        run(&mut s, |s, e| s.lines_changed([true, true], &mut { e }));
+        step(&mut s, Line::Standby, 11, 12);
+        step(&mut s, Line::Standby, 12, 13);
+        let ev = run(&mut s, |s, e| s.lines_changed([true, false], &mut { e }));
+        assert!(ev.is_empty(), "{chain:?}: {ev:?}");
+        for (prev, id) in [(11, 12), (12, 13)] {
+            let ev = step(&mut s, Line::Primary, prev, id);
+            assert!(ev.is_empty(), "{chain:?}: the copy of {id}: {ev:?}");
+        }
+        assert!(s.is_valid(), "{chain:?}");
+        assert_eq!(
+            step(&mut s, Line::Primary, 13, 14),
+            [SyncEvent::Updated { update_id: 14 }],
+            "{chain:?}"
+        );
+    }
+}
