@@ -163,10 +163,24 @@ impl Book {
     /// may hold up to twice its kept levels until [`settle`](Self::settle).
     #[inline]
     pub fn set_level(&mut self, side: Side, level: Level) {
+        self.set_open(side, level);
+        match side {
+            Side::Bid => self.bids.close(),
+            Side::Ask => self.asks.close(),
+        }
+    }
+
+    /// [`set_level`](Self::set_level) within a message: the side may keep a
+    /// gap where the level changed it, so that the message's next changes
+    /// deeper in the side move the levels between them once. The book must
+    /// be [`settle`](Self::settle)d (or [`snapshot_done`](Self::snapshot_done))
+    /// before it is read.
+    #[inline]
+    pub(crate) fn set_open(&mut self, side: Side, level: Level) {
         self.set_ranked(side, level);
     }
 
-    /// [`set_level`](Self::set_level), returning the rank best first the
+    /// [`set_open`](Self::set_open), returning the rank best first the
     /// price has (or would have) now: a hint for
     /// [`shown_changes_ranked`](Self::shown_changes_ranked).
     #[inline]

@@ -324,7 +324,7 @@ impl BookSync {
         self.book.clear();
         for level in levels {
             match level {
-                Ok((side, level)) => self.book.set_level(side, level),
+                Ok((side, level)) => self.book.set_open(side, level),
                 Err(e) => {
                     self.book.clear();
                     self.state = State::Buffering { asked: true };

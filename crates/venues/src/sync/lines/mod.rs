@@ -456,7 +456,7 @@ impl BookSync {
         }
         for level in levels {
             match level {
-                Ok((side, level)) => shadow.book.set_level(side, level),
+                Ok((side, level)) => shadow.book.set_open(side, level),
                 Err(e) => {
                     shadow.valid = false;
                     shadow.book.clear();

@@ -193,7 +193,7 @@ impl Refresh {
                     self.overflow = true;
                 }
             }
-            Feed::Shadow => self.shadow.set_level(side, level),
+            Feed::Shadow => self.shadow.set_open(side, level),
         }
     }
 
@@ -273,7 +273,7 @@ impl Refresh {
                 }
             }
             for &(side, level) in &self.diffs.levels[start..end] {
-                self.shadow.set_level(side, level);
+                self.shadow.set_open(side, level);
             }
             self.shadow.settle();
         }
