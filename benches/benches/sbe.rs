@@ -29,7 +29,8 @@
 //! `RUNS` rounds and a fifth of a second timed; the median and the least
 //! of the rounds said for each.
 //!
-//! `cargo bench -p tickwire-benches --bench sbe [-- RUNS]`
+//! `cargo bench -p tickwire-benches --bench sbe [-- RUNS 0 [SET]]` (SET:
+//! whole, depth, trades or best; all of them when left out)
 
 #![allow(clippy::print_stdout)] // A benchmark reports its results.
 
@@ -427,8 +428,10 @@ fn main() {
         );
         return;
     }
+    // `sbe RUNS 0 SET`: that set alone, timed (to set two builds side by side).
+    let one = |name: &str| only.first().is_none_or(|set| name.starts_with(set.as_str()));
     for depth in [20, 500] {
-        for (name, kinds) in sets {
+        for (name, kinds) in sets.into_iter().filter(|(name, _)| one(name)) {
             let msgs: Vec<&Both> = all.iter().filter(|m| kinds.contains(&m.what)).collect();
             let t = timed(&Set::of(&msgs), depth, runs, &mut rx);
             let n = msgs.len() as f64;
