@@ -386,7 +386,10 @@ fn main() {
         whole.what.len(),
         all.len(),
         match cut {
-            Some(_) => format!("its known levels run out at diff {} of {recorded_diffs}", diffs + 1),
+            Some(_) => format!(
+                "its known levels run out at diff {} of {recorded_diffs}",
+                diffs + 1
+            ),
             None => "it never gaps".to_string(),
         },
         levels as f64 / diffs.max(1) as f64
@@ -429,7 +432,10 @@ fn main() {
         return;
     }
     // `sbe RUNS 0 SET`: that set alone, timed (to set two builds side by side).
-    let one = |name: &str| only.first().is_none_or(|set| name.starts_with(set.as_str()));
+    let one = |name: &str| {
+        only.first()
+            .is_none_or(|set| name.starts_with(set.as_str()))
+    };
     for depth in [20, 500] {
         for (name, kinds) in sets.into_iter().filter(|(name, _)| one(name)) {
             let msgs: Vec<&Both> = all.iter().filter(|m| kinds.contains(&m.what)).collect();

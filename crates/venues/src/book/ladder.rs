@@ -124,24 +124,31 @@ impl Ladder {
         self.horizon = None;
     }
 
-    /// How `l` sorts against `price`, worst first (`Less`: `l` is worse).
-    #[inline]
-    fn order(&self, l: &Level, price: i64) -> Ordering {
-        match self.side {
-            Side::Bid => l.price.cmp(&price),
-            Side::Ask => price.cmp(&l.price),
-        }
-    }
-
     /// Where `price` is, or would go, worst first: searched outward from
     /// the gap (where the last change was, or the top), doubling the step
     /// until a level is passed, then by halves.
     #[inline]
     fn position(&self, price: i64) -> Result<usize, usize> {
+        match self.side {
+            Side::Bid => self.position_on::<true>(price),
+            Side::Ask => self.position_on::<false>(price),
+        }
+    }
+
+    /// [`position`](Self::position) on the bid side (`BID`) or the ask
+    /// side: the comparison fixed when compiled, not chosen at each level.
+    #[inline]
+    fn position_on<const BID: bool>(&self, price: i64) -> Result<usize, usize> {
         let below = &self.slots[self.start..self.mid];
         let above = &self.slots[self.hi..self.end];
         let n = below.len();
-        let order = |l: &Level| self.order(l, price);
+        let order = |l: &Level| {
+            if BID {
+                l.price.cmp(&price)
+            } else {
+                price.cmp(&l.price)
+            }
+        };
         match above.first() {
             Some(l) if order(l) != Ordering::Greater => {
                 // At or above the gap's upper side: step up from it.
@@ -391,7 +398,8 @@ impl Ladder {
         let gap = self.hi - self.mid;
         if gap > 0 {
             if self.mid - self.start <= self.end - self.hi {
-                self.slots.copy_within(self.start..self.mid, self.start + gap);
+                self.slots
+                    .copy_within(self.start..self.mid, self.start + gap);
                 self.start += gap;
             } else {
                 self.slots.copy_within(self.hi..self.end, self.mid);
@@ -517,7 +525,11 @@ mod tests {
     /// A message's levels as a venue sends them: sorted best first, the
     /// gap walking down the side (Binance's diffs), then settled.
     fn sorted_message(prices: i64) -> impl Strategy<Value = Vec<Op>> {
-        (proptest::collection::btree_map(0..prices, 0i64..3, 0..40), any::<bool>(), any::<bool>())
+        (
+            proptest::collection::btree_map(0..prices, 0i64..3, 0..40),
+            any::<bool>(),
+            any::<bool>(),
+        )
             .prop_map(|(levels, rev, tracks)| {
                 let mut ops: Vec<Op> = levels.into_iter().map(|(p, s)| Op::Set(p, s)).collect();
                 if rev {
@@ -531,10 +543,20 @@ mod tests {
     /// Runs `ops` on a ladder and on the `VecDeque` it replaces, checking
     /// after every operation, through any gap left open: the same levels
     /// best first, the same horizon, the same answers for every price.
-    fn against_the_vecdeque(keep: usize, bid: bool, prices: i64, ops: Vec<Op>) -> Result<(), TestCaseError> {
+    fn against_the_vecdeque(
+        keep: usize,
+        bid: bool,
+        prices: i64,
+        ops: Vec<Op>,
+    ) -> Result<(), TestCaseError> {
         let side = if bid { Side::Bid } else { Side::Ask };
         let mut ladder = Ladder::new(side, keep);
-        let mut reference = Reference { levels: VecDeque::new(), keep, side, horizon: None };
+        let mut reference = Reference {
+            levels: VecDeque::new(),
+            keep,
+            side,
+            horizon: None,
+        };
         for op in ops {
             match op {
                 Op::Set(p, s) => {
@@ -570,7 +592,10 @@ mod tests {
                     reference.horizon = h;
                 }
             }
-            let got: Vec<Level> = (0..ladder.len()).filter_map(|i| ladder.get(i)).copied().collect();
+            let got: Vec<Level> = (0..ladder.len())
+                .filter_map(|i| ladder.get(i))
+                .copied()
+                .collect();
             let want: Vec<Level> = reference.levels.iter().copied().collect();
             prop_assert_eq!(&got, &want);
             prop_assert_eq!(ladder.horizon, reference.horizon);
@@ -581,8 +606,22 @@ mod tests {
             for p in 0..prices {
                 prop_assert_eq!(ladder.find(p), reference.find(p));
                 // Any hint, right or stale, gives the same answer.
-                for hint in [0, 1, 2, want.len() / 2, want.len(), want.len() + 1, usize::MAX] {
-                    prop_assert_eq!(ladder.find_near(p, hint), reference.find(p), "{} {}", p, hint);
+                for hint in [
+                    0,
+                    1,
+                    2,
+                    want.len() / 2,
+                    want.len(),
+                    want.len() + 1,
+                    usize::MAX,
+                ] {
+                    prop_assert_eq!(
+                        ladder.find_near(p, hint),
+                        reference.find(p),
+                        "{} {}",
+                        p,
+                        hint
+                    );
                 }
             }
         }
