@@ -20,8 +20,13 @@ const TRADE: &str = r#"{"e":"trade","E":1723161255208,"s":"BTCUSDT","t":37123456
 const TICKER: &str = r#"{"u":50093324134,"s":"BTCUSDT","b":"61737.63000000","B":"3.78826000","a":"61737.64000000","A":"1.54698000"}"#;
 
 fn depth() -> String {
+    depth_of(20)
+}
+
+/// A Binance depth update of `n` + `n` levels.
+fn depth_of(n: u32) -> String {
     let side = |base: f64, step: f64| {
-        (0..20)
+        (0..n)
             .map(|i| {
                 format!(
                     r#"["{:.8}","{:.8}"]"#,
@@ -330,5 +335,71 @@ fn utf8(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, decode, utf8);
+/// A depth update's levels read exactly into the instrument's scale (8
+/// and 8, BTCUSDT's in the replays), as the adapter reads them: decoded by
+/// `binance::Decoder`, each level's price and size parsed into integers.
+/// At 20 + 20 and 100 + 100 levels, so that the difference over the 160
+/// levels between them is the cost of a level, apart from the message's
+/// fixed cost; and the parse alone over the 40 levels' strings, read out
+/// beforehand.
+fn levels_exact(c: &mut Criterion) {
+    use tickwire_venues::decimal;
+    let mut group = c.benchmark_group("depth levels exact");
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut decoder = binance::Decoder::new();
+    for n in [20u32, 100] {
+        let text = depth_of(n);
+        let len = text.len();
+        group.bench_function(format!("decode and parse, {n} + {n} levels"), |b| {
+            b.iter(|| {
+                buf[..len].copy_from_slice(text.as_bytes());
+                let sum: i64 = decoder.decode(&mut buf, len, |m| match m.unwrap() {
+                    binance::Message::Depth(d) => d
+                        .bids
+                        .iter()
+                        .chain(d.asks.iter())
+                        .map(|l| {
+                            let (p, q) = l.unwrap();
+                            let l = decimal::level(p, q, 8, 8).unwrap();
+                            l.price ^ l.size
+                        })
+                        .fold(0, |a, x| a ^ x),
+                    _ => 0,
+                });
+                black_box(sum)
+            })
+        });
+    }
+    // The strings of the 20 + 20 levels, then only their parse.
+    let text = depth_of(20);
+    let mut owned = text.clone().into_bytes();
+    owned.resize(text.len() + INPUT_PADDING, 0);
+    let pairs: Vec<(String, String)> = decoder.decode(&mut owned, text.len(), |m| match m.unwrap() {
+        binance::Message::Depth(d) => d
+            .bids
+            .iter()
+            .chain(d.asks.iter())
+            .map(|l| {
+                let (p, q) = l.unwrap();
+                (p.to_string(), q.to_string())
+            })
+            .collect(),
+        _ => Vec::new(),
+    });
+    assert_eq!(pairs.len(), 40);
+    group.bench_function("parse alone, 40 levels", |b| {
+        b.iter(|| {
+            pairs
+                .iter()
+                .map(|(p, q)| {
+                    let l = decimal::level(black_box(p), black_box(q), 8, 8).unwrap();
+                    l.price ^ l.size
+                })
+                .fold(0, |a, x| a ^ x)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, decode, utf8, levels_exact);
 criterion_main!(benches);
