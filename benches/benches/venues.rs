@@ -374,18 +374,19 @@ fn levels_exact(c: &mut Criterion) {
     let text = depth_of(20);
     let mut owned = text.clone().into_bytes();
     owned.resize(text.len() + INPUT_PADDING, 0);
-    let pairs: Vec<(String, String)> = decoder.decode(&mut owned, text.len(), |m| match m.unwrap() {
-        binance::Message::Depth(d) => d
-            .bids
-            .iter()
-            .chain(d.asks.iter())
-            .map(|l| {
-                let (p, q) = l.unwrap();
-                (p.to_string(), q.to_string())
-            })
-            .collect(),
-        _ => Vec::new(),
-    });
+    let pairs: Vec<(String, String)> =
+        decoder.decode(&mut owned, text.len(), |m| match m.unwrap() {
+            binance::Message::Depth(d) => d
+                .bids
+                .iter()
+                .chain(d.asks.iter())
+                .map(|l| {
+                    let (p, q) = l.unwrap();
+                    (p.to_string(), q.to_string())
+                })
+                .collect(),
+            _ => Vec::new(),
+        });
     assert_eq!(pairs.len(), 40);
     group.bench_function("parse alone, 40 levels", |b| {
         b.iter(|| {

@@ -127,7 +127,12 @@ fn parse_fast(s: &[u8], scale: u8) -> Option<(i64, u8)> {
         if eight_digits(frac)
             && let Some(int) = digits_value(word(0), len - 9)
         {
-            return at_scale(int * 100_000_000 + eight_digit_value(frac), len - 1, 8, scale);
+            return at_scale(
+                int * 100_000_000 + eight_digit_value(frac),
+                len - 1,
+                8,
+                scale,
+            );
         }
     }
     let (v, digits, frac) = if len <= 8 {
