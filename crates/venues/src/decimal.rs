@@ -565,6 +565,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn binance_shaped_strings_take_the_short_path_exactly() {
+        // Shortest and longest of the shape: one and seven integer digits.
+        assert_eq!(parse_fast(b"1.23456789", 8), Some((123_456_789, 8)));
+        assert_eq!(parse_fast(b"0.00123000", 8), Some((123_000, 8)));
+        let long = b"1234567.12345678";
+        assert_eq!(parse_fast(long, 8), Some((123_456_712_345_678, 8)));
+        assert_eq!(parse_fast(b"61737.63000000", 2), Some((6_173_763, 8)));
+        // Past 18 digits at the scale: the slow path decides (it fits).
+        assert_eq!(parse_fast(long, 12), None);
+        assert_eq!(parse_scaled(long, 12), Ok(1_234_567_123_456_780_000));
+        // A dropped non-zero digit.
+        assert_eq!(parse_fast(long, 4), None);
+        assert_eq!(parse_scaled(long, 4), Err(DecimalError::TooPrecise));
+        // Not the shape, or not a number: the general paths decide.
+        assert_eq!(parse_scaled(b"-1.23456789", 8), Ok(-123_456_789));
+        assert_eq!(
+            parse_scaled(b"12345678.12345678", 8),
+            Ok(1_234_567_812_345_678)
+        );
+        for bad in [
+            &b"+1.23456789"[..],
+            b"1.2.345678",
+            b"1a.23456789",
+            b"1.2345678a",
+        ] {
+            assert_eq!(parse_scaled(bad, 8), Err(DecimalError::Syntax), "{bad:?}");
+        }
+        let l = level("1.23456789", "0.10000000", 8, 8).unwrap();
+        assert_eq!((l.price_digits, l.size_digits), (8, 8));
+        assert_eq!(scale_of(long), 8);
+    }
+
+    #[test]
     fn wire_strings_parse_exactly() {
         assert_eq!(parse_scaled(b"61737.63000000", 2), Ok(6_173_763));
         assert_eq!(parse_scaled(b"61737.63000000", 8), Ok(6_173_763_000_000));

@@ -10,8 +10,9 @@ use core::cmp::Ordering;
 
 use super::{Level, Side};
 
-/// A change fewer than this many levels from an end of the block moves
-/// them one slot, as it would with a gap: no gap is opened for it.
+/// An insert fewer than this many levels from an end of the block, with
+/// no gap open, moves those levels one slot: no gap is opened for it (a
+/// delete opens one where the level was, free).
 const NEAR_END: usize = 8;
 /// The most slots a gap is opened with: room for that many inserts in a
 /// row before a level moves again.
@@ -22,10 +23,11 @@ const GAP: usize = 32;
 /// a message is applied, a gap `slots[mid..hi]` where its last change
 /// was (empty between messages: [`settle`](Ladder::settle) closes it).
 ///
-/// A change is made where it costs the fewest moved levels: next to the
-/// gap (free), by moving the gap to it (the levels between them move), or
-/// by moving the part of the block between it and an end (the block's
-/// free room). A venue's levels come sorted within a message (Binance's
+/// A change is made next to the gap (free), by moving the gap to it (the
+/// levels between them move), or by moving the part of the block between
+/// it and an end into the block's free room, whichever of the last two
+/// moves fewer levels where that end has room (with none, the gap moves:
+/// an unsorted message can move more than it would have to). A venue's levels come sorted within a message (Binance's
 /// diffs list bids and asks best first), so the gap walks down a side
 /// once a message and the levels between two changes move once, where
 /// each change deep in a 1,000-level side used to move hundreds. When that
@@ -219,9 +221,10 @@ impl Ladder {
         self.horizon.is_none_or(|h| !self.side.better(h, price))
     }
 
-    /// Sets the level at `price` to `size` (0 removes it), leaving a gap
-    /// where it changed the block until [`close`](Self::close) or
-    /// [`settle`](Self::settle). A change beyond the horizon is ignored:
+    /// Sets the level at `price` to `size` (0 removes it). An insert or
+    /// delete may leave a gap where it changed the block, until
+    /// [`close`](Self::close) or [`settle`](Self::settle); a size changed
+    /// in place leaves none. A change beyond the horizon is ignored:
     /// nothing is known there. Returns the rank, best first, the price has
     /// (or would have) now, a hint for [`find_near`](Self::find_near) (for
     /// an ignored change, a guess).

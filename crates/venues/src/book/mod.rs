@@ -161,6 +161,9 @@ impl Book {
 
     /// Sets one level, wire digits included (size 0 removes it). A side
     /// may hold up to twice its kept levels until [`settle`](Self::settle).
+    /// One level at a time: the side's gap is closed after it (a message's
+    /// levels cost fewer moved levels through the sync engine, which
+    /// settles once a message).
     #[inline]
     pub fn set_level(&mut self, side: Side, level: Level) {
         self.set_open(side, level);
@@ -207,7 +210,9 @@ impl Book {
         }
     }
 
-    /// A message has been applied: each side back to its kept levels.
+    /// A message has been applied: each side's gap closed (see
+    /// [`set_ranked`](Self::set_ranked)) and each side back to its kept
+    /// levels.
     pub fn settle(&mut self) {
         let tracks = self.tracks();
         self.bids.settle(tracks);

@@ -693,6 +693,10 @@ impl BookSync {
 
     fn invalidate(&mut self, why: Resync, emit: &mut impl FnMut(SyncEvent)) {
         self.refresh.reset();
+        // A diff given up half way may have left the refreshed book with a
+        // side's gap open (`Book::settle` closes it): cleared, it can never
+        // be read so.
+        self.refresh.shadow_clear();
         self.book.clear();
         self.buffer.clear();
         // A catch-up was for the book that is gone.
