@@ -210,9 +210,9 @@ impl Book {
         }
     }
 
-    /// A message has been applied: each side's gap closed (see
-    /// [`set_ranked`](Self::set_ranked)) and each side back to its kept
-    /// levels.
+    /// A message has been applied: each side's gap closed (the place a
+    /// message's changes left open, so that its next ones moved fewer
+    /// levels) and each side back to its kept levels.
     pub fn settle(&mut self) {
         let tracks = self.tracks();
         self.bids.settle(tracks);
