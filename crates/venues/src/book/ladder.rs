@@ -83,11 +83,16 @@ impl Ladder {
         }
     }
 
-    /// The levels, worst first (the gap closed: between messages).
+    /// The levels, worst first, in two parts: the first part's, then the
+    /// second's (a gap a message left open lies between them; between
+    /// messages there is none and the second part holds the levels above
+    /// the last search's place).
     #[inline]
-    pub(super) fn worst_first(&self) -> &[Level] {
-        debug_assert_eq!(self.mid, self.hi, "a gap is open");
-        &self.slots[self.start..self.end]
+    pub(super) fn parts(&self) -> (&[Level], &[Level]) {
+        (
+            &self.slots[self.start..self.mid],
+            &self.slots[self.hi..self.end],
+        )
     }
 
     #[inline]
@@ -577,8 +582,11 @@ mod tests {
                 Op::Settle(tracks) => {
                     ladder.settle(tracks);
                     reference.settle(tracks);
-                    // Closed: the levels are one slice again.
-                    let flat: Vec<Level> = ladder.worst_first().iter().rev().copied().collect();
+                    // Closed: the two parts, read as one, are the levels.
+                    prop_assert_eq!(ladder.mid, ladder.hi);
+                    let (low, high) = ladder.parts();
+                    let flat: Vec<Level> =
+                        high.iter().rev().chain(low.iter().rev()).copied().collect();
                     prop_assert_eq!(&flat, &reference.levels.iter().copied().collect::<Vec<_>>());
                 }
                 Op::Close => {

@@ -68,8 +68,11 @@ pub enum Limit {
 /// or every kept one ([`Book::kept`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Levels<'a> {
-    /// Every level of the side, worst first.
-    all: &'a [Level],
+    /// Every level of the side, worst first: `low`, then `high` (the
+    /// side's two parts, either side of its gap: a book read in the middle
+    /// of a message is read right too).
+    low: &'a [Level],
+    high: &'a [Level],
     len: usize,
 }
 
@@ -87,7 +90,13 @@ impl<'a> Levels<'a> {
     /// The `i`-th best level.
     #[inline]
     pub fn get(&self, i: usize) -> Option<&'a Level> {
-        (i < self.len).then(|| &self.all[self.all.len() - 1 - i])
+        if i >= self.len {
+            return None;
+        }
+        match self.high.len().checked_sub(i + 1) {
+            Some(at) => Some(&self.high[at]),
+            None => Some(&self.low[self.low.len() + self.high.len() - 1 - i]),
+        }
     }
 
     /// Every level shown, best first.
@@ -99,13 +108,78 @@ impl<'a> Levels<'a> {
 
 impl<'a> IntoIterator for Levels<'a> {
     type Item = &'a Level;
-    type IntoIter = core::iter::Rev<core::slice::Iter<'a, Level>>;
+    type IntoIter = LevelsIter<'a>;
 
     #[inline]
     fn into_iter(self) -> Self::IntoIter {
-        self.all[self.all.len() - self.len..].iter().rev()
+        // The best `len`: the high part's first, then the low part's.
+        let from_high = self.len.min(self.high.len());
+        let from_low = self.len - from_high;
+        LevelsIter {
+            high: &self.high[self.high.len() - from_high..],
+            low: &self.low[self.low.len() - from_low..],
+        }
     }
 }
+
+/// The levels of a [`Levels`], best first.
+#[derive(Clone, Debug)]
+pub struct LevelsIter<'a> {
+    /// Worst first, as in the book: taken from the end.
+    high: &'a [Level],
+    low: &'a [Level],
+}
+
+impl<'a> Iterator for LevelsIter<'a> {
+    type Item = &'a Level;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a Level> {
+        if let Some((best, rest)) = self.high.split_last() {
+            self.high = rest;
+            Some(best)
+        } else {
+            let (best, rest) = self.low.split_last()?;
+            self.low = rest;
+            Some(best)
+        }
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.high.len() + self.low.len();
+        (n, Some(n))
+    }
+
+    /// In one step, as a slice's iterator does (`skip` over the shown
+    /// levels would otherwise walk them).
+    #[inline]
+    fn nth(&mut self, n: usize) -> Option<&'a Level> {
+        let from_high = n.min(self.high.len());
+        self.high = &self.high[..self.high.len() - from_high];
+        let from_low = (n - from_high).min(self.low.len());
+        self.low = &self.low[..self.low.len() - from_low];
+        self.next()
+    }
+}
+
+impl<'a> DoubleEndedIterator for LevelsIter<'a> {
+    #[inline]
+    fn next_back(&mut self) -> Option<&'a Level> {
+        if let Some((worst, rest)) = self.low.split_first() {
+            self.low = rest;
+            Some(worst)
+        } else {
+            let (worst, rest) = self.high.split_first()?;
+            self.high = rest;
+            Some(worst)
+        }
+    }
+}
+
+impl ExactSizeIterator for LevelsIter<'_> {}
+
+impl core::iter::FusedIterator for LevelsIter<'_> {}
 
 /// An order book showing at most `depth` levels a side and keeping at most
 /// `keep`. Never allocates after [`Book::new`].
@@ -175,9 +249,10 @@ impl Book {
 
     /// [`set_level`](Self::set_level) within a message: the side may keep a
     /// gap where the level changed it, so that the message's next changes
-    /// deeper in the side move the levels between them once. The book must
-    /// be [`settle`](Self::settle)d (or [`snapshot_done`](Self::snapshot_done))
-    /// before it is read.
+    /// deeper in the side move the levels between them once, until
+    /// [`settle`](Self::settle) (or [`snapshot_done`](Self::snapshot_done))
+    /// closes it. Every read goes through the gap ([`Levels`] in two
+    /// parts), so a book read before then is still read right.
     #[inline]
     pub(crate) fn set_open(&mut self, side: Side, level: Level) {
         self.set_ranked(side, level);
@@ -257,20 +332,22 @@ impl Book {
 
     /// The levels of `side` shown, best first (at most [`depth`](Self::depth)).
     pub fn levels(&self, side: Side) -> Levels<'_> {
-        let all = self.ladder(side).worst_first();
+        let (low, high) = self.ladder(side).parts();
         Levels {
-            all,
-            len: all.len().min(self.depth),
+            low,
+            high,
+            len: (low.len() + high.len()).min(self.depth),
         }
     }
 
     /// Every level kept on `side`, best first: the shown ones and those
     /// below them (a venue's checksum may cover more levels than shown).
     pub fn kept(&self, side: Side) -> Levels<'_> {
-        let all = self.ladder(side).worst_first();
+        let (low, high) = self.ladder(side).parts();
         Levels {
-            all,
-            len: all.len(),
+            low,
+            high,
+            len: low.len() + high.len(),
         }
     }
 
@@ -581,6 +658,62 @@ mod tests {
                 c.remove(&worst);
             }
         }
+    }
+
+    /// A book read in the middle of a message, with a side's gap open, is
+    /// read right by every read: `levels`, `kept` (by rank, from both ends),
+    /// `top` and `edge`.
+    #[test]
+    fn a_book_read_with_a_gap_open_reads_every_level() {
+        let mut book = Book::with_window(5, 100, Window::Client);
+        let mut reference = BTreeMap::new();
+        for p in 0..100 {
+            book.set(Side::Bid, 1_000 + 2 * p, 1);
+            reference.insert(1_000 + 2 * p, 1);
+        }
+        book.settle();
+        // A message's changes deep in the side, best first: gaps open.
+        for (p, size) in [(1_150, 0), (1_141, 3), (1_120, 0), (1_101, 4), (1_060, 0)] {
+            book.set_open(Side::Bid, Level::new(p, size));
+            if size == 0 {
+                reference.remove(&p);
+            } else {
+                reference.insert(p, size);
+            }
+        }
+        let (low, high) = book.bids.parts();
+        assert!(!low.is_empty() && !high.is_empty());
+        assert_ne!(low.as_ptr_range().end, high.as_ptr(), "a gap is open");
+        let want: Vec<(i64, i64)> = reference.iter().rev().map(|(p, s)| (*p, *s)).collect();
+        let kept = book.kept(Side::Bid);
+        let got: Vec<(i64, i64)> = kept.iter().map(|l| (l.price, l.size)).collect();
+        assert_eq!(got, want);
+        let by_rank: Vec<(i64, i64)> = (0..kept.len())
+            .filter_map(|i| kept.get(i))
+            .map(|l| (l.price, l.size))
+            .collect();
+        assert_eq!(by_rank, want);
+        for k in 0..=want.len() + 1 {
+            let nth = kept.iter().nth(k).map(|l| (l.price, l.size));
+            assert_eq!(nth, want.get(k).copied(), "{k}");
+            let mut it = kept.iter();
+            let _ = it.nth(k);
+            let rest: Vec<(i64, i64)> = it.map(|l| (l.price, l.size)).collect();
+            assert_eq!(rest, want.get(k + 1..).unwrap_or_default(), "{k}");
+        }
+        let mut back: Vec<(i64, i64)> = kept.iter().rev().map(|l| (l.price, l.size)).collect();
+        back.reverse();
+        assert_eq!(back, want);
+        let shown: Vec<i64> = book.levels(Side::Bid).iter().map(|l| l.price).collect();
+        assert_eq!(shown, want.iter().take(5).map(|w| w.0).collect::<Vec<_>>());
+        assert_eq!(book.edge(Side::Bid), Some(want[4].0));
+        book.settle();
+        let got: Vec<(i64, i64)> = book
+            .kept(Side::Bid)
+            .iter()
+            .map(|l| (l.price, l.size))
+            .collect();
+        assert_eq!(got, want);
     }
 
     fn shown(book: &Book, side: Side) -> Vec<(i64, i64)> {
