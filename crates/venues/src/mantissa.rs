@@ -21,49 +21,15 @@ pub struct Mantissa {
 }
 
 impl Mantissa {
-    /// The value at `scale`, exactly. One multiplication or one division,
-    /// by a power of ten read from a table; none when the message's
-    /// exponent is the scale's (the usual case: a venue sends an
-    /// instrument's prices at its tick's decimals).
-    ///
-    /// `i64::MIN` is refused: it is SBE's null for an `int64`, and its
-    /// magnitude has no `i64` (the text parser refuses it too, and for the
-    /// same reason at each scale).
+    /// The value at `scale`, exactly ([`Scaler`]).
     #[inline]
     pub fn scaled(self, scale: u8) -> Result<i64, DecimalError> {
-        let shift = i32::from(self.exponent) + i32::from(scale);
-        if scale > MAX_SCALE {
-            return Err(DecimalError::Overflow);
-        }
-        if self.value == i64::MIN {
-            // Its digits end in 8: below the scale, a non-zero digit.
-            return Err(if shift < 0 {
-                DecimalError::TooPrecise
-            } else {
-                DecimalError::Overflow
-            });
-        }
-        if shift == 0 || self.value == 0 {
-            return Ok(self.value);
-        }
-        if shift > 0 {
-            let p = POW10.get(shift as usize).ok_or(DecimalError::Overflow)?;
-            return self.value.checked_mul(*p).ok_or(DecimalError::Overflow);
-        }
-        // A non-zero i64 is below 10^19: no multiple of 10^19 or more.
-        let p = *POW10
-            .get(shift.unsigned_abs() as usize)
-            .ok_or(DecimalError::TooPrecise)?;
-        if self.value % p == 0 {
-            Ok(self.value / p)
-        } else {
-            Err(DecimalError::TooPrecise)
-        }
+        Scaler::new(self.exponent, scale).scale(self.value)
     }
 
     /// The fractional digits the value was sent with: `-exponent`, or 0.
     pub fn digits(self) -> u8 {
-        self.exponent.saturating_neg().max(0) as u8
+        digits(self.exponent)
     }
 
     /// The error for this value at `scale`, named `field`; its text reads
@@ -98,6 +64,174 @@ impl Mantissa {
     }
 }
 
+/// How mantissas sent at one exponent become values at one scale, decided
+/// once for a message (its exponent is the message's, the scale the
+/// instrument's) and then one multiplication or one division a value, by
+/// a power of ten read from a table when the scaler was made; none when
+/// the exponent is the scale's (the usual case: a venue sends an
+/// instrument's prices at its tick's decimals).
+///
+/// `i64::MIN` is refused: it is SBE's null for an `int64`, and its
+/// magnitude has no `i64` (the text parser refuses it too, and for the
+/// same reason at each scale).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scaler {
+    op: Op,
+    /// Whether the value is divided (the exponent below the scale's):
+    /// what `i64::MIN` is refused as.
+    down: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Same,
+    Up(i64),
+    Down(i64),
+    /// Every value fails so, but for 0 unless `zero_too` (the scale is
+    /// past [`MAX_SCALE`]).
+    Fails {
+        error: DecimalError,
+        zero_too: bool,
+    },
+}
+
+impl Scaler {
+    /// Values sent as mantissas at `exponent`, read at `scale`.
+    pub fn new(exponent: i8, scale: u8) -> Scaler {
+        let shift = i32::from(exponent) + i32::from(scale);
+        let op = if scale > MAX_SCALE {
+            Op::Fails {
+                error: DecimalError::Overflow,
+                zero_too: true,
+            }
+        } else if shift == 0 {
+            Op::Same
+        } else if shift > 0 {
+            match POW10.get(shift.unsigned_abs() as usize) {
+                Some(&p) => Op::Up(p),
+                None => Op::Fails {
+                    error: DecimalError::Overflow,
+                    zero_too: false,
+                },
+            }
+        } else {
+            // A non-zero i64 is below 10^19: no multiple of 10^19 or more.
+            match POW10.get(shift.unsigned_abs() as usize) {
+                Some(&p) => Op::Down(p),
+                None => Op::Fails {
+                    error: DecimalError::TooPrecise,
+                    zero_too: false,
+                },
+            }
+        };
+        Scaler {
+            op,
+            down: shift < 0,
+        }
+    }
+
+    /// `value × 10^exponent` at the scale, exactly, or why not.
+    #[inline(always)]
+    pub fn scale(self, value: i64) -> Result<i64, DecimalError> {
+        match self.op {
+            Op::Fails { error, zero_too } => {
+                if value == 0 && !zero_too {
+                    Ok(0)
+                } else {
+                    Err(error)
+                }
+            }
+            // Its digits end in 8: below the scale, a non-zero digit.
+            _ if value == i64::MIN => Err(if self.down {
+                DecimalError::TooPrecise
+            } else {
+                DecimalError::Overflow
+            }),
+            Op::Same => Ok(value),
+            Op::Up(p) => value.checked_mul(p).ok_or(DecimalError::Overflow),
+            Op::Down(p) => {
+                if value % p == 0 {
+                    Ok(value / p)
+                } else {
+                    Err(DecimalError::TooPrecise)
+                }
+            }
+        }
+    }
+}
+
+/// A message's levels, prices at one exponent and sizes at another, as
+/// book levels at an instrument's two scales: both [`Scaler`]s and both
+/// digit counts decided once.
+#[derive(Clone, Copy, Debug)]
+pub struct LevelScaler {
+    price: Scaler,
+    size: Scaler,
+    price_exponent: i8,
+    size_exponent: i8,
+    price_scale: u8,
+    size_scale: u8,
+}
+
+impl LevelScaler {
+    /// Prices sent at `price_exponent` read at `price_scale`, sizes sent
+    /// at `size_exponent` at `size_scale`.
+    pub fn new(price_exponent: i8, size_exponent: i8, price_scale: u8, size_scale: u8) -> Self {
+        LevelScaler {
+            price: Scaler::new(price_exponent, price_scale),
+            size: Scaler::new(size_exponent, size_scale),
+            price_exponent,
+            size_exponent,
+            price_scale,
+            size_scale,
+        }
+    }
+
+    /// The level of a price and a size as sent.
+    #[inline(always)]
+    pub fn level(&self, price: i64, size: i64) -> Result<Level, BadValue> {
+        match (self.price.scale(price), self.size.scale(size)) {
+            (Ok(p), Ok(s)) => Ok(Level {
+                price: p,
+                size: s,
+                price_digits: digits(self.price_exponent),
+                size_digits: digits(self.size_exponent),
+            }),
+            _ => Err(self.bad(price, size)),
+        }
+    }
+
+    /// The error for a level [`level`](Self::level) refused: the price's
+    /// if it is bad, else the size's.
+    #[cold]
+    fn bad(&self, price: i64, size: i64) -> BadValue {
+        let (p, s) = (
+            Mantissa {
+                value: price,
+                exponent: self.price_exponent,
+            },
+            Mantissa {
+                value: size,
+                exponent: self.size_exponent,
+            },
+        );
+        match self.price.scale(price) {
+            Err(e) => p.bad("price", e, self.price_scale),
+            Ok(_) => {
+                // The size's error (never taken for a level that was not refused).
+                let e = self.size.scale(size).err().unwrap_or(DecimalError::Overflow);
+                s.bad("size", e, self.size_scale)
+            }
+        }
+    }
+}
+
+/// The fractional digits a value sent at `exponent` has: `-exponent`, or 0.
+#[inline(always)]
+fn digits(exponent: i8) -> u8 {
+    exponent.saturating_neg().max(0) as u8
+}
+
 /// A book level from a price and a size as mantissas.
 #[inline(always)]
 pub fn level(
@@ -106,16 +240,8 @@ pub fn level(
     price_scale: u8,
     size_scale: u8,
 ) -> Result<Level, BadValue> {
-    Ok(Level {
-        price: price
-            .scaled(price_scale)
-            .map_err(|e| price.bad("price", e, price_scale))?,
-        size: size
-            .scaled(size_scale)
-            .map_err(|e| size.bad("size", e, size_scale))?,
-        price_digits: price.digits(),
-        size_digits: size.digits(),
-    })
+    LevelScaler::new(price.exponent, size.exponent, price_scale, size_scale)
+        .level(price.value, size.value)
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ use crate::adapter::{Instruments, Outcome, WireQuote, WireTrade};
 use crate::book::Side;
 use crate::error::DecodeError;
 use crate::event::{Aggressor, Event};
-use crate::mantissa::{self, Mantissa};
+use crate::mantissa::{self, LevelScaler, Mantissa};
 use crate::sync::{LevelResult, Seq};
 
 impl Adapter {
@@ -80,18 +80,10 @@ fn levels<'a>(
     price_scale: u8,
     size_scale: u8,
 ) -> impl Iterator<Item = LevelResult> + 'a {
+    // The message's exponents and the instrument's scales: decided once.
+    let scaler = LevelScaler::new(price_exponent, qty_exponent, price_scale, size_scale);
     let side = move |side: Side, levels: Levels<'a>| {
-        levels.map(move |l| {
-            let price = Mantissa {
-                value: l.price,
-                exponent: price_exponent,
-            };
-            let size = Mantissa {
-                value: l.qty,
-                exponent: qty_exponent,
-            };
-            Ok((side, mantissa::level(price, size, price_scale, size_scale)?))
-        })
+        levels.map(move |l| Ok((side, scaler.level(l.price, l.qty)?)))
     };
     side(Side::Bid, bids).chain(side(Side::Ask, asks))
 }
