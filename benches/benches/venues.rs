@@ -337,12 +337,14 @@ fn utf8(c: &mut Criterion) {
 
 /// A depth update's levels read exactly into the instrument's scale (8
 /// and 8, BTCUSDT's in the replays), as the adapter reads them: decoded by
-/// `binance::Decoder`, each level's price and size parsed into integers.
+/// `binance::Decoder` and read by `book::scaled_levels` (in Binance's
+/// shape, the values read with the levels' bounds, in one pass).
 /// At 20 + 20 and 100 + 100 levels, so that the difference over the 160
 /// levels between them is the cost of a level, apart from the message's
 /// fixed cost; and the parse alone over the 40 levels' strings, read out
 /// beforehand.
 fn levels_exact(c: &mut Criterion) {
+    use tickwire_venues::book::{Side, scaled_levels};
     use tickwire_venues::decimal;
     let mut group = c.benchmark_group("depth levels exact");
     let mut buf = vec![0u8; 64 * 1024];
@@ -353,14 +355,13 @@ fn levels_exact(c: &mut Criterion) {
         group.bench_function(format!("decode and parse, {n} + {n} levels"), |b| {
             b.iter(|| {
                 buf[..len].copy_from_slice(text.as_bytes());
+                // As the adapter reads them: `scaled_levels`, exact at
+                // BTCUSDT's scales.
                 let sum: i64 = decoder.decode(&mut buf, len, |m| match m.unwrap() {
-                    binance::Message::Depth(d) => d
-                        .bids
-                        .iter()
-                        .chain(d.asks.iter())
+                    binance::Message::Depth(d) => scaled_levels(&d.bids, Side::Bid, 8, 8)
+                        .chain(scaled_levels(&d.asks, Side::Ask, 8, 8))
                         .map(|l| {
-                            let (p, q) = l.unwrap();
-                            let l = decimal::level(p, q, 8, 8).unwrap();
+                            let (_, l) = l.unwrap();
                             l.price ^ l.size
                         })
                         .fold(0, |a, x| a ^ x),

@@ -79,6 +79,13 @@ enum Repr<'t, 'i> {
         text: &'i str,
         marks: &'t [[u32; 4]],
     },
+    /// The same, each level in Binance's shape ([`levels_binance`]), its
+    /// price and quantity read at 8 decimals in the same pass.
+    Exact {
+        text: &'i str,
+        marks: &'t [[u32; 4]],
+        values: &'t [[i64; 2]],
+    },
 }
 
 impl<'t, 'i> Levels<'t, 'i> {
@@ -97,12 +104,45 @@ impl<'t, 'i> Levels<'t, 'i> {
         Levels(Repr::Marked { text, marks })
     }
 
+    /// The levels [`levels_binance`] read in `text`: their bounds and
+    /// values (as many of each).
+    pub(crate) fn exact(
+        text: &'i str,
+        marks: &'t [[u32; 4]],
+        values: &'t [[i64; 2]],
+    ) -> Levels<'t, 'i> {
+        Levels(Repr::Exact {
+            text,
+            marks,
+            values,
+        })
+    }
+
+    /// Each level's price and quantity at 8 decimals, if they were read
+    /// with the levels (Binance's shape), with the text and the strings'
+    /// bounds they were read from.
+    #[inline]
+    pub(crate) fn values(&self) -> Option<ReadValues<'t, 'i>> {
+        match self.0 {
+            Repr::Exact {
+                text,
+                marks,
+                values,
+            } => Some(ReadValues {
+                text,
+                marks,
+                values,
+            }),
+            _ => None,
+        }
+    }
+
     /// How many levels.
     pub fn len(&self) -> usize {
         match self.0 {
             Repr::Tape(a) => a.len(),
             Repr::Text { len, .. } => len,
-            Repr::Marked { marks, .. } => marks.len(),
+            Repr::Marked { marks, .. } | Repr::Exact { marks, .. } => marks.len(),
         }
     }
 
@@ -121,7 +161,7 @@ impl<'t, 'i> Levels<'t, 'i> {
                 left: len,
                 width,
             },
-            Repr::Marked { text, marks } => IterRepr::Marked {
+            Repr::Marked { text, marks } | Repr::Exact { text, marks, .. } => IterRepr::Marked {
                 text,
                 marks: marks.iter(),
             },
@@ -187,6 +227,61 @@ pub(crate) fn levels_marked(
             _ => return None,
         }
     }
+}
+
+/// [`levels_marked`] for levels of two strings each in Binance's shape
+/// ([`binance_shape`](crate::decimal::binance_shape)), read in the same
+/// pass: `mark` gets each level's number, the bounds of its price and
+/// quantity, and their values at 8 decimals. Every byte is checked where
+/// the shape puts it (`["`, the price, `","`, the quantity, `"]`, then `,`
+/// or `]`), so no quote is searched for; `None` for anything else, which
+/// [`levels_marked`] then reads.
+#[inline(always)]
+pub(crate) fn levels_binance(
+    s: &str,
+    i: usize,
+    mut mark: impl FnMut(usize, [u32; 4], [i64; 2]),
+) -> Option<(usize, usize)> {
+    use crate::decimal::binance_shape;
+    let b = s.as_bytes();
+    if b.get(i) != Some(&b'[') || b.len() > u32::MAX as usize {
+        return None;
+    }
+    if b.get(i + 1) == Some(&b']') {
+        return Some((i + 2, 0));
+    }
+    let mut j = i + 1;
+    let mut n = 0;
+    loop {
+        if b.get(j..j + 2)? != b"[\"" {
+            return None;
+        }
+        let (price, p_end) = binance_shape(b, j + 2)?;
+        if b.get(p_end..p_end + 3)? != b"\",\"" {
+            return None;
+        }
+        let (qty, q_end) = binance_shape(b, p_end + 3)?;
+        // Below 4 GiB: checked above.
+        let bounds = [j + 2, p_end, p_end + 3, q_end].map(|x| x as u32);
+        mark(n, bounds, [price, qty]);
+        n += 1;
+        match b.get(q_end..q_end + 3)? {
+            b"\"]," => j = q_end + 3,
+            b"\"]]" => return Some((q_end + 3, n)),
+            _ => return None,
+        }
+    }
+}
+
+/// Levels whose values were read with them ([`Levels::values`]).
+#[derive(Clone, Copy)]
+pub(crate) struct ReadValues<'t, 'i> {
+    /// The text the levels are in.
+    pub(crate) text: &'i str,
+    /// Each level's price and quantity bounds in `text`.
+    pub(crate) marks: &'t [[u32; 4]],
+    /// Each level's price and quantity at 8 decimals.
+    pub(crate) values: &'t [[i64; 2]],
 }
 
 /// The iterator of [`Levels::iter`].
@@ -367,6 +462,58 @@ mod tests {
             // Another width never reads it.
             if !levels.is_empty() {
                 prop_assert_eq!(levels_marked(&text, 0, width + 1, |_, _| {}), None);
+            }
+        }
+    }
+
+    /// A price or quantity string: Binance's shape most of the time, and
+    /// near misses (no point, a point too far, seven or nine fractional
+    /// digits, a sign, a stray byte, a quote or escape inside).
+    fn wire_value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => ("[0-9]{1,7}", "[0-9]{8}").prop_map(|(i, f)| format!("{i}.{f}")),
+            1 => "[0-9]{0,9}\\.?[0-9]{0,10}",
+            1 => "[-+0-9.e\"\\\\a]{0,18}",
+        ]
+    }
+
+    proptest! {
+        /// `levels_binance` reads an array exactly when every string has
+        /// Binance's shape, marks the bounds `levels_marked` marks, and
+        /// reads the values the text parser reads at 8 decimals; otherwise
+        /// it declines and `levels_marked` reads the array as before.
+        #[test]
+        fn binance_levels_read_in_one_pass_as_marked_and_parsed(
+            levels in proptest::collection::vec((wire_value(), wire_value()), 0..8),
+            tail in prop_oneof![Just(""), Just(","), Just("}"), Just("]")],
+        ) {
+            let shaped = |v: &str| {
+                let (i, f) = v.split_once('.').unwrap_or(("", ""));
+                (1..=7).contains(&i.len())
+                    && f.len() == 8
+                    && (i.bytes().chain(f.bytes())).all(|b| b.is_ascii_digit())
+            };
+            let body: Vec<String> = levels
+                .iter()
+                .map(|(p, q)| format!("[\"{p}\",\"{q}\"]"))
+                .collect();
+            let text = format!("[{}]{tail}", body.join(","));
+            let mut read = Vec::new();
+            let got = levels_binance(&text, 0, |k, bounds, values| {
+                assert_eq!(k, read.len());
+                read.push((bounds, values));
+            });
+            let all = levels.iter().all(|(p, q)| shaped(p) && shaped(q));
+            prop_assert_eq!(got.is_some(), all, "{}", text);
+            if let Some((end, n)) = got {
+                let mut marks = Vec::new();
+                let want = levels_marked(&text, 0, 2, |_, m| marks.push(m));
+                prop_assert_eq!(Some((end, n)), want);
+                prop_assert_eq!(read.iter().map(|r| r.0).collect::<Vec<_>>(), marks);
+                for ((p, q), (_, [pv, qv])) in levels.iter().zip(&read) {
+                    let l = crate::decimal::level(p, q, 8, 8).unwrap();
+                    prop_assert_eq!((l.price, l.size, l.price_digits, l.size_digits), (*pv, *qv, 8, 8));
+                }
             }
         }
     }

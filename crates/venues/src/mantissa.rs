@@ -219,7 +219,11 @@ impl LevelScaler {
             Err(e) => p.bad("price", e, self.price_scale),
             Ok(_) => {
                 // The size's error (never taken for a level that was not refused).
-                let e = self.size.scale(size).err().unwrap_or(DecimalError::Overflow);
+                let e = self
+                    .size
+                    .scale(size)
+                    .err()
+                    .unwrap_or(DecimalError::Overflow);
                 s.bad("size", e, self.size_scale)
             }
         }

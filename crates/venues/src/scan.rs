@@ -442,12 +442,53 @@ impl<'i> Reader<'i> {
         Some(levels)
     }
 
+    /// [`levels_into`](Self::levels_into) for levels of two strings, read
+    /// first as Binance's shape ([`levels_binance`](crate::json::levels_binance)):
+    /// their values kept in the front of `marks.values` beside their bounds,
+    /// so the levels are not parsed again. Any other shape is read as
+    /// `levels_into` reads it.
+    #[inline(always)]
+    pub(crate) fn levels_exact_into<'t>(
+        &mut self,
+        marks: &mut LevelMarks<'t>,
+    ) -> Option<crate::json::Levels<'t, 'i>> {
+        let room = marks.bounds.len().min(marks.values.len());
+        let (bounds, values) = (&mut *marks.bounds, &mut *marks.values);
+        let mut all = true;
+        let read = crate::json::levels_binance(self.s, self.at, |k, b, v| {
+            match (bounds.get_mut(k), values.get_mut(k)) {
+                (Some(x), Some(y)) => (*x, *y) = (b, v),
+                _ => all = false,
+            }
+        });
+        if let Some((end, n)) = read
+            && all
+            && n <= room
+        {
+            let (b_used, b_rest) = core::mem::take(&mut marks.bounds).split_at_mut(n);
+            let (v_used, v_rest) = core::mem::take(&mut marks.values).split_at_mut(n);
+            (marks.bounds, marks.values) = (b_rest, v_rest);
+            self.at = end;
+            return Some(crate::json::Levels::exact(self.s, b_used, v_used));
+        }
+        self.levels_into(2, &mut marks.bounds)
+    }
+
     /// The event's closing brace, `tail` bytes before the end.
     #[inline(always)]
     pub(crate) fn close(&self, tail: usize) -> Option<()> {
         let b = self.s.as_bytes();
         (b.get(self.at) == Some(&b'}') && self.at + 1 + tail == b.len()).then_some(())
     }
+}
+
+/// Room for the levels a one-pass reader checks in a message: each
+/// level's string bounds and, where it reads their values with them
+/// ([`Reader::levels_exact_into`]), the values. Each is taken from the
+/// front as levels are kept.
+pub(crate) struct LevelMarks<'t> {
+    pub(crate) bounds: &'t mut [[u32; 4]],
+    pub(crate) values: &'t mut [[i64; 2]],
 }
 
 #[cfg(test)]

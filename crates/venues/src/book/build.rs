@@ -2,7 +2,8 @@
 //! which finds the strings, and the book, which holds exact integers.
 
 use crate::error::DecodeError;
-use crate::json::Levels;
+use crate::json::{Levels, LevelsIter};
+use crate::mantissa::LevelScaler;
 use crate::model::{Level, Side};
 
 /// A level as an adapter hands it over: its side and value, or why it
@@ -10,14 +11,140 @@ use crate::model::{Level, Side};
 pub type LevelResult = Result<(Side, Level), DecodeError>;
 
 /// Each of `levels` as a book level of `side`, exact at the given scales.
+///
+/// Levels whose values were read with them (Binance's shape, at 8
+/// decimals: [`json::levels_binance`](crate::json::levels_binance)) are
+/// scaled from there, one step decided once for the message
+/// ([`LevelScaler`]); a value the scale cannot hold is read again from its
+/// text, so that the error is the text parser's, word for word. Other
+/// levels are parsed from their strings.
 pub fn scaled_levels<'t, 'i>(
     levels: &Levels<'t, 'i>,
     side: Side,
     price_scale: u8,
     size_scale: u8,
-) -> impl Iterator<Item = LevelResult> + use<'t, 'i> {
-    levels.iter().map(move |level| {
-        let (p, q) = level?;
-        Ok((side, crate::decimal::level(p, q, price_scale, size_scale)?))
-    })
+) -> ScaledLevels<'t, 'i> {
+    let repr = match levels.values() {
+        Some(read) => Repr::Read {
+            text: read.text,
+            levels: read.marks.iter().zip(read.values),
+            scaler: LevelScaler::new(-8, -8, price_scale, size_scale),
+        },
+        None => Repr::Text(levels.iter()),
+    };
+    ScaledLevels {
+        repr,
+        side,
+        price_scale,
+        size_scale,
+    }
+}
+
+/// The iterator of [`scaled_levels`].
+pub struct ScaledLevels<'t, 'i> {
+    repr: Repr<'t, 'i>,
+    side: Side,
+    price_scale: u8,
+    size_scale: u8,
+}
+
+enum Repr<'t, 'i> {
+    Read {
+        text: &'i str,
+        levels: core::iter::Zip<core::slice::Iter<'t, [u32; 4]>, core::slice::Iter<'t, [i64; 2]>>,
+        scaler: LevelScaler,
+    },
+    Text(LevelsIter<'t, 'i>),
+}
+
+impl Iterator for ScaledLevels<'_, '_> {
+    type Item = LevelResult;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<LevelResult> {
+        let (ps, ss) = (self.price_scale, self.size_scale);
+        let level = match &mut self.repr {
+            Repr::Read {
+                text,
+                levels,
+                scaler,
+            } => {
+                let (bounds, &[price, qty]) = levels.next()?;
+                match scaler.level(price, qty) {
+                    Ok(level) => Ok(level),
+                    Err(_) => from_text(text, bounds, ps, ss),
+                }
+            }
+            Repr::Text(levels) => match levels.next()? {
+                Ok((p, q)) => crate::decimal::level(p, q, ps, ss).map_err(DecodeError::from),
+                Err(e) => Err(e),
+            },
+        };
+        Some(level.map(|l| (self.side, l)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match &self.repr {
+            Repr::Read { levels, .. } => levels.size_hint(),
+            Repr::Text(levels) => levels.size_hint(),
+        }
+    }
+}
+
+/// A level whose value the scale could not hold, read from its strings:
+/// the text parser's error.
+#[cold]
+fn from_text(text: &str, bounds: &[u32; 4], ps: u8, ss: u8) -> Result<Level, DecodeError> {
+    let at = |a: u32, b: u32| text.get(a as usize..b as usize).unwrap_or_default();
+    let [p, p_end, q, q_end] = *bounds;
+    Ok(crate::decimal::level(at(p, p_end), at(q, q_end), ps, ss)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Levels read with their values (Binance's shape) come out of
+        /// `scaled_levels` exactly as the text parser reads their strings,
+        /// at every scale, errors (and the value's text in them) included.
+        #[test]
+        fn levels_read_with_their_values_scale_as_their_text_parses(
+            levels in proptest::collection::vec(
+                (("[0-9]{1,7}", "[0-9]{8}"), ("[0-9]{1,7}", "[0-9]{8}")),
+                1..6,
+            ),
+            price_scale in 0u8..=19,
+            size_scale in 0u8..=19,
+        ) {
+            let strings: Vec<(String, String)> = levels
+                .iter()
+                .map(|((pi, pf), (qi, qf))| (format!("{pi}.{pf}"), format!("{qi}.{qf}")))
+                .collect();
+            let body: Vec<String> =
+                strings.iter().map(|(p, q)| format!("[\"{p}\",\"{q}\"]")).collect();
+            let text = format!("[{}]", body.join(","));
+            let (mut marks, mut values) = (Vec::new(), Vec::new());
+            let read = crate::json::levels_binance(&text, 0, |_, b, v| {
+                marks.push(b);
+                values.push(v);
+            });
+            prop_assert!(read.is_some(), "{}", text);
+            let exact = Levels::exact(&text, &marks, &values);
+            prop_assert!(exact.values().is_some());
+            let got: Vec<LevelResult> =
+                scaled_levels(&exact, Side::Ask, price_scale, size_scale).collect();
+            let want: Vec<LevelResult> = strings
+                .iter()
+                .map(|(p, q)| {
+                    crate::decimal::level(p, q, price_scale, size_scale)
+                        .map(|l| (Side::Ask, l))
+                        .map_err(DecodeError::from)
+                })
+                .collect();
+            prop_assert_eq!(got, want);
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! twice as much per message (BENCHMARKS.md).
 
 use crate::binance::{BookTicker, Depth, Message, Trade};
-use crate::scan::Reader;
+use crate::scan::{LevelMarks, Reader};
 
 /// Spot trade: e E s t p q T m M.
 fn spot_trade<'i>(c: &mut Reader<'i>) -> Option<Trade<'i>> {
@@ -196,7 +196,7 @@ fn usdm_ticker<'i>(c: &mut Reader<'i>) -> Option<BookTicker<'i>> {
 fn depth<'t, 'i>(
     c: &mut Reader<'i>,
     partial: bool,
-    marks: &mut &'t mut [[u32; 4]],
+    marks: &mut LevelMarks<'t>,
 ) -> Option<Depth<'t, 'i>> {
     let event_time_ms = c.uint()?;
     let futures = c.key(br#","T":"#).is_some();
@@ -219,9 +219,9 @@ fn depth<'t, 'i>(
         None
     };
     c.key(br#","b":"#)?;
-    let bids = c.levels_into(2, marks)?;
+    let bids = c.levels_exact_into(marks)?;
     c.key(br#","a":"#)?;
-    let asks = c.levels_into(2, marks)?;
+    let asks = c.levels_exact_into(marks)?;
     Some(Depth {
         symbol,
         first_id,
@@ -241,7 +241,7 @@ fn event<'t, 'i>(
     i: usize,
     tail: usize,
     partial: bool,
-    marks: &mut &'t mut [[u32; 4]],
+    marks: &mut LevelMarks<'t>,
 ) -> Option<Message<'t, 'i>> {
     let rest = s.as_bytes().get(i..)?;
     // Each layout's first key and value, up to the value of its second
@@ -302,8 +302,9 @@ fn event<'t, 'i>(
 
 /// A raw event, or one wrapped in a combined-stream envelope
 /// (`{"stream":"...","data":{...}}`), in a fixed layout. A depth
-/// update's level bounds go to the front of `marks` while they fit.
-pub(super) fn read<'t, 'i>(s: &'i str, mut marks: &'t mut [[u32; 4]]) -> Option<Message<'t, 'i>> {
+/// update's level bounds (and values) go to the front of `marks` while
+/// they fit.
+pub(super) fn read<'t, 'i>(s: &'i str, mut marks: LevelMarks<'t>) -> Option<Message<'t, 'i>> {
     const STREAM: &[u8] = br#"{"stream":""#;
     let b = s.as_bytes();
     if !b.starts_with(STREAM) {

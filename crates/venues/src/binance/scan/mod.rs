@@ -4,7 +4,7 @@
 mod fixed;
 
 use super::{BookTicker, Message, Trade};
-use crate::scan::{self, Numbers, Val};
+use crate::scan::{self, LevelMarks, Numbers, Val};
 
 /// The first thing [`scan`] tries: trades, aggregate trades, book tickers
 /// and depth updates in the exact layouts Binance sends them (spot, USD-M
@@ -13,16 +13,24 @@ use crate::scan::{self, Numbers, Val};
 /// from the text later ([`Levels`](super::Levels)). `None` for anything
 /// else, however valid.
 pub fn scan_fixed(text: &str) -> Option<Message<'_, '_>> {
-    fixed::read(text, &mut [])
+    fixed::read(
+        text,
+        LevelMarks {
+            bounds: &mut [],
+            values: &mut [],
+        },
+    )
 }
 
 /// [`scan_fixed`], keeping the bounds of a depth update's levels in the
-/// front of `marks` while they fit (see [`Levels`](super::Levels)).
+/// front of `bounds` while they fit, and their values in `values` when
+/// they have Binance's shape (see [`Levels`](super::Levels)).
 pub(super) fn scan_fixed_marked<'t, 'i>(
     text: &'i str,
-    marks: &'t mut [[u32; 4]],
+    bounds: &'t mut [[u32; 4]],
+    values: &'t mut [[i64; 2]],
 ) -> Option<Message<'t, 'i>> {
-    fixed::read(text, marks)
+    fixed::read(text, LevelMarks { bounds, values })
 }
 
 /// The one-pass path, without simd-json: first [`scan_fixed`] (Binance's
