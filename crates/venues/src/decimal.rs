@@ -61,7 +61,7 @@ pub fn parse_scaled(s: &[u8], scale: u8) -> Result<i64, DecimalError> {
 
 /// Whether the 8 bytes of `x` are all ASCII digits.
 #[inline]
-fn eight_digits(x: u64) -> bool {
+pub(crate) fn eight_digits(x: u64) -> bool {
     const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
     (x & HIGH) | (((x.wrapping_add(0x0606_0606_0606_0606)) & HIGH) >> 4) == 0x3333_3333_3333_3333
 }
@@ -69,7 +69,7 @@ fn eight_digits(x: u64) -> bool {
 /// The value of 8 ASCII digits, the first in the lowest byte (a
 /// little-endian load of the string).
 #[inline]
-fn eight_digit_value(x: u64) -> u64 {
+pub(crate) fn eight_digit_value(x: u64) -> u64 {
     let x = x.wrapping_sub(0x3030_3030_3030_3030);
     let x = x.wrapping_mul(10).wrapping_add(x >> 8);
     const MASK: u64 = 0x0000_00FF_0000_00FF;
@@ -108,13 +108,15 @@ fn without_byte(w: u64, at: usize) -> u64 {
 /// A price or quantity in Binance's shape, the string starting at `b[at]`
 /// and ending at a closing quote: 1 to 7 integer digits, a point and
 /// exactly 8 fractional digits ("61737.63000000", "0.00123000": every
-/// price and quantity Binance sends, in every recording in the samples).
-/// Its value at 8 decimals and where its closing quote is; `None` for
-/// anything else (no search for the point or the quote: the first word
-/// holds the point, the 8 bytes after it are the fraction, the quote is
-/// next).
+/// price and quantity Binance's spot market sends, in every recording in
+/// the samples). Its integer digits as a word, in its last bytes with
+/// `'0'`s in front, its fraction's eight bytes as a word, and where its
+/// closing quote is; `None` where the point or the quote is not where the
+/// shape puts them (no search: the first word holds the point, the quote
+/// follows the eight bytes after it). The words' bytes are not checked to
+/// be digits: [`crate::simd::level_values`] checks them as it reads them.
 #[inline(always)]
-pub(crate) fn binance_shape(b: &[u8], at: usize) -> Option<(i64, usize)> {
+pub(crate) fn binance_words(b: &[u8], at: usize) -> Option<(u64, u64, usize)> {
     let word = |i: usize| {
         b.get(i..)
             .and_then(|r| r.first_chunk::<8>())
@@ -125,14 +127,15 @@ pub(crate) fn binance_shape(b: &[u8], at: usize) -> Option<(i64, usize)> {
     if dot == 0 || dot >= 8 {
         return None;
     }
-    let int = digits_value(lo, dot)?;
     let f = at + dot + 1;
     let frac = word(f)?;
-    if !eight_digits(frac) || b.get(f + 8) != Some(&b'"') {
+    if b.get(f + 8) != Some(&b'"') {
         return None;
     }
-    // At most 15 digits: well inside an i64.
-    Some(((int * 100_000_000 + eight_digit_value(frac)) as i64, f + 8))
+    // The bytes from the point on shifted out, `'0'`s shifted in.
+    let pad = 8 * (8 - dot as u32);
+    let int = (lo << pad) | ((ONES * u64::from(b'0')) & ((1u64 << pad) - 1));
+    Some((int, frac, f + 8))
 }
 
 /// `s` at `scale` and its fractional digit count ([`scale_of`]), for the

@@ -230,7 +230,7 @@ pub(crate) fn levels_marked(
 }
 
 /// [`levels_marked`] for levels of two strings each in Binance's shape
-/// ([`binance_shape`](crate::decimal::binance_shape)), read in the same
+/// ([`binance_words`](crate::decimal::binance_words)), read in the same
 /// pass: `mark` gets each level's number, the bounds of its price and
 /// quantity, and their values at 8 decimals. Every byte is checked where
 /// the shape puts it (`["`, the price, `","`, the quantity, `"]`, then `,`
@@ -240,9 +240,19 @@ pub(crate) fn levels_marked(
 pub(crate) fn levels_binance(
     s: &str,
     i: usize,
+    mark: impl FnMut(usize, [u32; 4], [i64; 2]),
+) -> Option<(usize, usize)> {
+    // The digits' kernel inlines into the loop (SSE2 on x86-64).
+    crate::simd::in_sse2(|| levels_binance_loop(s, i, mark))
+}
+
+#[inline(always)]
+fn levels_binance_loop(
+    s: &str,
+    i: usize,
     mut mark: impl FnMut(usize, [u32; 4], [i64; 2]),
 ) -> Option<(usize, usize)> {
-    use crate::decimal::binance_shape;
+    use crate::decimal::binance_words;
     let b = s.as_bytes();
     if b.get(i) != Some(&b'[') || b.len() > u32::MAX as usize {
         return None;
@@ -256,11 +266,15 @@ pub(crate) fn levels_binance(
         if b.get(j..j + 2)? != b"[\"" {
             return None;
         }
-        let (price, p_end) = binance_shape(b, j + 2)?;
+        let (price_int, price_frac, p_end) = binance_words(b, j + 2)?;
         if b.get(p_end..p_end + 3)? != b"\",\"" {
             return None;
         }
-        let (qty, q_end) = binance_shape(b, p_end + 3)?;
+        let (qty_int, qty_frac, q_end) = binance_words(b, p_end + 3)?;
+        // Both checked to be digits and read at once; at most 15 digits
+        // each, well inside an i64.
+        let [price, qty] = crate::simd::level_values([price_int, price_frac, qty_int, qty_frac])?
+            .map(|v| v as i64);
         // Below 4 GiB: checked above.
         let bounds = [j + 2, p_end, p_end + 3, q_end].map(|x| x as u32);
         mark(n, bounds, [price, qty]);

@@ -7,9 +7,16 @@
 //! Also the end of one string, sixteen bytes at a time, for the readers of
 //! exact layouts.
 //!
+//! And the digits of a level's two decimals at once ([`digits`]).
+//!
 //! SSE2 on x86-64, where every CPU has it; portable code elsewhere. **The
-//! crate's only `unsafe`** is the two calls into the SSE2 functions below:
-//! Rust asks for it even though SSE2 is part of the x86-64 baseline.
+//! crate's only `unsafe`** is the four calls into the SSE2 functions here
+//! and in [`digits`]: Rust asks for it even though SSE2 is part of the
+//! x86-64 baseline.
+
+mod digits;
+
+pub(crate) use digits::{in_sse2, level_values};
 
 /// One block's classes, bit `k` for byte `k`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
