@@ -94,7 +94,15 @@ fn digits_value(w: u64, k: usize) -> Option<u64> {
 /// Where the first `.` is among the bytes of `w` (8: none).
 #[inline(always)]
 fn first_point(w: u64) -> usize {
-    let t = w ^ (ONES * u64::from(b'.'));
+    first_byte(w, b'.')
+}
+
+/// Where the first byte `c` is among the bytes of `w` (8: none): a zero
+/// byte of `w ^ c…` is found exactly (the borrow marks only bytes above
+/// the first).
+#[inline(always)]
+fn first_byte(w: u64, c: u8) -> usize {
+    let t = w ^ (ONES * u64::from(c));
     ((t.wrapping_sub(ONES) & !t & (ONES << 7)).trailing_zeros() / 8) as usize
 }
 
@@ -106,36 +114,73 @@ fn without_byte(w: u64, at: usize) -> u64 {
 }
 
 /// A price or quantity in Binance's shape, the string starting at `b[at]`
-/// and ending at a closing quote: 1 to 7 integer digits, a point and
-/// exactly 8 fractional digits ("61737.63000000", "0.00123000": every
-/// price and quantity Binance's spot market sends, in every recording in
-/// the samples). Its integer digits as a word, in its last bytes with
-/// `'0'`s in front, its fraction's eight bytes as a word, and where its
-/// closing quote is; `None` where the point or the quote is not where the
-/// shape puts them (no search: the first word holds the point, the quote
-/// follows the eight bytes after it). The words' bytes are not checked to
-/// be digits: [`crate::simd::level_values`] checks them as it reads them.
+/// and ending at a closing quote: 1 to 7 integer digits, a point and 1 to
+/// 8 fractional digits (spot: always 8, "61737.63000000", "0.00123000";
+/// the futures markets: the symbol's tick and lot decimals, "58710.20",
+/// "0.014"; every price and quantity in the recordings in the samples).
+/// Returns its integer digits as a word, in its last bytes with `'0'`s in
+/// front; its fraction as a word of eight digits, `'0'`s after those sent
+/// (the value at 8 decimals); how many fractional digits were sent; and
+/// where its closing quote is. `None` where the point or the quote is not
+/// where the shape puts them (no search: the first word holds the point,
+/// the word after it the fraction and its quote, or the quote follows
+/// it). With `EIGHT`, exactly 8 fractional digits (spot's shape), found
+/// faster. The words' bytes are not checked to be digits:
+/// [`crate::simd::level_values`] checks them as it reads them.
 #[inline(always)]
-pub(crate) fn binance_words(b: &[u8], at: usize) -> Option<(u64, u64, usize)> {
-    let word = |i: usize| {
-        b.get(i..)
-            .and_then(|r| r.first_chunk::<8>())
-            .map(|w| u64::from_le_bytes(*w))
+pub(crate) fn binance_words<const EIGHT: bool>(
+    b: &[u8],
+    at: usize,
+) -> Option<(u64, u64, u8, usize)> {
+    let zeros = ONES * u64::from(b'0');
+    let lo = match word_at(b, at) {
+        Some(w) => w,
+        None if !EIGHT => short_word(b, at),
+        // 8 fractional digits and a quote follow the point: 10 bytes.
+        None => return None,
     };
-    let lo = word(at)?;
     let dot = first_point(lo);
     if dot == 0 || dot >= 8 {
         return None;
     }
     let f = at + dot + 1;
-    let frac = word(f)?;
-    if b.get(f + 8) != Some(&b'"') {
+    let frac = match word_at(b, f) {
+        Some(w) => w,
+        None if !EIGHT => short_word(b, f),
+        None => return None,
+    };
+    // The fraction's quote. With `EIGHT` (spot), right after the word:
+    // where the next string starts then waits on the point's place alone,
+    // not on a search of the fraction's word as well (a quote inside the
+    // word is not a digit, and the level is refused).
+    let n = if EIGHT { 8 } else { first_byte(frac, b'"') };
+    if n == 0 || b.get(f + n) != Some(&b'"') {
         return None;
     }
+    let sent = u64::MAX >> (8 * (8 - n as u32));
+    let frac = (frac & sent) | (zeros & !sent);
     // The bytes from the point on shifted out, `'0'`s shifted in.
     let pad = 8 * (8 - dot as u32);
-    let int = (lo << pad) | ((ONES * u64::from(b'0')) & ((1u64 << pad) - 1));
-    Some((int, frac, f + 8))
+    let int = (lo << pad) | (zeros & ((1u64 << pad) - 1));
+    Some((int, frac, n as u8, f + n))
+}
+
+/// The 8 bytes at `b[at..]`, little-endian.
+#[inline(always)]
+fn word_at(b: &[u8], at: usize) -> Option<u64> {
+    b.get(at..)
+        .and_then(|r| r.first_chunk::<8>())
+        .map(|w| u64::from_le_bytes(*w))
+}
+
+/// The fewer than 8 bytes left at `b[at..]`, zeros after them.
+#[cold]
+fn short_word(b: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    let rest = b.get(at..).unwrap_or_default();
+    let n = rest.len().min(8);
+    w[..n].copy_from_slice(&rest[..n]);
+    u64::from_le_bytes(w)
 }
 
 /// `s` at `scale` and its fractional digit count ([`scale_of`]), for the

@@ -488,7 +488,7 @@ impl<'i> Reader<'i> {
 /// front as levels are kept.
 pub(crate) struct LevelMarks<'t> {
     pub(crate) bounds: &'t mut [[u32; 4]],
-    pub(crate) values: &'t mut [[i64; 2]],
+    pub(crate) values: &'t mut [crate::json::ReadLevel],
 }
 
 #[cfg(test)]

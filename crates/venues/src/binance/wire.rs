@@ -133,9 +133,9 @@ pub struct Decoder {
     /// Where the levels of a depth update in a fixed layout are, found
     /// while checking them (see [`Levels`]).
     marks: Vec<[u32; 4]>,
-    /// Their prices and quantities at 8 decimals, read with them when they
-    /// have Binance's shape.
-    values: Vec<[i64; 2]>,
+    /// Their prices and quantities, read with them when they have
+    /// Binance's shape.
+    values: Vec<crate::json::ReadLevel>,
 }
 
 /// Depth levels a [`Decoder`] marks while checking them; an update with
@@ -154,7 +154,7 @@ impl Decoder {
         Decoder {
             parser: JsonParser::new(64 * 1024),
             marks: vec![[0; 4]; MARKED_LEVELS],
-            values: vec![[0; 2]; MARKED_LEVELS],
+            values: vec![crate::json::ReadLevel::default(); MARKED_LEVELS],
         }
     }
 
@@ -265,7 +265,7 @@ mod tests {
             let text = format!(
                 r#"{{"stream":"{stream}","data":{{"e":"depthUpdate","E":1,"s":"BTCUSDT","U":7,"u":9,"b":[],"a":[]}}}}"#
             );
-            let (mut marks, mut values) = ([[0u32; 4]; 4], [[0i64; 2]; 4]);
+            let (mut marks, mut values) = ([[0u32; 4]; 4], [crate::json::ReadLevel::default(); 4]);
             let Some(Message::Depth(d)) = scan::scan_fixed_marked(&text, &mut marks, &mut values)
             else {
                 panic!("{text}")

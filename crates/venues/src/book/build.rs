@@ -2,7 +2,7 @@
 //! which finds the strings, and the book, which holds exact integers.
 
 use crate::error::DecodeError;
-use crate::json::{Levels, LevelsIter};
+use crate::json::{Levels, LevelsIter, ReadLevel};
 use crate::mantissa::LevelScaler;
 use crate::model::{Level, Side};
 
@@ -15,9 +15,10 @@ pub type LevelResult = Result<(Side, Level), DecodeError>;
 /// Levels whose values were read with them (Binance's shape, at 8
 /// decimals: [`json::levels_binance`](crate::json::levels_binance)) are
 /// scaled from there, one step decided once for the message
-/// ([`LevelScaler`]); a value the scale cannot hold is read again from its
-/// text, so that the error is the text parser's, word for word. Other
-/// levels are parsed from their strings.
+/// ([`LevelScaler`]), keeping the fractional digits each was sent with; a
+/// value the scale cannot hold is read again from its text, so that the
+/// error is the text parser's, word for word. Other levels are parsed from
+/// their strings.
 pub fn scaled_levels<'t, 'i>(
     levels: &Levels<'t, 'i>,
     side: Side,
@@ -51,7 +52,7 @@ pub struct ScaledLevels<'t, 'i> {
 enum Repr<'t, 'i> {
     Read {
         text: &'i str,
-        levels: core::iter::Zip<core::slice::Iter<'t, [u32; 4]>, core::slice::Iter<'t, [i64; 2]>>,
+        levels: core::iter::Zip<core::slice::Iter<'t, [u32; 4]>, core::slice::Iter<'t, ReadLevel>>,
         scaler: LevelScaler,
     },
     Text(LevelsIter<'t, 'i>),
@@ -69,9 +70,13 @@ impl Iterator for ScaledLevels<'_, '_> {
                 levels,
                 scaler,
             } => {
-                let (bounds, &[price, qty]) = levels.next()?;
-                match scaler.level(price, qty) {
-                    Ok(level) => Ok(level),
+                let (bounds, read) = levels.next()?;
+                match scaler.level(read.price, read.qty) {
+                    Ok(level) => Ok(Level {
+                        price_digits: read.price_digits,
+                        size_digits: read.qty_digits,
+                        ..level
+                    }),
                     Err(_) => from_text(text, bounds, ps, ss),
                 }
             }
@@ -113,7 +118,7 @@ mod tests {
         #[test]
         fn levels_read_with_their_values_scale_as_their_text_parses(
             levels in proptest::collection::vec(
-                (("[0-9]{1,7}", "[0-9]{8}"), ("[0-9]{1,7}", "[0-9]{8}")),
+                (("[0-9]{1,7}", "[0-9]{1,8}"), ("[0-9]{1,7}", "[0-9]{1,8}")),
                 1..6,
             ),
             price_scale in 0u8..=19,
@@ -127,7 +132,9 @@ mod tests {
                 strings.iter().map(|(p, q)| format!("[\"{p}\",\"{q}\"]")).collect();
             let text = format!("[{}]", body.join(","));
             let (mut marks, mut values) = (Vec::new(), Vec::new());
-            let read = crate::json::levels_binance(&text, 0, |_, b, v| {
+            let read = crate::json::levels_binance(&text, 0, |k, b, v| {
+                marks.truncate(k);
+                values.truncate(k);
                 marks.push(b);
                 values.push(v);
             });

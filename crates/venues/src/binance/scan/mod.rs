@@ -28,7 +28,7 @@ pub fn scan_fixed(text: &str) -> Option<Message<'_, '_>> {
 pub(super) fn scan_fixed_marked<'t, 'i>(
     text: &'i str,
     bounds: &'t mut [[u32; 4]],
-    values: &'t mut [[i64; 2]],
+    values: &'t mut [crate::json::ReadLevel],
 ) -> Option<Message<'t, 'i>> {
     fixed::read(text, LevelMarks { bounds, values })
 }
