@@ -21,10 +21,45 @@ pub struct Mantissa {
 }
 
 impl Mantissa {
-    /// The value at `scale`, exactly ([`Scaler`]).
+    /// The value at `scale`, exactly (for one value; a message's many
+    /// take a [`Scaler`], which decides this once). One multiplication or one division,
+    /// by a power of ten read from a table; none when the message's
+    /// exponent is the scale's (the usual case: a venue sends an
+    /// instrument's prices at its tick's decimals).
+    ///
+    /// `i64::MIN` is refused: it is SBE's null for an `int64`, and its
+    /// magnitude has no `i64` (the text parser refuses it too, and for the
+    /// same reason at each scale).
     #[inline]
     pub fn scaled(self, scale: u8) -> Result<i64, DecimalError> {
-        Scaler::new(self.exponent, scale).scale(self.value)
+        let shift = i32::from(self.exponent) + i32::from(scale);
+        if scale > MAX_SCALE {
+            return Err(DecimalError::Overflow);
+        }
+        if self.value == i64::MIN {
+            // Its digits end in 8: below the scale, a non-zero digit.
+            return Err(if shift < 0 {
+                DecimalError::TooPrecise
+            } else {
+                DecimalError::Overflow
+            });
+        }
+        if shift == 0 || self.value == 0 {
+            return Ok(self.value);
+        }
+        if shift > 0 {
+            let p = POW10.get(shift as usize).ok_or(DecimalError::Overflow)?;
+            return self.value.checked_mul(*p).ok_or(DecimalError::Overflow);
+        }
+        // A non-zero i64 is below 10^19: no multiple of 10^19 or more.
+        let p = *POW10
+            .get(shift.unsigned_abs() as usize)
+            .ok_or(DecimalError::TooPrecise)?;
+        if self.value % p == 0 {
+            Ok(self.value / p)
+        } else {
+            Err(DecimalError::TooPrecise)
+        }
     }
 
     /// The fractional digits the value was sent with: `-exponent`, or 0.
@@ -244,8 +279,16 @@ pub fn level(
     price_scale: u8,
     size_scale: u8,
 ) -> Result<Level, BadValue> {
-    LevelScaler::new(price.exponent, size.exponent, price_scale, size_scale)
-        .level(price.value, size.value)
+    Ok(Level {
+        price: price
+            .scaled(price_scale)
+            .map_err(|e| price.bad("price", e, price_scale))?,
+        size: size
+            .scaled(size_scale)
+            .map_err(|e| size.bad("size", e, size_scale))?,
+        price_digits: price.digits(),
+        size_digits: size.digits(),
+    })
 }
 
 #[cfg(test)]
@@ -292,6 +335,24 @@ mod tests {
         ) {
             let text = format!("{value}e{exponent}");
             prop_assert_eq!(m(value, exponent).scaled(scale), parse_scaled(text.as_bytes(), scale), "{}", text);
+            // A message's scaler, decided once, scales each value the same.
+            prop_assert_eq!(Scaler::new(exponent, scale).scale(value), m(value, exponent).scaled(scale));
+        }
+
+        /// A message's levels through one `LevelScaler` are each value's
+        /// level, errors (their field and text) included.
+        #[test]
+        fn a_level_scaler_reads_levels_as_each_value_reads(
+            price in prop_oneof![Just(i64::MIN), Just(0), any::<i64>(), -1_000_000i64..1_000_000],
+            size in prop_oneof![Just(i64::MIN), Just(0), any::<i64>(), -1_000_000i64..1_000_000],
+            exponents in (-20i8..20, -20i8..20),
+            scales in (0u8..=19, 0u8..=19),
+        ) {
+            let scaler = LevelScaler::new(exponents.0, exponents.1, scales.0, scales.1);
+            prop_assert_eq!(
+                scaler.level(price, size),
+                level(m(price, exponents.0), m(size, exponents.1), scales.0, scales.1)
+            );
         }
     }
 }
