@@ -13,7 +13,7 @@ pub type LevelResult = Result<(Side, Level), DecodeError>;
 /// Each of `levels` as a book level of `side`, exact at the given scales.
 ///
 /// Levels whose values were read with them (Binance's shape, at 8
-/// decimals: [`json::levels_binance`](crate::json::levels_binance)) are
+/// decimals, by the Binance decoder's one-pass reader) are
 /// scaled from there, one step decided once for the message
 /// ([`LevelScaler`]), keeping the fractional digits each was sent with; a
 /// value the scale cannot hold is read again from its text, so that the
