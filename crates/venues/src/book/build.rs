@@ -30,6 +30,7 @@ pub fn scaled_levels<'t, 'i>(
             text: read.text,
             levels: read.marks.iter().zip(read.values),
             scaler: LevelScaler::new(-8, -8, price_scale, size_scale),
+            same: price_scale == 8 && size_scale == 8,
         },
         None => Repr::Text(levels.iter()),
     };
@@ -54,6 +55,9 @@ enum Repr<'t, 'i> {
         text: &'i str,
         levels: core::iter::Zip<core::slice::Iter<'t, [u32; 4]>, core::slice::Iter<'t, ReadLevel>>,
         scaler: LevelScaler,
+        /// The instrument's scales are the values' (8): nothing to scale,
+        /// nothing to refuse (a read value is below 10^15).
+        same: bool,
     },
     Text(LevelsIter<'t, 'i>),
 }
@@ -69,8 +73,20 @@ impl Iterator for ScaledLevels<'_, '_> {
                 text,
                 levels,
                 scaler,
+                same,
             } => {
                 let (bounds, read) = levels.next()?;
+                if *same {
+                    return Some(Ok((
+                        self.side,
+                        Level {
+                            price: read.price,
+                            size: read.qty,
+                            price_digits: read.price_digits,
+                            size_digits: read.qty_digits,
+                        },
+                    )));
+                }
                 match scaler.level(read.price, read.qty) {
                     Ok(level) => Ok(Level {
                         price_digits: read.price_digits,
@@ -121,8 +137,9 @@ mod tests {
                 (("[0-9]{1,7}", "[0-9]{1,8}"), ("[0-9]{1,7}", "[0-9]{1,8}")),
                 1..6,
             ),
-            price_scale in 0u8..=19,
-            size_scale in 0u8..=19,
+            // The values' own scale (8, nothing to scale) often, and every other.
+            price_scale in prop_oneof![Just(8u8), 0u8..=19],
+            size_scale in prop_oneof![Just(8u8), 0u8..=19],
         ) {
             let strings: Vec<(String, String)> = levels
                 .iter()
