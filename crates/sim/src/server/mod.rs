@@ -93,6 +93,9 @@ struct Counters {
     closed: AtomicU64,
     kicked: AtomicU64,
     rest: AtomicU64,
+    /// A script's snapshots written to their clients (what a script's
+    /// flood waits for: [`script::play`]).
+    script_snapshots: AtomicU64,
     rest_requests: AtomicU64,
     too_fast: AtomicU64,
     expired: AtomicU64,
@@ -313,6 +316,7 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 return session.respond_with(status, JSON, &headers, body.as_bytes());
             }
             let listed = shared.protocol.instruments(&path, &lock(&shared.market));
+            let scripted = listed.is_none() && shared.config.script.is_some();
             let response = match (listed, &shared.config.script) {
                 (Some(list), _) => list,
                 (None, Some(script)) => scripted_rest(script, &path),
@@ -321,6 +325,7 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
             if response.status == 200 {
                 c.rest.fetch_add(1, Ordering::Relaxed);
             }
+            let snapshot = scripted && response.status == 200;
             let used = match verdict {
                 Some(Verdict::Serve { used }) => Some(used.to_string()),
                 _ => None,
@@ -329,12 +334,18 @@ fn serve<P: Protocol>(mut session: Session, shared: &Shared<P>) -> Result<(), Se
                 Some(u) => &[("X-MBX-USED-WEIGHT-1M", u)],
                 None => &[],
             };
-            session.respond_with(
+            let sent = session.respond_with(
                 response.status,
                 response.content_type,
                 headers,
                 response.body.as_bytes(),
-            )
+            );
+            // Counted once written: the flood after it finds the snapshot
+            // already on its way to the client.
+            if snapshot && sent.is_ok() {
+                c.script_snapshots.fetch_add(1, Ordering::Release);
+            }
+            sent
         }
         Request::WebSocket { path, headers } => {
             let opened = shared

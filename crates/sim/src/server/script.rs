@@ -17,8 +17,10 @@ use crate::stamps::StreamKind;
 /// `burst` to a write, or at the recording's pace. Waits for a first
 /// client; before the message [`Script::snapshots_by`] names (or after the
 /// first book message of every instrument), waits (up to 10 s) until
-/// every instrument's REST snapshot has been served, so a client's diff
-/// buffer need not hold the whole script.
+/// every instrument's REST snapshot has been written to its client (other
+/// REST answers, such as the instrument listing a feed checks its symbols
+/// against, do not count), so a client's diff buffer need not hold the
+/// whole script.
 pub(super) fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Clock) {
     while lock(&shared.clients).is_empty() {
         if shared.stop.load(Ordering::Acquire) {
@@ -43,7 +45,7 @@ pub(super) fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Cloc
         if !waited && k * burst >= due {
             waited = true;
             let deadline = Instant::now() + Duration::from_secs(10);
-            while shared.counters.rest.load(Ordering::Acquire) < symbols
+            while shared.counters.script_snapshots.load(Ordering::Acquire) < symbols
                 && Instant::now() < deadline
             {
                 thread::sleep(Duration::from_millis(1));
