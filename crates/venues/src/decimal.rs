@@ -195,8 +195,8 @@ fn parse_fast(s: &[u8], scale: u8) -> Option<(i64, u8)> {
         return parse_bytes(s, scale);
     }
     let word = |at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
-    // Binance's shape, every price and quantity it sends: up to seven
-    // integer digits, a point and exactly eight fractional digits
+    // Binance spot's shape, every price and quantity it sends: up to
+    // seven integer digits, a point and exactly eight fractional digits
     // ("61737.63000000", "0.00123000"). The last eight bytes are the
     // fraction and the first word holds the integer digits: two
     // conversions, no search for the point.

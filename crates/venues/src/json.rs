@@ -232,7 +232,9 @@ pub(crate) fn levels_marked(
 /// [`levels_marked`] for levels of two strings each in Binance's shape
 /// ([`binance_words`](crate::decimal::binance_words)), read in the same
 /// pass: `mark` gets each level's number, the bounds of its price and
-/// quantity, and their values. Every byte is checked where
+/// quantity, and their values (a level number may be marked twice: spot's
+/// 8-digit shape is tried first, and an array it declines is read again
+/// from its first level, so marks are kept by number). Every byte is checked where
 /// the shape puts it (`["`, the price, `","`, the quantity, `"]`, then `,`
 /// or `]`), so no quote is searched for; `None` for anything else, which
 /// [`levels_marked`] then reads.
@@ -510,11 +512,13 @@ mod tests {
     }
 
     /// A price or quantity string: Binance's shape most of the time, and
-    /// near misses (no point, a point too far, seven or nine fractional
+    /// near misses (no point, a point too far, nine fractional
     /// digits, a sign, a stray byte, a quote or escape inside).
     fn wire_value() -> impl Strategy<Value = String> {
         prop_oneof![
-            6 => ("[0-9]{1,7}", "[0-9]{1,8}").prop_map(|(i, f)| format!("{i}.{f}")),
+            // Spot's 8 fractional digits, and the futures markets' fewer.
+            4 => ("[0-9]{1,7}", "[0-9]{8}").prop_map(|(i, f)| format!("{i}.{f}")),
+            2 => ("[0-9]{1,7}", "[0-9]{1,8}").prop_map(|(i, f)| format!("{i}.{f}")),
             1 => "[0-9]{0,9}\\.?[0-9]{0,10}",
             1 => "[-+0-9.e\"\\\\a]{0,18}",
         ]

@@ -453,6 +453,10 @@ impl<'i> Reader<'i> {
         marks: &mut LevelMarks<'t>,
     ) -> Option<crate::json::Levels<'t, 'i>> {
         let room = marks.bounds.len().min(marks.values.len());
+        if room == 0 {
+            // Nowhere to keep them (a reader without a decoder's room).
+            return self.levels_into(2, &mut marks.bounds);
+        }
         let (bounds, values) = (&mut *marks.bounds, &mut *marks.values);
         let mut all = true;
         let read = crate::json::levels_binance(self.s, self.at, |k, b, v| {

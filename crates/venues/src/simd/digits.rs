@@ -15,7 +15,7 @@ pub(crate) fn level_values(words: [u64; 4]) -> Option<[u64; 2]> {
     #[cfg(target_arch = "x86_64")]
     {
         let [pi, pf, qi, qf] = words;
-        // SAFETY: as for `classify` (the module's top): SSE2 is part of
+        // SAFETY: as for `classify` in `simd/mod.rs`: SSE2 is part of
         // the x86-64 baseline, and the function reads nothing but its
         // arguments.
         let (price, qty) = unsafe { level_values_sse2(pi, pf, qi, qf) };
@@ -36,7 +36,7 @@ pub(crate) fn level_values(words: [u64; 4]) -> Option<[u64; 2]> {
 pub(crate) fn in_sse2<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: as for `classify` (the module's top): SSE2 is part of
+        // SAFETY: as for `classify` in `simd/mod.rs`: SSE2 is part of
         // the x86-64 baseline; `run` only calls `f`.
         unsafe { run(f) }
     }
