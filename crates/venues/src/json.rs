@@ -234,10 +234,10 @@ pub(crate) fn levels_marked(
 /// pass: `mark` gets each level's number, the bounds of its price and
 /// quantity, and their values (a level number may be marked twice: spot's
 /// 8-digit shape is tried first, and an array it declines is read again
-/// from its first level, so marks are kept by number). Every byte is checked where
-/// the shape puts it (`["`, the price, `","`, the quantity, `"]`, then `,`
-/// or `]`), so no quote is searched for; `None` for anything else, which
-/// [`levels_marked`] then reads.
+/// from its first level, so marks are kept by number). Every byte is
+/// checked where the shape puts it (`["`, the price, `","`, the quantity,
+/// `"]`, then `,` or `]`), so no quote is searched for; `None` for
+/// anything else, which [`levels_marked`] then reads.
 #[inline(always)]
 pub(crate) fn levels_binance(
     s: &str,

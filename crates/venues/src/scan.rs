@@ -458,15 +458,14 @@ impl<'i> Reader<'i> {
             return self.levels_into(2, &mut marks.bounds);
         }
         let (bounds, values) = (&mut *marks.bounds, &mut *marks.values);
-        let mut all = true;
+        // Levels past the room are not kept; the pass that reads the array
+        // marks every level it holds, so `n <= room` says all were kept.
         let read = crate::json::levels_binance(self.s, self.at, |k, b, v| {
-            match (bounds.get_mut(k), values.get_mut(k)) {
-                (Some(x), Some(y)) => (*x, *y) = (b, v),
-                _ => all = false,
+            if let (Some(x), Some(y)) = (bounds.get_mut(k), values.get_mut(k)) {
+                (*x, *y) = (b, v);
             }
         });
         if let Some((end, n)) = read
-            && all
             && n <= room
         {
             let (b_used, b_rest) = core::mem::take(&mut marks.bounds).split_at_mut(n);

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use tickwire_venues::binance::{self, Message, Scales, feed_depth, feed_snapshot};
-use tickwire_venues::book::Side;
+use tickwire_venues::book::{LevelResult, Side, scaled_levels};
 use tickwire_venues::decimal::parse_scaled;
 use tickwire_venues::json::{INPUT_PADDING, JsonParser};
 use tickwire_venues::sync::{BookSync, Chain, Resync, SyncConfig, SyncEvent};
@@ -123,6 +123,64 @@ fn every_recorded_message_decodes() {
             "no {supported} seen: {kinds:?}"
         );
     }
+}
+
+/// Every recorded depth update (spot, USD-M, COIN-M: 8 fractional digits
+/// and the futures markets' tick and lot decimals), read by the decoder
+/// (whose fixed layouts read a level's values with its strings, in one
+/// pass) and by simd-json's tape (whose levels are parsed from their
+/// strings): the same levels at every pair of scales, digits and errors
+/// (the value's text in them) included.
+#[test]
+fn recorded_levels_read_in_one_pass_as_the_tape_reads_them() {
+    let Some(dir) = samples() else { return };
+    let files = [
+        "spot/original/hftbacktest_spot_btcusdt_20240808.gz",
+        "usdm/original/hftbacktest_usdm_btcusdt_20240808.gz",
+        "coinm/hftbacktest_cm_btcusd_perp_20240808.first15000.jsonl",
+        "spot/cryptofeed_BINANCE.ws.1.0.jsonl",
+        "usdm/cryptofeed_BINANCE_FUTURES.ws.1.0.jsonl",
+        "coinm/cryptofeed_BINANCE_DELIVERY.ws.1.0.jsonl",
+    ];
+    // The values' own 8 (handed over as read), a tick and a lot's, too
+    // few (errors), more (multiplied), and past the largest scale.
+    let scales = [(8, 8), (2, 5), (1, 3), (0, 0), (12, 12), (19, 8)];
+    fn read(d: &binance::Depth<'_, '_>, (ps, ss): (u8, u8)) -> Vec<LevelResult> {
+        scaled_levels(&d.bids, Side::Bid, ps, ss)
+            .chain(scaled_levels(&d.asks, Side::Ask, ps, ss))
+            .collect()
+    }
+    let mut decoder = binance::Decoder::new();
+    let mut parser = JsonParser::default();
+    let (mut depths, mut levels, mut refused) = (0usize, 0usize, 0usize);
+    for file in files {
+        for (buf, len) in messages(&dir.join(file)).into_iter().take(20_000) {
+            let one_pass: Vec<Vec<LevelResult>> =
+                decoder.decode(&mut buf.clone(), len, |m| match m {
+                    Ok(Message::Depth(d)) => scales.iter().map(|&s| read(&d, s)).collect(),
+                    _ => Vec::new(),
+                });
+            if one_pass.is_empty() {
+                continue;
+            }
+            let tape: Vec<Vec<LevelResult>> = parser
+                .parse(&mut buf.clone(), len, |doc| match binance::decode(doc) {
+                    Ok(Message::Depth(d)) => scales.iter().map(|&s| read(&d, s)).collect(),
+                    other => panic!("{file}: the tape read {other:?}"),
+                })
+                .unwrap();
+            assert_eq!(one_pass, tape, "{file}");
+            depths += 1;
+            levels += one_pass[0].len();
+            refused += one_pass.iter().flatten().filter(|l| l.is_err()).count();
+        }
+    }
+    eprintln!("{depths} depth updates, {levels} levels, {refused} refused at some scale");
+    assert!(depths > 1_000 && levels > 10_000, "{depths} {levels}");
+    assert!(
+        refused > 0,
+        "the scales that refuse values were not reached"
+    );
 }
 
 struct Replay {
