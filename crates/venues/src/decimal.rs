@@ -124,8 +124,13 @@ fn without_byte(w: u64, at: usize) -> u64 {
 /// where its closing quote is. `None` where the point or the quote is not
 /// where the shape puts them (no search: the first word holds the point,
 /// the word after it the fraction and its quote, or the quote follows
-/// it). With `EIGHT`, exactly 8 fractional digits (spot's shape), found
-/// faster. The words' bytes are not checked to be digits:
+/// it). Binance documents its prices and quantities only as decimal
+/// strings, not their digits (the USD-M futures docs' "Diff. Book Depth
+/// Streams" example: `["0.0024","10"]`): this shape is what its markets
+/// send, and a string outside it ("10" has no point) is read by the
+/// general parser, as before. With `EIGHT`, exactly 8 fractional digits
+/// (spot's shape), found faster. The words' bytes are not checked to be
+/// digits:
 /// [`crate::simd::level_values`] checks them as it reads them.
 #[inline(always)]
 pub(crate) fn binance_words<const EIGHT: bool>(
