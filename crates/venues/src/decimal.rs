@@ -86,9 +86,23 @@ const ONES: u64 = u64::MAX / 255;
 /// `None` if one is not a digit.
 #[inline(always)]
 fn digits_value(w: u64, k: usize) -> Option<u64> {
-    let pad = 8 * (8 - k as u32);
-    let y = (w << pad) | ((ONES * u64::from(b'0')) & ((1u64 << pad) - 1));
+    let y = zero_padded(w, k);
     eight_digits(y).then(|| eight_digit_value(y))
+}
+
+/// The `k` (1 to 8) low bytes of `w` moved to its top, `'0'`s shifted in
+/// below them: eight digits with the same value, when they are digits.
+#[inline(always)]
+fn zero_padded(w: u64, k: usize) -> u64 {
+    let pad = 8 * (8 - k as u32);
+    (w << pad) | ((ONES * u64::from(b'0')) & ((1u64 << pad) - 1))
+}
+
+/// The value of the `k` (1 to 8) ASCII digits in the low bytes of `w`
+/// (the bytes above them are ignored), known to be digits.
+#[inline(always)]
+pub(crate) fn leading_digits_value(w: u64, k: usize) -> u64 {
+    eight_digit_value(zero_padded(w, k))
 }
 
 /// Where the first `.` is among the bytes of `w` (8: none).
@@ -165,9 +179,7 @@ pub(crate) fn binance_words<const EIGHT: bool>(
     let sent = u64::MAX >> (8 * (8 - n as u32));
     let frac = (frac & sent) | (zeros & !sent);
     // The bytes from the point on shifted out, `'0'`s shifted in.
-    let pad = 8 * (8 - dot as u32);
-    let int = (lo << pad) | (zeros & ((1u64 << pad) - 1));
-    Some((int, frac, n as u8, f + n))
+    Some((zero_padded(lo, dot), frac, n as u8, f + n))
 }
 
 /// The 8 bytes at `b[at..]`, little-endian.
