@@ -252,11 +252,10 @@ impl Book {
     /// deeper in the side move the levels between them once, until
     /// [`settle`](Self::settle) (or [`snapshot_done`](Self::snapshot_done))
     /// closes it. Every read goes through the gap ([`Levels`] in two
-    /// parts), so a book read before then is still read right. For a
-    /// message's levels applied in a row, then `settle` once: the sync
-    /// engine's way, and several times cheaper than `set_level` for a
-    /// message of levels spread through a deep side (`book_layouts`
-    /// bench).
+    /// parts), so a book read before then is still read right. Call
+    /// `settle` after each message: it closes the gap and cuts each side
+    /// back to its kept levels. Cheapest when a side's levels come sorted
+    /// (Binance's do): the sync engine's way.
     #[inline]
     pub fn set_open(&mut self, side: Side, level: Level) {
         self.set_ranked(side, level);
