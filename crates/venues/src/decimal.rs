@@ -94,6 +94,7 @@ fn digits_value(w: u64, k: usize) -> Option<u64> {
 /// below them: eight digits with the same value, when they are digits.
 #[inline(always)]
 fn zero_padded(w: u64, k: usize) -> u64 {
+    debug_assert!((1..=8).contains(&k), "{k} digits");
     let pad = 8 * (8 - k as u32);
     (w << pad) | ((ONES * u64::from(b'0')) & ((1u64 << pad) - 1))
 }
