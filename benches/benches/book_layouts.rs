@@ -4,23 +4,29 @@
 //!
 //! - `Book`: the project's book (`book/ladder.rs`: each side one sorted
 //!   array, a gap walked down it through a message), kept 1000 levels deep
-//!   as the REST snapshot gave them, settled after each message.
-//! - a sorted `Vec` a side, best first (`insert` and `remove`): the layout a
-//!   book starts as, for scale.
+//!   as the REST snapshot gave them, each message's levels set open and the
+//!   book settled after it, as the sync engine applies them.
+//! - a sorted `Vec` a side, best first (`insert` and `remove`): every change
+//!   near the top moves the whole side, the cost the ladder was made to
+//!   avoid; for scale, not a fair rival.
 //! - a tick-indexed side: each price's size at its tick's slot in an array
 //!   (a ring over the side's span, a power of two) and a bit a slot saying
 //!   it holds a level; the best price kept as levels come and go. A level
-//!   costs one store and a bit, no search and nothing moved: the floor of
-//!   what applying a level can cost on this data, not a book (it keeps no
-//!   wire digits, tracks no horizon, says nothing of what changed).
-//!   Its top 20 levels a side are read once a message, as a book showing 20
-//!   would, and timed as a row of their own.
+//!   costs one store and a bit, no search and nothing moved. Not a book: it
+//!   keeps no wire digits and says nothing of what changed. Its top 20
+//!   levels a side are read once a message, as a book showing 20 would, in
+//!   a row of its own.
 //!
-//! The diffs stop before the first at which the book's known levels run out
-//! (the market leaves the snapshot's 1000 levels), so every layout applies
-//! the same levels to a complete book; after the replay every layout's top
-//! 20 levels a side must equal the book's, or the bench fails. The tick is
-//! the largest step dividing every price of the snapshot (0.01 here).
+//! Every layout does the book's work on the same levels: the diffs stop
+//! before the first at which the book's known levels run out (the market
+//! leaves the snapshot's 1000 levels), and each message applies only the
+//! changes the book takes, those not worse than its horizon as it stood at
+//! the message's start (recorded in a first pass; the book moves it in as
+//! it cuts its sides back to 1000 levels), the `Vec` cutting its sides
+//! there as the book does. After each round every layout must hold exactly
+//! the book's kept levels, every one of them, or the bench fails. The tick
+//! is the largest step dividing every snapshot price (0.01 here); the bench
+//! fails if a side ever spans more ticks than the ring has slots.
 //! Needs `../shared/samples` (skips with a line when absent).
 //!
 //! `cargo bench -p tickwire-benches --bench book_layouts [-- ROUNDS 0]`
@@ -48,80 +54,83 @@ fn main() {
         return;
     };
     let (snapshot, diffs) = changes(&msgs);
-    let diffs = complete(&snapshot, &diffs);
-    let levels: usize = diffs.iter().map(Vec::len).sum();
     let tick = tick_of(&snapshot);
+    let steps = complete(&snapshot, &diffs, tick);
+    let levels: usize = steps.iter().map(|s| s.diff.len()).sum();
     println!(
         "{file}: {} diffs of {:.1} levels on average, before the book's known levels run out; tick {tick} (at 8 decimals)",
-        diffs.len(),
-        levels as f64 / diffs.len() as f64
+        steps.len(),
+        levels as f64 / steps.len() as f64
     );
 
-    // Each side's worst snapshot price: nothing worse is known (the book's
-    // horizon; Binance's diffs carry changes all through its book).
-    let worst = [Side::Bid, Side::Ask].map(|side| {
-        let prices = snapshot.iter().filter(|c| c.0 == side).map(|c| c.1);
-        let worst = if side == Side::Bid {
-            prices.min()
-        } else {
-            prices.max()
-        };
-        worst.expect("a snapshot side")
-    });
-
+    // The changes the book takes: those not past its horizon.
+    let within = steps
+        .iter()
+        .flat_map(|s| {
+            s.diff
+                .iter()
+                .map(|&(side, price, _)| (side, price, s.horizon))
+        })
+        .filter(|&(side, price, h)| vec_key(side, price) <= vec_key(side, h[side as usize]))
+        .count();
     let mut times: [Vec<f64>; 4] = Default::default();
     let per_level = |t: Instant| t.elapsed().as_nanos() as f64 / levels as f64;
     for _ in 0..rounds.max(1) {
         // The project's book, as the sync engine applies a message.
-        let mut book = Book::with_window(20, 1000, Window::Client);
-        for &(side, price, size) in &snapshot {
-            book.set(side, price, size);
-        }
-        book.snapshot_done(Limit::Levels(1000));
+        let mut book = book_from(&snapshot);
         let t = Instant::now();
-        for diff in &diffs {
-            for &(side, price, size) in diff {
+        for step in &steps {
+            for &(side, price, size) in &step.diff {
                 book.set_open(side, Level::new(price, size));
             }
             book.settle();
         }
         times[0].push(per_level(t));
-        // What every layout must show at the end: the book's top 20.
-        let want = [Side::Bid, Side::Ask].map(|side| {
-            let levels = book.levels(side);
+        // What every layout must hold at the end: the book's kept levels.
+        let kept = [Side::Bid, Side::Ask].map(|side| {
+            let levels = book.kept(side);
             levels.iter().map(|l| (l.price, l.size)).collect::<Vec<_>>()
         });
+        let last = [Side::Bid, Side::Ask].map(|side| book.horizon(side).expect("a horizon"));
 
         // A sorted `Vec` a side, best first.
         let mut sides = [Vec::with_capacity(4096), Vec::with_capacity(4096)];
         for &c in &snapshot {
-            vec_set(&mut sides, &worst, c);
+            vec_set(&mut sides, &steps[0].horizon, c);
         }
         let t = Instant::now();
-        for diff in &diffs {
-            for &c in diff {
-                vec_set(&mut sides, &worst, c);
+        for step in &steps {
+            vec_cut(&mut sides, &step.horizon);
+            for &c in &step.diff {
+                vec_set(&mut sides, &step.horizon, c);
             }
         }
+        vec_cut(&mut sides, &last);
         times[1].push(per_level(t));
-        for (side, want) in sides.iter().zip(&want) {
-            let got: Vec<(i64, i64)> = side.iter().take(20).map(|&(p, s)| (p.abs(), s)).collect();
+        for (k, (side, want)) in sides.iter().zip(&kept).enumerate() {
+            let got: Vec<(i64, i64)> = side
+                .iter()
+                .map(|&(key, s)| (if k == 0 { -key } else { key }, s))
+                .collect();
             assert_eq!(&got, want, "a sorted Vec side differs from the book");
         }
 
         // Tick-indexed sides: levels alone, then levels and the top 20 read.
         for read in [false, true] {
             let mut sides = [Side::Bid, Side::Ask].map(|side| TickSide::new(side, tick));
+            for (s, &h) in sides.iter_mut().zip(&steps[0].horizon) {
+                s.horizon = Some(h / tick);
+            }
             for &(side, price, size) in &snapshot {
                 sides[side as usize].set(price, size);
             }
-            for (s, worst) in sides.iter_mut().zip(worst) {
-                s.snapshot_done(worst);
-            }
             let mut top = Vec::with_capacity(20);
             let t = Instant::now();
-            for diff in &diffs {
-                for &(side, price, size) in diff {
+            for step in &steps {
+                for (s, &h) in sides.iter_mut().zip(&step.horizon) {
+                    s.horizon = Some(h / tick);
+                }
+                for &(side, price, size) in &step.diff {
                     sides[side as usize].set(price, size);
                 }
                 if read {
@@ -132,8 +141,16 @@ fn main() {
                 }
             }
             times[2 + usize::from(read)].push(per_level(t));
-            for (side, want) in sides.iter().zip(&want) {
-                side.top(20, &mut top);
+            // The same changes taken as the book took, no more.
+            let taken: usize = sides.iter().map(|s| s.taken).sum();
+            assert_eq!(
+                taken,
+                snapshot.len() + within,
+                "a tick-indexed side took other changes"
+            );
+            for ((s, &h), want) in sides.iter_mut().zip(&last).zip(&kept) {
+                s.horizon = Some(h / tick);
+                s.top(usize::MAX, &mut top);
                 assert_eq!(&top, want, "a tick-indexed side differs from the book");
             }
         }
@@ -193,26 +210,52 @@ fn changes(msgs: &[(Vec<u8>, usize, bool)]) -> (Vec<Change>, Vec<Vec<Change>>) {
     (snapshot, diffs)
 }
 
-/// The diffs up to the first after which the book's shown levels are no
-/// longer exact.
-fn complete(snapshot: &[Change], diffs: &[Vec<Change>]) -> Vec<Vec<Change>> {
+/// A diff, and each side's horizon (its worst known price) as the book
+/// had it when the diff came: changes worse than it are not taken.
+struct Step {
+    diff: Vec<Change>,
+    horizon: [i64; 2],
+}
+
+/// The book the snapshot makes.
+fn book_from(snapshot: &[Change]) -> Book {
     let mut book = Book::with_window(20, 1000, Window::Client);
     for &(side, price, size) in snapshot {
         book.set(side, price, size);
     }
     book.snapshot_done(Limit::Levels(1000));
-    let mut kept = Vec::new();
+    book
+}
+
+/// The diffs up to the first after which the book's shown levels are no
+/// longer exact, each with the horizons it met; checks that no side spans
+/// more ticks than a tick-indexed side's ring holds.
+fn complete(snapshot: &[Change], diffs: &[Vec<Change>], tick: i64) -> Vec<Step> {
+    let mut book = book_from(snapshot);
+    // A tick-indexed side keeps a slot's bit from the snapshot's worst
+    // level on (the horizon only moves in): its span runs from there.
+    let first = [Side::Bid, Side::Ask].map(|side| book.horizon(side).expect("a horizon"));
+    let mut steps = Vec::new();
     for diff in diffs {
+        let horizon = [Side::Bid, Side::Ask].map(|side| book.horizon(side).expect("a horizon"));
         for &(side, price, size) in diff {
-            book.set(side, price, size);
+            book.set_open(side, Level::new(price, size));
         }
         book.settle();
         if !book.is_exact() || book.is_crossed() {
             break;
         }
-        kept.push(diff.clone());
+        for (side, h) in [Side::Bid, Side::Ask].into_iter().zip(first) {
+            let best = book.levels(side).get(0).map_or(h, |l| l.price);
+            let span = (best - h).unsigned_abs() / tick as u64;
+            assert!(span < SLOTS as u64, "{side:?} spans {span} ticks");
+        }
+        steps.push(Step {
+            diff: diff.clone(),
+            horizon,
+        });
     }
-    kept
+    steps
 }
 
 /// The largest step dividing every snapshot price.
@@ -223,21 +266,22 @@ fn tick_of(snapshot: &[Change]) -> i64 {
         }
         a.abs()
     };
-    let p0 = snapshot[0].1;
-    snapshot.iter().fold(0, |g, &(_, p, _)| gcd(g, p - p0))
+    let tick = snapshot.iter().fold(0, |g, &(_, p, _)| gcd(g, p));
+    assert!(tick > 0, "no tick: every snapshot price is 0");
+    tick
 }
 
-/// A sorted `Vec` side, best first, keyed so that best sorts first (bids
-/// by negated price); a change worse than the side's `worst` known price
-/// is ignored, as the book ignores it.
-fn vec_set(sides: &mut [Vec<(i64, i64)>; 2], worst: &[i64; 2], (side, price, size): Change) {
-    let key = if side == Side::Bid { -price } else { price };
-    let worst = if side == Side::Bid {
-        -worst[0]
-    } else {
-        worst[1]
-    };
-    if key > worst {
+/// The key a sorted `Vec` side orders by, best first (bids negated), and
+/// its horizon's.
+fn vec_key(side: Side, price: i64) -> i64 {
+    if side == Side::Bid { -price } else { price }
+}
+
+/// A change to a sorted `Vec` side, ignored past the side's horizon as the
+/// book ignores it.
+fn vec_set(sides: &mut [Vec<(i64, i64)>; 2], horizon: &[i64; 2], (side, price, size): Change) {
+    let key = vec_key(side, price);
+    if key > vec_key(side, horizon[side as usize]) {
         return;
     }
     let levels = &mut sides[side as usize];
@@ -251,15 +295,24 @@ fn vec_set(sides: &mut [Vec<(i64, i64)>; 2], worst: &[i64; 2], (side, price, siz
     }
 }
 
-/// Slots in a tick-indexed side: a power of two above the recorded side's
-/// span (about 21,000 ticks on the day).
+/// Each side cut after its horizon, as the book cuts its sides when it
+/// settles.
+fn vec_cut(sides: &mut [Vec<(i64, i64)>; 2], horizon: &[i64; 2]) {
+    for (k, side) in [Side::Bid, Side::Ask].into_iter().enumerate() {
+        let h = vec_key(side, horizon[k]);
+        let keep = sides[k].partition_point(|l| l.0 <= h);
+        sides[k].truncate(keep);
+    }
+}
+
+/// Slots in a tick-indexed side: a power of two above the recorded sides'
+/// spans (the asks reach up to ~40,000 ticks within the slice; checked).
 const SLOTS: usize = 1 << 16;
 
 /// One side indexed by tick: `size[t % SLOTS]` for tick `t`, a bit a slot
 /// for "holds a level", the best tick, and the worst tick known (the
-/// snapshot's worst level, as the book's horizon: Binance's diffs carry
-/// changes all through its book, and one below what the snapshot gave
-/// says nothing of the levels between).
+/// book's horizon, set by the caller: a change worse than it is ignored,
+/// and reads stop there).
 struct TickSide {
     side: Side,
     tick: i64,
@@ -267,6 +320,8 @@ struct TickSide {
     held: Vec<u64>,
     best: Option<i64>,
     horizon: Option<i64>,
+    /// Changes taken (not past the horizon).
+    taken: usize,
 }
 
 impl TickSide {
@@ -278,18 +333,13 @@ impl TickSide {
             held: vec![0; SLOTS / 64],
             best: None,
             horizon: None,
+            taken: 0,
         }
     }
 
     #[inline]
     fn slot(t: i64) -> usize {
         t.rem_euclid(SLOTS as i64) as usize
-    }
-
-    /// The snapshot is in, its worst level at `worst`: nothing worse is
-    /// known.
-    fn snapshot_done(&mut self, worst: i64) {
-        self.horizon = Some(worst / self.tick);
     }
 
     #[inline]
@@ -299,6 +349,7 @@ impl TickSide {
         if self.horizon.is_some_and(|h| better(h, t)) {
             return;
         }
+        self.taken += 1;
         let i = Self::slot(t);
         let was = self.size[i] != 0;
         self.size[i] = size;
