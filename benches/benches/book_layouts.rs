@@ -306,7 +306,7 @@ fn vec_cut(sides: &mut [Vec<(i64, i64)>; 2], horizon: &[i64; 2]) {
 }
 
 /// Slots in a tick-indexed side: a power of two above the recorded sides'
-/// spans (the asks reach up to ~40,000 ticks within the slice; checked).
+/// spans (the asks outgrow 32,768 within the slice; each diff checked).
 const SLOTS: usize = 1 << 16;
 
 /// One side indexed by tick: `size[t % SLOTS]` for tick `t`, a bit a slot
