@@ -16,6 +16,10 @@
 //! otherwise only buffers diffs, and say so. Which message is the REST
 //! snapshot is known before timing (a feed knows it by where it came
 //! from), so the timed loop is the adapter's work alone.
+//! Before them, each recording's book tickers, trades and depth diffs
+//! alone: decoded, and (tickers and trades, which touch no book) through
+//! the whole adapter, ns a message, to show where a whole replay's time
+//! goes by kind.
 //!
 //! `cargo bench -p tickwire-benches --bench replay [-- RUNS]`
 
@@ -48,6 +52,7 @@ fn main() {
             eprintln!("replay: skipped, ../shared/samples is absent");
             return;
         };
+        kinds(file, market, &msgs, runs);
         let n = msgs.len() as f64;
         for depth in [20, 500, 1000, 5000] {
             let spec = [InstrumentSpec::new("BTCUSDT", 8, 8, depth)];
@@ -113,5 +118,69 @@ fn main() {
                 a - d
             );
         }
+    }
+}
+
+/// Each kind of message of a recording alone, ns a message: decoded, and
+/// for trades and book tickers (which touch no book) through the whole
+/// adapter too. Diffs are decoded only: without their snapshot an adapter
+/// only buffers them. Where a whole replay's time goes, by kind.
+fn kinds(file: &str, market: Market, msgs: &[(Vec<u8>, usize, bool)], runs: usize) {
+    let spec = [InstrumentSpec::new("BTCUSDT", 8, 8, 20)];
+    for (kind, key, adapt) in [
+        ("book tickers", &b"bookTicker"[..], true),
+        ("trades", &b"\"e\":\"trade\""[..], true),
+        ("depth diffs", &b"depthUpdate"[..], false),
+    ] {
+        let mut set: Vec<_> = msgs
+            .iter()
+            .filter(|(buf, len, snapshot)| {
+                !snapshot && buf[..*len].windows(key.len()).any(|w| w == key)
+            })
+            .cloned()
+            .collect();
+        if set.is_empty() {
+            continue;
+        }
+        let n = set.len() as f64;
+        let mut decoder = Decoder::new();
+        let (mut decode_ns, mut adapt_ns) = (Vec::new(), Vec::new());
+        for _ in 0..runs + 1 {
+            let t = Instant::now();
+            for (buf, len, _) in set.iter_mut() {
+                black_box(decoder.decode(buf, *len, |m| m.is_ok()));
+            }
+            decode_ns.push(t.elapsed().as_nanos() as f64 / n);
+            if adapt {
+                let mut adapter = Adapter::new(market, &spec);
+                let mut events = 0u64;
+                let t = Instant::now();
+                for (buf, len, _) in set.iter_mut() {
+                    black_box(
+                        adapter
+                            .on_message(buf, *len, 0, &mut |_| events += 1)
+                            .is_ok(),
+                    );
+                }
+                adapt_ns.push(t.elapsed().as_nanos() as f64 / n);
+                // Every one of them made an event.
+                assert!(
+                    events >= set.len() as u64,
+                    "{file}: {kind} made {events} events"
+                );
+            }
+        }
+        decode_ns.remove(0);
+        let whole = if adapt {
+            adapt_ns.remove(0);
+            format!(", adapter {:.0}", recording::median(adapt_ns))
+        } else {
+            String::new()
+        };
+        println!(
+            "{file}, {kind} alone ({} messages): median of {runs} replays, ns/message: decode {:.0}{whole}",
+            set.len(),
+            recording::median(decode_ns),
+        );
     }
 }
