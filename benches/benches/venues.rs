@@ -25,23 +25,44 @@ fn depth() -> String {
 
 /// A Binance depth update of `n` + `n` levels.
 fn depth_of(n: u32) -> String {
-    let side = |base: f64, step: f64| {
-        (0..n)
-            .map(|i| {
-                format!(
-                    r#"["{:.8}","{:.8}"]"#,
-                    base + step * f64::from(i),
-                    0.001 * f64::from(i + 1)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(",")
-    };
+    let (b, a) = (
+        levels_of(n, 61737.63, -0.01, (8, 8)),
+        levels_of(n, 61737.64, 0.01, (8, 8)),
+    );
     format!(
-        r#"{{"e":"depthUpdate","E":1723161255208,"s":"BTCUSDT","U":50093239189,"u":50093239202,"b":[{}],"a":[{}]}}"#,
-        side(61737.63, -0.01),
-        side(61737.64, 0.01)
+        r#"{{"e":"depthUpdate","E":1723161255208,"s":"BTCUSDT","U":50093239189,"u":50093239202,"b":[{b}],"a":[{a}]}}"#,
     )
+}
+
+/// A futures depth update of `n` + `n` levels as USD-M sends them in the
+/// combined stream's envelope (the layout of the USD-M recording in the
+/// samples), bids worst first, prices and quantities at `decimals` (USD-M
+/// BTCUSDT: 2 and 3, "61496.50", "0.010"; COIN-M: quantities in whole
+/// contracts, 0).
+fn futures_depth_of(n: u32, decimals: (usize, usize)) -> String {
+    let (b, a) = (
+        levels_of(n, 61496.5 - 0.1 * f64::from(n), 0.1, decimals),
+        levels_of(n, 61496.6, 0.1, decimals),
+    );
+    format!(
+        r#"{{"stream":"btcusdt@depth@0ms","data":{{"e":"depthUpdate","E":1723161256299,"T":1723161256298,"s":"BTCUSDT","U":5123107832006,"u":5123107837557,"pu":5123107831937,"b":[{b}],"a":[{a}]}}}}"#,
+    )
+}
+
+/// `n` levels from `base`, `step` apart, prices and quantities at
+/// `decimals` (a quantity in whole numbers at 0).
+fn levels_of(n: u32, base: f64, step: f64, (price, qty): (usize, usize)) -> String {
+    (0..n)
+        .map(|i| {
+            let size = if qty == 0 { 1.0 } else { 0.001 } * f64::from(i + 1);
+            format!(
+                r#"["{:.price$}","{:.qty$}"]"#,
+                base + step * f64::from(i),
+                size
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn okx_update() -> String {
@@ -339,7 +360,9 @@ fn utf8(c: &mut Criterion) {
 /// and 8, BTCUSDT's in the replays), as the adapter reads them: decoded by
 /// `binance::Decoder` and read by `book::scaled_levels` (in Binance's
 /// shape, the values read with the levels' bounds, in one pass).
-/// At 20 + 20 and 100 + 100 levels, so that the difference over the 160
+/// At 20 + 20 and 100 + 100 levels (spot's 8 decimals; USD-M's 2 and 3,
+/// and whole-number quantities, in the futures envelope), so that the
+/// difference over the 160
 /// levels between them is the cost of a level, apart from the message's
 /// fixed cost; and the parse alone over the 40 levels' strings, read out
 /// beforehand.
@@ -349,10 +372,24 @@ fn levels_exact(c: &mut Criterion) {
     let mut group = c.benchmark_group("depth levels exact");
     let mut buf = vec![0u8; 64 * 1024];
     let mut decoder = binance::Decoder::new();
-    for n in [20u32, 100] {
-        let text = depth_of(n);
+    for (n, shape) in [(20u32, 0), (100, 0), (20, 1), (100, 1), (20, 2), (100, 2)] {
+        let (text, shape) = match shape {
+            0 => (depth_of(n), ""),
+            1 => (futures_depth_of(n, (2, 3)), " (USD-M: 2 and 3 decimals)"),
+            _ => (
+                futures_depth_of(n, (1, 0)),
+                " (futures: 1 decimal, whole quantities)",
+            ),
+        };
         let len = text.len();
-        group.bench_function(format!("decode and parse, {n} + {n} levels"), |b| {
+        // Read as a depth update of n + n levels, in one pass.
+        buf[..len].copy_from_slice(text.as_bytes());
+        let levels = decoder.decode(&mut buf, len, |m| match m.unwrap() {
+            binance::Message::Depth(d) => d.bids.len() + d.asks.len(),
+            _ => 0,
+        });
+        assert_eq!(levels, 2 * n as usize, "{text}");
+        group.bench_function(format!("decode and parse, {n} + {n} levels{shape}"), |b| {
             b.iter(|| {
                 buf[..len].copy_from_slice(text.as_bytes());
                 // As the adapter reads them: `scaled_levels`, exact at

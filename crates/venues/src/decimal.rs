@@ -183,6 +183,61 @@ pub(crate) fn binance_words<const EIGHT: bool>(
     Some((zero_padded(lo, dot), frac, n as u8, f + n))
 }
 
+/// [`binance_words`] where the fractional digits are known: exactly `n`,
+/// 1 to 8, or 0 for a whole number (1 to 7 digits, no point). Nothing is
+/// searched for but the point (or, for a whole number, the quote), so the
+/// next string's start waits on that alone, as with spot's 8. Binance's
+/// futures streams send each symbol's prices and quantities with a fixed
+/// number of decimals, trailing zeros kept: the docs say only that they
+/// are strings, the samples' recordings show it (USD-M BTCUSDT's 185,197
+/// levels all like "58710.20", "0.010"; four USD-M and ten COIN-M symbols
+/// of 2021 each with one price digit count, 1 to 5, and whole-number
+/// quantities), so the first level of an array gives them for the rest.
+/// Returns the words as [`binance_words`] does and where the closing
+/// quote must be, which the caller checks (it is the first byte of what
+/// follows the string: `","` or `"]`): a string with more digits fails
+/// that check, one with fewer has a non-digit among the `n`, which
+/// [`crate::simd::level_values`] refuses. `None` where the point (or the
+/// whole number's quote) is not in the first word.
+#[inline(always)]
+pub(crate) fn binance_words_fixed(b: &[u8], at: usize, n: usize) -> Option<(u64, u64, usize)> {
+    debug_assert!(n <= 8, "{n} fractional digits");
+    let zeros = ONES * u64::from(b'0');
+    let lo = word_at(b, at).unwrap_or_else(|| short_word(b, at));
+    if n == 0 {
+        // A whole number: 1 to 7 digits up to the quote.
+        let k = first_byte(lo, b'"');
+        if k == 0 || k >= 8 {
+            return None;
+        }
+        return Some((zero_padded(lo, k), zeros, at + k));
+    }
+    let dot = first_point(lo);
+    if dot == 0 || dot >= 8 {
+        return None;
+    }
+    let f = at + dot + 1;
+    let frac = word_at(b, f).unwrap_or_else(|| short_word(b, f));
+    let sent = u64::MAX >> (8 * (8 - n as u32));
+    let frac = (frac & sent) | (zeros & !sent);
+    Some((zero_padded(lo, dot), frac, f + n))
+}
+
+/// The fractional digits of the string at `b[at..]`, as
+/// [`binance_words_fixed`] takes them (0: a whole number), and where its
+/// closing quote is: an array's first level, for the levels after it.
+/// Its digits are not checked here: reading it does that.
+#[inline(always)]
+pub(crate) fn binance_digits(b: &[u8], at: usize) -> Option<(u8, usize)> {
+    let lo = word_at(b, at).unwrap_or_else(|| short_word(b, at));
+    let quote = first_byte(lo, b'"');
+    if quote < first_point(lo) {
+        return (quote > 0).then_some((0, at + quote));
+    }
+    let (_, _, n, end) = binance_words::<false>(b, at)?;
+    Some((n, end))
+}
+
 /// The 8 bytes at `b[at..]`, little-endian.
 #[inline(always)]
 fn word_at(b: &[u8], at: usize) -> Option<u64> {

@@ -230,9 +230,11 @@ pub(crate) fn levels_marked(
 }
 
 /// [`levels_marked`] for levels of two strings each in Binance's shape
-/// ([`binance_words`](crate::decimal::binance_words)), read in the same
-/// pass: `mark` gets each level's number, the bounds of its price and
-/// quantity, and their values (a level number may be marked twice: spot's
+/// ([`binance_words`](crate::decimal::binance_words)), or with every
+/// price's and every quantity's fractional digits those of the first
+/// level's (none for whole numbers), read in the same pass: `mark` gets
+/// each level's number, the bounds of its price and quantity, and their
+/// values (a level number may be marked twice: spot's
 /// 8-digit shape is tried first, and an array it declines is read again
 /// from its first level, so marks are kept by number). Every byte is
 /// checked where the shape puts it (`["`, the price, `","`, the quantity,
@@ -251,14 +253,78 @@ pub(crate) fn levels_binance(
         .or_else(|| levels_binance_any(s, i, &mut mark))
 }
 
-/// [`levels_binance`] for any fractional digits.
+/// [`levels_binance`] for other fractional digits: first as many as the
+/// first level's price and quantity have (none: whole numbers), for every
+/// level (the futures markets' fixed decimals,
+/// [`binance_words_fixed`](crate::decimal::binance_words_fixed)); where a
+/// level differs, any digits but at least one, searched for in each
+/// string.
 #[inline(never)]
 fn levels_binance_any(
     s: &str,
     i: usize,
     mark: &mut impl FnMut(usize, [u32; 4], ReadLevel),
 ) -> Option<(usize, usize)> {
-    crate::simd::in_sse2(|| levels_binance_loop::<false>(s, i, mark))
+    use crate::decimal::binance_digits;
+    let b = s.as_bytes();
+    let first = |j: usize| {
+        if b.get(j..j + 3)? != b"[[\"" {
+            return None;
+        }
+        let (price_digits, p_end) = binance_digits(b, j + 3)?;
+        let (qty_digits, _) = binance_digits(b, p_end + 3)?;
+        Some((price_digits, qty_digits))
+    };
+    crate::simd::in_sse2(|| {
+        first(i)
+            .and_then(|digits| levels_binance_fixed(s, i, digits, mark))
+            .or_else(|| levels_binance_loop::<false>(s, i, mark))
+    })
+}
+
+/// [`levels_binance_loop`] with every price's and every quantity's
+/// fractional digits given.
+#[inline(always)]
+fn levels_binance_fixed(
+    s: &str,
+    i: usize,
+    (price_digits, qty_digits): (u8, u8),
+    mark: &mut impl FnMut(usize, [u32; 4], ReadLevel),
+) -> Option<(usize, usize)> {
+    use crate::decimal::binance_words_fixed;
+    let b = s.as_bytes();
+    if b.get(i) != Some(&b'[') || b.len() > u32::MAX as usize {
+        return None;
+    }
+    let (pn, qn) = (usize::from(price_digits), usize::from(qty_digits));
+    let mut j = i + 1;
+    let mut n = 0;
+    loop {
+        if b.get(j..j + 2)? != b"[\"" {
+            return None;
+        }
+        let (price_int, price_frac, p_end) = binance_words_fixed(b, j + 2, pn)?;
+        if b.get(p_end..p_end + 3)? != b"\",\"" {
+            return None;
+        }
+        let (qty_int, qty_frac, q_end) = binance_words_fixed(b, p_end + 3, qn)?;
+        let [price, qty] = crate::simd::level_values([price_int, price_frac, qty_int, qty_frac])?
+            .map(|v| v as i64);
+        let bounds = [j + 2, p_end, p_end + 3, q_end].map(|x| x as u32);
+        let level = ReadLevel {
+            price,
+            qty,
+            price_digits,
+            qty_digits,
+        };
+        mark(n, bounds, level);
+        n += 1;
+        match b.get(q_end..q_end + 3)? {
+            b"\"]," => j = q_end + 3,
+            b"\"]]" => return Some((q_end + 3, n)),
+            _ => return None,
+        }
+    }
 }
 
 #[inline(always)]
@@ -534,36 +600,96 @@ mod tests {
             levels in proptest::collection::vec((wire_value(), wire_value()), 0..8),
             tail in prop_oneof![Just(""), Just(","), Just("}"), Just("]")],
         ) {
-            let shaped = |v: &str| {
-                let (i, f) = v.split_once('.').unwrap_or(("", ""));
-                (1..=7).contains(&i.len())
-                    && (1..=8).contains(&f.len())
-                    && (i.bytes().chain(f.bytes())).all(|b| b.is_ascii_digit())
-            };
-            let body: Vec<String> = levels
-                .iter()
-                .map(|(p, q)| format!("[\"{p}\",\"{q}\"]"))
+            check_binance_levels(&levels, tail)?;
+        }
+
+        /// The same where every price has the same fractional digits and
+        /// every quantity too, whole numbers included (the futures
+        /// markets' fixed decimals, read without searching for the
+        /// quotes), but for the odd level with one digit more or fewer.
+        #[test]
+        fn binance_levels_with_fixed_decimals_read_as_parsed(
+            digits in (0usize..=8, 0usize..=8),
+            levels in proptest::collection::vec(
+                (("[0-9]{1,7}", "[0-9]{9}"), ("[0-9]{1,7}", "[0-9]{9}"), 0u8..12),
+                1..8,
+            ),
+            tail in prop_oneof![Just(""), Just("}"), Just("}}")],
+        ) {
+            let levels: Vec<(String, String)> = levels
+                .into_iter()
+                .map(|((pi, pf), (qi, qf), odd)| {
+                    // Now and then one more or one fewer digit.
+                    let n = |n: usize, col: u8| match (odd, col) {
+                        (0, 0) | (1, 1) => n + 1,
+                        (2, 0) | (3, 1) => n.checked_sub(1).unwrap_or(2),
+                        _ => n,
+                    };
+                    let value = |i: &str, f: &str, n: usize| match n {
+                        0 => i.to_owned(),
+                        n => format!("{i}.{}", &f[..n]),
+                    };
+                    (value(&pi, &pf, n(digits.0, 0)), value(&qi, &qf, n(digits.1, 1)))
+                })
                 .collect();
-            let text = format!("[{}]{tail}", body.join(","));
-            let mut read = Vec::new();
-            let got = levels_binance(&text, 0, |k, bounds, values| {
-                // A second try (any digits, after spot's 8) starts again.
-                read.truncate(k);
-                read.push((bounds, values));
-            });
-            let all = levels.iter().all(|(p, q)| shaped(p) && shaped(q));
-            prop_assert_eq!(got.is_some(), all, "{}", text);
-            if let Some((end, n)) = got {
-                let mut marks = Vec::new();
-                let want = levels_marked(&text, 0, 2, |_, m| marks.push(m));
-                prop_assert_eq!(Some((end, n)), want);
-                prop_assert_eq!(read.iter().map(|r| r.0).collect::<Vec<_>>(), marks);
-                for ((p, q), (_, r)) in levels.iter().zip(&read) {
-                    let l = crate::decimal::level(p, q, 8, 8).unwrap();
-                    let want = (l.price, l.size, l.price_digits, l.size_digits);
-                    prop_assert_eq!(want, (r.price, r.qty, r.price_digits, r.qty_digits));
-                }
+            check_binance_levels(&levels, tail)?;
+        }
+    }
+
+    /// `levels_binance` on the array of `levels` followed by `tail`: it
+    /// reads it exactly when every string has Binance's shape, or every
+    /// price has the first price's fractional digits and every quantity
+    /// the first quantity's (whole numbers too); marks the bounds
+    /// `levels_marked` marks; and reads the values the text parser reads
+    /// at 8 decimals.
+    fn check_binance_levels(levels: &[(String, String)], tail: &str) -> Result<(), TestCaseError> {
+        // A string's fractional digits in Binance's shape (1 to 7
+        // integer digits, a point, 1 to 8 fractional ones), 0 for a
+        // whole number of 1 to 7 digits.
+        let digits = |v: &str| {
+            let (i, f) = v.split_once('.').unwrap_or((v, ""));
+            let digits = (i.bytes().chain(f.bytes())).all(|b| b.is_ascii_digit());
+            let whole = f.is_empty() && !v.contains('.');
+            ((1..=7).contains(&i.len()) && f.len() <= 8 && digits && (whole || !f.is_empty()))
+                .then_some(f.len())
+        };
+        let pointed = |v: &str| digits(v).is_some_and(|n| n > 0);
+        // Read: every string with a point, or every price with the
+        // first price's digits and every quantity with the first
+        // quantity's.
+        let first = levels.first().map(|(p, q)| (digits(p), digits(q)));
+        let alike = first.is_some_and(|(pd, qd)| {
+            pd.is_some()
+                && qd.is_some()
+                && levels
+                    .iter()
+                    .all(|(p, q)| (digits(p), digits(q)) == (pd, qd))
+        });
+        let body: Vec<String> = levels
+            .iter()
+            .map(|(p, q)| format!("[\"{p}\",\"{q}\"]"))
+            .collect();
+        let text = format!("[{}]{tail}", body.join(","));
+        let mut read = Vec::new();
+        let got = levels_binance(&text, 0, |k, bounds, values| {
+            // A second try (after spot's 8, after the first level's
+            // digits) starts again.
+            read.truncate(k);
+            read.push((bounds, values));
+        });
+        let all = levels.iter().all(|(p, q)| pointed(p) && pointed(q)) || alike;
+        prop_assert_eq!(got.is_some(), all, "{}", text);
+        if let Some((end, n)) = got {
+            let mut marks = Vec::new();
+            let want = levels_marked(&text, 0, 2, |_, m| marks.push(m));
+            prop_assert_eq!(Some((end, n)), want);
+            prop_assert_eq!(read.iter().map(|r| r.0).collect::<Vec<_>>(), marks);
+            for ((p, q), (_, r)) in levels.iter().zip(&read) {
+                let l = crate::decimal::level(p, q, 8, 8).unwrap();
+                let want = (l.price, l.size, l.price_digits, l.size_digits);
+                prop_assert_eq!(want, (r.price, r.qty, r.price_digits, r.qty_digits));
             }
         }
+        Ok(())
     }
 }
