@@ -55,14 +55,7 @@ fn scaled_levels<'a>(
     asks: Levels<'a, 'a>,
     scales: Scales,
 ) -> impl Iterator<Item = crate::sync::LevelResult> + 'a {
-    use crate::book::Side;
-    use crate::book::scaled_levels;
-    scaled_levels(&bids, Side::Bid, scales.price, scales.qty).chain(scaled_levels(
-        &asks,
-        Side::Ask,
-        scales.price,
-        scales.qty,
-    ))
+    crate::book::scaled_sides(&bids, &asks, scales.price, scales.qty)
 }
 
 /// Feeds a diff depth event into `sync` (whose chain must be

@@ -12,7 +12,7 @@ pub mod plan;
 mod wire;
 
 use crate::adapter::{Instruments, Outcome, WireQuote, WireTrade, best, ms_to_ns, taker};
-use crate::book::{Limit, Side};
+use crate::book::Limit;
 use crate::error::DecodeError;
 use crate::event::{Event, InstrumentSpec};
 use crate::json::JsonParser;
@@ -28,9 +28,7 @@ pub fn feed_book(
     size_scale: u8,
     emit: &mut impl FnMut(SyncEvent),
 ) -> Result<(), DecodeError> {
-    let levels = crate::book::scaled_levels(&book.bids, Side::Bid, price_scale, size_scale).chain(
-        crate::book::scaled_levels(&book.asks, Side::Ask, price_scale, size_scale),
-    );
+    let levels = crate::book::scaled_sides(&book.bids, &book.asks, price_scale, size_scale);
     if book.snapshot {
         // The topic's depth is the window Bybit keeps complete (0: a topic
         // naming none, taken as the book's own).

@@ -1,5 +1,6 @@
 use super::*;
 use crate::VenueAdapter;
+use crate::book::Side;
 use crate::event::{Aggressor, InstrumentId, Kind};
 use crate::sync::{Chain, Resync, SyncConfig};
 

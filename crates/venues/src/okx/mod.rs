@@ -81,9 +81,7 @@ pub fn feed_book(
     size_scale: u8,
     emit: &mut impl FnMut(SyncEvent),
 ) -> Result<bool, DecodeError> {
-    let levels = crate::book::scaled_levels(&book.bids, Side::Bid, price_scale, size_scale).chain(
-        crate::book::scaled_levels(&book.asks, Side::Ask, price_scale, size_scale),
-    );
+    let levels = crate::book::scaled_sides(&book.bids, &book.asks, price_scale, size_scale);
     let seq_id = book.seq_id.unwrap_or(0).max(0) as u64;
     match book.action {
         Action::Snapshot => {
