@@ -237,9 +237,10 @@ impl Instruments {
             c.paired[1] = false;
         }
         let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
-        let level =
-            |(p, q): (V, V)| V::level(p, q, ps, ss).map_err(|e| DecodeError::from(e).at(id));
-        let (bid, ask) = (level(quote.bid)?, level(quote.ask)?);
+        let (bid, ask) = (
+            quote_level(quote.bid, ps, ss, id)?,
+            quote_level(quote.ask, ps, ss, id)?,
+        );
         emit(Event {
             instrument: id,
             exchange_ns: quote.exchange_ns,
@@ -470,6 +471,22 @@ impl WireValue for crate::mantissa::Mantissa {
     fn level(price: Self, size: Self, price_scale: u8, size_scale: u8) -> Result<Level, BadValue> {
         crate::mantissa::level(price, size, price_scale, size_scale)
     }
+}
+
+/// One side of a quote at the instrument's scales. Inlined where the
+/// quote's event is made, which takes only its price and size: as a
+/// closure called twice it was not, and each side came back through
+/// memory, its digit counts written a byte at a time and read back as one
+/// word, a load that waited on stores it could not be forwarded from
+/// (`perf`: two thirds of the quote's own time).
+#[inline(always)]
+fn quote_level<V: WireValue>(
+    (price, size): (V, V),
+    price_scale: u8,
+    size_scale: u8,
+    id: InstrumentId,
+) -> Result<Level, DecodeError> {
+    V::level(price, size, price_scale, size_scale).map_err(|e| DecodeError::from(e).at(id))
 }
 
 /// One trade as a venue sends it, for [`Instruments::trades`].
