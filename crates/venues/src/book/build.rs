@@ -120,25 +120,38 @@ pub fn scaled_sides<'t, 'i>(
     price_scale: u8,
     size_scale: u8,
 ) -> ScaledSides<'t, 'i> {
-    ScaledSides {
-        bids: scaled_levels(bids, Side::Bid, price_scale, size_scale),
-        asks: scaled_levels(asks, Side::Ask, price_scale, size_scale),
-        on_asks: false,
-    }
+    Sides::new(
+        scaled_levels(bids, Side::Bid, price_scale, size_scale),
+        scaled_levels(asks, Side::Ask, price_scale, size_scale),
+    )
 }
 
-/// The iterator of [`scaled_sides`]. Its `next` is inlined where the
-/// levels are taken, as `Iterator::chain`'s was not: a level then came
-/// back through memory, and the engine's read of it waited on a store
-/// that could not be forwarded to it (most of the time its buffering of
-/// a diff took, by `perf`).
-pub struct ScaledSides<'t, 'i> {
-    bids: ScaledLevels<'t, 'i>,
-    asks: ScaledLevels<'t, 'i>,
+/// The iterator of [`scaled_sides`].
+pub type ScaledSides<'t, 'i> = Sides<ScaledLevels<'t, 'i>>;
+
+/// A message's bid levels, then its ask levels. Its `next` is inlined
+/// where the levels are taken, as `Iterator::chain`'s was not: a level
+/// then came back through memory, and the engine's read of it waited on
+/// a store that could not be forwarded to it (most of the time its
+/// buffering of a diff took, by `perf`).
+pub struct Sides<I> {
+    bids: I,
+    asks: I,
     on_asks: bool,
 }
 
-impl Iterator for ScaledSides<'_, '_> {
+impl<I> Sides<I> {
+    /// `bids`, then `asks`.
+    pub fn new(bids: I, asks: I) -> Self {
+        Sides {
+            bids,
+            asks,
+            on_asks: false,
+        }
+    }
+}
+
+impl<I: Iterator<Item = LevelResult>> Iterator for Sides<I> {
     type Item = LevelResult;
 
     #[inline(always)]
@@ -153,8 +166,15 @@ impl Iterator for ScaledSides<'_, '_> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let (a, b) = (self.bids.size_hint(), self.asks.size_hint());
-        (a.0 + b.0, a.1.zip(b.1).map(|(x, y)| x + y))
+        let asks = self.asks.size_hint();
+        if self.on_asks {
+            return asks;
+        }
+        let bids = self.bids.size_hint();
+        (
+            bids.0.saturating_add(asks.0),
+            bids.1.zip(asks.1).and_then(|(b, a)| b.checked_add(a)),
+        )
     }
 }
 

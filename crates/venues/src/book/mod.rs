@@ -48,7 +48,7 @@ pub use crate::model::{Level, Side, Window};
 mod build;
 mod ladder;
 
-pub use build::{LevelResult, ScaledLevels, ScaledSides, scaled_levels, scaled_sides};
+pub use build::{LevelResult, ScaledLevels, ScaledSides, Sides, scaled_levels, scaled_sides};
 
 use ladder::Ladder;
 

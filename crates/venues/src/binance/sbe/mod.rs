@@ -85,7 +85,7 @@ fn levels<'a>(
     let side = move |side: Side, levels: Levels<'a>| {
         levels.map(move |l| Ok((side, scaler.level(l.price, l.qty)?)))
     };
-    side(Side::Bid, bids).chain(side(Side::Ask, asks))
+    crate::book::Sides::new(side(Side::Bid, bids), side(Side::Ask, asks))
 }
 
 fn on_sbe(
