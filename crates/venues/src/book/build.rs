@@ -129,24 +129,25 @@ pub fn scaled_sides<'t, 'i>(
 /// The iterator of [`scaled_sides`].
 pub type ScaledSides<'t, 'i> = Sides<ScaledLevels<'t, 'i>>;
 
-/// A message's bid levels, then its ask levels. Its `next` is inlined
-/// where the levels are taken, as `Iterator::chain`'s was not: a level
-/// then came back through memory, and the engine's read of it waited on
-/// a store that could not be forwarded to it (most of the time its
-/// buffering of a diff took, by `perf`).
+/// One side's levels of a message, then the other's (bids then asks for
+/// most venues). Its `next` is inlined where the levels are taken, as
+/// `Iterator::chain`'s was not: a level then came back through memory,
+/// and the engine's read of it waited on a store that could not be
+/// forwarded to it (most of the time its buffering of a diff took, by
+/// `perf`).
 pub struct Sides<I> {
-    bids: I,
-    asks: I,
-    on_asks: bool,
+    first: I,
+    second: I,
+    on_second: bool,
 }
 
 impl<I> Sides<I> {
-    /// `bids`, then `asks`.
-    pub fn new(bids: I, asks: I) -> Self {
+    /// `first`'s levels, then `second`'s.
+    pub fn new(first: I, second: I) -> Self {
         Sides {
-            bids,
-            asks,
-            on_asks: false,
+            first,
+            second,
+            on_second: false,
         }
     }
 }
@@ -156,24 +157,24 @@ impl<I: Iterator<Item = LevelResult>> Iterator for Sides<I> {
 
     #[inline(always)]
     fn next(&mut self) -> Option<LevelResult> {
-        if !self.on_asks {
-            match self.bids.next() {
+        if !self.on_second {
+            match self.first.next() {
                 Some(level) => return Some(level),
-                None => self.on_asks = true,
+                None => self.on_second = true,
             }
         }
-        self.asks.next()
+        self.second.next()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let asks = self.asks.size_hint();
-        if self.on_asks {
-            return asks;
+        let second = self.second.size_hint();
+        if self.on_second {
+            return second;
         }
-        let bids = self.bids.size_hint();
+        let first = self.first.size_hint();
         (
-            bids.0.saturating_add(asks.0),
-            bids.1.zip(asks.1).and_then(|(b, a)| b.checked_add(a)),
+            first.0.saturating_add(second.0),
+            first.1.zip(second.1).and_then(|(a, b)| a.checked_add(b)),
         )
     }
 }

@@ -42,9 +42,10 @@ fn scaled<'i>(
             Ok((side, level))
         }
     };
-    book.levels(Side::Bid)
-        .map(scale(Side::Bid))
-        .chain(book.levels(Side::Ask).map(scale(Side::Ask)))
+    crate::book::Sides::new(
+        book.levels(Side::Bid).map(scale(Side::Bid)),
+        book.levels(Side::Ask).map(scale(Side::Ask)),
+    )
 }
 
 /// Feeds a book notification into `sync` (chain

@@ -433,10 +433,10 @@ pub fn feed_book_at(
             Ok((side, level))
         }
     };
-    let levels = book
-        .levels(Side::Ask)
-        .map(scale(Side::Ask))
-        .chain(book.levels(Side::Bid).map(scale(Side::Bid)));
+    let levels = crate::book::Sides::new(
+        book.levels(Side::Ask).map(scale(Side::Ask)),
+        book.levels(Side::Bid).map(scale(Side::Bid)),
+    );
     sync.on_unsequenced(book.snapshot, 0, levels, emit)?;
     Ok(sync.verify(
         i64::from(book.checksum),
