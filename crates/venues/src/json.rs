@@ -249,7 +249,8 @@ pub(crate) fn levels_binance(
     // The digits' kernel inlines into the loop (SSE2 on x86-64). Spot's
     // shape (8 fractional digits) first, faster; then any digits, out of
     // line (the futures markets' streams).
-    crate::simd::in_sse2(|| levels_binance_loop::<true>(s, i, &mut mark))
+    let spot = |b: &[u8], at, _| crate::decimal::binance_words::<true>(b, at);
+    crate::simd::in_sse2(|| levels_binance_loop(s, i, &mut mark, spot))
         .or_else(|| levels_binance_any(s, i, &mut mark))
 }
 
@@ -265,7 +266,7 @@ fn levels_binance_any(
     i: usize,
     mark: &mut impl FnMut(usize, [u32; 4], ReadLevel),
 ) -> Option<(usize, usize)> {
-    use crate::decimal::binance_digits;
+    use crate::decimal::{binance_digits, binance_words_fixed};
     let b = s.as_bytes();
     let first = |j: usize| {
         if b.get(j..j + 3)? != b"[[\"" {
@@ -275,65 +276,33 @@ fn levels_binance_any(
         let (qty_digits, _) = binance_digits(b, p_end + 3)?;
         Some((price_digits, qty_digits))
     };
+    let any = |b: &[u8], at, _| crate::decimal::binance_words::<false>(b, at);
     crate::simd::in_sse2(|| {
         first(i)
-            .and_then(|digits| levels_binance_fixed(s, i, digits, mark))
-            .or_else(|| levels_binance_loop::<false>(s, i, mark))
+            .and_then(|(price, qty)| {
+                let fixed = |b: &[u8], at, is_qty: bool| {
+                    let n = if is_qty { qty } else { price };
+                    let (int, frac, end) = binance_words_fixed(b, at, usize::from(n))?;
+                    Some((int, frac, n, end))
+                };
+                levels_binance_loop(s, i, mark, fixed)
+            })
+            .or_else(|| levels_binance_loop(s, i, mark, any))
     })
 }
 
-/// [`levels_binance_loop`] with every price's and every quantity's
-/// fractional digits given.
+/// The levels of the array at `s[i..]`, each string's digits read as
+/// words by `words` (the text, where the string starts, and whether it is
+/// the quantity: its two words, its fractional digits, where its closing
+/// quote is, as [`binance_words`](crate::decimal::binance_words) gives
+/// them).
 #[inline(always)]
-fn levels_binance_fixed(
-    s: &str,
-    i: usize,
-    (price_digits, qty_digits): (u8, u8),
-    mark: &mut impl FnMut(usize, [u32; 4], ReadLevel),
-) -> Option<(usize, usize)> {
-    use crate::decimal::binance_words_fixed;
-    let b = s.as_bytes();
-    if b.get(i) != Some(&b'[') || b.len() > u32::MAX as usize {
-        return None;
-    }
-    let (pn, qn) = (usize::from(price_digits), usize::from(qty_digits));
-    let mut j = i + 1;
-    let mut n = 0;
-    loop {
-        if b.get(j..j + 2)? != b"[\"" {
-            return None;
-        }
-        let (price_int, price_frac, p_end) = binance_words_fixed(b, j + 2, pn)?;
-        if b.get(p_end..p_end + 3)? != b"\",\"" {
-            return None;
-        }
-        let (qty_int, qty_frac, q_end) = binance_words_fixed(b, p_end + 3, qn)?;
-        let [price, qty] = crate::simd::level_values([price_int, price_frac, qty_int, qty_frac])?
-            .map(|v| v as i64);
-        let bounds = [j + 2, p_end, p_end + 3, q_end].map(|x| x as u32);
-        let level = ReadLevel {
-            price,
-            qty,
-            price_digits,
-            qty_digits,
-        };
-        mark(n, bounds, level);
-        n += 1;
-        match b.get(q_end..q_end + 3)? {
-            b"\"]," => j = q_end + 3,
-            b"\"]]" => return Some((q_end + 3, n)),
-            _ => return None,
-        }
-    }
-}
-
-#[inline(always)]
-fn levels_binance_loop<const EIGHT: bool>(
+fn levels_binance_loop(
     s: &str,
     i: usize,
     mark: &mut impl FnMut(usize, [u32; 4], ReadLevel),
+    words: impl Fn(&[u8], usize, bool) -> Option<(u64, u64, u8, usize)>,
 ) -> Option<(usize, usize)> {
-    use crate::decimal::binance_words;
     let b = s.as_bytes();
     if b.get(i) != Some(&b'[') || b.len() > u32::MAX as usize {
         return None;
@@ -347,11 +316,11 @@ fn levels_binance_loop<const EIGHT: bool>(
         if b.get(j..j + 2)? != b"[\"" {
             return None;
         }
-        let (price_int, price_frac, price_digits, p_end) = binance_words::<EIGHT>(b, j + 2)?;
+        let (price_int, price_frac, price_digits, p_end) = words(b, j + 2, false)?;
         if b.get(p_end..p_end + 3)? != b"\",\"" {
             return None;
         }
-        let (qty_int, qty_frac, qty_digits, q_end) = binance_words::<EIGHT>(b, p_end + 3)?;
+        let (qty_int, qty_frac, qty_digits, q_end) = words(b, p_end + 3, true)?;
         // Both checked to be digits and read at once; at most 15 digits
         // each, well inside an i64.
         let [price, qty] = crate::simd::level_values([price_int, price_frac, qty_int, qty_frac])?
