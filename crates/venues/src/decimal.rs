@@ -132,7 +132,7 @@ fn without_byte(w: u64, at: usize) -> u64 {
 /// and ending at a closing quote: 1 to 7 integer digits, a point and 1 to
 /// 8 fractional digits (spot: always 8, "61737.63000000", "0.00123000";
 /// the futures markets: the symbol's tick and lot decimals, "58710.20",
-/// "0.014"; every price and quantity in the recordings in the samples).
+/// "0.014").
 /// Returns its integer digits as a word, in its last bytes with `'0'`s in
 /// front; its fraction as a word of eight digits, `'0'`s after those sent
 /// (the value at 8 decimals); how many fractional digits were sent; and
@@ -142,8 +142,9 @@ fn without_byte(w: u64, at: usize) -> u64 {
 /// it). Binance documents its prices and quantities only as decimal
 /// strings, not their digits (the USD-M futures docs' "Diff. Book Depth
 /// Streams" example: `["0.0024","10"]`): this shape is what its markets
-/// send, and a string outside it ("10" has no point) is read by the
-/// general parser, as before. With `EIGHT`, exactly 8 fractional digits
+/// send. A whole number ("10") is not in it: an array whose first level
+/// has one is read by [`binance_words_fixed`], else by the general
+/// parser. With `EIGHT`, exactly 8 fractional digits
 /// (spot's shape), found faster. The words' bytes are not checked to be
 /// digits:
 /// [`crate::simd::level_values`] checks them as it reads them.

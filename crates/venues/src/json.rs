@@ -234,12 +234,14 @@ pub(crate) fn levels_marked(
 /// price's and every quantity's fractional digits those of the first
 /// level's (none for whole numbers), read in the same pass: `mark` gets
 /// each level's number, the bounds of its price and quantity, and their
-/// values (a level number may be marked twice: spot's
-/// 8-digit shape is tried first, and an array it declines is read again
-/// from its first level, so marks are kept by number). Every byte is
-/// checked where the shape puts it (`["`, the price, `","`, the quantity,
-/// `"]`, then `,` or `]`), so no quote is searched for; `None` for
-/// anything else, which [`levels_marked`] then reads.
+/// values (a level number may be marked up to three times: spot's
+/// 8-digit shape is tried first, then the first level's digits, then any
+/// digits, each from the first level, so marks are kept by number). Every
+/// byte between the strings is checked where the shape puts it (`["`,
+/// the price, `","`, the quantity, `"]`, then `,` or `]`); spot's shape
+/// and pointed fixed digits search for no quote (whole numbers and any
+/// digits search a word for it). `None` for anything else, which
+/// [`levels_marked`] then reads.
 #[inline(always)]
 pub(crate) fn levels_binance(
     s: &str,
@@ -266,7 +268,7 @@ fn levels_binance_any(
     i: usize,
     mark: &mut impl FnMut(usize, [u32; 4], ReadLevel),
 ) -> Option<(usize, usize)> {
-    use crate::decimal::{binance_digits, binance_words_fixed};
+    use crate::decimal::binance_digits;
     let b = s.as_bytes();
     let first = |j: usize| {
         if b.get(j..j + 3)? != b"[[\"" {
@@ -279,16 +281,26 @@ fn levels_binance_any(
     let any = |b: &[u8], at, _| crate::decimal::binance_words::<false>(b, at);
     crate::simd::in_sse2(|| {
         first(i)
-            .and_then(|(price, qty)| {
-                let fixed = |b: &[u8], at, is_qty: bool| {
-                    let n = if is_qty { qty } else { price };
-                    let (int, frac, end) = binance_words_fixed(b, at, usize::from(n))?;
-                    Some((int, frac, n, end))
-                };
-                levels_binance_loop(s, i, mark, fixed)
-            })
+            .and_then(|digits| levels_binance_fixed(s, i, digits, mark))
             .or_else(|| levels_binance_loop(s, i, mark, any))
     })
+}
+
+/// The levels at `s[i..]` with every price's fractional digits `price`
+/// and every quantity's `qty` (0: whole numbers).
+#[inline(always)]
+fn levels_binance_fixed(
+    s: &str,
+    i: usize,
+    (price, qty): (u8, u8),
+    mark: &mut impl FnMut(usize, [u32; 4], ReadLevel),
+) -> Option<(usize, usize)> {
+    let fixed = |b: &[u8], at, is_qty: bool| {
+        let n = if is_qty { qty } else { price };
+        let (int, frac, end) = crate::decimal::binance_words_fixed(b, at, usize::from(n))?;
+        Some((int, frac, n, end))
+    };
+    levels_binance_loop(s, i, mark, fixed)
 }
 
 /// The levels of the array at `s[i..]`, each string's digits read as
@@ -580,10 +592,11 @@ mod tests {
         fn binance_levels_with_fixed_decimals_read_as_parsed(
             digits in (0usize..=8, 0usize..=8),
             levels in proptest::collection::vec(
-                (("[0-9]{1,7}", "[0-9]{9}"), ("[0-9]{1,7}", "[0-9]{9}"), 0u8..12),
+                (("[0-9]{1,9}", "[0-9]{9}"), ("[0-9]{1,9}", "[0-9]{9}"), 0u8..12),
                 1..8,
             ),
             tail in prop_oneof![Just(""), Just("}"), Just("}}")],
+            cut in any::<proptest::sample::Index>(),
         ) {
             let levels: Vec<(String, String)> = levels
                 .into_iter()
@@ -602,6 +615,30 @@ mod tests {
                 })
                 .collect();
             check_binance_levels(&levels, tail)?;
+            // The fixed-digits reader alone takes the array exactly when
+            // every level has the first level's digits (the other readers
+            // would read a pointed one the same, and hide it declining).
+            let body: Vec<String> =
+                levels.iter().map(|(p, q)| format!("[\"{p}\",\"{q}\"]")).collect();
+            let text = format!("[{}]{tail}", body.join(","));
+            let ok = |v: &str, n: usize| {
+                let (i, f) = v.split_once('.').unwrap_or((v, ""));
+                (1..=7).contains(&i.len()) && f.len() == n && (n == 0) != v.contains('.')
+            };
+            let alike = levels.iter().all(|(p, q)| ok(p, digits.0) && ok(q, digits.1));
+            let digits = (digits.0 as u8, digits.1 as u8);
+            let fixed = if digits.0 <= 8 && digits.1 <= 8 {
+                levels_binance_fixed(&text, 0, digits, &mut |_, _, _| {})
+            } else {
+                None
+            };
+            prop_assert_eq!(fixed.is_some(), alike, "{}", text);
+            // Cut anywhere, it never panics and reads only what the marked
+            // reader reads.
+            let cut = &text[..cut.index(text.len() + 1)];
+            if let Some(got) = levels_binance(cut, 0, |_, _, _| {}) {
+                prop_assert_eq!(Some(got), levels_marked(cut, 0, 2, |_, _| {}));
+            }
         }
     }
 

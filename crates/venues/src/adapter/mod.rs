@@ -478,7 +478,7 @@ impl WireValue for crate::mantissa::Mantissa {
 /// closure called twice it was not, and each side came back through
 /// memory, its digit counts written a byte at a time and read back as one
 /// word, a load that waited on stores it could not be forwarded from
-/// (`perf`: two thirds of the quote's own time).
+/// (`perf`: two thirds of the closure's own samples).
 #[inline(always)]
 fn quote_level<V: WireValue>(
     (price, size): (V, V),

@@ -1,5 +1,6 @@
 //! Book levels from a venue's wire strings: the step between the parser,
-//! which finds the strings, and the book, which holds exact integers.
+//! which finds the strings, and the book, which holds exact integers; and
+//! [`Sides`], how a message's two sides of levels reach the sync engine.
 
 use crate::error::DecodeError;
 use crate::json::{Levels, LevelsIter, ReadLevel};
