@@ -618,20 +618,12 @@ mod tests {
             // The fixed-digits reader alone takes the array exactly when
             // every level has the first level's digits (the other readers
             // would read a pointed one the same, and hide it declining).
-            let body: Vec<String> =
-                levels.iter().map(|(p, q)| format!("[\"{p}\",\"{q}\"]")).collect();
-            let text = format!("[{}]{tail}", body.join(","));
-            let ok = |v: &str, n: usize| {
-                let (i, f) = v.split_once('.').unwrap_or((v, ""));
-                (1..=7).contains(&i.len()) && f.len() == n && (n == 0) != v.contains('.')
-            };
-            let alike = levels.iter().all(|(p, q)| ok(p, digits.0) && ok(q, digits.1));
+            let text = levels_text(&levels, tail);
+            let alike = levels.iter().all(|(p, q)| {
+                (wire_digits(p), wire_digits(q)) == (Some(digits.0), Some(digits.1))
+            });
             let digits = (digits.0 as u8, digits.1 as u8);
-            let fixed = if digits.0 <= 8 && digits.1 <= 8 {
-                levels_binance_fixed(&text, 0, digits, &mut |_, _, _| {})
-            } else {
-                None
-            };
+            let fixed = levels_binance_fixed(&text, 0, digits, &mut |_, _, _| {});
             prop_assert_eq!(fixed.is_some(), alike, "{}", text);
             // Cut anywhere, it never panics and reads only what the marked
             // reader reads.
@@ -649,16 +641,7 @@ mod tests {
     /// `levels_marked` marks; and reads the values the text parser reads
     /// at 8 decimals.
     fn check_binance_levels(levels: &[(String, String)], tail: &str) -> Result<(), TestCaseError> {
-        // A string's fractional digits in Binance's shape (1 to 7
-        // integer digits, a point, 1 to 8 fractional ones), 0 for a
-        // whole number of 1 to 7 digits.
-        let digits = |v: &str| {
-            let (i, f) = v.split_once('.').unwrap_or((v, ""));
-            let digits = (i.bytes().chain(f.bytes())).all(|b| b.is_ascii_digit());
-            let whole = f.is_empty() && !v.contains('.');
-            ((1..=7).contains(&i.len()) && f.len() <= 8 && digits && (whole || !f.is_empty()))
-                .then_some(f.len())
-        };
+        let digits = wire_digits;
         let pointed = |v: &str| digits(v).is_some_and(|n| n > 0);
         // Read: every string with a point, or every price with the
         // first price's digits and every quantity with the first
@@ -671,11 +654,7 @@ mod tests {
                     .iter()
                     .all(|(p, q)| (digits(p), digits(q)) == (pd, qd))
         });
-        let body: Vec<String> = levels
-            .iter()
-            .map(|(p, q)| format!("[\"{p}\",\"{q}\"]"))
-            .collect();
-        let text = format!("[{}]{tail}", body.join(","));
+        let text = levels_text(levels, tail);
         let mut read = Vec::new();
         let got = levels_binance(&text, 0, |k, bounds, values| {
             // A second try (after spot's 8, after the first level's
@@ -697,5 +676,25 @@ mod tests {
             }
         }
         Ok(())
+    }
+
+    /// A string's fractional digits in Binance's shape (1 to 7 integer
+    /// digits, a point, 1 to 8 fractional ones), 0 for a whole number of
+    /// 1 to 7 digits; `None` for anything else.
+    fn wire_digits(v: &str) -> Option<usize> {
+        let (i, f) = v.split_once('.').unwrap_or((v, ""));
+        let digits = (i.bytes().chain(f.bytes())).all(|b| b.is_ascii_digit());
+        let whole = f.is_empty() && !v.contains('.');
+        ((1..=7).contains(&i.len()) && f.len() <= 8 && digits && (whole || !f.is_empty()))
+            .then_some(f.len())
+    }
+
+    /// `levels` as a JSON array of `["p","q"]` levels, then `tail`.
+    fn levels_text(levels: &[(String, String)], tail: &str) -> String {
+        let body: Vec<String> = levels
+            .iter()
+            .map(|(p, q)| format!("[\"{p}\",\"{q}\"]"))
+            .collect();
+        format!("[{}]{tail}", body.join(","))
     }
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use tickwire_venues::binance::{self, Message, Scales, feed_depth, feed_snapshot};
-use tickwire_venues::book::{LevelResult, Side, scaled_levels};
+use tickwire_venues::book::{LevelResult, Side, scaled_levels, scaled_sides};
 use tickwire_venues::decimal::parse_scaled;
 use tickwire_venues::json::{INPUT_PADDING, JsonParser};
 use tickwire_venues::sync::{BookSync, Chain, Resync, SyncConfig, SyncEvent};
@@ -125,8 +125,9 @@ fn every_recorded_message_decodes() {
     }
 }
 
-/// Every recorded depth update (spot, USD-M, COIN-M: 8 fractional digits
-/// and the futures markets' tick and lot decimals), read by the decoder
+/// Every recorded depth update (spot, USD-M, COIN-M: 8 fractional digits,
+/// the futures markets' tick and lot decimals, and their whole-number
+/// quantities), read by the decoder
 /// (whose fixed layouts read a level's values with its strings, in one
 /// pass) and by simd-json's tape (whose levels are parsed from their
 /// strings): the same levels at every pair of scales, digits and errors
@@ -146,9 +147,15 @@ fn recorded_levels_read_in_one_pass_as_the_tape_reads_them() {
     // few (errors), more (multiplied), and past the largest scale.
     let scales = [(8, 8), (2, 5), (1, 3), (0, 0), (12, 12), (19, 8)];
     fn read(d: &binance::Depth<'_, '_>, (ps, ss): (u8, u8)) -> Vec<LevelResult> {
-        scaled_levels(&d.bids, Side::Bid, ps, ss)
+        let levels: Vec<LevelResult> = scaled_levels(&d.bids, Side::Bid, ps, ss)
             .chain(scaled_levels(&d.asks, Side::Ask, ps, ss))
-            .collect()
+            .collect();
+        // As the adapter hands them to its engine: the same.
+        assert_eq!(
+            scaled_sides(&d.bids, &d.asks, ps, ss).collect::<Vec<_>>(),
+            levels
+        );
+        levels
     }
     let mut decoder = binance::Decoder::new();
     let mut parser = JsonParser::default();

@@ -195,6 +195,36 @@ mod tests {
 
     use super::*;
 
+    /// `Sides` hands over what `Iterator::chain` of its two sides does, in
+    /// the same order, with the same size hint at every step, errors and
+    /// empty sides included.
+    #[test]
+    fn sides_are_the_chain_of_both() {
+        let level = |side, price| Ok((side, Level::new(price, 1)));
+        let bad = || Err(DecodeError::Type("price level"));
+        let cases: [(Vec<LevelResult>, Vec<LevelResult>); 4] = [
+            (vec![], vec![]),
+            (vec![level(Side::Bid, 3), bad()], vec![]),
+            (vec![], vec![level(Side::Ask, 4)]),
+            (
+                vec![level(Side::Bid, 3), level(Side::Bid, 2)],
+                vec![bad(), level(Side::Ask, 4)],
+            ),
+        ];
+        for (first, second) in cases {
+            let mut chain = first.clone().into_iter().chain(second.clone());
+            let mut sides = Sides::new(first.into_iter(), second.into_iter());
+            loop {
+                assert_eq!(sides.size_hint(), chain.size_hint());
+                let (s, c) = (sides.next(), chain.next());
+                assert_eq!(s, c);
+                if c.is_none() {
+                    break;
+                }
+            }
+        }
+    }
+
     proptest! {
         /// Levels read with their values (Binance's shape) come out of
         /// `scaled_levels` exactly as the text parser reads their strings,
