@@ -199,7 +199,9 @@ pub(crate) struct DemoArgs {
     pub(crate) burst: u32,
     /// Measure the feed's ceiling: make this many market steps ahead of
     /// time and send them as fast as the feed takes them (with --burst
-    /// messages to a write), then report messages/s with books valid.
+    /// steps to a write), then report messages/s with books valid, and the
+    /// feed thread's CPU a message and whether it or the simulator bounded
+    /// the rate.
     #[arg(long, value_name = "STEPS", value_parser = at_least_one::<usize>)]
     pub(crate) max: Option<usize>,
     /// Pin the feed thread to this core [default: the last one].

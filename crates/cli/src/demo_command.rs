@@ -123,6 +123,9 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
                     s.books_valid,
                     s.books
                 );
+                if let Some(cpu) = s.feed_cpu {
+                    println!("{}", feed_cpu_line(&cpu, args.busy_poll));
+                }
             }
             println!(
                 "latency log: {}  plot: {}",
@@ -185,6 +188,38 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
             }
             Err(CliError::Failed(format!("tickwire-feed demo: {e}")))
         }
+    }
+}
+
+/// Below this share of the span on a core, the feed thread waited for
+/// messages part of the time: the rate measured is not its ceiling.
+const FEED_BOUND: f64 = 0.9;
+
+/// `demo --max`'s second line: the feed thread's CPU a message, the
+/// ceiling that makes, and whether the rate measured was that ceiling
+/// (the feed busy throughout) or bounded by the simulator, which shares
+/// the machine (a simulator's market thread costs about as much a message
+/// as the feed: at few messages to a write, more).
+fn feed_cpu_line(cpu: &tickwire_feed::demo::FeedCpu, busy_poll: bool) -> String {
+    let head = format!(
+        "the feed thread: {:.0} ns of CPU a message (its own ceiling {:.0} messages/s)",
+        cpu.per_message_ns,
+        1e9 / cpu.per_message_ns.max(1e-9)
+    );
+    if busy_poll {
+        format!("{head}; with --busy-poll it spins, so how busy it was says nothing")
+    } else if cpu.busy >= FEED_BOUND {
+        format!(
+            "{head}, on its core {:.0} % of the time: the feed bounded the rate",
+            cpu.busy * 100.0
+        )
+    } else {
+        format!(
+            "{head}, on its core {:.0} % of the time: it waited for messages, so the \
+             simulator (or the machine) bounded the rate; more steps to a write (--burst) \
+             make the simulator's part smaller",
+            cpu.busy * 100.0
+        )
     }
 }
 
@@ -252,4 +287,38 @@ fn trade(args: &DemoArgs, stop: &std::sync::atomic::AtomicBool) -> CliResult {
         )));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use tickwire_feed::demo::FeedCpu;
+
+    use super::feed_cpu_line;
+
+    #[test]
+    fn the_feed_cpu_line_says_which_side_bounded_the_rate() {
+        let busy = FeedCpu {
+            per_message_ns: 250.0,
+            busy: 0.98,
+        };
+        let line = feed_cpu_line(&busy, false);
+        assert!(line.contains("250 ns of CPU a message"), "{line}");
+        assert!(line.contains("ceiling 4000000 messages/s"), "{line}");
+        assert!(
+            line.contains("98 %") && line.contains("the feed bounded"),
+            "{line}"
+        );
+        let waited = FeedCpu { busy: 0.6, ..busy };
+        let line = feed_cpu_line(&waited, false);
+        assert!(
+            line.contains("60 %") && line.contains("simulator"),
+            "{line}"
+        );
+        assert!(!line.contains("the feed bounded"), "{line}");
+        let line = feed_cpu_line(&busy, true);
+        assert!(
+            line.contains("says nothing") && !line.contains("bounded"),
+            "{line}"
+        );
+    }
 }

@@ -265,11 +265,28 @@ pub struct DemoSummary {
     /// With `pregenerate`: messages per second from the first message to
     /// the last (both books valid throughout, or `books_valid` says not).
     pub throughput: Option<f64>,
+    /// With `pregenerate`: the feed thread's CPU time over the same span.
+    pub feed_cpu: Option<FeedCpu>,
     /// The simulators' mean message payload, in bytes (what a message
     /// rate is worth on the wire).
     pub mean_payload: u64,
     /// Each simulated venue's line (`venues` given).
     pub venues: Vec<VenueSummary>,
+}
+
+/// The feed thread's CPU time from the first message of a pregenerated
+/// market to the last. The rate measured is the feed's ceiling only when
+/// the feed thread was busy all along: below that it waited for the
+/// simulator (or the machine), and `per_message_ns` is the better measure
+/// of the feed (its own ceiling is a second over it).
+#[derive(Clone, Copy, Debug)]
+pub struct FeedCpu {
+    /// The feed thread's CPU time a message, in nanoseconds (reads, TLS,
+    /// frames, decoding, books, stamps and the sinks' queue).
+    pub per_message_ns: f64,
+    /// The share of the span the feed thread was on a core (1.0: all of
+    /// it; with `busy_poll`, always about 1.0, and says nothing).
+    pub busy: f64,
 }
 
 /// A venue's simulator, the proxy in front of it (with faults), and where
@@ -469,6 +486,14 @@ pub fn run(
         }
     };
     let mut mirrors = Mirrors::new(first);
+    // With a pregenerated market: the feed thread's CPU time at the first
+    // message seen and at the last (with the messages by then), to say
+    // whether it or the simulator bounded the rate.
+    let feed_clock = config
+        .pregenerate
+        .and_then(|_| threads::CpuClock::of(&feed));
+    let mut cpu_first: Option<(Duration, u64)> = None;
+    let mut cpu_last: Option<Duration> = None;
     let started = Instant::now();
     let mut last = (0u64, Instant::now());
     let mut last_by_venue = vec![0u64; sims.len()];
@@ -497,9 +522,11 @@ pub fn run(
             let now = FeedStats::get(&stats.messages);
             if now > 0 && first_seen.is_none() {
                 first_seen = Some(Instant::now());
+                cpu_first = feed_clock.and_then(|c| Some((c.used()?, now)));
             }
             if now != last_seen.0 {
                 last_seen = (now, Instant::now());
+                cpu_last = feed_clock.and_then(|c| c.used());
             }
             // Everything sent has arrived: the simulator counts every
             // message it wrote, the subscription's answer too, as the feed
@@ -549,6 +576,16 @@ pub fn run(
     let elapsed = started.elapsed();
     let throughput = first_seen
         .map(|t| last_seen.0 as f64 / last_seen.1.duration_since(t).as_secs_f64().max(1e-9));
+    let feed_cpu = match (first_seen, cpu_first, cpu_last) {
+        (Some(t), Some((from, before)), Some(to)) if last_seen.0 > before => {
+            let (cpu, wall) = (to.saturating_sub(from), last_seen.1.duration_since(t));
+            Some(FeedCpu {
+                per_message_ns: cpu.as_nanos() as f64 / (last_seen.0 - before) as f64,
+                busy: cpu.as_secs_f64() / wall.as_secs_f64().max(1e-9),
+            })
+        }
+        _ => None,
+    };
     let venues = if plain {
         Vec::new()
     } else {
@@ -592,6 +629,7 @@ pub fn run(
         table: report.table(),
         core,
         throughput,
+        feed_cpu,
         mean_payload: bytes.checked_div(sent).unwrap_or(0),
         venues,
     })
