@@ -90,7 +90,8 @@ fn assert_whole_of(venue: Venue, summary: &demo::DemoSummary) {
             assert!(cpu.per_message_ns > 0.0, "{cpu:?}");
             assert!(cpu.busy > 0.0 && cpu.busy <= 1.05, "{cpu:?}");
         }
-        None => assert!(!cfg!(debug_assertions), "no feed CPU time: {summary:?}"),
+        None if cfg!(debug_assertions) => panic!("no feed CPU time: {summary:?}"),
+        None => {}
     }
 }
 
