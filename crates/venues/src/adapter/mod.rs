@@ -12,10 +12,12 @@ use crate::model::BookShape;
 use crate::sync::{Arrival, BookSync, Chain, Line, Resync, SyncConfig, SyncEvent};
 
 mod lines;
+mod symbol;
 mod venue;
 
 pub use lines::Lead;
 use lines::{Carried, What};
+use symbol::{names, same};
 pub(crate) use venue::venue_adapter;
 pub use venue::{Lines, VenueAdapter};
 
@@ -116,11 +118,27 @@ impl Instruments {
         // A few instruments: comparing the symbols is cheaper than hashing
         // (the last of a symbol listed twice, as in the index).
         if self.list.len() <= 4 {
-            return (self.list.iter())
-                .rposition(|i| i.spec.symbol == symbol)
-                .map(|i| InstrumentId(i as u32));
+            return self.find_few(symbol.as_bytes());
         }
         self.index.get(symbol).map(|&i| InstrumentId(i))
+    }
+
+    /// [`find`](Self::find) by a symbol's bytes, not yet known to be text
+    /// (a binary message's): compared as they are in a small table, only
+    /// a larger one's hashed index needs them checked as UTF-8 first.
+    #[inline]
+    pub(crate) fn find_bytes(&self, symbol: &[u8]) -> Option<InstrumentId> {
+        if self.list.len() <= 4 {
+            return self.find_few(symbol);
+        }
+        self.find(utf8(symbol)?)
+    }
+
+    #[inline]
+    fn find_few(&self, symbol: &[u8]) -> Option<InstrumentId> {
+        (self.list.iter())
+            .rposition(|i| same(i.spec.symbol.as_bytes(), symbol))
+            .map(|i| InstrumentId(i as u32))
     }
 
     pub(crate) fn get(&self, id: InstrumentId) -> Option<&Instrument> {
@@ -727,29 +745,6 @@ fn shown_snapshot<E: FnMut(Event)>(stamp: Stamp, emit: &mut E, book: &Book, upda
     emit(stamp.event(Kind::BookValid { update_id }));
 }
 
-/// Whether `text` holds `symbol` as a word of its own: not preceded or
-/// followed by a letter, digit or one of `-_/.` (so `BTCUSDT` is not
-/// found in `BTCUSDTX` nor `BTC-USD` in `BTC-USDT`).
-fn names(text: &str, symbol: &str) -> bool {
-    let part = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'/' | b'.');
-    let bytes = text.as_bytes();
-    let mut from = 0;
-    while let Some(at) = text[from..].find(symbol) {
-        let start = from + at;
-        let end = start + symbol.len();
-        let before = start == 0 || !part(bytes[start - 1]);
-        let after = end == bytes.len() || !part(bytes[end]);
-        if before && after {
-            return true;
-        }
-        from = start + 1;
-        while !text.is_char_boundary(from) {
-            from += 1;
-        }
-    }
-    false
-}
-
 /// What the adapters' unit tests share.
 #[cfg(test)]
 pub(crate) mod testutil {
@@ -811,7 +806,12 @@ mod tests {
             }
             for absent in ["BTCUSD", "BTCUSDT ", "btcusdt", "ETH-PERPETUAL2"] {
                 assert_eq!(table.find(absent), None, "{n}: {absent}");
+                assert_eq!(table.find_bytes(absent.as_bytes()), None, "{n}: {absent}");
             }
+            for s in &symbols[..n] {
+                assert_eq!(table.find_bytes(s.as_bytes()), table.find(s), "{n}: {s}");
+            }
+            assert_eq!(table.find_bytes(b"BTC\xffUSD"), None, "{n}");
         }
     }
 }

@@ -218,6 +218,28 @@ fn what_is_not_the_schemas_or_not_this_adapters_is_said() {
     let top =
         frame(|out| encode::depth_snapshot(out, &SnapshotHead::default(), &[], &[], b"BNBBTC"));
     assert_eq!(binary(&mut a, &top), (Ok(Outcome::Ignored), vec![]));
+    // A symbol that is not text, in a diff, a best bid/ask and a trade
+    // (found by its bytes, then checked only as not found): said, nothing
+    // emitted.
+    let not_text = b"ETH\xffBTC";
+    let messages = [
+        frame(|out| encode::depth_diff(out, &DiffHead::default(), &[], &[], not_text)),
+        frame(|out| {
+            let h = BestBidAskHead {
+                event_time_us: 1_000_000,
+                book_update_id: 1,
+                price_exponent: -8,
+                qty_exponent: -3,
+                bid: lv(240_000, 10_000),
+                ask: lv(260_000, 500),
+            };
+            encode::best_bid_ask(out, &h, not_text)
+        }),
+        frame(|out| encode::trades(out, &TradesHead::default(), &[], not_text)),
+    ];
+    for m in &messages {
+        assert_eq!(binary(&mut a, m), (Err(DecodeError::Utf8), vec![]));
+    }
     // A price below the instrument's scale (ETHBTC keeps 6 decimals):
     // the typed error, naming the instrument.
     let t = TradesHead {
