@@ -191,34 +191,37 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
     }
 }
 
-/// Below this share of the span on a core, the feed thread waited for
-/// messages part of the time: the rate measured is not its ceiling.
+/// Below this share of the span on its core, the feed thread was off it
+/// part of the time: the rate measured is not its ceiling.
 const FEED_BOUND: f64 = 0.9;
 
 /// `demo --max`'s second line: the feed thread's CPU a message, the
 /// ceiling that makes, and whether the rate measured was that ceiling
-/// (the feed busy throughout) or bounded by the simulator, which shares
-/// the machine (a simulator's market thread costs about as much a message
-/// as the feed: at few messages to a write, more).
+/// (the feed on its core throughout) or not: off its core, it either
+/// waited for the simulator, which shares the machine (at few steps to a
+/// write its market thread costs as much a message as the feed), or was
+/// pushed off by other threads. With `--busy-poll` the feed spins, on its
+/// core all along, and its CPU time says nothing the rate does not.
 fn feed_cpu_line(cpu: &tickwire_feed::demo::FeedCpu, busy_poll: bool) -> String {
-    let head = format!(
-        "the feed thread: {:.0} ns of CPU a message (its own ceiling {:.0} messages/s)",
-        cpu.per_message_ns,
-        1e9 / cpu.per_message_ns.max(1e-9)
-    );
     if busy_poll {
-        format!("{head}; with --busy-poll it spins, so how busy it was says nothing")
-    } else if cpu.busy >= FEED_BOUND {
-        format!(
-            "{head}, on its core {:.0} % of the time: the feed bounded the rate",
-            cpu.busy * 100.0
-        )
+        return "the feed thread spins with --busy-poll: its CPU time is the span's, and says \
+                nothing the rate does not"
+            .to_string();
+    }
+    let head = format!(
+        "the feed thread: {:.0} ns of CPU a message (its own ceiling {:.0} messages/s), on its \
+         core {:.0} % of the time",
+        cpu.per_message_ns,
+        1e9 / cpu.per_message_ns.max(1e-9),
+        cpu.busy * 100.0
+    );
+    if cpu.busy >= FEED_BOUND {
+        format!("{head}: the feed bounded the rate")
     } else {
         format!(
-            "{head}, on its core {:.0} % of the time: it waited for messages, so the \
-             simulator (or the machine) bounded the rate; more steps to a write (--burst) \
-             make the simulator's part smaller",
-            cpu.busy * 100.0
+            "{head}: off its core the rest (waiting for the simulator, or pushed off by other \
+             threads), so the rate is not the feed's ceiling; more steps to a write (--burst) \
+             make the simulator's part smaller"
         )
     }
 }
@@ -311,13 +314,13 @@ mod tests {
         let waited = FeedCpu { busy: 0.6, ..busy };
         let line = feed_cpu_line(&waited, false);
         assert!(
-            line.contains("60 %") && line.contains("simulator"),
+            line.contains("60 %") && line.contains("not the feed's ceiling"),
             "{line}"
         );
         assert!(!line.contains("the feed bounded"), "{line}");
         let line = feed_cpu_line(&busy, true);
         assert!(
-            line.contains("says nothing") && !line.contains("bounded"),
+            line.contains("says nothing") && !line.contains("ns of CPU"),
             "{line}"
         );
     }

@@ -72,13 +72,14 @@ pub fn fifo(priority: u8) -> io::Result<()> {
 /// The CPU time one thread has used, read from any thread of the process
 /// (`pthread_getcpuclockid(3)`, then `clock_gettime(2)` on that clock: one
 /// system call a reading). Against the wall clock over the same span it
-/// says how busy the thread was: a thread that bounds a rate is busy all
-/// of the time, one that waits on another is not.
-#[cfg(unix)]
+/// says how much of it the thread was on a core: a thread that bounds a
+/// rate is on it all of the time; one that waits on another, or is
+/// pushed off its core by other threads, is not. Linux and Android (where
+/// libc declares the call); elsewhere [`CpuClock::of`] says `None`.
 #[derive(Clone, Copy, Debug)]
-pub struct CpuClock(libc::clockid_t);
+pub struct CpuClock(#[cfg(any(target_os = "linux", target_os = "android"))] libc::clockid_t);
 
-#[cfg(unix)]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 #[allow(unsafe_code)]
 impl CpuClock {
     /// The clock of the thread `thread` runs, while that thread lives
@@ -118,6 +119,19 @@ impl CpuClock {
     }
 }
 
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+impl CpuClock {
+    /// No thread CPU clock on this system: `None`.
+    pub fn of<T>(_thread: &std::thread::JoinHandle<T>) -> Option<CpuClock> {
+        None
+    }
+
+    /// Never reached (no clock is made here): `None`.
+    pub fn used(&self) -> Option<Duration> {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,7 +140,7 @@ mod tests {
     /// channel for the same span shows next to none. No timing is assumed:
     /// the spinner runs until its own clock says 50 ms (however long a
     /// loaded machine takes to give it that), then the blocked one is read.
-    #[cfg(unix)]
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     #[test]
     fn a_cpu_clock_counts_work_and_not_waiting() {
         use std::sync::atomic::{AtomicBool, Ordering};

@@ -263,7 +263,8 @@ pub struct DemoSummary {
     /// The core the feed ran on.
     pub core: usize,
     /// With `pregenerate`: messages per second from the first message to
-    /// the last (both books valid throughout, or `books_valid` says not).
+    /// the last (both books valid throughout, or `books_valid` says not);
+    /// `None` if the demo, looking every 2 ms, saw them all at once.
     pub throughput: Option<f64>,
     /// With `pregenerate`: the feed thread's CPU time over the same span.
     pub feed_cpu: Option<FeedCpu>,
@@ -276,16 +277,18 @@ pub struct DemoSummary {
 
 /// The feed thread's CPU time from the first message of a pregenerated
 /// market to the last. The rate measured is the feed's ceiling only when
-/// the feed thread was busy all along: below that it waited for the
-/// simulator (or the machine), and `per_message_ns` is the better measure
-/// of the feed (its own ceiling is a second over it).
+/// the feed thread was on its core all along: below that it waited for
+/// the simulator or was pushed off its core by the machine's other
+/// threads, and `per_message_ns` is the better measure of the feed (its
+/// own ceiling is a second over it).
 #[derive(Clone, Copy, Debug)]
 pub struct FeedCpu {
     /// The feed thread's CPU time a message, in nanoseconds (reads, TLS,
     /// frames, decoding, books, stamps and the sinks' queue).
     pub per_message_ns: f64,
     /// The share of the span the feed thread was on a core (1.0: all of
-    /// it; with `busy_poll`, always about 1.0, and says nothing).
+    /// it). With `busy_poll` it spins, always on its core, and neither
+    /// this nor `per_message_ns` says anything the rate does not.
     pub busy: f64,
 }
 
@@ -486,19 +489,20 @@ pub fn run(
         }
     };
     let mut mirrors = Mirrors::new(first);
-    // With a pregenerated market: the feed thread's CPU time at the first
-    // message seen and at the last (with the messages by then), to say
-    // whether it or the simulator bounded the rate.
+    // With a pregenerated market: the feed thread's CPU time when the
+    // first message was seen and when the last was, to say how much of
+    // that span it was on its core.
     let feed_clock = config
         .pregenerate
         .and_then(|_| threads::CpuClock::of(&feed));
-    let mut cpu_first: Option<(Duration, u64)> = None;
+    let mut cpu_first: Option<Duration> = None;
     let mut cpu_last: Option<Duration> = None;
     let started = Instant::now();
     let mut last = (0u64, Instant::now());
     let mut last_by_venue = vec![0u64; sims.len()];
-    // With a pregenerated market: when the first and the last message came.
-    let mut first_seen: Option<Instant> = None;
+    // With a pregenerated market: when the first and the last message
+    // were seen (looking every 2 ms), and how many had come by then.
+    let mut first_seen: Option<(Instant, u64)> = None;
     let mut last_seen = (0u64, Instant::now());
     while started.elapsed() < config.duration && !stop.load(Ordering::Relaxed) {
         thread::sleep(Duration::from_millis(if config.pregenerate.is_some() {
@@ -521,8 +525,8 @@ pub fn run(
         if config.pregenerate.is_some() {
             let now = FeedStats::get(&stats.messages);
             if now > 0 && first_seen.is_none() {
-                first_seen = Some(Instant::now());
-                cpu_first = feed_clock.and_then(|c| Some((c.used()?, now)));
+                first_seen = Some((Instant::now(), now));
+                cpu_first = feed_clock.and_then(|c| c.used());
             }
             if now != last_seen.0 {
                 last_seen = (now, Instant::now());
@@ -574,13 +578,20 @@ pub fn run(
         }
     }
     let elapsed = started.elapsed();
-    let throughput = first_seen
-        .map(|t| last_seen.0 as f64 / last_seen.1.duration_since(t).as_secs_f64().max(1e-9));
-    let feed_cpu = match (first_seen, cpu_first, cpu_last) {
-        (Some(t), Some((from, before)), Some(to)) if last_seen.0 > before => {
-            let (cpu, wall) = (to.saturating_sub(from), last_seen.1.duration_since(t));
+    // The messages that came between the first look that saw one and the
+    // last look that saw more, over that span (none if one look saw them
+    // all). The span ends at a look, up to 2 ms after the last message:
+    // the rate and the share on a core are low by at most that much of
+    // it (under 1 % at a million steps).
+    let span = first_seen
+        .filter(|&(_, before)| last_seen.0 > before)
+        .map(|(t, before)| (last_seen.1.duration_since(t), last_seen.0 - before));
+    let throughput = span.map(|(wall, n)| n as f64 / wall.as_secs_f64().max(1e-9));
+    let feed_cpu = match (span, cpu_first, cpu_last) {
+        (Some((wall, n)), Some(from), Some(to)) => {
+            let cpu = to.saturating_sub(from);
             Some(FeedCpu {
-                per_message_ns: cpu.as_nanos() as f64 / (last_seen.0 - before) as f64,
+                per_message_ns: cpu.as_nanos() as f64 / n as f64,
                 busy: cpu.as_secs_f64() / wall.as_secs_f64().max(1e-9),
             })
         }

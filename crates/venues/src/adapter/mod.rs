@@ -17,7 +17,7 @@ mod venue;
 
 pub use lines::Lead;
 use lines::{Carried, What};
-use symbol::{names, same};
+use symbol::names;
 pub(crate) use venue::venue_adapter;
 pub use venue::{Lines, VenueAdapter};
 
@@ -111,34 +111,6 @@ impl Instruments {
             message: 0,
             lead: None,
         }
-    }
-
-    #[inline]
-    pub(crate) fn find(&self, symbol: &str) -> Option<InstrumentId> {
-        // A few instruments: comparing the symbols is cheaper than hashing
-        // (the last of a symbol listed twice, as in the index).
-        if self.list.len() <= 4 {
-            return self.find_few(symbol.as_bytes());
-        }
-        self.index.get(symbol).map(|&i| InstrumentId(i))
-    }
-
-    /// [`find`](Self::find) by a symbol's bytes, not yet known to be text
-    /// (a binary message's): compared as they are in a small table, only
-    /// a larger one's hashed index needs them checked as UTF-8 first.
-    #[inline]
-    pub(crate) fn find_bytes(&self, symbol: &[u8]) -> Option<InstrumentId> {
-        if self.list.len() <= 4 {
-            return self.find_few(symbol);
-        }
-        self.find(utf8(symbol)?)
-    }
-
-    #[inline]
-    fn find_few(&self, symbol: &[u8]) -> Option<InstrumentId> {
-        (self.list.iter())
-            .rposition(|i| same(i.spec.symbol.as_bytes(), symbol))
-            .map(|i| InstrumentId(i as u32))
     }
 
     pub(crate) fn get(&self, id: InstrumentId) -> Option<&Instrument> {

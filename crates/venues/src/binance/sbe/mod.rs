@@ -69,8 +69,8 @@ fn symbol(bytes: &[u8]) -> Result<&str, DecodeError> {
 /// The instrument a message's symbol names, found by its bytes: one in
 /// the table is the bytes of a spec's symbol, text already, so only a
 /// symbol not found is checked as UTF-8 (not text: `Utf8`, as before;
-/// text: not ours, `None`). The check was a tenth of a best bid/ask's
-/// time through this adapter.
+/// text: not ours, `None`). The check was about 9 % of a best bid/ask's
+/// samples through this adapter (`sbe` bench).
 #[inline]
 fn known(instruments: &Instruments, bytes: &[u8]) -> Result<Option<InstrumentId>, DecodeError> {
     match instruments.find_bytes(bytes) {

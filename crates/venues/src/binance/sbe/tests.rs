@@ -218,6 +218,32 @@ fn what_is_not_the_schemas_or_not_this_adapters_is_said() {
     let top =
         frame(|out| encode::depth_snapshot(out, &SnapshotHead::default(), &[], &[], b"BNBBTC"));
     assert_eq!(binary(&mut a, &top), (Ok(Outcome::Ignored), vec![]));
+    // A best bid/ask and a trade of a symbol not in the table: not ours.
+    let others = [
+        frame(|out| {
+            let h = BestBidAskHead {
+                event_time_us: 1_000_000,
+                book_update_id: 1,
+                price_exponent: -8,
+                qty_exponent: -3,
+                bid: lv(240_000, 10_000),
+                ask: lv(260_000, 500),
+            };
+            encode::best_bid_ask(out, &h, b"XRPBTC")
+        }),
+        frame(|out| {
+            let trade = Trade {
+                id: 1,
+                price: 240_000,
+                qty: 1,
+                is_buyer_maker: false,
+            };
+            encode::trades(out, &TradesHead::default(), &[trade], b"XRPBTC")
+        }),
+    ];
+    for m in &others {
+        assert_eq!(binary(&mut a, m), (Ok(Outcome::Ignored), vec![]));
+    }
     // A symbol that is not text, in a diff, a best bid/ask and a trade
     // (found by its bytes, then checked only as not found): said, nothing
     // emitted.
