@@ -145,7 +145,11 @@ impl Instruments {
         let mut outcome = Outcome::Ignored;
         for trade in trades {
             let t = trade?;
-            let Some(id) = self.find(t.symbol) else {
+            let found = match t.symbol {
+                Named::Symbol(symbol) => self.find(symbol),
+                Named::Found(id) => Some(id),
+            };
+            let Some(id) = found else {
                 continue;
             };
             let i = id.0 as usize;
@@ -482,8 +486,8 @@ fn quote_level<V: WireValue>(
 /// One trade as a venue sends it, for [`Instruments::trades`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WireTrade<'i, V = &'i str> {
-    /// The venue's symbol.
-    pub(crate) symbol: &'i str,
+    /// The venue's symbol, or the instrument already found by it.
+    pub(crate) symbol: Named<'i>,
     /// The price, as sent.
     pub(crate) price: V,
     /// The size, as sent.
@@ -494,6 +498,22 @@ pub(crate) struct WireTrade<'i, V = &'i str> {
     pub(crate) trade_id: u64,
     /// The venue's time of the trade (0: none).
     pub(crate) exchange_ns: u64,
+}
+
+/// Which instrument a trade is of: its symbol as sent (text), or the
+/// instrument an adapter has found by it already (an SBE message's, by
+/// its symbol's bytes: [`Instruments::find_bytes`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Named<'i> {
+    Symbol(&'i str),
+    Found(InstrumentId),
+}
+
+impl<'i> From<&'i str> for Named<'i> {
+    #[inline]
+    fn from(symbol: &'i str) -> Named<'i> {
+        Named::Symbol(symbol)
+    }
 }
 
 /// A best bid and ask as a venue sends them, for [`Instruments::quote`].

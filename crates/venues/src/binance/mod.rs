@@ -253,7 +253,7 @@ fn on_decoded(
     match message? {
         Message::Trade(t) | Message::AggTrade(t) => {
             let trade = WireTrade {
-                symbol: t.symbol,
+                symbol: t.symbol.into(),
                 price: t.price,
                 size: t.qty,
                 aggressor: if t.buyer_is_maker {

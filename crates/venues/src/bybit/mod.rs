@@ -115,7 +115,7 @@ impl Adapter {
                     let trades = trades.iter().map(|t| {
                         let t = t?;
                         Ok(WireTrade {
-                            symbol: t.symbol,
+                            symbol: t.symbol.into(),
                             price: t.price,
                             size: t.size,
                             aggressor: taker(t.side),

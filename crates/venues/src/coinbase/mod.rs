@@ -149,7 +149,7 @@ impl Adapter {
                     let trades = events.trades().map(|t| {
                         let t = t?;
                         Ok(WireTrade {
-                            symbol: aliases.configured(t.product_id),
+                            symbol: aliases.configured(t.product_id).into(),
                             price: t.price,
                             size: t.size,
                             aggressor: aggressor(t.side),

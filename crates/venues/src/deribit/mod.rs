@@ -126,7 +126,7 @@ impl Adapter {
                 let trades = trades.iter().map(|t| {
                     let t = t?;
                     Ok(WireTrade {
-                        symbol: t.instrument,
+                        symbol: t.instrument.into(),
                         price: t.price,
                         size: t.amount,
                         aggressor: taker(t.direction),

@@ -178,7 +178,7 @@ impl Adapter {
                 let trades = trades.iter().map(|t| {
                     let t = t?;
                     Ok(WireTrade {
-                        symbol: t.inst_id,
+                        symbol: t.inst_id.into(),
                         price: t.px,
                         size: t.sz,
                         aggressor: taker(t.side),

@@ -27,7 +27,7 @@
 use tickwire_sbe::spot_stream::{self, Levels, Message};
 
 use super::Adapter;
-use crate::adapter::{Instruments, Outcome, WireQuote, WireTrade};
+use crate::adapter::{Instruments, Named, Outcome, WireQuote, WireTrade};
 use crate::book::Side;
 use crate::error::DecodeError;
 use crate::event::{Aggressor, Event, InstrumentId};
@@ -109,13 +109,18 @@ fn on_sbe(
 ) -> Result<Outcome, DecodeError> {
     match message {
         Message::Trades(t) => {
-            let symbol = symbol(t.symbol())?;
+            let Some(at) = known(instruments, t.symbol())? else {
+                // Not ours; a trade id the venue never sends is still said.
+                for x in t.trades() {
+                    id(x.id, "id")?;
+                }
+                return Ok(Outcome::Ignored);
+            };
             let (pe, qe) = (t.price_exponent(), t.qty_exponent());
             let exchange_ns = us_to_ns(t.transact_time_us());
             // One message may carry many trades: each is read before any is
             // emitted, so that a message in error emits nothing.
-            if let Some(at) = instruments.find(symbol)
-                && let Some(instrument) = instruments.get(at)
+            if let Some(instrument) = instruments.get(at)
                 && t.trades().len() > 1
             {
                 let (ps, ss) = (instrument.spec.price_scale, instrument.spec.size_scale);
@@ -128,7 +133,7 @@ fn on_sbe(
             }
             let trades = t.trades().map(|x| {
                 Ok(WireTrade {
-                    symbol,
+                    symbol: Named::Found(at),
                     price: Mantissa {
                         value: x.price,
                         exponent: pe,

@@ -244,6 +244,23 @@ fn what_is_not_the_schemas_or_not_this_adapters_is_said() {
     for m in &others {
         assert_eq!(binary(&mut a, m), (Ok(Outcome::Ignored), vec![]));
     }
+    // Its trade id the venue never sends (negative) is still said, as of
+    // a trade of ours.
+    for symbol in [&b"XRPBTC"[..], b"ETHBTC"] {
+        let bad = frame(|out| {
+            let trade = Trade {
+                id: -1,
+                price: 240_000,
+                qty: 1,
+                is_buyer_maker: false,
+            };
+            encode::trades(out, &TradesHead::default(), &[trade], symbol)
+        });
+        assert_eq!(
+            binary(&mut a, &bad),
+            (Err(DecodeError::Range("id")), vec![])
+        );
+    }
     // A symbol that is not text, in a diff, a best bid/ask and a trade
     // (found by its bytes, then checked only as not found): said, nothing
     // emitted.

@@ -612,7 +612,7 @@ impl Adapter {
                 let trades = trades.iter().map(|t| {
                     let t = t?;
                     Ok(WireTrade {
-                        symbol: t.symbol,
+                        symbol: t.symbol.into(),
                         price: t.price,
                         size: t.qty,
                         aggressor: taker(t.side),
