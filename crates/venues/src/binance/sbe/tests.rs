@@ -197,6 +197,30 @@ fn a_quote_is_exact_and_one_after_culled_ids_is_taken() {
     assert!(matches!(ev[0].kind, Kind::Quote { update_id: 410, .. }));
 }
 
+/// A best bid/ask of `symbol`, readable at ETHBTC's scales.
+fn quote_of(symbol: &[u8]) -> Vec<u8> {
+    let h = BestBidAskHead {
+        event_time_us: 1_000_000,
+        book_update_id: 1,
+        price_exponent: -8,
+        qty_exponent: -3,
+        bid: lv(240_000, 10_000),
+        ask: lv(260_000, 500),
+    };
+    frame(|out| encode::best_bid_ask(out, &h, symbol))
+}
+
+/// One trade of `symbol` with trade id `id`, readable at ETHBTC's scales.
+fn trade_of(id: i64, symbol: &[u8]) -> Vec<u8> {
+    let trade = Trade {
+        id,
+        price: 240_000,
+        qty: 1,
+        is_buyer_maker: false,
+    };
+    frame(|out| encode::trades(out, &TradesHead::default(), &[trade], symbol))
+}
+
 #[test]
 fn what_is_not_the_schemas_or_not_this_adapters_is_said() {
     let mut a = adapter();
@@ -219,43 +243,14 @@ fn what_is_not_the_schemas_or_not_this_adapters_is_said() {
         frame(|out| encode::depth_snapshot(out, &SnapshotHead::default(), &[], &[], b"BNBBTC"));
     assert_eq!(binary(&mut a, &top), (Ok(Outcome::Ignored), vec![]));
     // A best bid/ask and a trade of a symbol not in the table: not ours.
-    let others = [
-        frame(|out| {
-            let h = BestBidAskHead {
-                event_time_us: 1_000_000,
-                book_update_id: 1,
-                price_exponent: -8,
-                qty_exponent: -3,
-                bid: lv(240_000, 10_000),
-                ask: lv(260_000, 500),
-            };
-            encode::best_bid_ask(out, &h, b"XRPBTC")
-        }),
-        frame(|out| {
-            let trade = Trade {
-                id: 1,
-                price: 240_000,
-                qty: 1,
-                is_buyer_maker: false,
-            };
-            encode::trades(out, &TradesHead::default(), &[trade], b"XRPBTC")
-        }),
-    ];
+    let others = [quote_of(b"XRPBTC"), trade_of(1, b"XRPBTC")];
     for m in &others {
         assert_eq!(binary(&mut a, m), (Ok(Outcome::Ignored), vec![]));
     }
     // Its trade id the venue never sends (negative) is still said, as of
     // a trade of ours.
     for symbol in [&b"XRPBTC"[..], b"ETHBTC"] {
-        let bad = frame(|out| {
-            let trade = Trade {
-                id: -1,
-                price: 240_000,
-                qty: 1,
-                is_buyer_maker: false,
-            };
-            encode::trades(out, &TradesHead::default(), &[trade], symbol)
-        });
+        let bad = trade_of(-1, symbol);
         assert_eq!(
             binary(&mut a, &bad),
             (Err(DecodeError::Range("id")), vec![])
@@ -267,18 +262,8 @@ fn what_is_not_the_schemas_or_not_this_adapters_is_said() {
     let not_text = b"ETH\xffBTC";
     let messages = [
         frame(|out| encode::depth_diff(out, &DiffHead::default(), &[], &[], not_text)),
-        frame(|out| {
-            let h = BestBidAskHead {
-                event_time_us: 1_000_000,
-                book_update_id: 1,
-                price_exponent: -8,
-                qty_exponent: -3,
-                bid: lv(240_000, 10_000),
-                ask: lv(260_000, 500),
-            };
-            encode::best_bid_ask(out, &h, not_text)
-        }),
-        frame(|out| encode::trades(out, &TradesHead::default(), &[], not_text)),
+        quote_of(not_text),
+        trade_of(1, not_text),
     ];
     for m in &messages {
         assert_eq!(binary(&mut a, m), (Err(DecodeError::Utf8), vec![]));
