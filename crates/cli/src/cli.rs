@@ -246,16 +246,28 @@ pub(crate) struct DemoArgs {
     pub(crate) standby: bool,
     /// The plain demo's market in Binance spot's SBE streams
     /// (binance-spot-sbe: binary frames, the same steps; with --max, its
-    /// ceiling against the JSON one's).
+    /// ceiling; --compare measures it against the JSON one's).
     #[arg(long, conflicts_with = "venues")]
     pub(crate) sbe: bool,
+    /// With --max: the plain demo's market in JSON and in SBE, this many
+    /// rounds, the two taking turns, then the ratio of their sustained
+    /// rates and of the feed thread's CPU a message (medians), each run's
+    /// latency log in one run directory.
+    #[arg(
+        long,
+        value_name = "ROUNDS",
+        requires = "max",
+        conflicts_with_all = ["venues", "sbe", "busy_poll", "hlog"],
+        value_parser = at_least_one::<u32>
+    )]
+    pub(crate) compare: Option<u32>,
     /// Trade: a simulated Deribit that trades (its matching engine behind
     /// its private API, with an API key made for the run), a strategy on
     /// the feed quoting both sides of its book; prints the orders sent,
     /// acknowledged and filled, the tick-to-trade and round-trip
     /// latencies, and checks at the end that the kill switch left no
     /// order open.
-    #[arg(long, conflicts_with_all = ["venues", "max", "sbe"])]
+    #[arg(long, conflicts_with_all = ["venues", "max", "sbe", "compare"])]
     pub(crate) trade: bool,
 }
 
@@ -348,6 +360,7 @@ impl Default for DemoArgs {
             lifetime: None,
             standby: false,
             sbe: false,
+            compare: None,
             trade: false,
         }
     }

@@ -21,28 +21,15 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
     if args.trade {
         return trade(args, &stop);
     }
-    let mut config = DemoConfig {
-        duration: Duration::from_secs(args.seconds),
-        rate: args.rate,
-        burst: args.burst,
-        pregenerate: args.max,
-        core: args.core,
-        busy_poll: args.busy_poll,
-        hlog: args.hlog.clone().unwrap_or_default(),
-        svg: true,
-        venues: args.venues.clone().map(|v| v.0).unwrap_or_default(),
-        faults: args.faults,
-        depth: args.depth,
-        rest_weight_limit: args.rest_weight_limit,
-        lifetime: args.lifetime,
-        standby: args.standby,
-        sbe: args.sbe,
-    };
+    let mut config = config_of(args);
     // The values the demo would refuse once started are refused before
     // anything is made (a run directory, a latency log), exit 2.
     config
         .check()
         .map_err(|e| CliError::Refused(format!("tickwire-feed demo: {e}")))?;
+    if let Some(rounds) = args.compare {
+        return crate::demo_compare::compare(config, rounds, &stop);
+    }
     let run_dir = match &args.hlog {
         Some(_) => None,
         None => match crate::runs::create("demo") {
@@ -191,6 +178,27 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
     }
 }
 
+/// The demo's configuration from its arguments (`--trade` aside).
+fn config_of(args: &DemoArgs) -> DemoConfig {
+    DemoConfig {
+        duration: Duration::from_secs(args.seconds),
+        rate: args.rate,
+        burst: args.burst,
+        pregenerate: args.max,
+        core: args.core,
+        busy_poll: args.busy_poll,
+        hlog: args.hlog.clone().unwrap_or_default(),
+        svg: true,
+        venues: args.venues.clone().map(|v| v.0).unwrap_or_default(),
+        faults: args.faults,
+        depth: args.depth,
+        rest_weight_limit: args.rest_weight_limit,
+        lifetime: args.lifetime,
+        standby: args.standby,
+        sbe: args.sbe,
+    }
+}
+
 /// Below this share of the span on its core, the feed thread was off it
 /// part of the time: the rate measured is not its ceiling.
 const FEED_BOUND: f64 = 0.9;
@@ -202,7 +210,7 @@ const FEED_BOUND: f64 = 0.9;
 /// write its market thread costs as much a message as the feed), or was
 /// pushed off by other threads. With `--busy-poll` the feed spins, on its
 /// core all along, and its CPU time says nothing the rate does not.
-fn feed_cpu_line(cpu: &tickwire_feed::demo::FeedCpu, busy_poll: bool) -> String {
+pub(crate) fn feed_cpu_line(cpu: &tickwire_feed::demo::FeedCpu, busy_poll: bool) -> String {
     if busy_poll {
         return "the feed thread spins with --busy-poll: its CPU time is the span's, and says \
                 nothing the rate does not"

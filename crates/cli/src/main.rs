@@ -21,6 +21,7 @@ use tickwire_venues::InstrumentSpec;
 
 mod cli;
 mod demo_command;
+mod demo_compare;
 mod error;
 mod logger;
 mod replay_command;

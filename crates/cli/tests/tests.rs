@@ -9,6 +9,7 @@ mod util;
 mod aeron;
 
 mod cli;
+mod demo_compare;
 mod demo_trade;
 mod first_run;
 mod instruments;

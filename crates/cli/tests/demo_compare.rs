@@ -1,0 +1,95 @@
+//! `demo --max N --compare ROUNDS`, as a user runs it: both encodings in
+//! every round, taking turns, each run whole, the ratios said, every
+//! latency log in the one run directory; and the flags it cannot be
+//! combined with refused before anything runs.
+
+use crate::util::{bin, temp_dir};
+
+#[test]
+fn both_encodings_run_in_turn_and_their_ratio_is_said() {
+    let cwd = temp_dir("compare");
+    // 300 s is a deadline only: each run ends once its market has arrived.
+    let out = bin()
+        .current_dir(&cwd)
+        .args([
+            "demo",
+            "--max",
+            "3000",
+            "--seconds",
+            "300",
+            "--compare",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let rounds: Vec<&str> = stdout.lines().filter(|l| l.starts_with("round ")).collect();
+    // JSON first in the first round, SBE first in the second.
+    let order: Vec<(&str, &str)> = rounds
+        .iter()
+        .map(|l| {
+            let (head, _) = l.split_once(':').unwrap();
+            let (round, name) = head.trim_start_matches("round ").split_once(',').unwrap();
+            (round, name.trim())
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [("1", "JSON"), ("1", "SBE"), ("2", "SBE"), ("2", "JSON")],
+        "{stdout}"
+    );
+    for l in &rounds {
+        assert!(l.contains("books valid 2/2"), "{l}");
+    }
+    // Each encoding's message size: SBE's well under JSON's.
+    let bytes = |name: &str| -> u64 {
+        let l = rounds.iter().find(|l| l.contains(name)).unwrap();
+        let words: Vec<&str> = l.split_whitespace().collect();
+        let at = words.iter().position(|w| *w == "bytes").unwrap();
+        words[at - 1].parse().unwrap()
+    };
+    assert!(bytes("SBE") * 2 < bytes("JSON"), "{stdout}");
+    let ratio = stdout
+        .lines()
+        .find(|l| l.starts_with("SBE / JSON, medians of 2 rounds:"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let x: f64 = ratio
+        .split_whitespace()
+        .find_map(|w| w.strip_suffix('x')?.parse().ok())
+        .unwrap();
+    assert!(x > 0.0, "{ratio}");
+    // The four latency logs, in the one run directory (no plot: the
+    // comparison is the point).
+    let runs = cwd.join("runs");
+    let dirs: Vec<_> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && !p.is_symlink())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let mut logs: Vec<String> = std::fs::read_dir(&dirs[0])
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    logs.sort();
+    assert_eq!(
+        logs,
+        ["json-1.hlog", "json-2.hlog", "sbe-1.hlog", "sbe-2.hlog"]
+    );
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
+
+#[test]
+fn compare_needs_max_and_refuses_what_it_cannot_run_with() {
+    for args in [
+        &["demo", "--compare", "2"][..],
+        &["demo", "--max", "100", "--compare", "2", "--sbe"],
+        &["demo", "--max", "100", "--compare", "2", "--busy-poll"],
+        &["demo", "--max", "100", "--compare", "0"],
+    ] {
+        let out = bin().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}
