@@ -32,18 +32,11 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
     }
     let run_dir = match &args.hlog {
         Some(_) => None,
-        None => match crate::runs::create("demo") {
-            Ok(dir) => {
-                config.hlog = dir.join("demo.hlog");
-                Some(dir)
-            }
-            Err(e) => {
-                return Err(CliError::Failed(format!(
-                    "tickwire-feed demo: cannot make its run directory under {}/: {e}",
-                    crate::runs::ROOT
-                )));
-            }
-        },
+        None => {
+            let dir = run_dir("demo")?;
+            config.hlog = dir.join("demo.hlog");
+            Some(dir)
+        }
     };
     let hlog = config.hlog.clone();
     let hlog_existed = hlog.exists();
@@ -176,6 +169,16 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
             Err(CliError::Failed(format!("tickwire-feed demo: {e}")))
         }
     }
+}
+
+/// A new run directory for `command`'s outputs, or the failure said.
+pub(crate) fn run_dir(command: &str) -> Result<std::path::PathBuf, CliError> {
+    crate::runs::create(command).map_err(|e| {
+        CliError::Failed(format!(
+            "tickwire-feed demo: cannot make its run directory under {}/: {e}",
+            crate::runs::ROOT
+        ))
+    })
 }
 
 /// The demo's configuration from its arguments (`--trade` aside).

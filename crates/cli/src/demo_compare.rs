@@ -1,10 +1,11 @@
 //! `tickwire-feed demo --max N --compare ROUNDS`: the plain demo's market
 //! in JSON and in Binance's SBE streams, the same steps, the two taking
 //! turns round by round (JSON first in odd rounds, SBE first in even ones,
-//! so that neither always runs on a machine the other just warmed), then
-//! the ratio of their sustained rates and of the feed thread's CPU a
-//! message, each the median over the rounds. Every run must end whole:
-//! every message arrived and both books valid.
+//! so that neither always runs on a machine the other just warmed), each
+//! round's ratio of their sustained rates and of the feed thread's CPU a
+//! message, then the medians of those over the rounds. Every run must end
+//! whole: the whole market arrived before the deadline, both books
+//! valid.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -16,8 +17,13 @@ use tickwire_feed::demo::{DemoConfig, DemoSummary};
 use crate::demo_command::feed_cpu_line;
 use crate::error::{CliError, CliResult};
 
+/// The kind of run directory a comparison makes (`runs/<time>-demo-compare`,
+/// `runs/latest-demo-compare`).
+const KIND: &str = "demo-compare";
+
 /// One run's figures: the sustained rate, and the feed thread's CPU a
 /// message where it could be read.
+#[derive(Clone, Copy)]
 struct Measured {
     rate: f64,
     cpu_ns: Option<f64>,
@@ -25,25 +31,26 @@ struct Measured {
 
 pub(crate) fn compare(config: DemoConfig, rounds: u32, stop: &Arc<AtomicBool>) -> CliResult {
     let steps = config.pregenerate.unwrap_or_default();
-    let dir = crate::runs::create("demo").map_err(|e| {
-        CliError::Failed(format!(
-            "tickwire-feed demo: cannot make its run directory under {}/: {e}",
-            crate::runs::ROOT
-        ))
-    })?;
+    // A run directory of its own kind: `runs/latest-demo` stays a plain
+    // demo's, with its `demo.hlog`.
+    let dir = crate::demo_command::run_dir(KIND)?;
     eprintln!(
         "tickwire demo --compare: a Binance-like simulator (BTCUSDT, ETHUSDT) with {steps} market \
-         steps made ahead of time, in JSON and in SBE, {rounds} rounds taking turns, each sent as \
-         fast as the feed takes it ({} steps to a write), over TLS on loopback",
-        config.burst
+         steps made ahead of time, in JSON and in SBE, {rounds} round{} taking turns, each sent as \
+         fast as the feed takes it ({} steps to a write), over TLS on loopback, each run until \
+         all have arrived (at most {} s)",
+        if rounds == 1 { "" } else { "s" },
+        config.burst,
+        config.duration.as_secs()
     );
-    let (mut json, mut sbe) = (Vec::new(), Vec::new());
+    let mut ratios = Vec::new();
     for round in 1..=rounds {
         let order = if round % 2 == 1 {
             [false, true]
         } else {
             [true, false]
         };
+        let mut pair = [None, None];
         for in_sbe in order {
             let name = if in_sbe { "SBE" } else { "JSON" };
             let run = DemoConfig {
@@ -56,49 +63,79 @@ pub(crate) fn compare(config: DemoConfig, rounds: u32, stop: &Arc<AtomicBool>) -
                 Ok(s) => s,
                 Err(e) => return failed(&dir, &format!("round {round}, {name}: {e}")),
             };
+            if stop.load(Ordering::Relaxed) {
+                return failed(&dir, "stopped");
+            }
             let measured = match whole(&s) {
                 Ok(m) => m,
                 Err(why) => return failed(&dir, &format!("round {round}, {name}: {why}")),
             };
             println!(
-                "round {round}, {name:>4}: {:.0} messages/s, {} bytes a message, books valid {}/{}",
-                measured.rate, s.mean_payload, s.books_valid, s.books
+                "round {round}, {name:>4}: {:.0} messages/s, all {} arrived, {} bytes a message, \
+                 books valid {}/{}",
+                measured.rate, s.messages, s.mean_payload, s.books_valid, s.books
             );
             if let Some(cpu) = s.feed_cpu {
                 println!("             {}", feed_cpu_line(&cpu, false));
             }
-            if in_sbe { &mut sbe } else { &mut json }.push(measured);
-            if stop.load(Ordering::Relaxed) {
-                return failed(&dir, "stopped");
-            }
+            pair[usize::from(in_sbe)] = Some(measured);
         }
+        let [Some(json), Some(sbe)] = pair else {
+            unreachable!("both encodings ran in round {round}");
+        };
+        let ratio = Ratio {
+            rate: sbe.rate / json.rate,
+            cpu: json.cpu_ns.zip(sbe.cpu_ns).map(|(j, b)| j / b),
+        };
+        println!("round {round}: {}", ratio.line());
+        ratios.push(ratio);
     }
-    let rate = |runs: &[Measured]| median(runs.iter().map(|m| m.rate).collect());
-    let (json_rate, sbe_rate) = (rate(&json), rate(&sbe));
     println!();
-    println!(
-        "SBE / JSON, medians of {rounds} round{}: {:.2}x the sustained rate ({sbe_rate:.0} against \
-         {json_rate:.0} messages/s)",
-        if rounds == 1 { "" } else { "s" },
-        sbe_rate / json_rate
-    );
-    let cpu = |runs: &[Measured]| {
-        let all: Option<Vec<f64>> = runs.iter().map(|m| m.cpu_ns).collect();
-        all.map(median)
+    let rates = median(ratios.iter().map(|r| r.rate).collect());
+    let cpus: Option<Vec<f64>> = ratios.iter().map(|r| r.cpu).collect();
+    let median_ratio = Ratio {
+        rate: rates,
+        cpu: cpus.map(median),
     };
-    if let (Some(j), Some(b)) = (cpu(&json), cpu(&sbe)) {
-        println!(
-            "JSON / SBE: {:.2}x the feed thread's CPU a message ({j:.0} against {b:.0} ns)",
-            j / b
-        );
-    }
+    println!(
+        "medians of {rounds} round{}: {}",
+        if rounds == 1 { "" } else { "s" },
+        median_ratio.line()
+    );
     println!("latency logs: {}", dir.display());
     Ok(ExitCode::SUCCESS)
 }
 
-/// A run's figures if it ended whole: every message in, both books valid,
-/// nothing lost or undecodable, and a span to measure the rate over.
+/// One round's SBE against JSON: the ratio of their sustained rates, and
+/// of the feed thread's CPU a message (JSON's over SBE's).
+struct Ratio {
+    rate: f64,
+    cpu: Option<f64>,
+}
+
+impl Ratio {
+    fn line(&self) -> String {
+        let mut line = format!("SBE / JSON {:.2}x the sustained rate", self.rate);
+        if let Some(cpu) = self.cpu {
+            line.push_str(&format!(
+                ", JSON / SBE {cpu:.2}x the feed thread's CPU a message"
+            ));
+        }
+        line
+    }
+}
+
+/// A run's figures if it ended whole: the whole market in before the
+/// deadline, both books valid, nothing lost or undecodable, and a span
+/// to measure the rate over.
 fn whole(s: &DemoSummary) -> Result<Measured, String> {
+    if !s.all_arrived {
+        return Err(format!(
+            "not every message arrived before the deadline ({} read; --seconds gives each run \
+             longer)",
+            s.messages
+        ));
+    }
     if s.books_valid != s.books || s.gaps != 0 || s.reconnects != 0 || s.decode_errors != 0 {
         return Err(format!(
             "not whole: books valid {}/{}, {} gaps, {} reconnects, {} undecodable",
@@ -118,7 +155,7 @@ fn whole(s: &DemoSummary) -> Result<Measured, String> {
 
 /// A comparison that did not finish leaves no run behind.
 fn failed(dir: &Path, why: &str) -> CliResult {
-    let _ = crate::runs::discard("demo", dir);
+    let _ = crate::runs::discard(KIND, dir);
     Err(CliError::Failed(format!(
         "tickwire-feed demo --compare: {why}"
     )))

@@ -25,7 +25,10 @@ fn both_encodings_run_in_turn_and_their_ratio_is_said() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    let rounds: Vec<&str> = stdout.lines().filter(|l| l.starts_with("round ")).collect();
+    let rounds: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("round ") && l.contains("messages/s"))
+        .collect();
     // JSON first in the first round, SBE first in the second.
     let order: Vec<(&str, &str)> = rounds
         .iter()
@@ -41,7 +44,14 @@ fn both_encodings_run_in_turn_and_their_ratio_is_said() {
         "{stdout}"
     );
     for l in &rounds {
-        assert!(l.contains("books valid 2/2"), "{l}");
+        assert!(
+            l.contains("books valid 2/2") && l.contains("arrived"),
+            "{l}"
+        );
+    }
+    // Each round's ratio, then their medians.
+    for round in ["round 1: SBE / JSON ", "round 2: SBE / JSON "] {
+        assert!(stdout.lines().any(|l| l.starts_with(round)), "{stdout}");
     }
     // Each encoding's message size: SBE's well under JSON's.
     let bytes = |name: &str| -> u64 {
@@ -53,15 +63,16 @@ fn both_encodings_run_in_turn_and_their_ratio_is_said() {
     assert!(bytes("SBE") * 2 < bytes("JSON"), "{stdout}");
     let ratio = stdout
         .lines()
-        .find(|l| l.starts_with("SBE / JSON, medians of 2 rounds:"))
+        .find(|l| l.starts_with("medians of 2 rounds: SBE / JSON "))
         .unwrap_or_else(|| panic!("{stdout}"));
     let x: f64 = ratio
         .split_whitespace()
         .find_map(|w| w.strip_suffix('x')?.parse().ok())
         .unwrap();
     assert!(x > 0.0, "{ratio}");
-    // The four latency logs, in the one run directory (no plot: the
-    // comparison is the point).
+    // The four latency logs, in the one run directory of its own kind
+    // (`latest-demo` stays a plain demo's; no plot: the comparison is the
+    // point).
     let runs = cwd.join("runs");
     let dirs: Vec<_> = std::fs::read_dir(&runs)
         .unwrap()
@@ -69,6 +80,11 @@ fn both_encodings_run_in_turn_and_their_ratio_is_said() {
         .filter(|p| p.is_dir() && !p.is_symlink())
         .collect();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
+    assert!(
+        dirs[0].to_string_lossy().ends_with("-demo-compare"),
+        "{dirs:?}"
+    );
+    assert!(!runs.join("latest-demo").exists(), "{dirs:?}");
     let mut logs: Vec<String> = std::fs::read_dir(&dirs[0])
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -83,13 +99,73 @@ fn both_encodings_run_in_turn_and_their_ratio_is_said() {
 
 #[test]
 fn compare_needs_max_and_refuses_what_it_cannot_run_with() {
-    for args in [
-        &["demo", "--compare", "2"][..],
-        &["demo", "--max", "100", "--compare", "2", "--sbe"],
-        &["demo", "--max", "100", "--compare", "2", "--busy-poll"],
-        &["demo", "--max", "100", "--compare", "0"],
+    let cwd = temp_dir("compare-refused");
+    for (args, said) in [
+        (&["demo", "--compare", "2"][..], "--max"),
+        (
+            &["demo", "--max", "100", "--compare", "2", "--sbe"],
+            "--sbe",
+        ),
+        (
+            &["demo", "--max", "100", "--compare", "2", "--busy-poll"],
+            "--busy-poll",
+        ),
+        (
+            &["demo", "--max", "100", "--compare", "2", "--venues", "okx"],
+            "--venues",
+        ),
+        (
+            &["demo", "--max", "100", "--compare", "2", "--hlog", "x.hlog"],
+            "--hlog",
+        ),
+        (&["demo", "--max", "100", "--compare", "0"], "at least 1"),
     ] {
-        let out = bin().args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let out = bin().current_dir(&cwd).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
     }
+    // Nothing was made.
+    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0);
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
+
+/// A run the deadline cut short is not measured: the comparison fails,
+/// names the run and leaves no run directory behind.
+#[test]
+fn a_run_cut_short_by_its_deadline_fails_the_comparison() {
+    let cwd = temp_dir("compare-cut");
+    // Far more messages than a debug build reads in a second.
+    let out = bin()
+        .current_dir(&cwd)
+        .args([
+            "demo",
+            "--max",
+            "200000",
+            "--seconds",
+            "1",
+            "--compare",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("round 1, JSON: not every message arrived before the deadline"),
+        "{stderr}"
+    );
+    let runs = cwd.join("runs");
+    let kept = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && !p.is_symlink())
+        .count();
+    assert_eq!(kept, 0, "{stderr}");
+    // Nor a link to the run thrown away.
+    assert!(
+        std::fs::symlink_metadata(runs.join("latest-demo-compare")).is_err(),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&cwd).unwrap();
 }

@@ -79,6 +79,7 @@ fn assert_whole_of(venue: Venue, summary: &demo::DemoSummary) {
         (0, 0, 0)
     );
     assert_eq!(summary.messages, market_messages(venue));
+    assert!(summary.all_arrived, "{summary:?}");
     // The rate and the feed thread's CPU over the same span: some a
     // message, and never more than the span itself (one thread, one core
     // at a time; a little over for the clocks read a moment apart). The

@@ -268,6 +268,10 @@ pub struct DemoSummary {
     pub throughput: Option<f64>,
     /// With `pregenerate`: the feed thread's CPU time over the same span.
     pub feed_cpu: Option<FeedCpu>,
+    /// With `pregenerate`: the simulator sent its whole market and the
+    /// feed read every message of it (the run ended by itself, not at
+    /// its deadline nor stopped). Always false without.
+    pub all_arrived: bool,
     /// The simulators' mean message payload, in bytes (what a message
     /// rate is worth on the wire).
     pub mean_payload: u64,
@@ -504,6 +508,7 @@ pub fn run(
     // were seen (looking every 2 ms), and how many had come by then.
     let mut first_seen: Option<(Instant, u64)> = None;
     let mut last_seen = (0u64, Instant::now());
+    let mut all_arrived = false;
     while started.elapsed() < config.duration && !stop.load(Ordering::Relaxed) {
         thread::sleep(Duration::from_millis(if config.pregenerate.is_some() {
             2
@@ -536,6 +541,7 @@ pub fn run(
             // message it wrote, the subscription's answer too, as the feed
             // counts every message it read.
             if sims[0].sim.finished() && now >= sims[0].sim.stats().messages {
+                all_arrived = true;
                 break;
             }
         }
@@ -641,6 +647,7 @@ pub fn run(
         core,
         throughput,
         feed_cpu,
+        all_arrived,
         mean_payload: bytes.checked_div(sent).unwrap_or(0),
         venues,
     })
