@@ -3,7 +3,18 @@
 //! latency log in the one run directory; and the flags it cannot be
 //! combined with refused before anything runs.
 
+use std::path::{Path, PathBuf};
+
 use crate::util::{bin, temp_dir};
+
+/// The run directories under `runs` (not the `latest-` links).
+fn run_dirs(runs: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && !p.is_symlink())
+        .collect()
+}
 
 #[test]
 fn both_encodings_run_in_turn_and_their_ratio_is_said() {
@@ -74,11 +85,7 @@ fn both_encodings_run_in_turn_and_their_ratio_is_said() {
     // (`latest-demo` stays a plain demo's; no plot: the comparison is the
     // point).
     let runs = cwd.join("runs");
-    let dirs: Vec<_> = std::fs::read_dir(&runs)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir() && !p.is_symlink())
-        .collect();
+    let dirs = run_dirs(&runs);
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     assert!(
         dirs[0].to_string_lossy().ends_with("-demo-compare"),
@@ -156,12 +163,7 @@ fn a_run_cut_short_by_its_deadline_fails_the_comparison() {
         "{stderr}"
     );
     let runs = cwd.join("runs");
-    let kept = std::fs::read_dir(&runs)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir() && !p.is_symlink())
-        .count();
-    assert_eq!(kept, 0, "{stderr}");
+    assert_eq!(run_dirs(&runs), Vec::<PathBuf>::new(), "{stderr}");
     // Nor a link to the run thrown away.
     assert!(
         std::fs::symlink_metadata(runs.join("latest-demo-compare")).is_err(),
