@@ -33,7 +33,7 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
     let run_dir = match &args.hlog {
         Some(_) => None,
         None => {
-            let dir = run_dir("demo")?;
+            let dir = crate::runs::create_for("demo")?;
             config.hlog = dir.join("demo.hlog");
             Some(dir)
         }
@@ -104,7 +104,7 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
                     s.books
                 );
                 if let Some(cpu) = s.feed_cpu {
-                    println!("{}", feed_cpu_line(&cpu, args.busy_poll));
+                    println!("{}", crate::feed_cpu::line(&cpu, args.busy_poll));
                 }
             }
             println!(
@@ -171,16 +171,6 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
     }
 }
 
-/// A new run directory for `command`'s outputs, or the failure said.
-pub(crate) fn run_dir(command: &str) -> Result<std::path::PathBuf, CliError> {
-    crate::runs::create(command).map_err(|e| {
-        CliError::Failed(format!(
-            "tickwire-feed demo: cannot make its run directory under {}/: {e}",
-            crate::runs::ROOT
-        ))
-    })
-}
-
 /// The demo's configuration from its arguments (`--trade` aside).
 fn config_of(args: &DemoArgs) -> DemoConfig {
     DemoConfig {
@@ -199,41 +189,6 @@ fn config_of(args: &DemoArgs) -> DemoConfig {
         lifetime: args.lifetime,
         standby: args.standby,
         sbe: args.sbe,
-    }
-}
-
-/// Below this share of the span on its core, the feed thread was off it
-/// part of the time: the rate measured is not its ceiling.
-const FEED_BOUND: f64 = 0.9;
-
-/// `demo --max`'s second line: the feed thread's CPU a message, the
-/// ceiling that makes, and whether the rate measured was that ceiling
-/// (the feed on its core throughout) or not: off its core, it either
-/// waited for the simulator, which shares the machine (at few steps to a
-/// write its market thread costs as much a message as the feed), or was
-/// pushed off by other threads. With `--busy-poll` the feed spins, on its
-/// core all along, and its CPU time says nothing the rate does not.
-pub(crate) fn feed_cpu_line(cpu: &tickwire_feed::demo::FeedCpu, busy_poll: bool) -> String {
-    if busy_poll {
-        return "the feed thread spins with --busy-poll: its CPU time is the span's, and says \
-                nothing the rate does not"
-            .to_string();
-    }
-    let head = format!(
-        "the feed thread: {:.0} ns of CPU a message (its own ceiling {:.0} messages/s), on its \
-         core {:.0} % of the time",
-        cpu.per_message_ns,
-        1e9 / cpu.per_message_ns.max(1e-9),
-        cpu.busy * 100.0
-    );
-    if cpu.busy >= FEED_BOUND {
-        format!("{head}: the feed bounded the rate")
-    } else {
-        format!(
-            "{head}: off its core the rest (waiting for the simulator, or pushed off by other \
-             threads), so the rate is not the feed's ceiling; more steps to a write (--burst) \
-             make the simulator's part smaller"
-        )
     }
 }
 
@@ -301,38 +256,4 @@ fn trade(args: &DemoArgs, stop: &std::sync::atomic::AtomicBool) -> CliResult {
         )));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use tickwire_feed::demo::FeedCpu;
-
-    use super::feed_cpu_line;
-
-    #[test]
-    fn the_feed_cpu_line_says_which_side_bounded_the_rate() {
-        let busy = FeedCpu {
-            per_message_ns: 250.0,
-            busy: 0.98,
-        };
-        let line = feed_cpu_line(&busy, false);
-        assert!(line.contains("250 ns of CPU a message"), "{line}");
-        assert!(line.contains("ceiling 4000000 messages/s"), "{line}");
-        assert!(
-            line.contains("98 %") && line.contains("the feed bounded"),
-            "{line}"
-        );
-        let waited = FeedCpu { busy: 0.6, ..busy };
-        let line = feed_cpu_line(&waited, false);
-        assert!(
-            line.contains("60 %") && line.contains("not the feed's ceiling"),
-            "{line}"
-        );
-        assert!(!line.contains("the feed bounded"), "{line}");
-        let line = feed_cpu_line(&busy, true);
-        assert!(
-            line.contains("says nothing") && !line.contains("ns of CPU"),
-            "{line}"
-        );
-    }
 }

@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tickwire_feed::demo::{DemoConfig, DemoSummary};
 
-use crate::demo_command::feed_cpu_line;
 use crate::error::{CliError, CliResult};
 
 /// The kind of run directory a comparison makes (`runs/<time>-demo-compare`,
@@ -33,7 +32,7 @@ pub(crate) fn compare(config: DemoConfig, rounds: u32, stop: &Arc<AtomicBool>) -
     let steps = config.pregenerate.unwrap_or_default();
     // A run directory of its own kind: `runs/latest-demo` stays a plain
     // demo's, with its `demo.hlog`.
-    let dir = crate::demo_command::run_dir(KIND)?;
+    let dir = crate::runs::create_for(KIND)?;
     eprintln!(
         "tickwire demo --compare: a Binance-like simulator (BTCUSDT, ETHUSDT) with {steps} market \
          steps made ahead of time, in JSON and in SBE, {rounds} round{} taking turns, each sent as \
@@ -76,7 +75,7 @@ pub(crate) fn compare(config: DemoConfig, rounds: u32, stop: &Arc<AtomicBool>) -
                 measured.rate, s.messages, s.mean_payload, s.books_valid, s.books
             );
             if let Some(cpu) = s.feed_cpu {
-                println!("             {}", feed_cpu_line(&cpu, false));
+                println!("             {}", crate::feed_cpu::line(&cpu, false));
             }
             pair[usize::from(in_sbe)] = Some(measured);
         }

@@ -23,6 +23,7 @@ mod cli;
 mod demo_command;
 mod demo_compare;
 mod error;
+mod feed_cpu;
 mod logger;
 mod replay_command;
 mod run_command;

@@ -120,6 +120,15 @@ pub(crate) fn create(command: &str) -> io::Result<PathBuf> {
     Ok(dir)
 }
 
+/// A new run directory for `command`'s outputs, or the failure said.
+pub(crate) fn create_for(command: &str) -> Result<PathBuf, crate::error::CliError> {
+    create(command).map_err(|e| {
+        crate::error::CliError::Failed(format!(
+            "tickwire-feed: cannot make a run directory under {ROOT}/: {e}"
+        ))
+    })
+}
+
 /// Deletes the oldest runs under `root` until one more would make at
 /// most `retention.keep` and those left take at most
 /// `retention.max_bytes`, but never a run a `latest-*` link points to,
