@@ -201,8 +201,13 @@ pub(crate) struct DemoArgs {
     /// time and send them as fast as the feed takes them (with --burst
     /// steps to a write), then report messages/s with books valid, and the
     /// feed thread's CPU a message and whether it or the simulator bounded
-    /// the rate.
-    #[arg(long, value_name = "STEPS", value_parser = at_least_one::<usize>)]
+    /// the rate. The plain demo's market only (not with --venues).
+    #[arg(
+        long,
+        value_name = "STEPS",
+        conflicts_with = "venues",
+        value_parser = at_least_one::<usize>
+    )]
     pub(crate) max: Option<usize>,
     /// Pin the feed thread to this core [default: the last one].
     #[arg(long)]

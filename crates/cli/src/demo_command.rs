@@ -4,6 +4,7 @@
 //! and what each stage and count means.
 
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tickwire_feed::demo::DemoConfig;
@@ -150,6 +151,15 @@ pub(crate) fn demo(args: &DemoArgs) -> CliResult {
                 return Err(CliError::Failed(format!(
                     "tickwire-feed demo: not whole at the end: {}",
                     failed.join(", ")
+                )));
+            }
+            // With --max: a market cut short by the deadline measured only
+            // part of itself (a user's stop is no failure).
+            if args.max.is_some() && !s.all_arrived && !stop.load(Ordering::Relaxed) {
+                return Err(CliError::Failed(format!(
+                    "tickwire-feed demo: not every message of the market arrived within --seconds \
+                     ({} read): the figures above are of part of it; give it longer",
+                    s.messages
                 )));
             }
             Ok(ExitCode::SUCCESS)
