@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Instructions per message of the `sbe` bench's replays (the recorded spot
 # BTCUSDT day-slice through `binance::Adapter`, in JSON as recorded and in
-# SBE), counted by callgrind: N and 2N replays of one set on one side at
+# SBE; or, with `simulated`, the plain demo's simulated market in both),
+# counted by callgrind: N and 2N replays of one set on one side at
 # book depth 20, the difference over N replays and the set's messages (the
 # set-up, reading and converting the recording, drops out). The same binary
 # and input give the same count on any load, unlike time.
 #
-# Usage: benches/sbe_instructions.sh [N]   (needs valgrind and ../shared/samples)
+# Usage: benches/sbe_instructions.sh [N [simulated]]
+#        (needs valgrind, and ../shared/samples for the recorded day)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-2}
+market=${2:-}
 command -v valgrind > /dev/null || { echo "sbe_instructions: needs valgrind (apt install valgrind)"; exit 1; }
-[ -d ../shared/samples/binance ] \
+[ -n "$market" ] || [ -d ../shared/samples/binance ] \
     || { echo "sbe_instructions: needs the recordings in ../shared/samples/binance"; exit 1; }
 # The bench's own path, as cargo says it (the simulator's tests build an
 # `sbe-*` of their own in the same directory).
@@ -27,11 +30,11 @@ count() {
 
 printf '%-8s %10s %12s %12s %8s\n' set messages "JSON instr" "SBE instr" "JSON/SBE"
 for set in whole depth trades best; do
-    msgs=$("$bin" 1 0 "$set" json | sed -n 's/^\([0-9]*\) messages.*/\1/p')
+    msgs=$("$bin" 1 0 "$set" json $market | sed -n 's/^\([0-9]*\) messages.*/\1/p')
     per=()
     for side in json sbe; do
-        a=$(count "$n" 0 "$set" "$side")
-        b=$(count $((2 * n)) 0 "$set" "$side")
+        a=$(count "$n" 0 "$set" "$side" $market)
+        b=$(count $((2 * n)) 0 "$set" "$side" $market)
         per+=($(( (b - a) / (n * msgs) )))
     done
     printf '%-8s %10d %12d %12d %7s\n' "$set" "$msgs" "${per[0]}" "${per[1]}" \

@@ -13,7 +13,12 @@
 //! the tickers) and whole, at book depths 20 and 500; `aggTrade` has no SBE
 //! stream and is left out of both.
 //!
-//! Every set stops before the message at which the book first gaps: the
+//! Then the same sets on the simulated market the issue that asked for
+//! SBE named: the plain demo's (two instruments, 200 levels a side), as
+//! `tickwire_sim` writes it in each encoding ([`simulated`]). It needs no
+//! samples.
+//!
+//! Every set of the recorded day stops before the message at which the book first gaps: the
 //! recording holds one REST snapshot, and a while into the day the market
 //! has moved past the levels it gave (the book's known levels run out,
 //! `DepthExhausted`); a feed would fetch a refresh then, a replay has none
@@ -29,8 +34,9 @@
 //! `RUNS` rounds and a fifth of a second timed; the median and the least
 //! of the rounds said for each.
 //!
-//! `cargo bench -p tickwire-benches --bench sbe [-- RUNS 0 [SET]]` (SET:
-//! whole, depth, trades or best; all of them when left out)
+//! `cargo bench -p tickwire-benches --bench sbe [-- RUNS STEPS [SET [MARKET]]]`
+//! (STEPS: the simulated market's, 0 for 40,000; SET: whole, depth, trades
+//! or best; MARKET: recorded or simulated; all of them when left out)
 
 #![allow(clippy::print_stdout)] // A benchmark reports its results.
 
@@ -60,10 +66,27 @@ enum What {
 /// the SBE frame (empty for the REST snapshot, which stays JSON).
 struct Both {
     what: What,
+    /// The instrument, the adapter's id (a snapshot's, told by the REST
+    /// request rather than the body).
+    instrument: u32,
     json: Vec<u8>,
     len: usize,
     sbe: Vec<u8>,
     levels: usize,
+}
+
+/// A market's instruments: symbol, price scale and size scale, in the
+/// adapter's order.
+type Instruments = [(&'static str, u8, u8)];
+
+/// The recorded day's one instrument, kept at 8 decimals of each.
+const RECORDED: &Instruments = &[("BTCUSDT", 8, 8)];
+
+fn specs(instruments: &Instruments, depth: usize) -> Vec<InstrumentSpec> {
+    instruments
+        .iter()
+        .map(|&(symbol, ps, ss)| InstrumentSpec::new(symbol, ps, ss, depth))
+        .collect()
 }
 
 /// The exponents the SBE side is written at: BTCUSDT's tick and lot, or
@@ -183,6 +206,7 @@ fn to_sbe(json: &[u8], out: &mut [u8]) -> Option<(What, Vec<u8>, usize)> {
 /// range in them.
 struct Set {
     what: Vec<What>,
+    instrument: Vec<u32>,
     json: Vec<u8>,
     json_at: Vec<(usize, usize)>,
     sbe: Vec<u8>,
@@ -193,6 +217,7 @@ impl Set {
     fn of(msgs: &[&Both]) -> Set {
         let mut set = Set {
             what: Vec::new(),
+            instrument: Vec::new(),
             json: Vec::new(),
             json_at: Vec::new(),
             sbe: Vec::new(),
@@ -200,6 +225,7 @@ impl Set {
         };
         for m in msgs {
             set.what.push(m.what);
+            set.instrument.push(m.instrument);
             let at = set.json.len();
             set.json.extend_from_slice(&m.json[..m.len]);
             set.json_at.push((at, set.json.len()));
@@ -217,9 +243,14 @@ impl Set {
 /// (the copy is timed on both sides): the adapter reads bytes just written,
 /// as in a feed, and a JSON message parsed in place leaves the recording
 /// as it was.
-fn replay(set: &Set, depth: usize, sbe: bool, rx: &mut [u8]) -> (f64, u64, u64) {
-    let spec = [InstrumentSpec::new("BTCUSDT", 8, 8, depth)];
-    let mut adapter = Adapter::new(Market::Spot, &spec);
+fn replay(
+    set: &Set,
+    instruments: &Instruments,
+    depth: usize,
+    sbe: bool,
+    rx: &mut [u8],
+) -> (f64, u64, u64) {
+    let mut adapter = Adapter::new(Market::Spot, &specs(instruments, depth));
     if let Some(i) = set.what.iter().position(|&w| w == What::Snapshot) {
         // The stream refuses a REST snapshot without a change.
         let (a, b) = set.json_at[i];
@@ -243,8 +274,8 @@ fn replay(set: &Set, depth: usize, sbe: bool, rx: &mut [u8]) -> (f64, u64, u64) 
                 // A REST body, not the socket's: JSON on both sides.
                 let (a, b) = set.json_at[i];
                 rx[..b - a].copy_from_slice(&set.json[a..b]);
-                let limit = Limit::Levels(1000);
-                adapter.on_snapshot_at(InstrumentId(0), limit, rx, b - a, 0, &mut count)
+                let (id, limit) = (InstrumentId(set.instrument[i]), Limit::Levels(1000));
+                adapter.on_snapshot_at(id, limit, rx, b - a, 0, &mut count)
             }
             (_, false) => {
                 let (a, b) = set.json_at[i];
@@ -265,17 +296,16 @@ fn replay(set: &Set, depth: usize, sbe: bool, rx: &mut [u8]) -> (f64, u64, u64) 
 
 /// The index of the message at which a replay of `set` (JSON, untimed)
 /// first says a gap, if it does.
-fn first_gap(set: &Set, depth: usize, rx: &mut [u8]) -> Option<usize> {
-    let spec = [InstrumentSpec::new("BTCUSDT", 8, 8, depth)];
-    let mut adapter = Adapter::new(Market::Spot, &spec);
+fn first_gap(set: &Set, instruments: &Instruments, depth: usize, rx: &mut [u8]) -> Option<usize> {
+    let mut adapter = Adapter::new(Market::Spot, &specs(instruments, depth));
     let mut gap = false;
     for (i, &what) in set.what.iter().enumerate() {
         let (a, b) = set.json_at[i];
         rx[..b - a].copy_from_slice(&set.json[a..b]);
         let mut count = |ev: tickwire_venues::Event| gap |= matches!(ev.kind, Kind::Gap { .. });
         let r = if what == What::Snapshot {
-            let limit = Limit::Levels(1000);
-            adapter.on_snapshot_at(InstrumentId(0), limit, rx, b - a, 0, &mut count)
+            let (id, limit) = (InstrumentId(set.instrument[i]), Limit::Levels(1000));
+            adapter.on_snapshot_at(id, limit, rx, b - a, 0, &mut count)
         } else {
             adapter.on_message(rx, b - a, 0, &mut count)
         };
@@ -303,7 +333,7 @@ struct Timed {
     gaps: u64,
 }
 
-fn timed(set: &Set, depth: usize, runs: usize, rx: &mut [u8]) -> Timed {
+fn timed(set: &Set, instruments: &Instruments, depth: usize, runs: usize, rx: &mut [u8]) -> Timed {
     let (mut json, mut sbe) = (Vec::new(), Vec::new());
     let mut counts = None;
     let floor = if runs > 1 { 0.2e9 } else { 0.0 };
@@ -314,7 +344,7 @@ fn timed(set: &Set, depth: usize, runs: usize, rx: &mut [u8]) -> Timed {
             break;
         }
         for sbe_side in [round % 2 == 1, round % 2 == 0] {
-            let (ns, e, g) = replay(set, depth, sbe_side, rx);
+            let (ns, e, g) = replay(set, instruments, depth, sbe_side, rx);
             let side = if sbe_side { &mut sbe } else { &mut json };
             // The first round is a warm-up.
             if round > 0 {
@@ -338,13 +368,11 @@ fn timed(set: &Set, depth: usize, runs: usize, rx: &mut [u8]) -> Timed {
     }
 }
 
-fn main() {
-    let (runs, _, only) = tickwire_benches::harness_args((7, 0), (1, 0));
+/// The recorded day's messages with an SBE stream, cut before the book's
+/// first gap at either depth (see the top); `None` without the samples.
+fn recorded(rx: &mut Vec<u8>, runs: usize) -> Option<Vec<Both>> {
     let file = "spot/original/hftbacktest_spot_btcusdt_20240808.gz";
-    let Some(recorded) = recording::binance(file) else {
-        eprintln!("sbe: skipped, ../shared/samples is absent");
-        return;
-    };
+    let recorded = recording::binance(file)?;
     // One scratch to write each frame into (64 KiB: the largest diff).
     let mut scratch = vec![0u8; 1 << 16];
     let mut all: Vec<Both> = recorded
@@ -353,6 +381,7 @@ fn main() {
             let (what, sbe, levels) = to_sbe(&json[..len], &mut scratch)?;
             Some(Both {
                 what,
+                instrument: 0,
                 json,
                 len,
                 sbe,
@@ -361,19 +390,11 @@ fn main() {
         })
         .collect();
     let diffs = all.iter().filter(|m| m.what == What::Diff).count();
-    // One receive buffer, as large as the largest message (padded).
-    let mut rx = vec![
-        0u8;
-        all.iter()
-            .map(|m| m.json.len().max(m.sbe.len()))
-            .max()
-            .unwrap_or(0)
-    ];
-    // Cut before the book's first gap at either depth (see the top).
+    fit(rx, &all);
     let whole = Set::of(&all.iter().collect::<Vec<_>>());
     let cut = [20, 500]
         .iter()
-        .filter_map(|&depth| first_gap(&whole, depth, &mut rx))
+        .filter_map(|&depth| first_gap(&whole, RECORDED, depth, rx))
         .min();
     let recorded_diffs = diffs;
     if let Some(cut) = cut {
@@ -394,35 +415,142 @@ fn main() {
         },
         levels as f64 / diffs.max(1) as f64
     );
-    let sets = [
-        (
-            "whole",
-            &[What::Snapshot, What::Diff, What::Trade, What::Ticker][..],
-        ),
-        (
-            "depth diffs (and the snapshot)",
-            &[What::Snapshot, What::Diff][..],
-        ),
-        ("trades", &[What::Trade][..]),
-        ("best bid/ask", &[What::Ticker][..]),
-    ];
-    // `sbe RUNS 0 SET SIDE` (`benches/sbe_instructions.sh`): that set's
-    // replays on that side alone, RUNS of them at depth 20, untimed, for
-    // an instruction count.
-    if let [set, side] = &only[..] {
-        let Some((_, kinds)) = sets.iter().find(|(name, _)| name.starts_with(set.as_str())) else {
+    Some(all)
+}
+
+/// Steps of the simulated market (the second argument, when not 0).
+const SIMULATED_STEPS: usize = 40_000;
+
+/// The plain demo's market (`tickwire_sim`'s BTCUSDT and ETHUSDT, 200
+/// levels a side, seed 1, a trade every third step), made ahead of time as
+/// `demo --max` makes it, once as Binance spot's JSON streams and once as
+/// its SBE streams: the same steps, paired message for message by their
+/// send-stamp keys (instrument, stream, update or trade id); each
+/// instrument's REST snapshot first, in JSON on both sides. The
+/// simulator's SBE exponents change by the step (its instrument's scales,
+/// or one or two decimals finer), so the SBE side also divides some
+/// mantissas down to the instrument's scale.
+fn simulated(steps: usize) -> (Vec<Both>, &'static Instruments) {
+    use std::collections::HashMap;
+    use tickwire_sim::{Frame, SimInstrument, StreamKind, Venue, pregenerate};
+    let instruments = [SimInstrument::btcusdt(), SimInstrument::ethusdt()];
+    let made = |venue| pregenerate(venue, &instruments, steps, 1, 3);
+    let (json, sbe) = (made(Venue::BinanceSpot), made(Venue::BinanceSpotSbe));
+    let mut frames: HashMap<_, _> = sbe
+        .messages
+        .into_iter()
+        .filter_map(|(key, _, frame)| match frame {
+            Frame::Binary(bytes) => Some((key?, bytes)),
+            Frame::Text(_) => None,
+        })
+        .collect();
+    let padded = |text: &[u8]| {
+        let mut buf = text.to_vec();
+        buf.resize(text.len() + INPUT_PADDING, 0);
+        buf
+    };
+    let mut all = Vec::new();
+    for (n, i) in instruments.iter().enumerate() {
+        let body = json.snapshots[&i.symbol].as_bytes();
+        all.push(Both {
+            what: What::Snapshot,
+            instrument: n as u32,
+            json: padded(body),
+            len: body.len(),
+            sbe: Vec::new(),
+            levels: 0,
+        });
+    }
+    for (key, _, frame) in json.messages {
+        let (Some(key), Frame::Text(text)) = (key, frame) else {
+            continue;
+        };
+        // A JSON stream the SBE streams do not have has no partner.
+        let Some(sbe) = frames.remove(&key) else {
+            continue;
+        };
+        let (what, levels) = match key.1 {
+            StreamKind::Trade => (What::Trade, 0),
+            StreamKind::BookTicker => (What::Ticker, 0),
+            StreamKind::Depth => {
+                let v: Value = serde_json::from_str(&text).expect("a JSON diff");
+                let count = |side: &str| v["data"][side].as_array().map_or(0, Vec::len);
+                (What::Diff, count("b") + count("a"))
+            }
+        };
+        all.push(Both {
+            what,
+            instrument: key.0 as u32,
+            json: padded(text.as_bytes()),
+            len: text.len(),
+            sbe,
+            levels,
+        });
+    }
+    assert!(frames.is_empty(), "SBE frames without a JSON partner");
+    const SIM: &Instruments = &[("BTCUSDT", 2, 5), ("ETHUSDT", 2, 4)];
+    for (&(symbol, ps, ss), i) in SIM.iter().zip(&instruments) {
+        assert_eq!(
+            (symbol, ps, ss),
+            (i.symbol.as_str(), i.price_scale, i.size_scale)
+        );
+    }
+    (all, SIM)
+}
+
+/// `rx` grown to the largest message of `all` (padded).
+fn fit(rx: &mut Vec<u8>, all: &[Both]) {
+    let most = all.iter().map(|m| m.json.len().max(m.sbe.len())).max();
+    rx.resize(rx.len().max(most.unwrap_or(0)), 0);
+}
+
+/// The sets a market is timed in, by name.
+const SETS: [(&str, &[What]); 4] = [
+    (
+        "whole",
+        &[What::Snapshot, What::Diff, What::Trade, What::Ticker],
+    ),
+    (
+        "depth diffs (and the snapshot)",
+        &[What::Snapshot, What::Diff],
+    ),
+    ("trades", &[What::Trade]),
+    ("best bid/ask", &[What::Ticker]),
+];
+
+fn main() {
+    // Run once each as a test (`cargo test --benches`): a shorter market.
+    let (runs, steps, only) = tickwire_benches::harness_args((7, 0), (1, 2_000));
+    let steps = if steps == 0 { SIMULATED_STEPS } else { steps };
+    // One receive buffer, as large as the largest message (padded).
+    let mut rx = Vec::new();
+    // `sbe RUNS STEPS SET SIDE [simulated]` (`benches/sbe_instructions.sh`):
+    // that set's replays of the recorded day (or the simulated market) on
+    // that side alone, RUNS of them at depth 20, untimed, for an
+    // instruction count.
+    if let [set, side, rest @ ..] = &only[..]
+        && ["json", "sbe"].contains(&side.as_str())
+    {
+        let (all, instruments) = if rest.first().is_some_and(|m| m == "simulated") {
+            let (all, instruments) = simulated(steps);
+            fit(&mut rx, &all);
+            (all, instruments)
+        } else {
+            let Some(all) = recorded(&mut rx, runs) else {
+                eprintln!("sbe: skipped, ../shared/samples is absent");
+                return;
+            };
+            (all, RECORDED)
+        };
+        let Some((_, kinds)) = SETS.iter().find(|(name, _)| name.starts_with(set.as_str())) else {
             panic!("no set {set}: whole, depth, trades or best");
         };
         let msgs: Vec<&Both> = all.iter().filter(|m| kinds.contains(&m.what)).collect();
         let set = Set::of(&msgs);
-        let sbe = match side.as_str() {
-            "json" => false,
-            "sbe" => true,
-            other => panic!("no side {other}: json or sbe"),
-        };
+        let sbe = side == "sbe";
         let (mut events, mut gaps) = (0, 0);
         for _ in 0..runs {
-            let (_, e, g) = replay(&set, 20, sbe, &mut rx);
+            let (_, e, g) = replay(&set, instruments, 20, sbe, &mut rx);
             (events, gaps) = (events + e, gaps + g);
         }
         println!(
@@ -431,15 +559,43 @@ fn main() {
         );
         return;
     }
-    // `sbe RUNS 0 SET`: that set alone, timed (to set two builds side by side).
-    let one = |name: &str| {
-        only.first()
-            .is_none_or(|set| name.starts_with(set.as_str()))
-    };
+    // `sbe RUNS STEPS SET [MARKET]`: that set alone, timed (to set two builds
+    // side by side), of both markets or of `recorded` or `simulated`.
+    let set = only.first();
+    let market = |name: &str| only.get(1).is_none_or(|m| name.starts_with(m.as_str()));
+    if market("recorded") {
+        match recorded(&mut rx, runs) {
+            Some(all) => tables(&all, RECORDED, set, runs, &mut rx),
+            None => eprintln!("sbe: the recorded day skipped, ../shared/samples is absent"),
+        }
+    }
+    if market("simulated") {
+        let (all, instruments) = simulated(steps);
+        fit(&mut rx, &all);
+        let diffs = all.iter().filter(|m| m.what == What::Diff).count();
+        let levels: usize = all.iter().map(|m| m.levels).sum();
+        println!(
+            "the simulated market (the plain demo's, {steps} steps): {} messages with an SBE stream, {diffs} diffs of {:.1} levels on average; at least {runs} timed rounds each",
+            all.len(),
+            levels as f64 / diffs.max(1) as f64
+        );
+        tables(&all, instruments, set, runs, &mut rx);
+    }
+}
+
+/// Each set of `all` (or `set` alone) at depths 20 and 500, timed.
+fn tables(
+    all: &[Both],
+    instruments: &Instruments,
+    set: Option<&String>,
+    runs: usize,
+    rx: &mut [u8],
+) {
+    let one = |name: &str| set.is_none_or(|set| name.starts_with(set.as_str()));
     for depth in [20, 500] {
-        for (name, kinds) in sets.into_iter().filter(|(name, _)| one(name)) {
+        for (name, kinds) in SETS.into_iter().filter(|(name, _)| one(name)) {
             let msgs: Vec<&Both> = all.iter().filter(|m| kinds.contains(&m.what)).collect();
-            let t = timed(&Set::of(&msgs), depth, runs, &mut rx);
+            let t = timed(&Set::of(&msgs), instruments, depth, runs, rx);
             let n = msgs.len() as f64;
             println!(
                 "book depth {depth}, {name}: {} messages, {:.2} events each, {} gaps a replay; {} rounds, ns/message median (least): JSON {:.0} ({:.0}), SBE {:.0} ({:.0}); JSON / SBE {:.1}x",

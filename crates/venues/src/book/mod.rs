@@ -468,9 +468,12 @@ impl Book {
                 }
             }
             // Shown now but below what was shown: pulled up by removals
-            // above, or set by the message there.
+            // above, or set by the message there. The old edge was the
+            // side's `depth`-th level: still there when the message
+            // changed nothing better than it (then two comparisons, not a
+            // search).
             if let Some(old) = old {
-                let first = match ladder.find(old) {
+                let first = match ladder.find_near(old, self.depth.saturating_sub(1)) {
                     Ok(i) => i + 1,
                     Err(i) => i,
                 };
