@@ -14,9 +14,11 @@
 //! stream and is left out of both.
 //!
 //! Then the same sets on the simulated market the issue that asked for
-//! SBE named: the plain demo's (two instruments, 200 levels a side), as
-//! `tickwire_sim` writes it in each encoding ([`simulated`]). It needs no
-//! samples.
+//! SBE named: the plain demo's (two instruments, 200 levels a side), its
+//! first 40,000 steps as `tickwire_sim` writes them in each encoding
+//! ([`simulated`]); before it is timed, the SBE side must say what the
+//! JSON side says, event for event, and neither a gap ([`same_events`]).
+//! It needs no samples.
 //!
 //! Every set of the recorded day stops before the message at which the book first gaps: the
 //! recording holds one REST snapshot, and a while into the day the market
@@ -35,8 +37,12 @@
 //! of the rounds said for each.
 //!
 //! `cargo bench -p tickwire-benches --bench sbe [-- RUNS STEPS [SET [MARKET]]]`
-//! (STEPS: the simulated market's, 0 for 40,000; SET: whole, depth, trades
-//! or best; MARKET: recorded or simulated; all of them when left out)
+//! (STEPS: the simulated market's, 0 for 40,000; SET: whole, depth, trades,
+//! best or all; MARKET: recorded or simulated; all of them when left out).
+//! `sbe RUNS STEPS SET json|sbe [MARKET]`: that side's replays alone, RUNS
+//! of them at depth 20, untimed, for `benches/sbe_instructions.sh` to
+//! count (MARKET: the recorded day when left out). A word it does not know
+//! is refused.
 
 #![allow(clippy::print_stdout)] // A benchmark reports its results.
 
@@ -250,6 +256,30 @@ fn replay(
     sbe: bool,
     rx: &mut [u8],
 ) -> (f64, u64, u64) {
+    let (mut e, mut g) = (0u64, 0u64);
+    let ns = replay_into(
+        set,
+        instruments,
+        depth,
+        sbe,
+        rx,
+        |ev: tickwire_venues::Event| {
+            e += 1;
+            g += u64::from(matches!(ev.kind, Kind::Gap { .. }));
+        },
+    );
+    (ns, e, g)
+}
+
+/// [`replay`], each event handed to `sink`: its ns/message.
+fn replay_into(
+    set: &Set,
+    instruments: &Instruments,
+    depth: usize,
+    sbe: bool,
+    rx: &mut [u8],
+    mut sink: impl FnMut(tickwire_venues::Event),
+) -> f64 {
     let mut adapter = Adapter::new(Market::Spot, &specs(instruments, depth));
     if let Some(i) = set.what.iter().position(|&w| w == What::Snapshot) {
         // The stream refuses a REST snapshot without a change.
@@ -262,11 +292,7 @@ fn replay(
                 .is_err(),
         );
     }
-    let (mut e, mut g) = (0u64, 0u64);
-    let mut count = |ev: tickwire_venues::Event| {
-        e += 1;
-        g += u64::from(matches!(ev.kind, Kind::Gap { .. }));
-    };
+    let mut count = |ev: tickwire_venues::Event| sink(ev);
     let t = Instant::now();
     for (i, &what) in set.what.iter().enumerate() {
         let r = match (what, sbe) {
@@ -290,8 +316,7 @@ fn replay(
         };
         black_box(r.is_ok());
     }
-    let ns = t.elapsed().as_nanos() as f64 / set.what.len() as f64;
-    (ns, e, g)
+    t.elapsed().as_nanos() as f64 / set.what.len() as f64
 }
 
 /// The index of the message at which a replay of `set` (JSON, untimed)
@@ -433,17 +458,34 @@ const SIMULATED_STEPS: usize = 40_000;
 fn simulated(steps: usize) -> (Vec<Both>, &'static Instruments) {
     use std::collections::HashMap;
     use tickwire_sim::{Frame, SimInstrument, StreamKind, Venue, pregenerate};
+    const SIM: &Instruments = &[("BTCUSDT", 2, 5), ("ETHUSDT", 2, 4)];
     let instruments = [SimInstrument::btcusdt(), SimInstrument::ethusdt()];
+    for (&(symbol, ps, ss), i) in SIM.iter().zip(&instruments) {
+        assert_eq!(
+            (symbol, ps, ss),
+            (i.symbol.as_str(), i.price_scale, i.size_scale)
+        );
+    }
     let made = |venue| pregenerate(venue, &instruments, steps, 1, 3);
     let (json, sbe) = (made(Venue::BinanceSpot), made(Venue::BinanceSpotSbe));
-    let mut frames: HashMap<_, _> = sbe
+    // Every SBE message a binary frame with a key of its own, and every
+    // JSON message one with a partner among them: the two sides even.
+    let count = sbe.messages.len();
+    let frames: HashMap<_, _> = sbe
         .messages
         .into_iter()
-        .filter_map(|(key, _, frame)| match frame {
-            Frame::Binary(bytes) => Some((key?, bytes)),
-            Frame::Text(_) => None,
+        .map(|(key, _, frame)| match (key, frame) {
+            (Some(key), Frame::Binary(bytes)) => (key, bytes),
+            _ => panic!("an SBE message not a keyed binary frame"),
         })
         .collect();
+    assert_eq!(frames.len(), count, "two SBE messages with one key");
+    assert_eq!(
+        json.messages.len(),
+        count,
+        "JSON and SBE messages differ in number"
+    );
+    let mut frames = frames;
     let padded = |text: &[u8]| {
         let mut buf = text.to_vec();
         buf.resize(text.len() + INPUT_PADDING, 0);
@@ -463,12 +505,11 @@ fn simulated(steps: usize) -> (Vec<Both>, &'static Instruments) {
     }
     for (key, _, frame) in json.messages {
         let (Some(key), Frame::Text(text)) = (key, frame) else {
-            continue;
+            panic!("a JSON message not a keyed text frame");
         };
-        // A JSON stream the SBE streams do not have has no partner.
-        let Some(sbe) = frames.remove(&key) else {
-            continue;
-        };
+        let sbe = frames
+            .remove(&key)
+            .expect("a JSON message without its SBE partner");
         let (what, levels) = match key.1 {
             StreamKind::Trade => (What::Trade, 0),
             StreamKind::BookTicker => (What::Ticker, 0),
@@ -486,14 +527,6 @@ fn simulated(steps: usize) -> (Vec<Both>, &'static Instruments) {
             sbe,
             levels,
         });
-    }
-    assert!(frames.is_empty(), "SBE frames without a JSON partner");
-    const SIM: &Instruments = &[("BTCUSDT", 2, 5), ("ETHUSDT", 2, 4)];
-    for (&(symbol, ps, ss), i) in SIM.iter().zip(&instruments) {
-        assert_eq!(
-            (symbol, ps, ss),
-            (i.symbol.as_str(), i.price_scale, i.size_scale)
-        );
     }
     (all, SIM)
 }
@@ -518,20 +551,57 @@ const SETS: [(&str, &[What]); 4] = [
     ("best bid/ask", &[What::Ticker]),
 ];
 
+/// What the words after `RUNS STEPS` ask for: `[SET [SIDE] [MARKET]]`.
+struct Ask<'a> {
+    /// A set's name or its start (`all`, or none: every set).
+    set: Option<&'a str>,
+    /// `json` or `sbe`: that side's replays alone, untimed, for an
+    /// instruction count (`benches/sbe_instructions.sh`).
+    sbe: Option<bool>,
+    /// `recorded` or `simulated` (none: both, or the recorded day for a
+    /// count).
+    market: Option<&'a str>,
+}
+
+/// Reads the words; a word it does not know is refused, not guessed at.
+fn ask(words: &[String]) -> Ask<'_> {
+    let mut words = words.iter().map(String::as_str);
+    let set = words.next().filter(|&s| s != "all");
+    if let Some(set) = set
+        && !SETS.iter().any(|(name, _)| name.starts_with(set))
+    {
+        panic!("no set {set}: whole, depth, trades, best or all");
+    }
+    let mut ask = Ask {
+        set,
+        sbe: None,
+        market: None,
+    };
+    for word in words {
+        match word {
+            "json" | "sbe" if ask.sbe.is_none() && ask.market.is_none() => {
+                ask.sbe = Some(word == "sbe");
+            }
+            "recorded" | "simulated" if ask.market.is_none() => ask.market = Some(word),
+            other => panic!("{other}: after the set, json or sbe, then recorded or simulated"),
+        }
+    }
+    ask
+}
+
 fn main() {
     // Run once each as a test (`cargo test --benches`): a shorter market.
-    let (runs, steps, only) = tickwire_benches::harness_args((7, 0), (1, 2_000));
+    let (runs, steps, words) = tickwire_benches::harness_args((7, 0), (1, 2_000));
     let steps = if steps == 0 { SIMULATED_STEPS } else { steps };
+    let ask = ask(&words);
     // One receive buffer, as large as the largest message (padded).
     let mut rx = Vec::new();
-    // `sbe RUNS STEPS SET SIDE [simulated]` (`benches/sbe_instructions.sh`):
+    // `sbe RUNS STEPS SET SIDE [MARKET]` (`benches/sbe_instructions.sh`):
     // that set's replays of the recorded day (or the simulated market) on
     // that side alone, RUNS of them at depth 20, untimed, for an
     // instruction count.
-    if let [set, side, rest @ ..] = &only[..]
-        && ["json", "sbe"].contains(&side.as_str())
-    {
-        let (all, instruments) = if rest.first().is_some_and(|m| m == "simulated") {
+    if let Some(sbe) = ask.sbe {
+        let (all, instruments) = if ask.market == Some("simulated") {
             let (all, instruments) = simulated(steps);
             fit(&mut rx, &all);
             (all, instruments)
@@ -542,12 +612,12 @@ fn main() {
             };
             (all, RECORDED)
         };
-        let Some((_, kinds)) = SETS.iter().find(|(name, _)| name.starts_with(set.as_str())) else {
-            panic!("no set {set}: whole, depth, trades or best");
+        let set = ask.set.unwrap_or("whole");
+        let Some((_, kinds)) = SETS.iter().find(|(name, _)| name.starts_with(set)) else {
+            unreachable!("the set was checked");
         };
         let msgs: Vec<&Both> = all.iter().filter(|m| kinds.contains(&m.what)).collect();
         let set = Set::of(&msgs);
-        let sbe = side == "sbe";
         let (mut events, mut gaps) = (0, 0);
         for _ in 0..runs {
             let (_, e, g) = replay(&set, instruments, 20, sbe, &mut rx);
@@ -559,13 +629,12 @@ fn main() {
         );
         return;
     }
-    // `sbe RUNS STEPS SET [MARKET]`: that set alone, timed (to set two builds
-    // side by side), of both markets or of `recorded` or `simulated`.
-    let set = only.first();
-    let market = |name: &str| only.get(1).is_none_or(|m| name.starts_with(m.as_str()));
+    // `sbe RUNS STEPS [SET [MARKET]]`: that set alone, timed (to set two
+    // builds side by side), of both markets or of one.
+    let market = |name: &str| ask.market.is_none_or(|m| m == name);
     if market("recorded") {
         match recorded(&mut rx, runs) {
-            Some(all) => tables(&all, RECORDED, set, runs, &mut rx),
+            Some(all) => tables(&all, RECORDED, ask.set, runs, &mut rx),
             None => eprintln!("sbe: the recorded day skipped, ../shared/samples is absent"),
         }
     }
@@ -575,23 +644,49 @@ fn main() {
         let diffs = all.iter().filter(|m| m.what == What::Diff).count();
         let levels: usize = all.iter().map(|m| m.levels).sum();
         println!(
-            "the simulated market (the plain demo's, {steps} steps): {} messages with an SBE stream, {diffs} diffs of {:.1} levels on average; at least {runs} timed rounds each",
+            "the simulated market (the plain demo's, its first {steps} steps): {} messages with an SBE stream, {diffs} diffs of {:.1} levels on average; at least {runs} timed rounds each",
             all.len(),
             levels as f64 / diffs.max(1) as f64
         );
-        tables(&all, instruments, set, runs, &mut rx);
+        same_events(&all, instruments, &mut rx);
+        tables(&all, instruments, ask.set, runs, &mut rx);
+    }
+}
+
+/// The whole simulated market, untimed, at both depths: the SBE side must
+/// say exactly what the JSON side says, event for event, but for the
+/// venue's times (the pairing, and
+/// the SBE side's exponents read into the instruments' scales), and
+/// neither may say a gap (a book that broke would be timed as cheap).
+fn same_events(all: &[Both], instruments: &Instruments, rx: &mut [u8]) {
+    let set = Set::of(&all.iter().collect::<Vec<_>>());
+    for depth in [20, 500] {
+        // Less the venue's times: the simulator stamps each market with
+        // the wall clock as it makes it, and the two were made apart.
+        let [json, sbe] = [false, true].map(|side| {
+            let mut events = Vec::new();
+            replay_into(&set, instruments, depth, side, rx, |e| {
+                events.push((e.instrument, e.kind));
+            });
+            events
+        });
+        assert!(
+            !json.iter().any(|e| matches!(e.1, Kind::Gap { .. })),
+            "the simulated market's book gapped at depth {depth}"
+        );
+        if let Some(k) = (0..json.len().max(sbe.len())).find(|&k| json.get(k) != sbe.get(k)) {
+            panic!(
+                "depth {depth}: event {k} differs: JSON {:?}, SBE {:?}",
+                json.get(k),
+                sbe.get(k)
+            );
+        }
     }
 }
 
 /// Each set of `all` (or `set` alone) at depths 20 and 500, timed.
-fn tables(
-    all: &[Both],
-    instruments: &Instruments,
-    set: Option<&String>,
-    runs: usize,
-    rx: &mut [u8],
-) {
-    let one = |name: &str| set.is_none_or(|set| name.starts_with(set.as_str()));
+fn tables(all: &[Both], instruments: &Instruments, set: Option<&str>, runs: usize, rx: &mut [u8]) {
+    let one = |name: &str| set.is_none_or(|set| name.starts_with(set));
     for depth in [20, 500] {
         for (name, kinds) in SETS.into_iter().filter(|(name, _)| one(name)) {
             let msgs: Vec<&Both> = all.iter().filter(|m| kinds.contains(&m.what)).collect();

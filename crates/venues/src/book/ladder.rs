@@ -196,10 +196,11 @@ impl Ladder {
         }
     }
 
-    /// [`find`](Self::find), first trying `hint`: the rank `price` had
-    /// (or would have had) best first when it was set. Two comparisons
-    /// with its neighbours prove the hint still right (nothing better was
-    /// inserted or removed since); otherwise this is `find`.
+    /// [`find`](Self::find), first trying `hint`: a rank `price` had (or
+    /// would have had) best first, when it was set or before a message.
+    /// Two comparisons with its neighbours prove the hint still right (as
+    /// many levels better than it as then); otherwise this is `find`. Any
+    /// hint gives `find`'s answer: a wrong one costs the check.
     #[inline]
     pub(super) fn find_near(&self, price: i64, hint: usize) -> Result<usize, usize> {
         let n = self.len();

@@ -469,9 +469,10 @@ impl Book {
             }
             // Shown now but below what was shown: pulled up by removals
             // above, or set by the message there. The old edge was the
-            // side's `depth`-th level: still there when the message
-            // changed nothing better than it (then two comparisons, not a
-            // search).
+            // side's `depth`-th level: at that rank still (or where it
+            // would be) unless the message changed how many levels are
+            // better than it, and then found in two comparisons, not a
+            // search.
             if let Some(old) = old {
                 let first = match ladder.find_near(old, self.depth.saturating_sub(1)) {
                     Ok(i) => i + 1,
