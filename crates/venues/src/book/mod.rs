@@ -450,6 +450,13 @@ impl Book {
             }
         }
         for side in [Side::Bid, Side::Ask] {
+            // A side the message set no level on, as good as its old edge
+            // or better, shows what it showed: its best `depth` levels
+            // are all still there, as they were (the settle cuts only the
+            // worst, and kept levels are at least `depth`).
+            if !(0..count).any(|k| applied(k).0 == side) {
+                continue;
+            }
             let (old, new) = (edges[side as usize], self.edge(side));
             let ladder = self.ladder(side);
             let shown = ladder.len().min(self.depth);
