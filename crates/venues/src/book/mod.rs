@@ -452,8 +452,9 @@ impl Book {
         for side in [Side::Bid, Side::Ask] {
             // A side the message set no level on, as good as its old edge
             // or better, shows what it showed: its best `depth` levels
-            // are all still there, as they were (the settle cuts only the
-            // worst, and kept levels are at least `depth`).
+            // are all still there, as they were (a set worse than the
+            // edge, a side too full for an insert and the settle all drop
+            // only the worst, and kept levels are at least `depth`).
             if !(0..count).any(|k| applied(k).0 == side) {
                 continue;
             }
