@@ -149,23 +149,7 @@ fn compare_needs_max_and_refuses_what_it_cannot_run_with() {
     ignore = "a release build reads the whole market within the second"
 )]
 fn a_run_cut_short_by_its_deadline_fails_the_comparison() {
-    let cwd = temp_dir("compare-cut");
-    // Far more messages than a debug build reads in a second.
-    let out = bin()
-        .current_dir(&cwd)
-        .args([
-            "demo",
-            "--max",
-            "200000",
-            "--seconds",
-            "1",
-            "--compare",
-            "1",
-        ])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (cwd, stderr) = cut_short("compare-cut", &["--compare", "1"]);
     assert!(
         stderr.contains("round 1, JSON: not every message arrived before the deadline"),
         "{stderr}"
@@ -188,18 +172,26 @@ fn a_run_cut_short_by_its_deadline_fails_the_comparison() {
     ignore = "a release build reads the whole market within the second"
 )]
 fn a_plain_max_cut_short_by_its_deadline_is_said_and_fails() {
-    let cwd = temp_dir("max-cut");
-    // Far more messages than a debug build reads in a second.
-    let out = bin()
-        .current_dir(&cwd)
-        .args(["demo", "--max", "200000", "--seconds", "1"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (cwd, stderr) = cut_short("max-cut", &[]);
     assert!(
         stderr.contains("not every message of the market arrived within --seconds"),
         "{stderr}"
     );
     std::fs::remove_dir_all(&cwd).unwrap();
+}
+
+/// `demo --max 200000 --seconds 1` and `more`, in a new directory named
+/// for `name`: far more messages than a debug build reads in a second.
+/// It must fail (exit 1); the directory and what it said on stderr.
+fn cut_short(name: &str, more: &[&str]) -> (PathBuf, String) {
+    let cwd = temp_dir(name);
+    let out = bin()
+        .current_dir(&cwd)
+        .args(["demo", "--max", "200000", "--seconds", "1"])
+        .args(more)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    (cwd, stderr)
 }
