@@ -57,7 +57,6 @@ use tickwire_sbe::spot_stream::{BestBidAskHead, DiffHead, Level, Trade, TradesHe
 use tickwire_venues::binance::{Adapter, Market};
 use tickwire_venues::book::Limit;
 use tickwire_venues::decimal::parse_scaled;
-use tickwire_venues::json::INPUT_PADDING;
 use tickwire_venues::{InstrumentId, InstrumentSpec, Kind};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -284,8 +283,7 @@ fn replay_into(
     if let Some(i) = set.what.iter().position(|&w| w == What::Snapshot) {
         // The stream refuses a REST snapshot without a change.
         let (a, b) = set.json_at[i];
-        let mut warm = set.json[a..b].to_vec();
-        warm.resize(b - a + INPUT_PADDING, 0);
+        let mut warm = recording::padded(&set.json[a..b]);
         black_box(
             adapter
                 .on_message(&mut warm, b - a, 0, &mut |_| ())
@@ -486,11 +484,7 @@ fn simulated(steps: usize) -> (Vec<Both>, &'static Instruments) {
         "JSON and SBE messages differ in number"
     );
     let mut frames = frames;
-    let padded = |text: &[u8]| {
-        let mut buf = text.to_vec();
-        buf.resize(text.len() + INPUT_PADDING, 0);
-        buf
-    };
+    let padded = recording::padded;
     let mut all = Vec::new();
     for (n, i) in instruments.iter().enumerate() {
         let body = json.snapshots[&i.symbol].as_bytes();

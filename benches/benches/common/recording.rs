@@ -22,12 +22,19 @@ pub(crate) fn binance(file: &str) -> Option<Vec<(Vec<u8>, usize, bool)>> {
         .filter(|l| !l.is_empty())
         .map(|l| {
             let msg = &l[l.iter().position(|&b| b == b' ')? + 1..];
-            let mut buf = msg.to_vec();
-            buf.resize(msg.len() + INPUT_PADDING, 0);
+            let buf = padded(msg);
             let snapshot = msg.windows(14).any(|w| w == b"\"lastUpdateId\"");
             Some((buf, msg.len(), snapshot))
         })
         .collect()
+}
+
+/// `bytes` followed by the zeros the adapters' in-place parser reads past
+/// a message's end.
+pub(crate) fn padded(bytes: &[u8]) -> Vec<u8> {
+    let mut buf = bytes.to_vec();
+    buf.resize(bytes.len() + INPUT_PADDING, 0);
+    buf
 }
 
 /// The median.
