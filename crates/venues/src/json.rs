@@ -568,6 +568,11 @@ mod tests {
             2 => ("[0-9]{1,7}", "[0-9]{1,8}").prop_map(|(i, f)| format!("{i}.{f}")),
             1 => "[0-9]{0,9}\\.?[0-9]{0,10}",
             1 => "[-+0-9.e\"\\\\a]{0,18}",
+            // Another byte where the point would be: the readers find
+            // the point by a bit every digit has and it has not, and so
+            // do these.
+            1 => ("[0-9]{1,7}", "[-+/,:a-z \"]", "[0-9]{1,8}")
+                .prop_map(|(i, c, f)| format!("{i}{c}{f}")),
         ]
     }
 
@@ -587,7 +592,8 @@ mod tests {
         /// The same where every price has the same fractional digits and
         /// every quantity too, whole numbers included (the futures
         /// markets' fixed decimals, read without searching for the
-        /// quotes), but for the odd level with one digit more or fewer.
+        /// quotes), but for the odd level with one digit more or fewer, or
+        /// another byte where its point would be.
         #[test]
         fn binance_levels_with_fixed_decimals_read_as_parsed(
             digits in (0usize..=8, 0usize..=8),
@@ -607,11 +613,18 @@ mod tests {
                         (2, 0) | (3, 1) => n.checked_sub(1).unwrap_or(2),
                         _ => n,
                     };
-                    let value = |i: &str, f: &str, n: usize| match n {
-                        0 => i.to_owned(),
-                        n => format!("{i}.{}", &f[..n]),
+                    // Now and then another byte for the point ('/', which
+                    // shares the bit the point is found by).
+                    let value = |i: &str, f: &str, n: usize, col: u8| match (n, odd) {
+                        (0, _) => i.to_owned(),
+                        (n, 4) if col == 0 => format!("{i}/{}", &f[..n]),
+                        (n, 5) if col == 1 => format!("{i}a{}", &f[..n]),
+                        (n, _) => format!("{i}.{}", &f[..n]),
                     };
-                    (value(&pi, &pf, n(digits.0, 0)), value(&qi, &qf, n(digits.1, 1)))
+                    (
+                        value(&pi, &pf, n(digits.0, 0), 0),
+                        value(&qi, &qf, n(digits.1, 1), 1),
+                    )
                 })
                 .collect();
             check_binance_levels(&levels, tail)?;
