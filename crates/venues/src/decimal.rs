@@ -268,7 +268,11 @@ pub(crate) fn binance_digits(b: &[u8], at: usize) -> Option<(u8, usize)> {
 /// The 8 bytes at `b[at..]`, little-endian.
 #[inline(always)]
 fn word_at(b: &[u8], at: usize) -> Option<u64> {
-    b.get(at..)
+    // The range's end given: one check of it against the length (and
+    // one of the start against the end, which only a wrapped end fails),
+    // where `get(at..)` then the chunk tested the start and then what was
+    // left (`venues`, a level 0.4-0.5 ns faster, spot and USD-M alike).
+    b.get(at..at.wrapping_add(8))
         .and_then(|r| r.first_chunk::<8>())
         .map(|w| u64::from_le_bytes(*w))
 }
