@@ -327,12 +327,28 @@ mod tests {
         );
     }
 
+    /// A multiple of a power of ten (up to `10^18`), of either sign, or
+    /// one off it: what dividing down takes, and what it refuses nearest
+    /// to that (a random `i64` is nearly never such a multiple).
+    fn multiples_of_tens() -> impl Strategy<Value = i64> {
+        (any::<i64>(), 0usize..=18, -1i64..=1).prop_map(|(v, k, off)| {
+            let p = POW10[k];
+            (v / p).wrapping_mul(p).saturating_add(off)
+        })
+    }
+
     proptest! {
         /// The same value as its decimal text reads at every scale, or the
         /// same refusal.
         #[test]
         fn a_mantissa_is_its_decimal_text(
-            value in prop_oneof![Just(i64::MIN), Just(i64::MAX), Just(0), any::<i64>()],
+            value in prop_oneof![
+                Just(i64::MIN),
+                Just(i64::MAX),
+                Just(0),
+                any::<i64>(),
+                multiples_of_tens(),
+            ],
             exponent in -24i8..24,
             scale in 0u8..=18,
         ) {
@@ -346,8 +362,20 @@ mod tests {
         /// level, errors (their field and text) included.
         #[test]
         fn a_level_scaler_reads_levels_as_each_value_reads(
-            price in prop_oneof![Just(i64::MIN), Just(0), any::<i64>(), -1_000_000i64..1_000_000],
-            size in prop_oneof![Just(i64::MIN), Just(0), any::<i64>(), -1_000_000i64..1_000_000],
+            price in prop_oneof![
+                Just(i64::MIN),
+                Just(0),
+                any::<i64>(),
+                -1_000_000i64..1_000_000,
+                multiples_of_tens(),
+            ],
+            size in prop_oneof![
+                Just(i64::MIN),
+                Just(0),
+                any::<i64>(),
+                -1_000_000i64..1_000_000,
+                multiples_of_tens(),
+            ],
             exponents in (-20i8..20, -20i8..20),
             scales in (0u8..=19, 0u8..=19),
         ) {
