@@ -123,10 +123,11 @@ fn first_byte(w: u64, c: u8) -> usize {
 
 /// Where the first byte of `w` that is not a digit may be (8: none), by
 /// one bit: every ASCII digit (`0x30` to `0x39`) has bit 4 set, and a
-/// point (`0x2e`) or a quote (`0x22`) has it clear. So the first byte
-/// with it clear is the first that is not a digit; a byte found this way
-/// must still be checked to be the one wanted, and the bytes before it
-/// to be digits (other bytes have bit 4 set too). Two steps shorter than
+/// point (`0x2e`) or a quote (`0x22`) has it clear. So where the bytes
+/// before it are digits, the first byte with it clear is the first that
+/// is not; a byte found this way must still be checked to be the one
+/// wanted, and the bytes before it to be digits (`:`, `p` and others
+/// have bit 4 set too). Two steps shorter than
 /// [`first_byte`]'s exact search, on the path each level's next string
 /// waits on.
 #[inline(always)]
@@ -777,6 +778,44 @@ mod tests {
         let l = level("1.23456789", "0.10000000", 8, 8).unwrap();
         assert_eq!((l.price_digits, l.size_digits), (8, 8));
         assert_eq!(scale_of(long), 8);
+    }
+
+    /// The level readers find the point by bit 4 ([`first_not_digit`]):
+    /// every byte with it clear that is not a point must be refused where
+    /// the point goes, in spot's shape (`EIGHT`), in any digits and in
+    /// fixed digits. (Bytes with it set, `:` or `p`, pass here and are
+    /// refused as digits when the words are read.)
+    #[test]
+    fn a_level_readers_point_is_a_point() {
+        let read = |text: &[u8]| {
+            let mut b = text.to_vec();
+            b.extend_from_slice(b",\"1.0\"]]        ");
+            (
+                binance_words::<true>(&b, 0).map(|w| (w.0, w.1, w.3)),
+                binance_words::<false>(&b, 0).map(|w| (w.0, w.1, w.3)),
+                binance_words_fixed(&b, 0, 8),
+            )
+        };
+        let int = u64::from_le_bytes(*b"00000001");
+        let frac = u64::from_le_bytes(*b"12345678");
+        let ok = Some((int, frac, 10));
+        assert_eq!(read(b"1.12345678\""), (ok, ok, ok));
+        for c in [b'/', b'a', b'"', b',', b' ', b'-', b'+', b'!', 0xa0] {
+            let mut text = *b"1.12345678\"";
+            text[1] = c;
+            assert_eq!(read(&text), (None, None, None), "{:?}", c as char);
+        }
+        // A whole number ends at its first byte with bit 4 clear: the
+        // caller checks that it is the quote.
+        let whole = binance_words_fixed(b"12\",\"3\"]]     ", 0, 0);
+        assert_eq!(
+            whole,
+            Some((
+                u64::from_le_bytes(*b"00000012"),
+                u64::from_le_bytes(*b"00000000"),
+                2
+            ))
+        );
     }
 
     #[test]

@@ -569,8 +569,9 @@ mod tests {
             1 => "[0-9]{0,9}\\.?[0-9]{0,10}",
             1 => "[-+0-9.e\"\\\\a]{0,18}",
             // Another byte where the point would be: the readers find
-            // the point by a bit every digit has and it has not, and so
-            // do these.
+            // the point by a bit (4) every digit has and it has not, as
+            // `-+/, "` and `a` to `o` have not; `:` and `p` to `z` have
+            // it, and are refused as digits instead.
             1 => ("[0-9]{1,7}", "[-+/,:a-z \"]", "[0-9]{1,8}")
                 .prop_map(|(i, c, f)| format!("{i}{c}{f}")),
         ]
