@@ -337,6 +337,18 @@ mod tests {
         })
     }
 
+    /// A level's price or size as sent: SBE's null, zero, any, small,
+    /// and near multiples of powers of ten.
+    fn a_level_value() -> impl Strategy<Value = i64> {
+        prop_oneof![
+            Just(i64::MIN),
+            Just(0),
+            any::<i64>(),
+            -1_000_000i64..1_000_000,
+            multiples_of_tens(),
+        ]
+    }
+
     proptest! {
         /// The same value as its decimal text reads at every scale, or the
         /// same refusal.
@@ -362,20 +374,8 @@ mod tests {
         /// level, errors (their field and text) included.
         #[test]
         fn a_level_scaler_reads_levels_as_each_value_reads(
-            price in prop_oneof![
-                Just(i64::MIN),
-                Just(0),
-                any::<i64>(),
-                -1_000_000i64..1_000_000,
-                multiples_of_tens(),
-            ],
-            size in prop_oneof![
-                Just(i64::MIN),
-                Just(0),
-                any::<i64>(),
-                -1_000_000i64..1_000_000,
-                multiples_of_tens(),
-            ],
+            price in a_level_value(),
+            size in a_level_value(),
             exponents in (-20i8..20, -20i8..20),
             scales in (0u8..=19, 0u8..=19),
         ) {
