@@ -484,14 +484,13 @@ fn simulated(steps: usize) -> (Vec<Both>, &'static Instruments) {
         "JSON and SBE messages differ in number"
     );
     let mut frames = frames;
-    let padded = recording::padded;
     let mut all = Vec::new();
     for (n, i) in instruments.iter().enumerate() {
         let body = json.snapshots[&i.symbol].as_bytes();
         all.push(Both {
             what: What::Snapshot,
             instrument: n as u32,
-            json: padded(body),
+            json: recording::padded(body),
             len: body.len(),
             sbe: Vec::new(),
             levels: 0,
@@ -516,7 +515,7 @@ fn simulated(steps: usize) -> (Vec<Both>, &'static Instruments) {
         all.push(Both {
             what,
             instrument: key.0 as u32,
-            json: padded(text.as_bytes()),
+            json: recording::padded(text.as_bytes()),
             len: text.len(),
             sbe,
             levels,

@@ -614,8 +614,9 @@ mod tests {
                         (2, 0) | (3, 1) => n.checked_sub(1).unwrap_or(2),
                         _ => n,
                     };
-                    // Now and then another byte for the point ('/', which
-                    // shares the bit the point is found by).
+                    // Now and then another byte where the point goes: '/' in
+                    // a price, 'a' in a quantity, each with bit 4 clear as
+                    // the point has, the bit the readers find it by.
                     let value = |i: &str, f: &str, n: usize, col: u8| match (n, odd) {
                         (0, _) => i.to_owned(),
                         (n, 4) if col == 0 => format!("{i}/{}", &f[..n]),
