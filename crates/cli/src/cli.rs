@@ -209,6 +209,11 @@ pub(crate) struct DemoArgs {
         value_parser = at_least_one::<usize>
     )]
     pub(crate) max: Option<usize>,
+    /// With --max: the simulator sends only this many messages of its
+    /// market and holds the rest, so the run misses --seconds on any
+    /// machine (for tests of a run cut short; not in --help).
+    #[arg(long, value_name = "MESSAGES", requires = "max", hide = true)]
+    pub(crate) hold_after: Option<usize>,
     /// Pin the feed thread to this core [default: the last one].
     #[arg(long)]
     pub(crate) core: Option<usize>,
@@ -355,6 +360,7 @@ impl Default for DemoArgs {
             rate: 20_000,
             burst: 1,
             max: None,
+            hold_after: None,
             core: None,
             busy_poll: false,
             hlog: None,

@@ -188,6 +188,7 @@ fn config_of(args: &DemoArgs) -> DemoConfig {
         rate: args.rate,
         burst: args.burst,
         pregenerate: args.max,
+        hold_after: args.hold_after,
         core: args.core,
         busy_poll: args.busy_poll,
         hlog: args.hlog.clone().unwrap_or_default(),

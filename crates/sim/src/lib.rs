@@ -139,6 +139,12 @@ pub struct SimConfig {
     /// snapshots: a recording served back, or a market made ahead of time
     /// ([`pregenerate`]) sent as fast as a feed takes it.
     pub script: Option<Arc<Script>>,
+    /// With a script: send only its first this many messages, then hold
+    /// the rest as a venue gone quiet would (connections open, pings and
+    /// requests answered, [`Simulator::finished`] false) until stopped. A
+    /// test's way to have a run miss its deadline on any machine, however
+    /// fast. `None`: the whole script.
+    pub script_hold: Option<usize>,
     /// The REST request weight a minute the venue allows before it answers
     /// 429, then 418 to a client that does not wait (see
     /// [`SimStats::rest_throttled`]); `None`: the venue's own documented
@@ -208,6 +214,7 @@ impl Default for SimConfig {
             keep_sent: false,
             core: None,
             script: None,
+            script_hold: None,
             rest_weight_limit: None,
             max_lifetime: None,
             shutdown_lead: std::time::Duration::from_secs(5),

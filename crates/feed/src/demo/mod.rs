@@ -57,6 +57,11 @@ pub struct DemoConfig {
     /// run ends when they have all arrived (or at `duration`). The plain
     /// demo only.
     pub pregenerate: Option<usize>,
+    /// With `pregenerate`: the simulator sends only this many of its
+    /// messages and holds the rest until the run ends
+    /// ([`SimConfig::script_hold`]), so the run misses its deadline on any
+    /// machine: a test's way to see a run cut short said and failed.
+    pub hold_after: Option<usize>,
     /// Pin the feed to this core (default: the last one).
     pub core: Option<usize>,
     /// Spin on the sockets instead of blocking in epoll.
@@ -93,6 +98,7 @@ impl Default for DemoConfig {
             rate: 20_000,
             burst: 1,
             pregenerate: None,
+            hold_after: None,
             core: None,
             busy_poll: false,
             hlog: PathBuf::from("tickwire-demo.hlog"),
@@ -348,6 +354,7 @@ pub fn run(
             core: sim_core,
             rest_weight_limit: config.rest_weight_limit,
             max_lifetime: config.lifetime,
+            script_hold: config.hold_after,
             ..SimConfig::default()
         })?;
         let proxy = if config.faults {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tickwire_tsc::Clock;
 
-use super::{Shared, lock, write};
+use super::{Shared, lock, poll_clients, write};
 use crate::Script;
 use crate::protocol::{Out, Protocol};
 use crate::stamps::StreamKind;
@@ -41,7 +41,11 @@ pub(super) fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Cloc
     let started = Instant::now();
     let first_wall = script.messages.first().map_or(0, |m| m.1);
     let mut out = Out::default();
-    for (k, chunk) in script.messages.chunks(burst).enumerate() {
+    let sent = shared
+        .config
+        .script_hold
+        .map_or(script.messages.len(), |h| h.min(script.messages.len()));
+    for (k, chunk) in script.messages[..sent].chunks(burst).enumerate() {
         if !waited && k * burst >= due {
             waited = true;
             let deadline = Instant::now() + Duration::from_secs(10);
@@ -84,6 +88,13 @@ pub(super) fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Cloc
             shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
         }
         shared.counters.steps.fetch_add(1, Ordering::Relaxed);
+    }
+    if sent < script.messages.len() {
+        // Held: quiet but alive until stopped, never finished.
+        while !shared.stop.load(Ordering::Acquire) {
+            poll_clients(shared, &mut out, clock);
+            thread::sleep(Duration::from_millis(1));
+        }
     }
 }
 
