@@ -39,6 +39,9 @@
 //! `cargo bench -p tickwire-benches --bench sbe [-- RUNS STEPS [SET [MARKET]]]`
 //! (STEPS: the simulated market's, 0 for 40,000; SET: whole, depth, trades,
 //! best or all; MARKET: recorded or simulated; all of them when left out).
+//! `sbe RUNS STEPS dump FILE [MARKET]`: a market (the simulated one when
+//! left out) written to FILE for a peer to replay (`benches/sbe_peer.sh`;
+//! [`peer_dump`] says how).
 //! `sbe RUNS STEPS SET json|sbe [MARKET]`: that side's replays alone, RUNS
 //! of them at depth 20, untimed, for `benches/sbe_instructions.sh` to
 //! count (MARKET: the recorded day when left out). A word it does not know
@@ -46,6 +49,8 @@
 
 #![allow(clippy::print_stdout)] // A benchmark reports its results.
 
+#[path = "common/peer_dump.rs"]
+mod peer_dump;
 #[path = "common/recording.rs"]
 mod recording;
 
@@ -277,8 +282,16 @@ fn replay_into(
     depth: usize,
     sbe: bool,
     rx: &mut [u8],
-    mut sink: impl FnMut(tickwire_venues::Event),
+    sink: impl FnMut(tickwire_venues::Event),
 ) -> f64 {
+    let mut adapter = adapter_for(set, instruments, depth);
+    let t = Instant::now();
+    feed(set, &mut adapter, sbe, rx, sink);
+    t.elapsed().as_nanos() as f64 / set.what.len() as f64
+}
+
+/// A new adapter for `set`'s replay, its JSON decoder warmed.
+fn adapter_for(set: &Set, instruments: &Instruments, depth: usize) -> Adapter {
     let mut adapter = Adapter::new(Market::Spot, &specs(instruments, depth));
     if let Some(i) = set.what.iter().position(|&w| w == What::Snapshot) {
         // The stream refuses a REST snapshot without a change.
@@ -290,8 +303,20 @@ fn replay_into(
                 .is_err(),
         );
     }
+    adapter
+}
+
+/// `set`'s messages through `adapter`, in JSON or in SBE, each copied
+/// into `rx` first, each event handed to `sink`.
+#[inline(always)]
+fn feed(
+    set: &Set,
+    adapter: &mut Adapter,
+    sbe: bool,
+    rx: &mut [u8],
+    mut sink: impl FnMut(tickwire_venues::Event),
+) {
     let mut count = |ev: tickwire_venues::Event| sink(ev);
-    let t = Instant::now();
     for (i, &what) in set.what.iter().enumerate() {
         let r = match (what, sbe) {
             (What::Snapshot, _) => {
@@ -314,7 +339,6 @@ fn replay_into(
         };
         black_box(r.is_ok());
     }
-    t.elapsed().as_nanos() as f64 / set.what.len() as f64
 }
 
 /// The index of the message at which a replay of `set` (JSON, untimed)
@@ -586,9 +610,31 @@ fn main() {
     // Run once each as a test (`cargo test --benches`): a shorter market.
     let (runs, steps, words) = tickwire_benches::harness_args((7, 0), (1, 2_000));
     let steps = if steps == 0 { SIMULATED_STEPS } else { steps };
-    let ask = ask(&words);
     // One receive buffer, as large as the largest message (padded).
     let mut rx = Vec::new();
+    // `sbe RUNS STEPS dump FILE [MARKET]` (`benches/sbe_peer.sh`): a
+    // market written out for a peer, untimed.
+    if let [dump, path, market @ ..] = &words[..]
+        && dump == "dump"
+    {
+        let (all, instruments) = match market {
+            [] => simulated(steps),
+            [m] if m == "simulated" => simulated(steps),
+            [m] if m == "recorded" => match recorded(&mut rx, runs) {
+                Some(all) => (all, RECORDED),
+                None => {
+                    eprintln!("sbe: skipped, ../shared/samples is absent");
+                    return;
+                }
+            },
+            _ => panic!("dump FILE, then recorded or simulated"),
+        };
+        fit(&mut rx, &all);
+        peer_dump::dump(path, &all, instruments, &mut rx);
+        println!("{} messages written to {path}", all.len());
+        return;
+    }
+    let ask = ask(&words);
     // `sbe RUNS STEPS SET SIDE [MARKET]` (`benches/sbe_instructions.sh`):
     // that set's replays of the recorded day (or the simulated market) on
     // that side alone, RUNS of them at depth 20, untimed, for an

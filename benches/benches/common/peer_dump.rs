@@ -1,0 +1,77 @@
+//! A market of the `sbe` bench (the simulated one, or the recorded day)
+//! written out for a peer to replay
+//! (`benches/sbe_peer.sh`: nautilus_trader's own Binance SBE pipeline,
+//! built apart in `scripts/sbe-judge`), with what tickwire's books held at
+//! its end, so the peer's can be checked against them. One record after
+//! another, each `TAG u8, INSTRUMENT u8, LENGTH u32 LE`, then `LENGTH`
+//! bytes:
+//! - `I`: an instrument, `SYMBOL PRICE_SCALE SIZE_SCALE` (in the adapter's
+//!   order: the first is instrument 0);
+//! - `R`: a REST depth snapshot of the instrument, its JSON body;
+//! - `S`: an SBE frame, as the stream sends it (the instrument its own);
+//! - `T`, last, one an instrument: its book in tickwire's adapter after
+//!   every `R` and `S` before (the SBE side, book depth 500: the whole
+//!   book), `BID_PRICE BID_SIZE ASK_PRICE ASK_SIZE` in decimals at the
+//!   instrument's scales.
+
+use std::io::Write;
+
+use tickwire_venues::InstrumentId;
+
+use super::{Both, Instruments, Set, What, adapter_for, feed};
+
+/// Writes `all` (a market's messages) to `path`, as the top says.
+pub(crate) fn dump(path: &str, all: &[Both], instruments: &Instruments, rx: &mut [u8]) {
+    let mut out = Vec::new();
+    let mut record = |tag: u8, instrument: usize, bytes: &[u8]| {
+        out.push(tag);
+        out.push(u8::try_from(instrument).expect("at most 256 instruments"));
+        let len = u32::try_from(bytes.len()).expect("a record under 4 GiB");
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(bytes);
+    };
+    for (n, (symbol, ps, ss)) in instruments.iter().enumerate() {
+        record(b'I', n, format!("{symbol} {ps} {ss}").as_bytes());
+    }
+    for m in all {
+        let instrument = m.instrument as usize;
+        match m.what {
+            What::Snapshot => record(b'R', instrument, &m.json[..m.len]),
+            _ => record(b'S', instrument, &m.sbe),
+        }
+    }
+    let set = Set::of(&all.iter().collect::<Vec<_>>());
+    let mut adapter = adapter_for(&set, instruments, 500);
+    let mut gaps = 0;
+    feed(&set, &mut adapter, true, rx, |e| {
+        gaps += u32::from(matches!(e.kind, tickwire_venues::Kind::Gap { .. }));
+    });
+    assert_eq!(gaps, 0, "the market gapped");
+    for (n, &(symbol, ps, ss)) in instruments.iter().enumerate() {
+        let book = adapter
+            .book(InstrumentId(n as u32))
+            .unwrap_or_else(|| panic!("{symbol}: no book at the end"));
+        let (bid, ask) = book
+            .top()
+            .unwrap_or_else(|| panic!("{symbol}: a side empty"));
+        let top = [
+            decimal(bid.price, ps),
+            decimal(bid.size, ss),
+            decimal(ask.price, ps),
+            decimal(ask.size, ss),
+        ];
+        record(b'T', n, top.join(" ").as_bytes());
+    }
+    std::fs::File::create(path)
+        .and_then(|mut f| f.write_all(&out))
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+}
+
+/// `v` with `scale` decimals, as `60000.10` (never negative here).
+fn decimal(v: i64, scale: u8) -> String {
+    let p = 10i64.pow(u32::from(scale));
+    if scale == 0 {
+        return v.to_string();
+    }
+    format!("{}.{:0width$}", v / p, v % p, width = usize::from(scale))
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The `sbe` bench's markets through tickwire's adapter and through
+# nautilus_trader's own Binance SBE pipeline
+# (scripts/sbe-judge/src/bin/tickwire-sbe-peer.rs: its decoder, its parse
+# into its model's types, its order book), the two taking turns, ROUNDS
+# times, on one core: the simulated market (the plain demo's, 40,000
+# steps, two instruments), then the recorded day when ../shared/samples is
+# there. Each market is written once by the bench (`sbe 1 0 dump FILE
+# MARKET`, with the books tickwire's adapter held at its end); the peer
+# must end with the same best bid and ask before it times anything.
+# nautilus-binance is LGPL-3.0: built apart, in target/sbe-judge, linked
+# into nothing of tickwire's; with the bench's own profile (`peer`: fat LTO,
+# one codegen unit), about ten minutes the first time.
+#
+# Usage: benches/sbe_peer.sh [RUNS [ROUNDS]]   (RUNS timed replays a set
+#        and side at the least, default 7; ROUNDS of the two taking turns,
+#        default 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-7}
+rounds=${2:-3}
+bin=$(cargo bench --locked -q -p tickwire-benches --bench sbe --no-run --message-format=json \
+    | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+[ -n "$bin" ] || { echo "sbe_peer: the sbe bench did not build"; exit 1; }
+cargo build --locked --profile peer -q --manifest-path scripts/sbe-judge/Cargo.toml \
+    --target-dir target/sbe-judge --bin tickwire-sbe-peer
+peer=$PWD/target/sbe-judge/peer/tickwire-sbe-peer
+# The bench reads ../shared/samples from its own folder, as cargo runs it.
+cd benches
+# On one core (the last), as the other benches are run, when there are two.
+pin=()
+if command -v taskset > /dev/null && [ "$(nproc)" -gt 1 ]; then
+    pin=(taskset -c "$(( $(nproc) - 1 ))")
+fi
+for market in simulated recorded; do
+    file=$PWD/../target/sbe-peer-$market.bin
+    rm -f "$file"
+    "$bin" 1 0 dump "$file" "$market" | tail -n 1
+    [ -f "$file" ] || continue
+    for round in $(seq "$rounds"); do
+        echo "the $market market, round $round"
+        "${pin[@]}" "$bin" "$runs" 0 all "$market" | sed -n 's/^book depth /  tickwire, book depth /p'
+        "${pin[@]}" "$peer" "$file" "$runs" | sed 's/^/  /'
+    done
+done
