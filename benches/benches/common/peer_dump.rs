@@ -10,13 +10,15 @@
 //! - `R`: a REST depth snapshot of the instrument, its JSON body;
 //! - `S`: an SBE frame, as the stream sends it (the instrument its own);
 //! - `T`, last, one an instrument: its book in tickwire's adapter after
-//!   every `R` and `S` before (the SBE side, book depth 500: the whole
-//!   book), `BID_PRICE BID_SIZE ASK_PRICE ASK_SIZE` in decimals at the
-//!   instrument's scales.
+//!   every `R` and `S` before (the SBE side, book depth 500: the simulated
+//!   market's whole book, the recorded day's best 500 levels a side), a
+//!   line a level, its bids best first, then its asks: `B PRICE SIZE` or
+//!   `A PRICE SIZE`, in decimals at the instrument's scales.
 
 use std::io::Write;
 
 use tickwire_venues::InstrumentId;
+use tickwire_venues::book::Side;
 
 use super::{Both, Instruments, Set, What, adapter_for, feed};
 
@@ -51,16 +53,15 @@ pub(crate) fn dump(path: &str, all: &[Both], instruments: &Instruments, rx: &mut
         let book = adapter
             .book(InstrumentId(n as u32))
             .unwrap_or_else(|| panic!("{symbol}: no book at the end"));
-        let (bid, ask) = book
-            .top()
-            .unwrap_or_else(|| panic!("{symbol}: a side empty"));
-        let top = [
-            decimal(bid.price, ps),
-            decimal(bid.size, ss),
-            decimal(ask.price, ps),
-            decimal(ask.size, ss),
-        ];
-        record(b'T', n, top.join(" ").as_bytes());
+        let mut lines = String::new();
+        for (tag, side) in [('B', Side::Bid), ('A', Side::Ask)] {
+            assert!(!book.levels(side).is_empty(), "{symbol}: a side empty");
+            for l in book.levels(side).iter() {
+                let (p, s) = (decimal(l.price, ps), decimal(l.size, ss));
+                lines.push_str(&format!("{tag} {p} {s}\n"));
+            }
+        }
+        record(b'T', n, lines.as_bytes());
     }
     std::fs::File::create(path)
         .and_then(|mut f| f.write_all(&out))
