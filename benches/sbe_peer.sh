@@ -15,10 +15,21 @@
 # Usage: benches/sbe_peer.sh [RUNS [ROUNDS]]   (RUNS timed replays a set
 #        and side at the least, default 7; ROUNDS of the two taking turns,
 #        default 3)
+#        benches/sbe_peer.sh count [N]         (instructions a message
+#        instead, by callgrind: N and 2N untimed replays of each set on
+#        each side, the difference over N replays and the set's messages,
+#        so that the set-up drops out; default 2; tickwire at book depth
+#        20; needs valgrind)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-7}
-rounds=${2:-3}
+count=
+if [ "${1:-}" = count ]; then
+    count=${2:-2}
+    command -v valgrind > /dev/null || { echo "sbe_peer: count needs valgrind"; exit 1; }
+else
+    runs=${1:-7}
+    rounds=${2:-3}
+fi
 bin=$(cargo bench --locked -q -p tickwire-benches --bench sbe --no-run --message-format=json \
     | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
 [ -n "$bin" ] || { echo "sbe_peer: the sbe bench did not build"; exit 1; }
@@ -32,11 +43,31 @@ pin=()
 if command -v taskset > /dev/null && [ "$(nproc)" -gt 1 ]; then
     pin=(taskset -c "$(( $(nproc) - 1 ))")
 fi
+instructions() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 |
+        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
 for market in simulated recorded; do
     file=$PWD/../target/sbe-peer-$market.bin
     rm -f "$file"
     "$bin" 1 0 dump "$file" "$market" | tail -n 1
     [ -f "$file" ] || continue
+    if [ -n "$count" ]; then
+        echo "the $market market, instructions a message (tickwire at book depth 20)"
+        printf '%-8s %10s %14s %16s %8s\n' set messages "tickwire SBE" "nautilus_trader" ratio
+        for set in whole depth trades best; do
+            msgs=$("$peer" "$file" count 1 "$set" | sed -n 's/^\([0-9]*\) messages.*/\1/p')
+            a=$(instructions "$bin" "$count" 0 "$set" sbe "$market")
+            b=$(instructions "$bin" $((2 * count)) 0 "$set" sbe "$market")
+            c=$(instructions "$peer" "$file" count "$count" "$set")
+            d=$(instructions "$peer" "$file" count $((2 * count)) "$set")
+            t=$(( (b - a) / (count * msgs) ))
+            n=$(( (d - c) / (count * msgs) ))
+            printf '%-8s %10d %14d %16d %7s\n' "$set" "$msgs" "$t" "$n" \
+                "$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.1fx", n / t }')"
+        done
+        continue
+    fi
     for round in $(seq "$rounds"); do
         echo "the $market market, round $round"
         "${pin[@]}" "$bin" "$runs" 0 all "$market" | sed -n 's/^book depth /  tickwire, book depth /p'

@@ -6,7 +6,9 @@
 //! by price), timed the way the bench times tickwire's adapter. Run by
 //! `benches/sbe_peer.sh`, which sets the two side by side.
 //!
-//! `tickwire-sbe-peer FILE RUNS`
+//! `tickwire-sbe-peer FILE RUNS`, or `tickwire-sbe-peer FILE count N SET`
+//! (N replays of one set, untimed, for `benches/sbe_peer.sh count` to
+//! count instructions)
 //!
 //! Before it times anything, one replay of the whole market must leave
 //! each book's levels exactly as tickwire's adapter left them (every level
@@ -344,11 +346,20 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let [_, path, runs] = &args[..] else {
-        eprintln!("usage: tickwire-sbe-peer FILE RUNS");
-        std::process::exit(2);
+    // `FILE RUNS`, or `FILE count N SET`: N replays of one set, untimed,
+    // for an instruction count.
+    let (path, runs, count) = match &args[..] {
+        [_, path, runs] => (path, runs.parse().expect("RUNS"), None),
+        [_, path, count, n, set] if count == "count" => (
+            path,
+            0,
+            Some((n.parse::<usize>().expect("N"), set.as_str())),
+        ),
+        _ => {
+            eprintln!("usage: tickwire-sbe-peer FILE RUNS, or FILE count N SET");
+            std::process::exit(2);
+        }
     };
-    let runs: usize = runs.parse().expect("RUNS");
     let market = Market::read(path);
     let mut instruments = Vec::new();
     let mut by_symbol = HashMap::new();
@@ -402,12 +413,25 @@ fn main() {
         "nautilus_trader (nautilus-binance 0.57.0): {} messages, the books' {levels} levels tickwire's showed at the end the same",
         all.len()
     );
+    let set_of = |of: Of| -> Vec<usize> {
+        let of = |&k: &usize| of(&market, &market.records[k]);
+        all.iter().copied().filter(of).collect()
+    };
+    if let Some((n, name)) = count {
+        let Some((_, of)) = SETS.iter().find(|(set, _)| set.starts_with(name)) else {
+            panic!("no set {name}: whole, depth, trades or best");
+        };
+        let set = set_of(*of);
+        for _ in 0..n {
+            let mut books = replay.books();
+            assert_eq!(replay.run(&set, &mut books, &mut rx), 0);
+            black_box(&books);
+        }
+        println!("{} messages, {n} replays", set.len());
+        return;
+    }
     for (name, of) in SETS {
-        let set: Vec<usize> = all
-            .iter()
-            .copied()
-            .filter(|&k| of(&market, &market.records[k]))
-            .collect();
+        let set = set_of(of);
         // At least RUNS rounds and a fifth of a second timed (up to 400
         // rounds), as the bench does.
         let mut ns = Vec::new();
