@@ -316,7 +316,6 @@ fn feed(
     rx: &mut [u8],
     mut sink: impl FnMut(tickwire_venues::Event),
 ) {
-    let mut count = |ev: tickwire_venues::Event| sink(ev);
     for (i, &what) in set.what.iter().enumerate() {
         let r = match (what, sbe) {
             (What::Snapshot, _) => {
@@ -324,17 +323,17 @@ fn feed(
                 let (a, b) = set.json_at[i];
                 rx[..b - a].copy_from_slice(&set.json[a..b]);
                 let (id, limit) = (InstrumentId(set.instrument[i]), Limit::Levels(1000));
-                adapter.on_snapshot_at(id, limit, rx, b - a, 0, &mut count)
+                adapter.on_snapshot_at(id, limit, rx, b - a, 0, &mut sink)
             }
             (_, false) => {
                 let (a, b) = set.json_at[i];
                 rx[..b - a].copy_from_slice(&set.json[a..b]);
-                adapter.on_message(rx, b - a, 0, &mut count)
+                adapter.on_message(rx, b - a, 0, &mut sink)
             }
             (_, true) => {
                 let (a, b) = set.sbe_at[i];
                 rx[..b - a].copy_from_slice(&set.sbe[a..b]);
-                adapter.on_binary(&rx[..b - a], 0, &mut count)
+                adapter.on_binary(&rx[..b - a], 0, &mut sink)
             }
         };
         black_box(r.is_ok());

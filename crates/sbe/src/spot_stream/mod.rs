@@ -341,6 +341,12 @@ struct Entries<'a> {
 /// read from the wrong place would drop its messages in silence. Refused,
 /// the feed says so, once, and an operator updates; bytes after the symbol
 /// are refused for the same reason ([`DecodeError::Trailing`]).
+// Always inlined: out of line, its `Message` goes back through memory and
+// the cursor's helpers stay calls. The compiler stopped inlining it in the
+// `sbe` bench when the bench's replay became generic over two event sinks
+// (d41d500), and an SBE trade there cost 435 instructions instead of 331
+// (callgrind, the simulated market; BENCHMARKS.md, `sbe`).
+#[inline(always)]
 pub fn decode(frame: &[u8]) -> Result<Message<'_>, DecodeError> {
     let mut c = Cursor { buf: frame, at: 0 };
     let h = c.array::<{ header::LEN }>()?;
