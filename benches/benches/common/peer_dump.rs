@@ -19,6 +19,7 @@ use std::io::Write;
 
 use tickwire_venues::InstrumentId;
 use tickwire_venues::book::Side;
+use tickwire_venues::decimal::format_scaled;
 
 use super::{Both, Instruments, Set, What, adapter_for, feed};
 
@@ -54,11 +55,14 @@ pub(crate) fn dump(path: &str, all: &[Both], instruments: &Instruments, rx: &mut
             .book(InstrumentId(n as u32))
             .unwrap_or_else(|| panic!("{symbol}: no book at the end"));
         let mut lines = String::new();
-        for (tag, side) in [('B', Side::Bid), ('A', Side::Ask)] {
+        for (tag, side) in [("B ", Side::Bid), ("A ", Side::Ask)] {
             assert!(!book.levels(side).is_empty(), "{symbol}: a side empty");
             for l in book.levels(side).iter() {
-                let (p, s) = (decimal(l.price, ps), decimal(l.size, ss));
-                lines.push_str(&format!("{tag} {p} {s}\n"));
+                lines.push_str(tag);
+                format_scaled(l.price, ps, &mut lines);
+                lines.push(' ');
+                format_scaled(l.size, ss, &mut lines);
+                lines.push('\n');
             }
         }
         record(b'T', n, lines.as_bytes());
@@ -66,13 +70,4 @@ pub(crate) fn dump(path: &str, all: &[Both], instruments: &Instruments, rx: &mut
     std::fs::File::create(path)
         .and_then(|mut f| f.write_all(&out))
         .unwrap_or_else(|e| panic!("{path}: {e}"));
-}
-
-/// `v` with `scale` decimals, as `60000.10` (never negative here).
-fn decimal(v: i64, scale: u8) -> String {
-    let p = 10i64.pow(u32::from(scale));
-    if scale == 0 {
-        return v.to_string();
-    }
-    format!("{}.{:0width$}", v / p, v % p, width = usize::from(scale))
 }
