@@ -6,8 +6,8 @@
 # times, on one core: the simulated market (the plain demo's, 40,000
 # steps, two instruments), then the recorded day when ../shared/samples is
 # there. Each market is written once by the bench (`sbe 1 0 dump FILE
-# MARKET`, with the books tickwire's adapter held at its end); the peer
-# must end with the same best bid and ask before it times anything.
+# MARKET`, with every level tickwire's books show at its end, depth 500);
+# the peer must end with the same levels before it times anything.
 # nautilus-binance is LGPL-3.0: built apart, in target/sbe-judge, linked
 # into nothing of tickwire's; with the bench's own profile (`peer`: fat LTO,
 # one codegen unit), about ten minutes the first time.
