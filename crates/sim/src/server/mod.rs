@@ -683,8 +683,11 @@ fn generate<P: Protocol>(shared: &Shared<P>, mut rng: StdRng) {
     let clock = Clock::new();
     let mut out = Out::default();
     if let Some(script) = &config.script {
-        script::play(shared, script, clock);
-        shared.finished.store(true, Ordering::Release);
+        // A script held short (`script_hold`) is never finished: the rest
+        // stays unsent, the clients polled, until stopped.
+        if script::play(shared, script, clock) {
+            shared.finished.store(true, Ordering::Release);
+        }
         while !shared.stop.load(Ordering::Acquire) {
             poll_clients(shared, &mut out, clock);
             thread::sleep(Duration::from_millis(1));

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tickwire_tsc::Clock;
 
-use super::{Shared, lock, poll_clients, write};
+use super::{Shared, lock, write};
 use crate::Script;
 use crate::protocol::{Out, Protocol};
 use crate::stamps::StreamKind;
@@ -20,11 +20,13 @@ use crate::stamps::StreamKind;
 /// every instrument's REST snapshot has been written to its client (other
 /// REST answers, such as the instrument listing a feed checks its symbols
 /// against, do not count), so a client's diff buffer need not hold the
-/// whole script.
-pub(super) fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Clock) {
+/// whole script. With [`SimConfig::script_hold`](crate::SimConfig::script_hold)
+/// it sends only that many messages. Says whether the whole script went
+/// out (not when held short, nor when stopped before it did).
+pub(super) fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Clock) -> bool {
     while lock(&shared.clients).is_empty() {
         if shared.stop.load(Ordering::Acquire) {
-            return;
+            return false;
         }
         thread::sleep(Duration::from_millis(1));
     }
@@ -64,7 +66,7 @@ pub(super) fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Cloc
         // Paused is read with the clients locked, as in `generate`.
         let mut clients = loop {
             if shared.stop.load(Ordering::Acquire) {
-                return;
+                return false;
             }
             let clients = lock(&shared.clients);
             if !shared.paused.load(Ordering::Acquire) {
@@ -89,13 +91,7 @@ pub(super) fn play<P: Protocol>(shared: &Shared<P>, script: &Script, clock: Cloc
         }
         shared.counters.steps.fetch_add(1, Ordering::Relaxed);
     }
-    if sent < script.messages.len() {
-        // Held: quiet but alive until stopped, never finished.
-        while !shared.stop.load(Ordering::Acquire) {
-            poll_clients(shared, &mut out, clock);
-            thread::sleep(Duration::from_millis(1));
-        }
-    }
+    sent == script.messages.len()
 }
 
 /// The index of the message by which each of the `instruments` has had a
